@@ -1,0 +1,123 @@
+"""The bin mapper: per-feature bin upper bounds, found once on a row sample.
+
+Every data set that meets the same model (training, validation, a continued
+training) is binned with the same mapper.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .native.binning import find_bin_upper_bounds, map_to_bins, map_sparse_to_bins
+from .native.common import bin_dtype_for
+from .native.random import uniform_fill
+
+# Random stream of the bin sample (see native.random).
+STREAM_BIN_SAMPLE = 1
+
+
+@dataclass
+class BinMapper:
+    """Bin boundaries of every feature.
+
+    upper_bounds[f] : float64 array, last element +inf
+    nan_bins[f]     : bin index of NaN within feature f, or -1
+    """
+    upper_bounds: list
+    nan_bins: np.ndarray
+
+    @property
+    def n_features(self):
+        return len(self.upper_bounds)
+
+    @property
+    def n_bins(self):
+        """Bins per feature, NaN bin included."""
+        return np.array([len(ub) + (nb >= 0) for ub, nb in zip(self.upper_bounds, self.nan_bins)],
+                        dtype=np.int64)
+
+    @property
+    def feature_offsets(self):
+        return np.concatenate([[0], np.cumsum(self.n_bins)]).astype(np.int64)
+
+    @property
+    def bin_dtype(self):
+        return bin_dtype_for(int(self.n_bins.max()) if self.n_features else 1)
+
+    def threshold_value(self, feature, threshold_bin):
+        """The real threshold of a split 'bin <= threshold_bin'."""
+        return float(self.upper_bounds[feature][threshold_bin])
+
+    def to_dict(self):
+        return {"upper_bounds": [ub[:-1].tolist() for ub in self.upper_bounds],
+                "nan_bins": self.nan_bins.tolist()}
+
+    @classmethod
+    def from_dict(cls, d):
+        ubs = [np.append(np.asarray(u, dtype=np.float64), np.inf) for u in d["upper_bounds"]]
+        return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32))
+
+
+def sample_rows(n_samples, sample_cnt, seed):
+    """Rows used to find bin boundaries: all rows, or each row with
+    probability sample_cnt / n_samples, decided by a hash of (seed, row)."""
+    if n_samples <= sample_cnt:
+        return None
+    draws = np.empty(n_samples, dtype=np.float64)
+    uniform_fill(seed, STREAM_BIN_SAMPLE, 0, draws)
+    return np.flatnonzero(draws < sample_cnt / n_samples)
+
+
+def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
+    """Upper bounds of one feature from its sampled values (NaN removed)."""
+    distinct, counts = np.unique(values, return_counts=True)
+    if n_implicit_zeros:
+        pos = np.searchsorted(distinct, 0.0)
+        if pos < len(distinct) and distinct[pos] == 0.0:
+            counts[pos] += n_implicit_zeros
+        else:
+            distinct = np.insert(distinct, pos, 0.0)
+            counts = np.insert(counts, pos, n_implicit_zeros)
+    out = np.empty(max(max_bin, 1) + 1, dtype=np.float64)
+    n = find_bin_upper_bounds(distinct.astype(np.float64), counts.astype(np.int64),
+                              max_bin, min_data_in_bin, out)
+    return out[:n].copy()
+
+
+def find_bin_mapper(columns, n_samples, max_bin, min_data_in_bin, sample_cnt, seed):
+    """Bin mapper from a column source.
+
+    ``columns`` yields, for each feature, either a dense float64 column or a
+    ``(values, row_indices)`` pair of a sparse column (absent rows are 0.0).
+    """
+    sample = sample_rows(n_samples, sample_cnt, seed)
+    upper_bounds, nan_bins = [], []
+    for col in columns:
+        if isinstance(col, tuple):
+            values, rows = col
+            if sample is not None:
+                keep = np.isin(rows, sample, assume_unique=True)
+                values, n_rows_sampled = values[keep], len(sample)
+            else:
+                n_rows_sampled = n_samples
+            n_implicit_zeros = n_rows_sampled - len(values)
+            has_nan = bool(np.isnan(col[0]).any())
+        else:
+            values = col if sample is None else col[sample]
+            n_implicit_zeros = 0
+            has_nan = bool(np.isnan(col).any())
+        values = values[~np.isnan(values)]
+        # NaN takes one of the max_bin bins, as in LightGBM.
+        ub = bounds_from_values(values, n_implicit_zeros, max(2, max_bin - has_nan),
+                                min_data_in_bin)
+        upper_bounds.append(ub)
+        nan_bins.append(len(ub) if has_nan else -1)
+    return BinMapper(upper_bounds, np.asarray(nan_bins, dtype=np.int32))
+
+
+def bin_column(col, upper_bounds, nan_bin, out):
+    """Bin one dense column or sparse (values, rows) pair into ``out``."""
+    if isinstance(col, tuple):
+        values, rows = col
+        map_sparse_to_bins(values, rows, upper_bounds, nan_bin, out)
+    else:
+        map_to_bins(col, upper_bounds, nan_bin, out)

@@ -1,0 +1,225 @@
+"""``dgbdt.Booster``: a trained model, its predictions and its file."""
+import json
+
+import numpy as np
+import scipy.sparse as sp
+
+from .model_io import load_model_file, model_from_json, model_to_json, write_atomic
+from .native.predict import predict_leaf_index, predict_raw
+from .objectives import transform_by_name
+
+# Rows converted to float64 at a time when predicting (bounds the extra memory).
+PREDICT_CHUNK_ROWS = 1 << 17
+
+
+def _rows_as_float64(X, n_features):
+    """Yield (start, float64 C-contiguous block) of X, checking its width."""
+    if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+    else:
+        X = np.asarray(X)
+        if X.ndim == 1:
+            X = X.reshape(1, -1) if X.shape[0] == n_features else X.reshape(-1, 1)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        if X.dtype.kind not in "fiub":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"X must be numeric, got dtype {X.dtype}") from exc
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but the model expects {n_features} features")
+    n = X.shape[0]
+    for start in range(0, n, PREDICT_CHUNK_ROWS):
+        block = X[start:start + PREDICT_CHUNK_ROWS]
+        if sp.issparse(block):
+            block = block.toarray()
+        yield start, np.ascontiguousarray(block, dtype=np.float64)
+
+
+class Booster:
+    """A gradient-boosted tree model.
+
+    Create it with :func:`dgbdt.train`, or load one with
+    ``Booster(model_file=path)`` / ``Booster(model_str=text)``.
+    """
+
+    def __init__(self, params=None, train_set=None, model_file=None, model_str=None):
+        self.trees = []
+        self.best_iteration = 0
+        self.best_score = {}
+        self.params = dict(params or {})
+        self._flat = None
+        if model_file is not None:
+            header, trees = load_model_file(model_file)
+            self._load(header, trees)
+        elif model_str is not None:
+            header, trees = model_from_json(model_str)
+            self._load(header, trees)
+        elif train_set is not None:
+            raise TypeError("Create a trained Booster with dgbdt.train(params, train_set)")
+
+    # -- construction (used by the engine) ------------------------------------
+    def _setup(self, objective_name, objective_params, num_class, num_tree_per_iteration,
+               init_score, feature_names, bin_mapper, params):
+        self.objective = objective_name
+        self.objective_params = dict(objective_params)
+        self.num_class = int(num_class)
+        self.num_tree_per_iteration = int(num_tree_per_iteration)
+        self.init_score = np.asarray(init_score, dtype=np.float64).reshape(self.num_class)
+        self.feature_names = list(feature_names)
+        self.bin_mapper = bin_mapper
+        self.params = params
+
+    def _load(self, header, trees):
+        from .binning import BinMapper
+        mapper = None
+        if "bin_upper_bounds" in header and "nan_bins" in header:
+            mapper = BinMapper.from_dict({"upper_bounds": header["bin_upper_bounds"],
+                                          "nan_bins": header["nan_bins"]})
+        self._setup(header["objective"], header.get("objective_params", {}), header["num_class"],
+                    header["num_tree_per_iteration"], header["init_score"], header["feature_names"],
+                    mapper, header.get("params", {}))
+        self.trees = trees
+        self.best_iteration = int(header.get("best_iteration", 0))
+        self._flat = None
+
+    def _add_trees(self, trees):
+        self.trees.extend(trees)
+        self._flat = None
+
+    # -- inspection -----------------------------------------------------------
+    def num_trees(self):
+        return len(self.trees)
+
+    def current_iteration(self):
+        return len(self.trees) // self.num_tree_per_iteration
+
+    def num_model_per_iteration(self):
+        return self.num_tree_per_iteration
+
+    def num_feature(self):
+        return len(self.feature_names)
+
+    def feature_name(self):
+        return list(self.feature_names)
+
+    def _n_trees_for(self, num_iteration, start_iteration=0):
+        if num_iteration is None:
+            num_iteration = self.best_iteration if self.best_iteration > 0 else -1
+        total = self.current_iteration()
+        end = total if num_iteration <= 0 else min(total, start_iteration + num_iteration)
+        return start_iteration * self.num_tree_per_iteration, end * self.num_tree_per_iteration
+
+    def feature_importance(self, importance_type="split", iteration=None):
+        """Per feature: number of splits ("split") or total gain ("gain")."""
+        if importance_type not in ("split", "gain"):
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
+        _, end = self._n_trees_for(iteration)
+        out = np.zeros(self.num_feature(), dtype=np.float64)
+        for tree in self.trees[:end]:
+            if importance_type == "split":
+                np.add.at(out, tree.split_feature, 1.0)
+            else:
+                np.add.at(out, tree.split_feature, tree.split_gain)
+        return out.astype(np.int32) if importance_type == "split" else out
+
+    # -- prediction -------------------------------------------------------------
+    def _flat_trees(self):
+        if self._flat is None:
+            trees = self.trees
+            node_counts = [t.n_leaves - 1 for t in trees]
+            leaf_counts = [t.n_leaves for t in trees]
+            cat = (lambda name, dtype: np.ascontiguousarray(
+                np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0),
+                dtype=dtype))
+            self._flat = dict(
+                node_offsets=np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
+                leaf_offsets=np.concatenate([[0], np.cumsum(leaf_counts)]).astype(np.int64),
+                split_feature=cat("split_feature", np.int32), threshold=cat("threshold", np.float64),
+                default_left=cat("default_left", np.uint8), left_child=cat("left_child", np.int32),
+                right_child=cat("right_child", np.int32), leaf_value=cat("leaf_value", np.float64))
+        return self._flat
+
+    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False, start_iteration=0):
+        """Predict.
+
+        Returns the probability of class 1 (binary), class probabilities
+        (n, num_class) (multiclass), the value (regression), raw scores with
+        ``raw_score=True``, or leaf indices (n, n_trees) with ``pred_leaf=True``.
+        ``num_iteration=None`` uses the best iteration when early stopping set one.
+        """
+        first, end = self._n_trees_for(num_iteration, start_iteration)
+        f = self._flat_trees()
+        # Trees [first, end) only: shift the offset arrays.
+        node_offsets = f["node_offsets"][first:end + 1]
+        leaf_offsets = f["leaf_offsets"][first:end + 1]
+        n_trees = end - first
+        chunks = []
+        for _, block in _rows_as_float64(X, self.num_feature()):
+            if pred_leaf:
+                out = np.zeros((block.shape[0], n_trees), dtype=np.int32)
+                predict_leaf_index(block, node_offsets, f["split_feature"], f["threshold"],
+                                   f["default_left"], f["left_child"], f["right_child"],
+                                   n_trees, out)
+            else:
+                out = np.zeros((block.shape[0], self.num_class), dtype=np.float64)
+                if first == 0:
+                    out += self.init_score
+                predict_raw(block, node_offsets, leaf_offsets, f["split_feature"], f["threshold"],
+                            f["default_left"], f["left_child"], f["right_child"], f["leaf_value"],
+                            n_trees, self.num_class, out)
+            chunks.append(out)
+        if chunks:
+            result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+        else:
+            result = np.zeros((0, n_trees if pred_leaf else self.num_class))
+        if pred_leaf:
+            return result
+        if raw_score:
+            return result[:, 0] if self.num_class == 1 else result
+        return transform_by_name(self.objective, result, self.objective_params.get("sigmoid", 1.0))
+
+    # -- model file -------------------------------------------------------------
+    def _header(self):
+        mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
+        params = {k: v for k, v in self.params.items() if isinstance(v, (int, float, str, bool, list))
+                  or v is None}
+        header = {"objective": self.objective, "objective_params": self.objective_params,
+                  "num_class": self.num_class, "num_tree_per_iteration": self.num_tree_per_iteration,
+                  "init_score": self.init_score.tolist(), "num_features": self.num_feature(),
+                  "feature_names": self.feature_names, "best_iteration": int(self.best_iteration),
+                  "params": params}
+        if mapper is not None:
+            header["bin_upper_bounds"] = mapper["upper_bounds"]
+            header["nan_bins"] = mapper["nan_bins"]
+        return header
+
+    def model_to_string(self, num_iteration=None):
+        _, end = self._n_trees_for(num_iteration if num_iteration is not None else -1)
+        return model_to_json(self._header(), self.trees[:end])
+
+    def save_model(self, filename, num_iteration=None):
+        """Write the model as JSON (atomically: temp file + rename)."""
+        write_atomic(filename, self.model_to_string(num_iteration))
+        return self
+
+    def dump_model(self, num_iteration=None):
+        """The model as a dict (the parsed JSON model document)."""
+        return json.loads(self.model_to_string(num_iteration))
+
+    # -- pickling: the JSON model is the state --------------------------------
+    def __getstate__(self):
+        return {"model": self.model_to_string(-1), "best_score": self.best_score}
+
+    def __setstate__(self, state):
+        self.__init__(model_str=state["model"])
+        self.best_score = state.get("best_score", {})
+
+    def __copy__(self):
+        return Booster(model_str=self.model_to_string(-1))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()

@@ -1,0 +1,286 @@
+"""LightGBM-compatible training callbacks.
+
+The boosting loop calls every callback after each iteration with a
+:class:`CallbackEnv`, sorted by the callback's ``order`` attribute (callbacks
+with ``before_iteration = True`` run before the iteration instead), and
+catches :class:`EarlyStopException`.
+
+``evaluation_result_list`` holds ``(dataset_name, metric_name, value,
+is_higher_better)`` tuples, dataset-major (all metrics of the first dataset,
+then the next dataset), as in LightGBM. Entries of the training data (named
+``"training"``, or ``model._train_data_name`` when the model has it) are never
+used for early stopping.
+
+All printing goes through :func:`_log`, so a distributed runner can make only
+rank 0 print by replacing that one function.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from functools import partial
+
+__all__ = [
+    "CallbackEnv",
+    "EarlyStopException",
+    "log_evaluation",
+    "record_evaluation",
+    "early_stopping",
+]
+
+TRAIN_DATA_NAME = "training"
+
+CallbackEnv = namedtuple(
+    "CallbackEnv",
+    ["model", "params", "iteration", "begin_iteration", "end_iteration",
+     "evaluation_result_list"],
+)
+
+
+class EarlyStopException(Exception):
+    """Raised by a callback to stop training.
+
+    Parameters
+    ----------
+    best_iteration : int
+        0-based index of the best iteration.
+    best_score : list of tuple
+        The ``evaluation_result_list`` of that iteration.
+    """
+
+    def __init__(self, best_iteration, best_score):
+        super().__init__(best_iteration, best_score)
+        self.best_iteration = best_iteration
+        self.best_score = best_score
+
+
+def _log(msg: str) -> None:
+    """Print one message to stdout: the only place callbacks print."""
+    print(msg, flush=True)
+
+
+def _format_eval_result(item, show_stdv=True) -> str:
+    """``"valid_0's l2: 0.123456"``, with ``" + stdv"`` for 5-tuples (cv)."""
+    out = f"{item[0]}'s {item[1]}: {item[2]:g}"
+    if show_stdv and len(item) == 5 and item[4] is not None:
+        out += f" + {item[4]:g}"
+    return out
+
+
+class _LogEvaluationCallback:
+    def __init__(self, period=1, show_stdv=True):
+        self.order = 10
+        self.before_iteration = False
+        self.period = period
+        self.show_stdv = show_stdv
+
+    def __call__(self, env):
+        results = env.evaluation_result_list
+        if self.period > 0 and results and (env.iteration + 1) % self.period == 0:
+            text = "\t".join(_format_eval_result(x, self.show_stdv) for x in results)
+            _log(f"[{env.iteration + 1}]\t{text}")
+
+
+def log_evaluation(period: int = 1, show_stdv: bool = True):
+    """Log the evaluation results every ``period`` iterations.
+
+    Parameters
+    ----------
+    period : int, default=1
+        Log when ``(iteration + 1) % period == 0``; ``period <= 0`` disables.
+    show_stdv : bool, default=True
+        Append the standard deviation when results carry one (cv).
+
+    Returns
+    -------
+    callable
+    """
+    return _LogEvaluationCallback(period=period, show_stdv=show_stdv)
+
+
+class _RecordEvaluationCallback:
+    def __init__(self, eval_result):
+        if not isinstance(eval_result, dict):
+            raise TypeError(
+                f"eval_result should be a dictionary, got {type(eval_result).__name__}"
+            )
+        self.order = 20
+        self.before_iteration = False
+        self.eval_result = eval_result
+
+    @staticmethod
+    def _keys(item):
+        if len(item) == 5:  # cv(): mean and standard deviation
+            return [(f"{item[1]}-mean", item[2]), (f"{item[1]}-stdv", item[4])]
+        return [(item[1], item[2])]
+
+    def __call__(self, env):
+        if env.evaluation_result_list is None:
+            raise RuntimeError("record_evaluation() callback enabled but no evaluation results found")
+        if env.iteration == env.begin_iteration:
+            self.eval_result.clear()
+        for item in env.evaluation_result_list:
+            per_data = self.eval_result.setdefault(item[0], {})
+            for key, value in self._keys(item):
+                per_data.setdefault(key, []).append(value)
+
+
+def record_evaluation(eval_result: dict):
+    """Record the evaluation history into ``eval_result``.
+
+    Parameters
+    ----------
+    eval_result : dict
+        Cleared at the first iteration, then filled as
+        ``eval_result[dataset_name][metric_name] = [value, ...]``.
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    TypeError
+        If ``eval_result`` is not a dict.
+    """
+    return _RecordEvaluationCallback(eval_result)
+
+
+def _is_train_set(dataset_name, env) -> bool:
+    return dataset_name == getattr(env.model, "_train_data_name", TRAIN_DATA_NAME)
+
+
+class _EarlyStoppingCallback:
+    def __init__(self, stopping_rounds, first_metric_only=False, verbose=True, min_delta=0.0):
+        if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, int):
+            raise TypeError(
+                f"stopping_rounds should be an integer, got {type(stopping_rounds).__name__}"
+            )
+        if stopping_rounds <= 0:
+            raise ValueError(f"stopping_rounds should be greater than zero, got {stopping_rounds}")
+        self.order = 30
+        self.before_iteration = False
+        self.stopping_rounds = stopping_rounds
+        self.first_metric_only = first_metric_only
+        self.verbose = verbose
+        self.min_delta = min_delta
+        self.enabled = True
+
+    def _deltas(self, results):
+        """One min_delta per entry; a list gives one per metric (LightGBM 4)."""
+        n_metrics = len({r[1] for r in results})
+        n_datasets = len(results) // n_metrics
+        if not isinstance(self.min_delta, list):
+            if self.min_delta < 0:
+                raise ValueError(f"Early stopping min_delta must be non-negative, got {self.min_delta}")
+            return [self.min_delta] * len(results)
+        if any(t < 0 for t in self.min_delta):
+            raise ValueError(f"Values for early stopping min_delta must be non-negative, got {self.min_delta}")
+        if len(self.min_delta) == 0:
+            return [0.0] * len(results)
+        if len(self.min_delta) == 1:
+            return self.min_delta * len(results)
+        if len(self.min_delta) != n_metrics:
+            raise ValueError(
+                f"Must provide a single value for min_delta or as many as metrics "
+                f"({n_metrics}), got {len(self.min_delta)}"
+            )
+        return self.min_delta * n_datasets
+
+    def _init(self, env):
+        results = env.evaluation_result_list
+        if not results or all(_is_train_set(r[0], env) for r in results):
+            raise ValueError(
+                "For early stopping, at least one dataset and eval metric is required "
+                "for evaluation (the training data itself is not used)"
+            )
+        boosting = {env.params.get(k) for k in ("boosting", "boosting_type", "boost")} if env.params else set()
+        if "dart" in boosting:
+            self.enabled = False
+            _log("[Warning] Early stopping is not available in dart mode")
+            return
+        if self.verbose:
+            _log(f"Training until validation scores don't improve for {self.stopping_rounds} rounds")
+        self.first_metric = results[0][1]
+        self.best_score = []
+        self.best_iter = []
+        self.best_score_list = []
+        self.cmp_op = []
+        for item, delta in zip(results, self._deltas(results), strict=True):
+            self.best_iter.append(0)
+            self.best_score_list.append(None)
+            if item[3]:
+                self.best_score.append(float("-inf"))
+                self.cmp_op.append(partial(lambda cur, best, d: cur > best + d, d=delta))
+            else:
+                self.best_score.append(float("inf"))
+                self.cmp_op.append(partial(lambda cur, best, d: cur < best - d, d=delta))
+
+    def _stop(self, i, message, metric_name):
+        if self.verbose:
+            best = "\t".join(_format_eval_result(x) for x in self.best_score_list[i])
+            _log(f"{message}\n[{self.best_iter[i] + 1}]\t{best}")
+            if self.first_metric_only:
+                _log(f"Evaluated only: {metric_name}")
+        raise EarlyStopException(self.best_iter[i], self.best_score_list[i])
+
+    def __call__(self, env):
+        if env.iteration == env.begin_iteration:
+            self._init(env)
+        if not self.enabled:
+            return
+        results = env.evaluation_result_list
+        first_time = env.iteration == env.begin_iteration
+        for i, (data_name, metric_name, value, *_) in enumerate(results):
+            if first_time or self.cmp_op[i](value, self.best_score[i]):
+                self.best_score[i] = value
+                self.best_iter[i] = env.iteration
+                self.best_score_list[i] = results
+            if self.first_metric_only and metric_name != self.first_metric:
+                continue
+            if _is_train_set(data_name, env):
+                continue
+            if env.iteration - self.best_iter[i] >= self.stopping_rounds:
+                self._stop(i, "Early stopping, best iteration is:", metric_name)
+            # As LightGBM: the last iteration reports the first tracked metric's best.
+            if env.iteration == env.end_iteration - 1:
+                self._stop(i, "Did not meet early stopping. Best iteration is:", metric_name)
+
+
+def early_stopping(stopping_rounds: int, first_metric_only: bool = False,
+                   verbose: bool = True, min_delta=0.0):
+    """Stop training when a validation metric stops improving (LightGBM 4).
+
+    Every (dataset, metric) pair except the training data is tracked; training
+    stops as soon as ANY tracked pair has not improved by more than
+    ``min_delta`` for ``stopping_rounds`` iterations, raising
+    :class:`EarlyStopException` with that pair's best iteration and the
+    results of that iteration. At the last iteration it raises too (with the
+    first tracked pair's best), so the loop always learns ``best_iteration``.
+    Does nothing in dart mode.
+
+    Parameters
+    ----------
+    stopping_rounds : int
+        Patience, > 0. (LightGBM silently disables early stopping for
+        values <= 0; here it is an error.)
+    first_metric_only : bool, default=False
+        Track only the first metric name of ``evaluation_result_list``.
+    verbose : bool, default=True
+        Log the start and the stopping point.
+    min_delta : float or list of float, default=0.0
+        Minimum improvement; a list gives one value per metric.
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    TypeError
+        If ``stopping_rounds`` is not an int.
+    ValueError
+        If ``stopping_rounds <= 0``, if ``min_delta`` is invalid, or (at the
+        first iteration) if there is no validation result to track.
+    """
+    return _EarlyStoppingCallback(stopping_rounds, first_metric_only, verbose, min_delta)

@@ -1,0 +1,205 @@
+"""``dgbdt.Dataset``: binned features, labels, weights and the bin mapper.
+
+Construction is lazy, as in LightGBM: the binning parameters (max_bin, ...)
+come with ``train``'s params, so the data is binned when training starts.
+Binned data is column-major (n_features, n_samples): the histogram kernel runs
+``prange`` over features (see native/histogram.py for the measured choice).
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .binning import BinMapper, bin_column, find_bin_mapper
+from .params import resolve_params
+
+
+def _is_dataframe(data):
+    return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
+
+
+def _dataframe_columns(df):
+    for name in df.columns:
+        col = df[name]
+        if str(col.dtype) == "category":
+            raise TypeError(f"Column {name!r} is categorical; categorical features are not "
+                            "supported yet: encode it as numbers (e.g. .cat.codes)")
+        try:
+            yield col.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Column {name!r} of dtype {col.dtype} is not numeric") from exc
+
+
+class FeatureSource:
+    """Uniform column access over numpy arrays, pandas DataFrames and scipy.sparse.
+
+    Columns come out as contiguous float64 (dense) or a (values, row_indices)
+    pair (sparse), so the binning kernels are compiled for one dtype only.
+    """
+
+    def __init__(self, data):
+        self.names = None
+        if sp.issparse(data):
+            self.kind = "sparse"
+            self.data = sp.csc_matrix(data)
+            self.data.sum_duplicates()
+            self.shape = self.data.shape
+        elif _is_dataframe(data):
+            self.kind = "frame"
+            self.data = data
+            self.shape = data.shape
+            self.names = [str(c) for c in data.columns]
+        else:
+            arr = np.asarray(data)
+            if arr.ndim == 1:
+                raise ValueError(f"data must be 2-dimensional (n_samples, n_features), got shape {arr.shape}; "
+                                 "reshape a single feature with X.reshape(-1, 1)")
+            if arr.ndim != 2:
+                raise ValueError(f"data must be 2-dimensional, got shape {arr.shape}")
+            if arr.dtype.kind not in "fiub":
+                try:
+                    arr = arr.astype(np.float64)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError(f"data must be numeric, got dtype {arr.dtype}") from exc
+            self.kind = "dense"
+            self.data = arr
+            self.shape = arr.shape
+
+    def columns(self):
+        if self.kind == "sparse":
+            m = self.data
+            for f in range(self.shape[1]):
+                lo, hi = m.indptr[f], m.indptr[f + 1]
+                yield (np.ascontiguousarray(m.data[lo:hi], dtype=np.float64),
+                       np.ascontiguousarray(m.indices[lo:hi], dtype=np.int64))
+        elif self.kind == "frame":
+            yield from _dataframe_columns(self.data)
+        else:
+            for f in range(self.shape[1]):
+                yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
+
+
+def _as_1d(values, name, n_samples, dtype=np.float64):
+    if values is None:
+        return None
+    if _is_dataframe(values):
+        values = values.to_numpy()
+    arr = np.asarray(values, dtype=dtype).ravel() if np.ndim(values) <= 1 else np.asarray(values, dtype=dtype)
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but data has {n_samples} rows")
+    return arr
+
+
+class Dataset:
+    """Training or validation data, binned lazily with the training params.
+
+    Parameters
+    ----------
+    data : array-like (n_samples, n_features), pandas.DataFrame or scipy.sparse matrix
+    label : array-like (n_samples,), optional
+    weight : array-like (n_samples,), optional
+    init_score : array-like (n_samples,) or (n_samples, n_classes), optional
+    feature_name : list of str or "auto"
+    reference : Dataset, optional
+        Bin with this data set's mapper (use it for validation data).
+    params : dict, optional
+        Dataset parameters (max_bin, min_data_in_bin, bin_construct_sample_cnt, seed).
+    free_raw_data : bool
+        Drop the reference to the raw data once binned.
+    """
+
+    def __init__(self, data, label=None, weight=None, init_score=None, feature_name="auto",
+                 reference=None, params=None, free_raw_data=True):
+        if isinstance(data, (str, bytes)) or hasattr(data, "read"):
+            raise TypeError("dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
+                            "to train from a file use the command line `dgbdt train`")
+        self._source = FeatureSource(data)
+        n_samples, n_features = self._source.shape
+        self.n_samples = int(n_samples)
+        self.n_features = int(n_features)
+        self.label = _as_1d(label, "label", self.n_samples)
+        self.weight = _as_1d(weight, "weight", self.n_samples)
+        self.init_score = None if init_score is None else np.asarray(init_score, dtype=np.float64)
+        if self.init_score is not None and self.init_score.shape[0] != self.n_samples:
+            raise ValueError(f"init_score has {self.init_score.shape[0]} rows but data has {self.n_samples}")
+        if self.label is not None and not np.all(np.isfinite(self.label)):
+            bad = int(np.flatnonzero(~np.isfinite(self.label))[0])
+            raise ValueError(f"label contains {self.label[bad]} at row {bad}; labels must be finite")
+        if self.weight is not None:
+            if not np.all(np.isfinite(self.weight)) or np.any(self.weight < 0):
+                bad = int(np.flatnonzero(~(np.isfinite(self.weight) & (self.weight >= 0)))[0])
+                raise ValueError(f"weight contains {self.weight[bad]} at row {bad}; "
+                                 "weights must be finite and >= 0")
+        self.reference = reference
+        self.params = dict(params or {})
+        self.free_raw_data = free_raw_data
+        if feature_name == "auto" or feature_name is None:
+            names = self._source.names or [f"Column_{i}" for i in range(self.n_features)]
+        else:
+            names = [str(n) for n in feature_name]
+            if len(names) != self.n_features:
+                raise ValueError(f"feature_name has {len(names)} names but data has {self.n_features} features")
+        self.feature_name = names
+        self.bin_mapper = None
+        self.binned = None
+
+    # -- construction -------------------------------------------------------
+    def construct(self, params=None):
+        """Bin the data (once).  ``params`` are the training params."""
+        if self.binned is not None:
+            return self
+        cfg = resolve_params({**self.params, **(params or {})})
+        if self.reference is not None:
+            self.reference.construct(params)
+            mapper = self.reference.bin_mapper
+            if mapper.n_features != self.n_features:
+                raise ValueError(f"Validation data has {self.n_features} features but the "
+                                 f"reference training data has {mapper.n_features}")
+        else:
+            mapper = find_bin_mapper(self._source.columns(), self.n_samples, cfg["max_bin"],
+                                     cfg["min_data_in_bin"], cfg["bin_construct_sample_cnt"],
+                                     cfg["seed"] & 0x7FFFFFFF)
+        self.bin_mapper = mapper
+        self.binned = self._bin(mapper)
+        if self.free_raw_data:
+            self._source = None
+        return self
+
+    def _bin(self, mapper):
+        binned = np.empty((self.n_features, self.n_samples), dtype=mapper.bin_dtype)
+        for f, col in enumerate(self._source.columns()):
+            bin_column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned[f])
+        return binned
+
+    # -- LightGBM-style accessors ------------------------------------------
+    def create_valid(self, data, label=None, weight=None, init_score=None):
+        return Dataset(data, label=label, weight=weight, init_score=init_score,
+                       feature_name=self.feature_name, reference=self, params=self.params)
+
+    def num_data(self):
+        return self.n_samples
+
+    def num_feature(self):
+        return self.n_features
+
+    def get_label(self):
+        return self.label
+
+    def get_weight(self):
+        return self.weight
+
+    def get_init_score(self):
+        return self.init_score
+
+    def get_feature_name(self):
+        return list(self.feature_name)
+
+    def set_label(self, label):
+        self.label = _as_1d(label, "label", self.n_samples)
+        return self
+
+    def set_weight(self, weight):
+        self.weight = _as_1d(weight, "weight", self.n_samples)
+        return self
+
+    def set_init_score(self, init_score):
+        self.init_score = None if init_score is None else np.asarray(init_score, dtype=np.float64)
+        return self

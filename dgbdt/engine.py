@@ -1,0 +1,318 @@
+"""The boosting loop: ``dgbdt.train``.
+
+Per round: gradients from the current scores, optional bagging and feature
+sub-sampling (keyed on (seed, iteration, row/feature), see native.random),
+one tree per class, shrinkage, score updates for training and validation
+data, evaluation, callbacks.
+"""
+import numpy as np
+import numba
+
+from . import callback as cb
+from .booster import Booster
+from .dataset import Dataset
+from .grower import TreeGrower
+from .learners import make_learner
+from .metrics import get_metric
+from .native import common
+from .native.partition import add_leaf_values
+from .native.predict import add_tree_binned
+from .native.random import uniform_fill
+from .objectives import Objective
+from .params import ALIASES, resolve_params
+
+STREAM_BAGGING = 2
+STREAM_FEATURE_FRACTION = 3
+
+
+class TrainingData:
+    """What the grower and learners see of a constructed Dataset."""
+
+    def __init__(self, dataset):
+        mapper = dataset.bin_mapper
+        self.binned = dataset.binned
+        self.bin_mapper = mapper
+        self.n_samples = dataset.n_samples
+        self.n_features = dataset.n_features
+        self.feature_offsets = mapper.feature_offsets
+        self.nan_bins = mapper.nan_bins.astype(np.int32)
+        self.total_bins = int(self.feature_offsets[-1])
+
+
+def split_params_vector(cfg):
+    v = np.zeros(common.SPLIT_PARAMS_SIZE, np.float64)
+    v[common.SP_LAMBDA_L1] = cfg["lambda_l1"]
+    v[common.SP_LAMBDA_L2] = cfg["lambda_l2"]
+    v[common.SP_MIN_GAIN_TO_SPLIT] = cfg["min_gain_to_split"]
+    v[common.SP_MIN_DATA_IN_LEAF] = cfg["min_data_in_leaf"]
+    v[common.SP_MIN_SUM_HESSIAN] = cfg["min_sum_hessian_in_leaf"]
+    v[common.SP_MAX_DELTA_STEP] = cfg["max_delta_step"]
+    return v
+
+
+def bagged_rows(n_samples, fraction, seed, iteration):
+    """Rows kept in this round's bag: each with probability ``fraction``."""
+    draws = np.empty(n_samples, np.float64)
+    uniform_fill(seed, STREAM_BAGGING * 1_000_003 + iteration, 0, draws)
+    return np.flatnonzero(draws < fraction).astype(common.INDEX_DTYPE)
+
+
+def sampled_features(n_features, fraction, seed, tree_index):
+    """Features a tree may use: the ``round(fraction * n)`` with the smallest draws."""
+    all_features = np.arange(n_features, dtype=np.int32)
+    if fraction >= 1.0:
+        return all_features
+    n_used = max(1, int(fraction * n_features + 0.5))
+    draws = np.empty(n_features, np.float64)
+    uniform_fill(seed, STREAM_FEATURE_FRACTION * 1_000_003 + tree_index, 0, draws)
+    return np.sort(np.argsort(draws, kind="stable")[:n_used]).astype(np.int32)
+
+
+def _num_threads(cfg):
+    n = cfg["num_threads"]
+    return numba.config.NUMBA_NUM_THREADS if n <= 0 else min(n, numba.config.NUMBA_NUM_THREADS)
+
+
+class _EvalSet:
+    def __init__(self, name, dataset, scores):
+        self.name, self.dataset, self.scores = name, dataset, scores
+
+
+def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
+    preds = scores[0] if k_out == 1 else scores.T.copy()
+    grad, hess = fobj(preds, train_set)
+    grad = np.asarray(grad, dtype=np.float64)
+    hess = np.asarray(hess, dtype=np.float64)
+    n = scores.shape[1]
+    if grad.shape not in ((n,), (n, k_out)) or hess.shape != grad.shape or grad.size != n * k_out:
+        raise ValueError(f"Custom objective returned gradients of shape {grad.shape} and hessians of "
+                         f"shape {hess.shape}; expected ({n},) or ({n}, {k_out})")
+    gradients[:] = grad.reshape(n, k_out).T
+    hessians[:] = hess.reshape(n, k_out).T
+
+
+def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None, feval=None,
+          init_model=None, callbacks=None, keep_training_booster=False):
+    """Train a gradient-boosted tree model (LightGBM's ``train`` signature).
+
+    ``num_iterations`` (or an alias) in ``params`` overrides ``num_boost_round``.
+    ``params["objective"]`` may be a callable ``fobj(preds, train_data) -> (grad, hess)``;
+    ``feval(preds, eval_data) -> (name, value, is_higher_better)`` or a list of them.
+    """
+    params = dict(params or {})
+    if not any(ALIASES.get(k) == "num_iterations" for k in params):
+        params["num_iterations"] = num_boost_round
+    cfg = resolve_params(params)
+    if not isinstance(train_set, Dataset):
+        raise TypeError(f"train_set must be a dgbdt.Dataset, got {type(train_set).__name__}")
+    custom_objective = cfg["objective"] if callable(cfg["objective"]) else None
+    objective = None if custom_objective else Objective(cfg)
+    k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
+
+    old_threads = numba.get_num_threads()
+    numba.set_num_threads(_num_threads(cfg))
+    try:
+        train_set.construct(cfg)
+        label, weight = train_set.label, train_set.weight
+        if label is None:
+            raise ValueError("train_set has no label")
+        if objective:
+            objective.check_labels(label, weight)
+        booster = Booster()
+        booster._setup("custom" if custom_objective else objective.name,
+                       {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
+                       np.zeros(k_out), train_set.feature_name, train_set.bin_mapper,
+                       {k: v for k, v in cfg.items() if k != "objective"}
+                       | {"objective": "custom" if custom_objective else cfg["objective"]})
+        return _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets,
+                      valid_names, feval, init_model, callbacks)
+    finally:
+        numba.set_num_threads(old_threads)
+
+
+def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets, valid_names,
+           feval, init_model, callbacks):
+    data = TrainingData(train_set)
+    n = data.n_samples
+    label, weight = train_set.label, train_set.weight
+
+    # Starting scores: init_score, or an init model's raw predictions, or boost_from_average.
+    scores = _start_scores(train_set, k_out)
+    if init_model is not None:
+        init_booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
+        booster.trees = list(init_booster.trees)
+        booster.init_score = init_booster.init_score.copy()
+        if train_set.init_score is None:
+            scores += _binned_raw_scores(init_booster, train_set, k_out)
+    elif objective and cfg["boost_from_average"] and train_set.init_score is None:
+        booster.init_score = objective.init_score(label, weight)
+        scores += booster.init_score[:, None]
+
+    eval_sets = _make_eval_sets(train_set, valid_sets, valid_names, cfg, booster, k_out, init_model)
+    metrics = [get_metric(m) for m in cfg["metric"]]
+
+    learner = make_learner(cfg["tree_learner"], data, split_params_vector(cfg))
+    grower = TreeGrower(learner, data, cfg)
+    gradients = np.empty((k_out, n), common.GRAD_DTYPE)
+    hessians = np.empty((k_out, n), common.GRAD_DTYPE)
+    all_rows = np.arange(n, dtype=common.INDEX_DTYPE)
+    bagging = cfg["bagging_freq"] > 0 and cfg["bagging_fraction"] < 1.0
+    bag = all_rows
+    seed = cfg["seed"]
+    bagging_seed = (cfg["bagging_seed"] + seed) & 0x7FFFFFFF
+    ff_seed = (cfg["feature_fraction_seed"] + seed) & 0x7FFFFFFF
+    callbacks = _prepare_callbacks(callbacks, cfg)
+    before = [c for c in callbacks if getattr(c, "before_iteration", False)]
+    after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
+    first_iter = booster.current_iteration() if init_model is not None else 0
+    end_iter = first_iter + cfg["num_iterations"]
+    booster.best_iteration = 0
+    for it in range(first_iter, end_iter):
+        env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, None)
+        for c in before:
+            c(env)
+        if custom_objective:
+            _custom_gradients(custom_objective, scores, train_set, k_out, gradients, hessians)
+        else:
+            objective.gradients(scores, label, weight, gradients, hessians)
+        if bagging and (it - first_iter) % cfg["bagging_freq"] == 0:
+            bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, it)
+        new_trees = []
+        for k in range(k_out):
+            tree_index = it * k_out + k
+            features = sampled_features(data.n_features, cfg["feature_fraction"], ff_seed, tree_index)
+            tree = grower.grow(gradients[k], hessians[k], bag, features)
+            if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
+                objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
+                                            grower.leaf_count, label, scores[k], weight)
+            tree.scale(cfg["learning_rate"])
+            _update_scores(tree, grower, data, bag is not all_rows, scores[k])
+            for es in eval_sets:
+                if es.dataset is not train_set:
+                    _add_tree(tree, es.dataset, data.nan_bins, es.scores[k])
+            new_trees.append(tree)
+        if all(t.n_leaves == 1 for t in new_trees) and it > first_iter:
+            # Nothing left to split: LightGBM stops here too.
+            break
+        booster._add_trees(new_trees)
+        results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, booster)
+        env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, results)
+        try:
+            for c in after:
+                c(env)
+        except cb.EarlyStopException as stop:
+            booster.best_iteration = stop.best_iteration + 1
+            booster.best_score = _score_dict(stop.best_score)
+            break
+        if all(t.n_leaves == 1 for t in new_trees):
+            break
+    return booster
+
+
+def _start_scores(dataset, k_out):
+    n = dataset.n_samples
+    scores = np.zeros((k_out, n), np.float64)
+    if dataset.init_score is not None:
+        init = np.asarray(dataset.init_score, np.float64)
+        if init.size != n * k_out:
+            raise ValueError(f"init_score has {init.size} values; expected {n * k_out} "
+                             f"({n} rows x {k_out} classes)")
+        # LightGBM's flat layout is class-major; a 2-D array is (n_samples, n_classes).
+        scores += init.reshape(n, k_out).T if init.ndim == 2 else init.reshape(k_out, n)
+    return scores
+
+
+def _binned_raw_scores(booster, dataset, k_out):
+    """Raw scores of ``booster``'s trees on a binned data set."""
+    scores = np.zeros((k_out, dataset.n_samples), np.float64)
+    scores += booster.init_score[:, None]
+    for i, tree in enumerate(booster.trees):
+        _add_tree(tree, dataset, dataset.bin_mapper.nan_bins.astype(np.int32), scores[i % k_out])
+    return scores
+
+
+def _add_tree(tree, dataset, nan_bins, scores):
+    add_tree_binned(dataset.binned, nan_bins, tree.split_feature, tree.threshold_bin,
+                    tree.default_left, tree.left_child, tree.right_child, tree.leaf_value, scores)
+
+
+def _update_scores(tree, grower, data, bagged, scores):
+    if bagged:
+        # Out-of-bag rows were not partitioned: walk the tree for every row.
+        _add_tree(tree, data, data.nan_bins, scores)
+    else:
+        add_leaf_values(scores, grower.sample_indices, grower.leaf_begin[:tree.n_leaves],
+                        grower.leaf_count[:tree.n_leaves], tree.leaf_value)
+
+
+def _make_eval_sets(train_set, valid_sets, valid_names, cfg, booster, k_out, init_model):
+    sets = []
+    if cfg["is_provide_training_metric"]:
+        sets.append(("training", train_set))
+    for i, vs in enumerate(valid_sets or []):
+        if not isinstance(vs, Dataset):
+            raise TypeError(f"valid_sets[{i}] must be a dgbdt.Dataset, got {type(vs).__name__}")
+        if vs is train_set:
+            name = "training"
+            if any(s is train_set for _, s in sets):
+                continue
+        else:
+            name = valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
+            if vs.reference is None:
+                vs.reference = train_set
+            vs.construct(cfg)
+            if vs.bin_mapper is not train_set.bin_mapper:
+                raise ValueError(f"Validation set {name!r} was binned with another reference; "
+                                 "create it with reference=train_set")
+            if vs.label is None:
+                raise ValueError(f"Validation set {name!r} has no label")
+        sets.append((name, vs))
+    out = []
+    for name, ds in sets:
+        if ds is train_set:
+            out.append(_EvalSet(name, ds, None))
+            continue
+        scores = _start_scores(ds, k_out)
+        if ds.init_score is None:
+            if init_model is not None:
+                scores = _binned_raw_scores(booster, ds, k_out)
+            else:
+                scores += booster.init_score[:, None]
+        out.append(_EvalSet(name, ds, scores))
+    return out
+
+
+def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, booster):
+    results = []
+    for es in eval_sets:
+        scores = es.scores if es.scores is not None else None
+        if scores is None:
+            continue
+        raw = scores.T
+        preds = objective.transform(raw) if objective else (raw[:, 0] if k_out == 1 else raw)
+        for m in metrics:
+            kw = {"alpha": cfg["alpha"]} if m.name == "huber" else {}
+            value = m.compute(es.dataset.label, preds, es.dataset.weight, **kw)
+            results.append((es.name, m.name, value, m.higher_better))
+        if feval is not None:
+            for fn in (feval if isinstance(feval, (list, tuple)) else [feval]):
+                out = fn(raw[:, 0] if k_out == 1 and objective is None else preds, es.dataset)
+                for name, value, higher in (out if isinstance(out, list) else [out]):
+                    results.append((es.name, name, float(value), bool(higher)))
+    return results
+
+
+def _score_dict(result_list):
+    best = {}
+    for data_name, metric_name, value, _ in result_list or []:
+        best.setdefault(data_name, {})[metric_name] = value
+    return best
+
+
+def _prepare_callbacks(callbacks, cfg):
+    callbacks = list(callbacks or [])
+    if cfg["early_stopping_round"] > 0:
+        callbacks.append(cb.early_stopping(cfg["early_stopping_round"], cfg["first_metric_only"],
+                                           verbose=cfg["verbosity"] > 0,
+                                           min_delta=cfg["early_stopping_min_delta"]))
+    return sorted(callbacks, key=lambda c: getattr(c, "order", 0))

@@ -1,0 +1,170 @@
+"""Leaf-wise (best-first) tree growth.
+
+The grower owns the tree being built, the row partition and the histogram
+buffers.  It never knows how many processes there are: histograms, split
+search and partitioning go through the learner strategy (dgbdt.learners).
+
+Row partition: ``sample_indices`` holds the rows of the tree; leaf ``L`` owns
+``sample_indices[leaf_begin[L] : leaf_begin[L] + leaf_count[L]]``.
+"""
+import numpy as np
+
+from .native.common import (
+    GRAD_DTYPE, HIST_DTYPE, HIST_WIDTH, INDEX_DTYPE,
+    SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE, SPLIT_GAIN, SPLIT_LEFT_COUNT,
+    SPLIT_LEFT_HESS, SPLIT_LEFT_VALUE, SPLIT_RECORD_SIZE, SPLIT_RIGHT_COUNT,
+    SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
+)
+from .native.histogram import gather_gradients, subtract_histograms
+from .native.split import leaf_output
+from .tree import Tree
+
+
+class TreeGrower:
+    """Grows trees on one (local) data set; buffers are reused across trees.
+
+    Parameters
+    ----------
+    learner : a learner strategy (see dgbdt.learners)
+    data : TrainingData (binned, bin_mapper, feature_offsets, nan_bins)
+    cfg : resolved params
+    """
+
+    def __init__(self, learner, data, cfg):
+        self.learner = learner
+        self.data = data
+        self.num_leaves = cfg["num_leaves"]
+        self.max_depth = cfg["max_depth"] if cfg["max_depth"] > 0 else 1 << 30
+        self.min_data_in_leaf = cfg["min_data_in_leaf"]
+        self.lambda_l1 = cfg["lambda_l1"]
+        self.lambda_l2 = cfg["lambda_l2"]
+        self.max_delta_step = cfg["max_delta_step"]
+        n = data.n_samples
+        self.sample_indices = np.empty(n, INDEX_DTYPE)
+        self.scratch = np.empty(n, INDEX_DTYPE)
+        self.ordered_gradients = np.empty(n, GRAD_DTYPE)
+        self.ordered_hessians = np.empty(n, GRAD_DTYPE)
+        self.leaf_begin = np.zeros(self.num_leaves, np.int64)
+        self.leaf_count = np.zeros(self.num_leaves, np.int64)
+        self._free_hists = []
+
+    # -- histogram buffers ----------------------------------------------------
+    def _new_hist(self):
+        if self._free_hists:
+            return self._free_hists.pop()
+        return np.empty((self.data.total_bins, HIST_WIDTH), HIST_DTYPE)
+
+    def _release(self, hist):
+        if hist is not None:
+            self._free_hists.append(hist)
+
+    def _can_split(self, count, depth):
+        return count >= max(2, 2 * self.min_data_in_leaf) and depth < self.max_depth
+
+    def _histogram(self, leaf, gradients, hessians, feature_indices):
+        begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
+        rows = self.sample_indices[begin:begin + count]
+        gather_gradients(gradients, hessians, rows, self.ordered_gradients, self.ordered_hessians)
+        hist = self._new_hist()
+        self.learner.leaf_histogram(rows, self.ordered_gradients, self.ordered_hessians,
+                                    feature_indices, hist)
+        return hist
+
+    # -- growth -----------------------------------------------------------------
+    def grow(self, gradients, hessians, root_rows, feature_indices):
+        """Grow one tree.
+
+        Parameters
+        ----------
+        gradients, hessians : float32[n_samples]
+        root_rows : uint32[n_root]  rows of the tree (all rows, or the bag)
+        feature_indices : int32[n_used]  features this tree may split on
+
+        Returns
+        -------
+        tree : Tree (leaf values not yet shrunk)
+        """
+        learner = self.learner
+        tree = Tree(self.num_leaves)
+        n_root = root_rows.shape[0]
+        self.sample_indices[:n_root] = root_rows
+        self.leaf_begin[0] = 0
+        self.leaf_count[0] = n_root
+
+        gather_gradients(gradients, hessians, root_rows, self.ordered_gradients, self.ordered_hessians)
+        totals = learner.global_totals(
+            float(np.sum(self.ordered_gradients[:n_root], dtype=np.float64)),
+            float(np.sum(self.ordered_hessians[:n_root], dtype=np.float64)),
+            float(n_root))
+        tree.leaf_value[0] = leaf_output(totals[0], totals[1], self.lambda_l1, self.lambda_l2,
+                                         self.max_delta_step)
+        tree.leaf_weight[0] = totals[1]
+        tree.leaf_count[0] = totals[2]
+
+        # Per leaf: its best split record, its histogram, its global totals.
+        records = np.zeros((self.num_leaves, SPLIT_RECORD_SIZE), np.float64)
+        gains = np.full(self.num_leaves, -np.inf)
+        hists = [None] * self.num_leaves
+        leaf_totals = [None] * self.num_leaves
+        leaf_totals[0] = totals
+        if self.num_leaves > 1 and self._can_split(totals[2], 0):
+            hists[0] = self._new_hist()
+            learner.leaf_histogram(self.sample_indices[:n_root], self.ordered_gradients,
+                                   self.ordered_hessians, feature_indices, hists[0])
+            learner.best_split(hists[0], feature_indices, totals, records[0])
+            gains[0] = records[0, SPLIT_GAIN]
+
+        while tree.n_leaves < self.num_leaves:
+            leaf = int(np.argmax(gains))       # ties: the lowest leaf index
+            if not np.isfinite(gains[leaf]):
+                break
+            rec = records[leaf].copy()
+            gains[leaf] = -np.inf
+            feature = int(rec[SPLIT_FEATURE])
+            threshold_bin = int(rec[SPLIT_BIN])
+            default_left = bool(rec[SPLIT_DEFAULT_LEFT])
+            if self.data.nan_bins[feature] < 0:
+                # No NaN in training: NaN at prediction time goes where 0.0 goes.
+                default_left = 0.0 <= self.data.bin_mapper.threshold_value(feature, threshold_bin)
+            begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
+            n_left = learner.partition(self.sample_indices[begin:begin + count], rec, self.scratch)
+            parent_totals = leaf_totals[leaf]
+            right = tree.split(
+                leaf, feature, threshold_bin,
+                self.data.bin_mapper.threshold_value(feature, threshold_bin), default_left,
+                rec[SPLIT_GAIN], tree.leaf_value[leaf], parent_totals[1], parent_totals[2],
+                rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], rec[SPLIT_LEFT_COUNT],
+                rec[SPLIT_RIGHT_VALUE], rec[SPLIT_RIGHT_HESS], rec[SPLIT_RIGHT_COUNT])
+            self.leaf_begin[right] = begin + n_left
+            self.leaf_count[right] = count - n_left
+            self.leaf_count[leaf] = n_left
+            leaf_totals[leaf] = (rec[4], rec[5], rec[6])
+            leaf_totals[right] = (rec[7], rec[8], rec[9])
+
+            depth = tree.leaf_depth[leaf]
+            left_ok = self._can_split(rec[SPLIT_LEFT_COUNT], depth)
+            right_ok = self._can_split(rec[SPLIT_RIGHT_COUNT], depth)
+            parent_hist = hists[leaf]
+            hists[leaf] = None
+            if tree.n_leaves >= self.num_leaves or not (left_ok or right_ok):
+                self._release(parent_hist)
+                continue
+            # Build the smaller child (by global count), subtract for the larger.
+            if rec[SPLIT_LEFT_COUNT] <= rec[SPLIT_RIGHT_COUNT]:
+                small, large = leaf, right
+            else:
+                small, large = right, leaf
+            small_hist = self._histogram(small, gradients, hessians, feature_indices)
+            subtract_histograms(parent_hist, small_hist, parent_hist)
+            hists[small], hists[large] = small_hist, parent_hist
+            for child, ok in ((leaf, left_ok), (right, right_ok)):
+                if ok:
+                    learner.best_split(hists[child], feature_indices, leaf_totals[child],
+                                       records[child])
+                    gains[child] = records[child, SPLIT_GAIN]
+                else:
+                    self._release(hists[child])
+                    hists[child] = None
+        for h in hists:
+            self._release(h)
+        return tree.finish()

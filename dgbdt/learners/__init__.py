@@ -1,0 +1,22 @@
+"""Tree learner strategies: the only place where distribution happens.
+
+Every strategy offers the same small interface to the grower:
+
+* ``global_totals(sum_gradients, sum_hessians, count)`` -> global totals of a leaf
+* ``leaf_histogram(sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)``
+  fills ``hist`` with the (global) histogram of a leaf's rows
+* ``best_split(hist, feature_indices, totals, record)`` -> best split record (global)
+* ``partition(sample_indices, record, scratch)`` -> number of local rows going left
+
+``serial`` is the single-process strategy; the MPI strategies (data, feature,
+voting) implement the same calls with collectives in between.
+"""
+from .serial import SerialLearner
+
+
+def make_learner(name, data, split_params):
+    if name == "serial":
+        return SerialLearner(data, split_params)
+    raise NotImplementedError(
+        f"tree_learner={name!r} needs distributed training, which is not available yet; "
+        "use tree_learner='serial'")

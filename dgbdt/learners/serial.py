@@ -1,0 +1,40 @@
+"""Single-process learner: local histograms and split search, no communication."""
+import numpy as np
+
+from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
+from ..native.histogram import build_histogram_colwise
+from ..native.partition import partition_rows
+from ..native.split import find_best_split
+
+
+class SerialLearner:
+    """Histograms and split search over the local binned data.
+
+    Parameters
+    ----------
+    data : TrainingData
+        binned (n_features, n_samples), feature_offsets, nan_bins.
+    split_params : float64[SPLIT_PARAMS_SIZE]
+    """
+
+    def __init__(self, data, split_params):
+        self.data = data
+        self.split_params = split_params
+
+    def global_totals(self, sum_gradients, sum_hessians, count):
+        return sum_gradients, sum_hessians, count
+
+    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
+                       feature_indices, hist):
+        build_histogram_colwise(self.data.binned, sample_indices, ordered_gradients,
+                                ordered_hessians, feature_indices, self.data.feature_offsets, hist)
+
+    def best_split(self, hist, feature_indices, totals, record):
+        find_best_split(hist, feature_indices, self.data.feature_offsets, self.data.nan_bins,
+                        totals[0], totals[1], totals[2], self.split_params, record)
+
+    def partition(self, sample_indices, record, scratch):
+        feature = int(record[SPLIT_FEATURE])
+        return partition_rows(sample_indices, self.data.binned[feature], int(record[SPLIT_BIN]),
+                              bool(record[SPLIT_DEFAULT_LEFT]), int(self.data.nan_bins[feature]),
+                              scratch)

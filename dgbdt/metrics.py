@@ -1,0 +1,254 @@
+"""Evaluation metrics with LightGBM's exact semantics.
+
+Every additive metric is split in two so that distributed training gets the
+exact global value (DESIGN.md, distributed rule 3)::
+
+    sums = metric.partial(label, pred, weight)   # local, float64 array
+    sums = comm.allreduce(sums)                  # later: MPI sum over ranks
+    value = metric.finalize(sums)
+
+AUC is not a function of a few sums (it needs the global ranking), so it has
+``partial=None``; a distributed AUC must gather (label, pred, weight) first and
+call ``compute`` on the gathered data.
+
+``pred`` is always the *transformed* prediction: the raw value for regression,
+the probability of class 1 (shape ``(n,)``) for binary, class probabilities
+(shape ``(n, K)``) for multiclass. ``weight=None`` means all ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Metric", "METRICS", "get_metric"]
+
+# LightGBM clips probabilities at kEpsilon, a *float* constant (meta.h:
+# ``const score_t kEpsilon = 1e-15f``); ``-std::log(kEpsilon)`` therefore
+# runs the float overload of log. Mirror both so clipped points agree exactly.
+_EPS = float(np.float32(1e-15))
+_NEG_LOG_EPS = float(-np.log(np.float32(1e-15)))
+
+
+def _as_1d(x, name):
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    return arr
+
+
+def _prepare(label, pred, weight, pred_ndim=1):
+    """Convert inputs to float64 arrays and check their shapes."""
+    label = _as_1d(label, "label")
+    pred = np.asarray(pred, dtype=np.float64)
+    if pred.ndim != pred_ndim or pred.shape[0] != label.shape[0]:
+        want = "(n,)" if pred_ndim == 1 else "(n, n_classes)"
+        raise ValueError(
+            f"pred must have shape {want} with n={label.shape[0]}, got {pred.shape}"
+        )
+    if weight is not None:
+        weight = _as_1d(weight, "weight")
+        if weight.shape[0] != label.shape[0]:
+            raise ValueError(
+                f"weight has {weight.shape[0]} entries, label has {label.shape[0]}"
+            )
+    return label, pred, weight
+
+
+def _weighted_sums(loss, weight):
+    """``[sum(w * loss), sum(w)]``; LightGBM's sum_weights is n without weights."""
+    if weight is None:
+        return np.array([loss.sum(), float(loss.shape[0])])
+    return np.array([(loss * weight).sum(), weight.sum()])
+
+
+def _mean(sums):
+    return float(sums[0] / sums[1])
+
+
+def _pointwise(loss_fn, pred_ndim=1):
+    """Build ``partial(label, pred, weight=None, **kw)`` from a point-wise loss."""
+
+    def partial(label, pred, weight=None, **kw):
+        label, pred, weight = _prepare(label, pred, weight, pred_ndim)
+        return _weighted_sums(loss_fn(label, pred, **kw), weight)
+
+    partial.__name__ = loss_fn.__name__.lstrip("_") + "_partial"
+    partial.__doc__ = loss_fn.__doc__
+    return partial
+
+
+# --- point-wise losses (LightGBM src/metric/*_metric.hpp) -----------------
+
+def _l2(label, pred):
+    """Squared error (LightGBM ``l2`` is the MSE, not the RMSE)."""
+    return (pred - label) ** 2
+
+
+def _l1(label, pred):
+    """Absolute error."""
+    return np.abs(pred - label)
+
+
+def _huber(label, pred, alpha=0.9):
+    """Huber loss, HuberLossMetric: quadratic inside ``|d| <= alpha``."""
+    d = np.abs(pred - label)
+    return np.where(d <= alpha, 0.5 * d * d, alpha * (d - 0.5 * alpha))
+
+
+def _binary_logloss(label, pred):
+    """Log loss; class 1 iff ``label > 0``; ``-log(kEpsilon)`` below kEpsilon."""
+    p_true = np.where(label > 0, pred, 1.0 - pred)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p_true > _EPS, -np.log(p_true), _NEG_LOG_EPS)
+
+
+def _binary_error(label, pred):
+    """Error rate; predicts class 1 iff ``prob > 0.5`` (so 0.5 itself is class 0)."""
+    return ((pred > 0.5) != (label > 0)).astype(np.float64)
+
+
+def _true_class(label, n_classes):
+    k = label.astype(np.int64)  # static_cast<size_t>(label) truncates
+    if k.size and (k.min() < 0 or k.max() >= n_classes):
+        raise ValueError(f"multiclass label must lie in [0, {n_classes}), got {k.min()}..{k.max()}")
+    return k
+
+
+def _multi_logloss(label, pred):
+    """Softmax log loss of the true class, clipped at kEpsilon."""
+    p_true = pred[np.arange(label.shape[0]), _true_class(label, pred.shape[1])]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p_true > _EPS, -np.log(p_true), _NEG_LOG_EPS)
+
+
+def _multi_error(label, pred, multi_error_top_k=1):
+    """Top-k error: wrong unless fewer than ``k + 1`` classes score ``>=`` the true one.
+
+    The true class counts itself, so with ``k = 1`` any tie with the true class
+    is an error (LightGBM's MultiErrorMetric), unlike a plain argmax.
+    """
+    p_true = pred[np.arange(label.shape[0]), _true_class(label, pred.shape[1])]
+    n_at_least = (pred >= p_true[:, None]).sum(axis=1)
+    return (n_at_least > multi_error_top_k).astype(np.float64)
+
+
+def auc(label, pred, weight=None):
+    """Weighted ROC AUC as LightGBM's AUCMetric (single process only).
+
+    Equal predictions form one step of the ROC curve (trapezoid). Positive
+    means ``label > 0``. Returns 1.0 when only one class is present, as
+    LightGBM does. Needs all rows at once: a distributed caller must gather.
+    """
+    label, pred, weight = _prepare(label, pred, weight)
+    w = np.ones_like(label) if weight is None else weight
+    if label.shape[0] == 0:
+        return 1.0
+    # unique() sorts ascending; group rows by score, then walk groups downwards
+    scores, group = np.unique(pred, return_inverse=True)
+    is_pos = label > 0
+    pos = np.bincount(group, weights=w * is_pos, minlength=scores.size)[::-1]
+    neg = np.bincount(group, weights=w * ~is_pos, minlength=scores.size)[::-1]
+    pos_above = np.concatenate(([0.0], np.cumsum(pos)[:-1]))
+    accum = float(np.sum(neg * (0.5 * pos + pos_above)))
+    sum_pos, sum_weights = float(pos.sum()), float(w.sum())
+    if sum_pos > 0.0 and sum_pos != sum_weights:
+        return accum / (sum_pos * (sum_weights - sum_pos))
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Metric:
+    """An evaluation metric.
+
+    Attributes
+    ----------
+    name : str
+        Canonical LightGBM name.
+    higher_better : bool
+        Whether larger values are better (only ``auc``).
+    partial : callable or None
+        ``partial(label, pred, weight=None, **kw) -> ndarray[float64]``: local
+        additive sums; add them over shards, then call ``finalize``.
+        None for metrics that are not sums (``auc``).
+    finalize : callable or None
+        ``finalize(sums) -> float``.
+    direct : callable or None
+        ``direct(label, pred, weight=None, **kw) -> float`` for metrics
+        without ``partial``.
+    """
+
+    name: str
+    higher_better: bool
+    partial: Callable | None
+    finalize: Callable | None
+    direct: Callable | None = None
+
+    def compute(self, label, pred, weight=None, **kw) -> float:
+        """Single-process value of the metric.
+
+        Parameters
+        ----------
+        label : array-like of shape (n,)
+        pred : array-like of shape (n,) or (n, n_classes)
+            Transformed prediction (see module docstring).
+        weight : array-like of shape (n,), optional
+        **kw
+            Metric parameters: ``alpha`` (huber), ``multi_error_top_k``
+            (multi_error).
+
+        Returns
+        -------
+        float
+        """
+        if self.partial is None:
+            return float(self.direct(label, pred, weight, **kw))
+        return float(self.finalize(self.partial(label, pred, weight, **kw)))
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("l2", False, _pointwise(_l2), _mean),
+        Metric("rmse", False, _pointwise(_l2), lambda s: float(np.sqrt(s[0] / s[1]))),
+        Metric("l1", False, _pointwise(_l1), _mean),
+        Metric("huber", False, _pointwise(_huber), _mean),
+        Metric("binary_logloss", False, _pointwise(_binary_logloss), _mean),
+        Metric("binary_error", False, _pointwise(_binary_error), _mean),
+        Metric("auc", True, None, None, auc),
+        Metric("multi_logloss", False, _pointwise(_multi_logloss, 2), _mean),
+        Metric("multi_error", False, _pointwise(_multi_error, 2), _mean),
+    )
+}
+
+# LightGBM's aliases for the metrics above (config.cpp ParseMetricAlias).
+_ALIASES = {
+    "mse": "l2", "mean_squared_error": "l2", "regression": "l2",
+    "regression_l2": "l2",
+    "l2_root": "rmse", "root_mean_squared_error": "rmse",
+    "mae": "l1", "mean_absolute_error": "l1", "regression_l1": "l1",
+    "binary": "binary_logloss",
+    "multiclass": "multi_logloss", "softmax": "multi_logloss",
+    "multiclassova": "multi_logloss", "multiclass_ova": "multi_logloss",
+    "ova": "multi_logloss", "ovr": "multi_logloss",
+}
+
+
+def get_metric(name: str) -> Metric:
+    """Look a metric up by canonical name or LightGBM alias.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown; the message lists the valid names.
+    """
+    key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in METRICS:
+        raise ValueError(
+            f"unknown metric {name!r}; valid metrics: {', '.join(METRICS)} "
+            f"(aliases: {', '.join(_ALIASES)})"
+        )
+    return METRICS[key]

@@ -1,0 +1,133 @@
+"""Objectives: label checks, initial scores, gradients and output transforms.
+
+Gradients come from the Numba kernel ``native.objective.compute_gradients``,
+selected by an integer code.  A custom objective is a callable
+``fobj(preds, train_data) -> (grad, hess)`` as in LightGBM.
+"""
+import numpy as np
+
+from .native import common
+from .native.objective import compute_gradients
+
+_CODES = {"regression": common.OBJ_REGRESSION, "regression_l1": common.OBJ_REGRESSION_L1,
+          "huber": common.OBJ_HUBER, "binary": common.OBJ_BINARY,
+          "multiclass": common.OBJ_MULTICLASS}
+_EMPTY = np.zeros(0, np.float64)
+
+
+def weighted_quantile(values, weights, q):
+    """Weighted quantile (q in [0, 1]); the median with q = 0.5.
+
+    Unweighted data gives numpy's linearly interpolated quantile.
+    """
+    if len(values) == 0:
+        return 0.0
+    if weights is None:
+        return float(np.quantile(values, q))
+    order = np.argsort(values, kind="stable")
+    v, w = values[order], weights[order]
+    cum = np.cumsum(w)
+    if cum[-1] <= 0:
+        return float(np.quantile(values, q))
+    k = int(np.searchsorted(cum, q * cum[-1], side="left"))
+    return float(v[min(k, len(v) - 1)])
+
+
+def softmax(raw):
+    z = raw - raw.max(axis=1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=1, keepdims=True)
+    return z
+
+
+class Objective:
+    """A built-in objective.
+
+    ``num_model_per_iteration`` trees are grown per boosting round (K classes
+    for multiclass, otherwise one).
+    """
+
+    def __init__(self, cfg):
+        self.name = cfg["objective"]
+        self.code = _CODES[self.name]
+        self.num_class = cfg["num_class"]
+        self.num_model_per_iteration = self.num_class if self.name == "multiclass" else 1
+        self.alpha = cfg["alpha"]
+        self.sigmoid = cfg["sigmoid"]
+        self.label_weights = np.ones(2)
+        self._scale_pos_weight = cfg["scale_pos_weight"]
+        self._is_unbalance = cfg["is_unbalance"]
+        self.renews_leaves = self.name == "regression_l1"
+
+    def check_labels(self, label, weight):
+        if label is None:
+            raise ValueError("Training data has no label")
+        if self.name == "binary":
+            bad = ~np.isin(label, (0.0, 1.0))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"objective='binary' needs labels 0 or 1; row {i} has label {label[i]}")
+            if self._is_unbalance:
+                pos = float(np.sum(weight[label > 0]) if weight is not None else np.sum(label > 0))
+                neg = float(np.sum(weight[label <= 0]) if weight is not None else np.sum(label <= 0))
+                if pos > 0 and neg > 0:
+                    if pos > neg:
+                        self.label_weights = np.array([pos / neg, 1.0])
+                    else:
+                        self.label_weights = np.array([1.0, neg / pos])
+            else:
+                self.label_weights = np.array([1.0, self._scale_pos_weight])
+        elif self.name == "multiclass":
+            bad = (label < 0) | (label >= self.num_class) | (label != np.floor(label))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"objective='multiclass' with num_class={self.num_class} needs integer "
+                                 f"labels in [0, {self.num_class - 1}]; row {i} has label {label[i]}")
+
+    def init_score(self, label, weight):
+        """Score that minimises the loss of a constant model (boost_from_average)."""
+        w = weight if weight is not None else None
+        if self.name in ("regression", "huber"):
+            return np.array([np.average(label, weights=w)])
+        if self.name == "regression_l1":
+            return np.array([weighted_quantile(label, w, 0.5)])
+        if self.name == "binary":
+            lw = self.label_weights
+            ww = np.ones_like(label) if w is None else w
+            pos = np.sum(ww[label > 0]) * lw[1]
+            total = pos + np.sum(ww[label <= 0]) * lw[0]
+            p = np.clip(pos / total, 1e-15, 1 - 1e-15)
+            return np.array([np.log(p / (1 - p)) / self.sigmoid])
+        # multiclass: log of the class priors
+        ww = np.ones_like(label) if w is None else w
+        prior = np.bincount(label.astype(np.int64), weights=ww, minlength=self.num_class) / ww.sum()
+        return np.log(np.maximum(prior, 1e-15))
+
+    def gradients(self, scores, label, weight, gradients, hessians):
+        compute_gradients(self.code, scores, label, _EMPTY if weight is None else weight,
+                          self.alpha, self.sigmoid, self.label_weights, gradients, hessians)
+
+    def transform(self, raw):
+        """Raw scores (n, K) -> predictions: (n,) or (n, K)."""
+        return transform_by_name(self.name, raw, self.sigmoid)
+
+    def renew_leaf_values(self, tree, sample_indices, leaf_begin, leaf_count, label, scores, weight):
+        """L1: a leaf's value becomes the weighted median of its residuals."""
+        for leaf in range(tree.n_leaves):
+            rows = sample_indices[leaf_begin[leaf]:leaf_begin[leaf] + leaf_count[leaf]]
+            if len(rows) == 0:
+                continue
+            residual = label[rows] - scores[rows]
+            tree.leaf_value[leaf] = weighted_quantile(
+                residual, None if weight is None else weight[rows], 0.5)
+
+
+def transform_by_name(name, raw, sigmoid=1.0):
+    """Transform raw scores of a loaded model (objective given by name)."""
+    if name == "binary":
+        return 1.0 / (1.0 + np.exp(-sigmoid * raw[:, 0]))
+    if name == "multiclass":
+        return softmax(raw)
+    if name == "custom":
+        return raw if raw.shape[1] > 1 else raw[:, 0]
+    return raw[:, 0]

@@ -1,0 +1,480 @@
+"""The one parameter table of dgbdt: names, defaults, aliases and constraints.
+
+Each row of ``PARAMS`` is a :class:`Param`, using LightGBM's canonical name and
+default. Validation (:func:`resolve_params`), the CLI help and the README table
+(:func:`params_table_markdown`) all read this table, so a parameter is added or
+changed in exactly one place. Values are coerced from strings because the CLI
+passes ``key=value`` text; cross-parameter rules live in :func:`_check_combination`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Param",
+    "PARAMS",
+    "ALIASES",
+    "OBJECTIVE_ALIASES",
+    "METRIC_ALIASES",
+    "canonical_name",
+    "resolve_params",
+    "default_metric",
+    "params_table_markdown",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class Param:
+    """One parameter.
+
+    ``kind`` is the type a value is coerced to (``int``, ``float``, ``bool`` or
+    ``str``). Constraints are declarative where possible: ``lo``/``hi`` bound
+    numbers (``lo_open``/``hi_open`` exclude the bound), ``choices`` maps every
+    accepted string (value aliases included) to its canonical value. ``check``
+    is an extra ``value -> error text or None`` test run after coercion, and
+    ``convert`` replaces the generic coercion entirely (objective, metric).
+    """
+
+    name: str
+    default: object
+    kind: type
+    aliases: tuple[str, ...] = ()
+    doc: str = ""
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    choices: Mapping[str, str] | None = None
+    check: Callable[[object], str | None] | None = None
+    convert: Callable[[Param, object], object] | None = None
+
+    @property
+    def allowed(self) -> str:
+        """What values are allowed, as a phrase: 'an integer in [2, 131072]'."""
+        if self.choices is not None:
+            canon = list(dict.fromkeys(self.choices.values()))
+            text = "one of " + ", ".join(repr(c) for c in canon)
+            if self.name == "objective":
+                text = "a callable or " + text + " (or an alias of one)"
+            elif self.name == "metric":
+                text = ("a metric name, a comma-separated string or list of them, "
+                        "or 'None' for no metric; metrics: " + ", ".join(canon))
+            return text
+        noun = {int: "an integer", float: "a number", bool: "a boolean (true/false/1/0)",
+                str: "a string"}[self.kind]
+        if self.lo is not None and self.hi is not None:
+            return (f"{noun} in {'(' if self.lo_open else '['}{_fmt(self.lo)}, "
+                    f"{_fmt(self.hi)}{')' if self.hi_open else ']'}")
+        if self.lo is not None:
+            return f"{noun} {'>' if self.lo_open else '>='} {_fmt(self.lo)}"
+        if self.hi is not None:
+            return f"{noun} {'<' if self.hi_open else '<='} {_fmt(self.hi)}"
+        return noun
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def _error(p: Param, value: object, exc: type[Exception] = ValueError) -> Exception:
+    return exc(f"Parameter '{p.name}' must be {p.allowed}, got {value!r}")
+
+
+# --------------------------------------------------------------------------- #
+# Objective and metric values
+# --------------------------------------------------------------------------- #
+def _invert(groups: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """{canonical: aliases} -> {alias or canonical: canonical}; an alias may not repeat."""
+    out = {}
+    for canon, aliases in groups.items():
+        for a in (canon, *aliases):
+            if out.setdefault(a, canon) != canon:
+                raise RuntimeError(f"alias {a!r} is listed for both {out[a]!r} and {canon!r}")
+    return out
+
+
+OBJECTIVE_ALIASES: dict[str, str] = _invert({
+    "regression": ("regression_l2", "l2", "mean_squared_error", "mse", "l2_root",
+                   "root_mean_squared_error", "rmse"),
+    "regression_l1": ("l1", "mean_absolute_error", "mae"),
+    "huber": (),
+    "binary": (),
+    "multiclass": ("softmax",),
+})
+
+METRIC_ALIASES: dict[str, str] = _invert({
+    "l2": ("mse", "mean_squared_error", "regression_l2", "regression"),
+    "rmse": ("l2_root", "root_mean_squared_error"),
+    "l1": ("mae", "mean_absolute_error", "regression_l1"),
+    "huber": (),
+    "binary_logloss": ("binary",),
+    "binary_error": (),
+    "auc": (),
+    "multi_logloss": ("multiclass", "softmax", "multiclassova"),
+    "multi_error": (),
+})
+
+_NO_METRIC = ("none", "na", "null", "custom")
+_DEFAULT_METRIC = {"regression": "l2", "regression_l1": "l1", "huber": "huber",
+                   "binary": "binary_logloss", "multiclass": "multi_logloss"}
+
+
+def default_metric(objective: str) -> str:
+    """The metric evaluated when ``metric`` is not given (LightGBM's choice)."""
+    canon = OBJECTIVE_ALIASES.get(str(objective).strip().lower())
+    if canon is None:
+        raise _error(PARAMS["objective"], objective)
+    return _DEFAULT_METRIC[canon]
+
+
+def _convert_objective(p: Param, value: object) -> object:
+    if callable(value):  # custom objective: (preds, dataset) -> (grad, hess)
+        return value
+    if not isinstance(value, str):
+        raise _error(p, value, TypeError)
+    canon = p.choices.get(value.strip().lower())
+    if canon is None:
+        raise _error(p, value)
+    return canon
+
+
+def _convert_metric(p: Param, value: object) -> list[str] | None:
+    """Parse a metric value; returns None for "use the objective's default"."""
+    if isinstance(value, str):
+        if value.strip() == "":
+            return None
+        tokens = value.split(",")
+    elif isinstance(value, (list, tuple)):
+        tokens = []
+        for v in value:
+            if not isinstance(v, str):
+                raise _error(p, value, TypeError)
+            tokens.extend(v.split(","))
+    else:
+        raise _error(p, value, TypeError)
+    out: list[str] = []
+    for tok in (t.strip().lower() for t in tokens):
+        if tok == "" or tok in _NO_METRIC:
+            continue
+        canon = p.choices.get(tok)
+        if canon is None:
+            close = difflib.get_close_matches(tok, list(p.choices), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"Parameter 'metric' got unknown metric {tok!r} in {value!r}."
+                             f"{hint} Valid metrics: "
+                             + ", ".join(dict.fromkeys(p.choices.values())))
+        if canon not in out:
+            out.append(canon)
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# The table
+# --------------------------------------------------------------------------- #
+_INF = math.inf
+_ROWS = [
+    # core
+    Param("objective", "regression", str,
+          ("objective_type", "app", "application", "loss"),
+          "Loss to minimise; a callable (preds, train_data) -> (grad, hess) is a custom objective.",
+          choices=OBJECTIVE_ALIASES, convert=_convert_objective),
+    Param("boosting", "gbdt", str, ("boosting_type", "boost"),
+          "Boosting algorithm; only gradient-boosted trees (rf, dart, goss are not implemented).",
+          choices={"gbdt": "gbdt", "gbrt": "gbdt"}),
+    Param("num_iterations", 100, int,
+          ("num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds",
+           "nrounds", "num_boost_round", "n_estimators", "max_iter"),
+          "Number of boosting rounds (trees per class).", lo=0),
+    Param("learning_rate", 0.1, float, ("shrinkage_rate", "eta"),
+          "Shrinkage applied to every new tree's leaf values.", lo=0, lo_open=True),
+    Param("num_leaves", 31, int,
+          ("num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"),
+          "Maximum number of leaves per tree (trees grow leaf-wise, best first).",
+          lo=2, hi=131072),
+    Param("tree_learner", "serial", str, ("tree", "tree_type", "tree_learner_type"),
+          "How tree learning is distributed over MPI ranks.",
+          choices={"serial": "serial", "feature": "feature", "feature_parallel": "feature",
+                   "data": "data", "data_parallel": "data",
+                   "voting": "voting", "voting_parallel": "voting"}),
+    Param("num_threads", 0, int, ("num_thread", "nthread", "nthreads", "n_jobs"),
+          "Number of threads per process; <= 0 means all cores."),
+    Param("seed", 0, int, ("random_seed", "random_state"),
+          "Master random seed (None means 0)."),
+    Param("deterministic", False, bool, (),
+          "Favour bit-reproducible results over speed."),
+    # learning control
+    Param("max_depth", -1, int, (),
+          "Maximum tree depth; <= 0 means no limit."),
+    Param("min_data_in_leaf", 20, int,
+          ("min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf"),
+          "Minimum number of samples in a leaf.", lo=0),
+    Param("min_sum_hessian_in_leaf", 1e-3, float,
+          ("min_sum_hessian_per_leaf", "min_sum_hessian", "min_hessian", "min_child_weight"),
+          "Minimum sum of hessians in a leaf.", lo=0),
+    Param("bagging_fraction", 1.0, float, ("sub_row", "subsample", "bagging"),
+          "Fraction of rows sampled (without replacement) for each bagging round.",
+          lo=0, hi=1, lo_open=True),
+    Param("bagging_freq", 0, int, ("subsample_freq",),
+          "Re-sample rows every k iterations; 0 disables bagging.", lo=0),
+    Param("bagging_seed", 3, int, ("bagging_fraction_seed",),
+          "Random seed for bagging."),
+    Param("feature_fraction", 1.0, float, ("sub_feature", "colsample_bytree"),
+          "Fraction of features sampled for each tree.", lo=0, hi=1, lo_open=True),
+    Param("feature_fraction_seed", 2, int, (),
+          "Random seed for feature_fraction."),
+    Param("lambda_l1", 0.0, float, ("reg_alpha", "l1_regularization"),
+          "L1 regularisation of leaf values.", lo=0),
+    Param("lambda_l2", 0.0, float, ("reg_lambda", "lambda", "l2_regularization"),
+          "L2 regularisation of leaf values.", lo=0),
+    Param("min_gain_to_split", 0.0, float, ("min_split_gain",),
+          "Minimum gain needed to split a leaf.", lo=0),
+    Param("max_delta_step", 0.0, float, ("max_tree_output", "max_leaf_output"),
+          "Cap on the absolute leaf output; <= 0 means no limit."),
+    Param("top_k", 20, int, ("topk",),
+          "Features each rank proposes per leaf in voting-parallel learning.", lo=1),
+    Param("early_stopping_round", 0, int,
+          ("early_stopping_rounds", "early_stopping", "n_iter_no_change"),
+          "Stop when no validation metric improved for this many rounds; 0 disables.", lo=0),
+    Param("early_stopping_min_delta", 0.0, float, (),
+          "Minimum improvement that counts for early stopping.", lo=0),
+    Param("first_metric_only", False, bool, (),
+          "Early stopping looks at the first metric only."),
+    Param("force_col_wise", False, bool, (),
+          "Force the column-wise (feature-parallel) histogram layout."),
+    Param("force_row_wise", False, bool, (),
+          "Force the row-wise (row-block-parallel) histogram layout."),
+    Param("verbosity", 1, int, ("verbose",),
+          "< 0 fatal only, 0 warnings, 1 info, > 1 debug."),
+    # dataset
+    Param("max_bin", 255, int, ("max_bins",),
+          "Maximum number of bins per feature.", lo=2, hi=65535),
+    Param("min_data_in_bin", 3, int, (),
+          "Minimum number of samples in a bin.", lo=1),
+    Param("bin_construct_sample_cnt", 200000, int, ("subsample_for_bin",),
+          "Rows sampled to find bin boundaries.", lo=1),
+    # objective
+    Param("num_class", 1, int, ("num_classes",),
+          "Number of classes; >= 2 for multiclass, 1 otherwise.", lo=1),
+    Param("is_unbalance", False, bool, ("unbalance", "unbalanced_sets"),
+          "Binary: re-weight classes to balance them (exclusive with scale_pos_weight)."),
+    Param("scale_pos_weight", 1.0, float, (),
+          "Binary: weight of the positive class.", lo=0, lo_open=True),
+    Param("sigmoid", 1.0, float, (),
+          "Binary: slope of the sigmoid.", lo=0, lo_open=True),
+    Param("alpha", 0.9, float, (),
+          "Huber: delta, where the loss turns from quadratic to linear.", lo=0, lo_open=True),
+    Param("boost_from_average", True, bool, (),
+          "Start from the label average (log-odds for binary) instead of 0."),
+    # metric
+    Param("metric", "", str, ("metrics", "metric_types"),
+          "Metrics to evaluate; \"\" means the objective's default, 'None' means none.",
+          choices=METRIC_ALIASES, convert=_convert_metric),
+    Param("metric_freq", 1, int, ("output_freq",),
+          "Evaluate metrics every k iterations.", lo=1),
+    Param("is_provide_training_metric", False, bool,
+          ("training_metric", "is_training_metric", "train_metric"),
+          "Also evaluate metrics on the training data."),
+    # network
+    Param("num_machines", 1, int, ("num_machine",),
+          "Number of processes (MPI ranks) taking part.", lo=1),
+]
+
+PARAMS: dict[str, Param] = {p.name: p for p in _ROWS}
+ALIASES: dict[str, str] = _invert({p.name: p.aliases for p in _ROWS})
+del _ROWS
+
+
+# --------------------------------------------------------------------------- #
+# Names
+# --------------------------------------------------------------------------- #
+def canonical_name(key: str) -> str:
+    """The canonical name of a parameter name or alias; ValueError if unknown."""
+    if not isinstance(key, str):
+        raise TypeError(f"Parameter names must be strings, got {key!r}")
+    name = ALIASES.get(key.strip())
+    if name is not None:
+        return name
+    close = difflib.get_close_matches(key.strip(), list(ALIASES), n=1)
+    if close:
+        alias_of = f" (alias of {ALIASES[close[0]]!r})" if ALIASES[close[0]] != close[0] else ""
+        hint = f"Did you mean {close[0]!r}{alias_of}?"
+    else:
+        hint = "See dgbdt.params.PARAMS for the parameters."
+    raise ValueError(f"Unknown parameter {key!r}. {hint}")
+
+
+# --------------------------------------------------------------------------- #
+# Values
+# --------------------------------------------------------------------------- #
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+
+
+def _coerce(p: Param, value: object) -> object:
+    """Coerce one value to ``p.kind`` and check it; raise naming the parameter."""
+    if p.convert is not None:
+        return p.convert(p, value)
+    is_bool = isinstance(value, (bool, np.bool_))
+    if p.kind is bool:
+        if is_bool:
+            return bool(value)
+        if isinstance(value, numbers.Real) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        raise _error(p, value, ValueError if isinstance(value, (str, numbers.Real)) else TypeError)
+    if p.kind is str:
+        if not isinstance(value, str):
+            raise _error(p, value, TypeError)
+        out = value.strip()
+        if p.choices is not None:
+            out = p.choices.get(out.lower())
+            if out is None:
+                raise _error(p, value)
+    else:  # int or float
+        if is_bool or not isinstance(value, (str, numbers.Real)):
+            raise _error(p, value, TypeError)
+        x = value
+        if isinstance(value, str):
+            try:  # int() first: exact for big integers; float() takes "1e3", "5.0"
+                x = int(value) if p.kind is int else float(value)
+            except ValueError:
+                try:
+                    x = float(value)
+                except ValueError:
+                    raise _error(p, value) from None
+        if p.kind is int and isinstance(x, numbers.Integral):
+            out = int(x)
+        else:
+            try:
+                out = float(x)  # OverflowError for ints beyond float range
+            except OverflowError:
+                raise _error(p, value) from None
+            if not math.isfinite(out) or (p.kind is int and not out.is_integer()):
+                raise _error(p, value)
+            if p.kind is int:
+                out = int(out)
+        if p.lo is not None and (out < p.lo or (p.lo_open and out == p.lo)):
+            raise _error(p, value)
+        if p.hi is not None and (out > p.hi or (p.hi_open and out == p.hi)):
+            raise _error(p, value)
+    if p.check is not None:
+        problem = p.check(out)
+        if problem:
+            raise ValueError(f"Parameter '{p.name}' {problem}, got {value!r}")
+    return out
+
+
+def _pick(name: str, given: list[tuple[str, object]]) -> object:
+    """Choose among several spellings of one parameter, as LightGBM does: the
+    canonical name wins, else the first one given; warn about differing values."""
+    names = [key for key, _ in given]
+    w = names.index(name) if name in names else 0
+    p = PARAMS[name]
+
+    def coerce(value: object) -> object:
+        return _coerce(p, p.default if value is None else value)
+
+    for i, (key, value) in enumerate(given):
+        if i == w:
+            continue
+        try:
+            same = coerce(value) == coerce(given[w][1])
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            warnings.warn(
+                f"Both '{given[w][0]}'={given[w][1]!r} and '{key}'={value!r} set parameter "
+                f"'{name}'; using '{given[w][0]}'={given[w][1]!r} and ignoring '{key}'.",
+                UserWarning, stacklevel=3)
+    return given[w][1]
+
+
+def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, object]:
+    """Validate ``params`` and return a NEW dict with every canonical name.
+
+    Keys may be canonical names or aliases; values may be strings (as the CLI
+    gives them) and are coerced to each parameter's kind. ``None`` as a value
+    means "use the default", as in LightGBM's Python package. The result is
+    ordered like ``PARAMS`` and resolving it again gives the same dict.
+
+    ``objective`` is a canonical objective name, or the callable as given.
+    ``metric`` is always a list of canonical metric names, duplicates removed
+    in order: not given / ``""`` / ``None`` -> ``[default_metric(objective)]``
+    (``[]`` for a callable objective); ``"None"``, ``"na"``, ``"null"``,
+    ``"custom"`` and ``[]`` -> ``[]`` (no metric). LightGBM reads an empty list
+    as "default"; here it means none so that a resolved ``[]`` stays ``[]``.
+    """
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    given: dict[str, list[tuple[str, object]]] = {}
+    for key, value in params.items():
+        given.setdefault(canonical_name(key), []).append((key.strip(), value))
+    out: dict[str, object] = {}
+    for name, p in PARAMS.items():
+        value = _pick(name, given[name]) if name in given else None
+        out[name] = _coerce(p, p.default if value is None else value)
+    if out["metric"] is None:
+        obj = out["objective"]
+        out["metric"] = [] if callable(obj) else [default_metric(obj)]
+    _check_combination(out)
+    return out
+
+
+def _check_combination(p: dict[str, object]) -> None:
+    """Rules that involve more than one parameter."""
+    if p["is_unbalance"] and p["scale_pos_weight"] != 1.0:
+        raise ValueError("Parameters 'is_unbalance'=True and 'scale_pos_weight'="
+                         f"{p['scale_pos_weight']!r} cannot be used together; use one of them")
+    if p["force_col_wise"] and p["force_row_wise"]:
+        raise ValueError("Parameters 'force_col_wise' and 'force_row_wise' cannot both be true")
+    obj = p["objective"]
+    if isinstance(obj, str):
+        if obj == "multiclass" and p["num_class"] < 2:
+            raise ValueError(f"Parameter 'num_class' must be >= 2 for objective 'multiclass', "
+                             f"got num_class={p['num_class']}")
+        if obj != "multiclass" and p["num_class"] != 1:
+            raise ValueError(f"Parameter 'num_class' must be 1 for objective {obj!r}, "
+                             f"got num_class={p['num_class']}")
+
+
+# --------------------------------------------------------------------------- #
+# Docs
+# --------------------------------------------------------------------------- #
+def params_table_markdown() -> str:
+    """A markdown table of all parameters: name | default | aliases | description."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    def values(choices: Mapping[str, str]) -> str:
+        """{value alias: canonical} -> "`a` (aliases `x`, `y`), `b`"."""
+        parts = []
+        for c in dict.fromkeys(choices.values()):
+            alts = ", ".join(f"`{a}`" for a, v in choices.items() if v == c and a != c)
+            parts.append(f"`{c}` (aliases {alts})" if alts else f"`{c}`")
+        return ", ".join(parts)
+
+    lines = ["| name | default | aliases | description |", "|---|---|---|---|"]
+    for p in PARAMS.values():
+        default = '""' if p.default == "" else str(p.default)
+        aliases = ", ".join(f"`{a}`" for a in p.aliases)
+        if p.name == "objective":
+            desc = f"{p.doc} One of {values(OBJECTIVE_ALIASES)}."
+        elif p.name == "metric":
+            desc = f"{p.doc} Comma-separated string or list of {values(METRIC_ALIASES)}."
+        elif p.choices is not None:
+            desc = f"{p.doc} One of {values(p.choices)}."
+        else:
+            desc = f"{p.doc} Must be {p.allowed}."
+        lines.append(f"| `{p.name}` | `{cell(default)}` | {cell(aliases)} | {cell(desc)} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,120 @@
+"""One regression tree as flat arrays (LightGBM's layout).
+
+Internal node ``k`` splits on ``split_feature[k]``: rows with
+``x <= threshold[k]`` (binned: ``bin <= threshold_bin[k]``) go to
+``left_child[k]``, others to ``right_child[k]``; NaN follows
+``default_left[k]``.  A child link ``c < 0`` is the leaf ``~c``.
+
+Growing a leaf ``L`` into a split keeps the left child as leaf ``L`` and
+appends the right child as a new leaf:
+
+    before:  parent --> ~L            after:  parent --> k
+                                                   k --left--> ~L
+                                                   k --right-> ~n_leaves
+"""
+import numpy as np
+
+from .native.common import FEATURE_INDEX_DTYPE, NODE_INDEX_DTYPE
+
+NODE_FIELDS = ("split_feature", "threshold", "threshold_bin", "default_left", "left_child",
+               "right_child", "split_gain", "internal_value", "internal_weight", "internal_count")
+LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
+
+
+class Tree:
+    def __init__(self, max_leaves):
+        m = max(max_leaves - 1, 1)
+        self.n_leaves = 1
+        self.split_feature = np.zeros(m, FEATURE_INDEX_DTYPE)
+        self.threshold = np.zeros(m, np.float64)
+        self.threshold_bin = np.zeros(m, np.int32)
+        self.default_left = np.zeros(m, np.uint8)
+        self.left_child = np.zeros(m, NODE_INDEX_DTYPE)
+        self.right_child = np.zeros(m, NODE_INDEX_DTYPE)
+        self.split_gain = np.zeros(m, np.float64)
+        self.internal_value = np.zeros(m, np.float64)
+        self.internal_weight = np.zeros(m, np.float64)
+        self.internal_count = np.zeros(m, np.float64)
+        self.leaf_value = np.zeros(max_leaves, np.float64)
+        self.leaf_weight = np.zeros(max_leaves, np.float64)
+        self.leaf_count = np.zeros(max_leaves, np.float64)
+        self.leaf_depth = np.zeros(max_leaves, np.int32)
+        self.leaf_parent = np.full(max_leaves, -1, np.int32)
+
+    @property
+    def n_nodes(self):
+        return self.n_leaves - 1
+
+    def split(self, leaf, feature, threshold_bin, threshold, default_left, gain,
+              parent_value, parent_weight, parent_count,
+              left_value, left_weight, left_count, right_value, right_weight, right_count):
+        """Turn ``leaf`` into an internal node; returns the new right leaf's index."""
+        node = self.n_leaves - 1
+        right = self.n_leaves
+        parent = self.leaf_parent[leaf]
+        if parent >= 0:
+            if self.left_child[parent] == ~leaf:
+                self.left_child[parent] = node
+            else:
+                self.right_child[parent] = node
+        self.split_feature[node] = feature
+        self.threshold_bin[node] = threshold_bin
+        self.threshold[node] = threshold
+        self.default_left[node] = default_left
+        self.split_gain[node] = gain
+        self.internal_value[node] = parent_value
+        self.internal_weight[node] = parent_weight
+        self.internal_count[node] = parent_count
+        self.left_child[node] = ~leaf
+        self.right_child[node] = ~right
+        depth = self.leaf_depth[leaf] + 1
+        for child, value, weight, count in ((leaf, left_value, left_weight, left_count),
+                                            (right, right_value, right_weight, right_count)):
+            self.leaf_value[child] = value
+            self.leaf_weight[child] = weight
+            self.leaf_count[child] = count
+            self.leaf_depth[child] = depth
+            self.leaf_parent[child] = node
+        self.n_leaves += 1
+        return right
+
+    def finish(self):
+        """Trim the arrays to the grown size."""
+        n, m = self.n_leaves, self.n_leaves - 1
+        for name in NODE_FIELDS:
+            setattr(self, name, getattr(self, name)[:m].copy())
+        for name in LEAF_FIELDS + ("leaf_parent",):
+            setattr(self, name, getattr(self, name)[:n].copy())
+        return self
+
+    def scale(self, factor):
+        self.leaf_value *= factor
+        self.internal_value *= factor
+
+    def max_depth(self):
+        return int(self.leaf_depth.max()) if self.n_leaves else 0
+
+    # -- serialisation -------------------------------------------------------
+    def to_dict(self):
+        d = {"num_leaves": int(self.n_leaves)}
+        for name in NODE_FIELDS + LEAF_FIELDS:
+            arr = getattr(self, name)
+            d[name] = arr.tolist()
+        return d
+
+    @classmethod
+    def from_dict(cls, d):
+        n = int(d["num_leaves"])
+        tree = cls(n)
+        tree.n_leaves = n
+        dtypes = {"split_feature": FEATURE_INDEX_DTYPE, "threshold_bin": np.int32,
+                  "default_left": np.uint8, "left_child": NODE_INDEX_DTYPE,
+                  "right_child": NODE_INDEX_DTYPE, "leaf_depth": np.int32}
+        for name in NODE_FIELDS + LEAF_FIELDS:
+            setattr(tree, name, np.asarray(d[name], dtype=dtypes.get(name, np.float64)))
+        tree.leaf_parent = np.full(n, -1, np.int32)
+        for k in range(n - 1):
+            for c in (tree.left_child[k], tree.right_child[k]):
+                if c < 0:
+                    tree.leaf_parent[~c] = k
+        return tree

@@ -1,0 +1,74 @@
+"""dtypes and record layouts shared by every kernel and by the Python layers.
+
+Tests import these names; nothing else hard-codes a dtype.
+"""
+import numpy as np
+
+# Binned feature values: one byte per value while a feature has <= 256 bins
+# (max_bin <= 255 plus the NaN bin), two bytes above.
+BIN_DTYPE_SMALL = np.uint8
+BIN_DTYPE_LARGE = np.uint16
+MAX_SMALL_BINS = 256
+
+# Gradients and hessians: float32 halves memory traffic in the histogram loop;
+# their sums are accumulated in float64 (HIST_DTYPE).
+GRAD_DTYPE = np.float32
+
+# Histogram sums: float64 because the larger child is parent - smaller child,
+# and subtraction of float32 sums would cancel badly; counts fit exactly.
+HIST_DTYPE = np.float64
+# A leaf's histogram is one C-contiguous (total_bins, HIST_WIDTH) block:
+# features one after another at per-feature offsets, no padding.
+HIST_WIDTH = 3
+HIST_GRAD, HIST_HESS, HIST_COUNT = 0, 1, 2
+
+# Row indices into the (local) data set: 4 bytes is enough for 4e9 rows per rank.
+INDEX_DTYPE = np.uint32
+
+# Scores (raw predictions) and labels: float64 so that adding hundreds of
+# small leaf values does not drift.
+SCORE_DTYPE = np.float64
+
+# Tree node arrays.
+NODE_INDEX_DTYPE = np.int32   # child links; a leaf is stored as ~leaf_index (< 0)
+FEATURE_INDEX_DTYPE = np.int32
+
+# A split record is a float64 vector so that it can travel through one
+# MPI allreduce and be compared field by field.  Feature index < 0 means
+# "no valid split".
+SPLIT_GAIN = 0
+SPLIT_FEATURE = 1
+SPLIT_BIN = 2            # threshold bin: rows with bin <= SPLIT_BIN go left
+SPLIT_DEFAULT_LEFT = 3   # 1.0 when missing values (the NaN bin) go left
+SPLIT_LEFT_GRAD = 4
+SPLIT_LEFT_HESS = 5
+SPLIT_LEFT_COUNT = 6
+SPLIT_RIGHT_GRAD = 7
+SPLIT_RIGHT_HESS = 8
+SPLIT_RIGHT_COUNT = 9
+SPLIT_LEFT_VALUE = 10
+SPLIT_RIGHT_VALUE = 11
+SPLIT_RECORD_SIZE = 12
+
+# Objective codes: kernels select by integer, never by closure (closures are
+# not cached by Numba).
+OBJ_REGRESSION = 0
+OBJ_REGRESSION_L1 = 1
+OBJ_HUBER = 2
+OBJ_BINARY = 3
+OBJ_MULTICLASS = 4
+
+# Split-scan hyper-parameters travel as one float64 vector (one kernel
+# signature whatever the parameters).
+SP_LAMBDA_L1 = 0
+SP_LAMBDA_L2 = 1
+SP_MIN_GAIN_TO_SPLIT = 2
+SP_MIN_DATA_IN_LEAF = 3
+SP_MIN_SUM_HESSIAN = 4
+SP_MAX_DELTA_STEP = 5
+SPLIT_PARAMS_SIZE = 6
+
+
+def bin_dtype_for(max_bins_per_feature):
+    """Smallest unsigned dtype that holds every bin index (NaN bin included)."""
+    return BIN_DTYPE_SMALL if max_bins_per_feature <= MAX_SMALL_BINS else BIN_DTYPE_LARGE

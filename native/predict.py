@@ -1,0 +1,116 @@
+"""Prediction kernels over flat node arrays.
+
+All trees of a model are concatenated.  Tree ``t`` owns internal nodes
+``node_offsets[t]:node_offsets[t+1]`` and leaves
+``leaf_offsets[t]:leaf_offsets[t+1]``; node 0 of a tree is its root.  A child
+link ``c >= 0`` is an internal node of the same tree, ``c < 0`` is the leaf
+``~c``.  A tree without internal nodes is a single leaf.  Tree ``t`` adds to
+class ``t % n_classes``.
+
+A row goes left when ``x <= threshold`` (real features) or
+``bin <= threshold_bin`` (binned features); NaN (the NaN bin) follows
+``default_left``.
+"""
+import numpy as np
+from numba import njit, prange
+
+# Rows per parallel block: a block walks every tree, so the trees stay in cache.
+PREDICT_BLOCK = 512
+
+
+@njit(cache=True, inline="always")
+def _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left,
+                 left_child, right_child):
+    if node_begin < 0:
+        return 0
+    node = 0
+    while node >= 0:
+        k = node_begin + node
+        x = X[i, split_feature[k]]
+        if np.isnan(x):
+            go_left = default_left[k] != 0
+        else:
+            go_left = x <= threshold[k]
+        node = left_child[k] if go_left else right_child[k]
+    return ~node
+
+
+@njit(cache=True, parallel=True)
+def predict_raw(X, node_offsets, leaf_offsets, split_feature, threshold, default_left,
+                left_child, right_child, leaf_value, n_trees, n_classes, out):
+    """Sum of leaf values of the first ``n_trees`` trees, per class.
+
+    Parameters
+    ----------
+    X : float64[n_samples, n_features]   # IN  C-contiguous
+    node_offsets, leaf_offsets : int64[n_total_trees + 1]  # IN
+    split_feature : int32[n_nodes]; threshold : float64[n_nodes]
+    default_left : uint8[n_nodes]; left_child, right_child : int32[n_nodes]
+    leaf_value : float64[n_leaves]       # IN
+    n_trees, n_classes : int             # IN
+    out : float64[n_samples, n_classes]  # IN/OUT values are added
+    """
+    n_samples = X.shape[0]
+    n_blocks = (n_samples + PREDICT_BLOCK - 1) // PREDICT_BLOCK
+    for blk in prange(n_blocks):
+        lo = blk * PREDICT_BLOCK
+        hi = min(n_samples, lo + PREDICT_BLOCK)
+        for t in range(n_trees):
+            node_begin = node_offsets[t] if node_offsets[t + 1] > node_offsets[t] else -1
+            leaf_begin = leaf_offsets[t]
+            c = t % n_classes
+            for i in range(lo, hi):
+                leaf = _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left,
+                                    left_child, right_child)
+                out[i, c] += leaf_value[leaf_begin + leaf]
+
+
+@njit(cache=True, parallel=True)
+def predict_leaf_index(X, node_offsets, split_feature, threshold, default_left,
+                       left_child, right_child, n_trees, out):
+    """Leaf index reached in each of the first ``n_trees`` trees.
+
+    Parameters
+    ----------
+    X : float64[n_samples, n_features]   # IN
+    out : int32[n_samples, n_trees]      # OUT
+    """
+    n_samples = X.shape[0]
+    n_blocks = (n_samples + PREDICT_BLOCK - 1) // PREDICT_BLOCK
+    for blk in prange(n_blocks):
+        lo = blk * PREDICT_BLOCK
+        hi = min(n_samples, lo + PREDICT_BLOCK)
+        for t in range(n_trees):
+            node_begin = node_offsets[t] if node_offsets[t + 1] > node_offsets[t] else -1
+            for i in range(lo, hi):
+                out[i, t] = _leaf_of_row(X, i, node_begin, split_feature, threshold,
+                                         default_left, left_child, right_child)
+
+
+@njit(cache=True, parallel=True)
+def add_tree_binned(binned_cols, nan_bins, split_feature, threshold_bin, default_left,
+                    left_child, right_child, leaf_value, scores):
+    """scores[i] += value of the leaf row i reaches in one tree, on binned data.
+
+    Used for rows the grower did not partition (out-of-bag rows, validation sets).
+
+    Parameters
+    ----------
+    binned_cols : uint8|uint16[n_features, n_samples]  # IN
+    nan_bins : int32[n_features]       # IN
+    split_feature, threshold_bin : int32[n_nodes]; default_left : uint8[n_nodes]
+    left_child, right_child : int32[n_nodes]; leaf_value : float64[n_leaves]  # IN one tree
+    scores : float64[n_samples]        # IN/OUT
+    """
+    n_nodes = split_feature.shape[0]
+    for i in prange(binned_cols.shape[1]):
+        node = 0 if n_nodes > 0 else -1
+        while node >= 0:
+            f = split_feature[node]
+            b = binned_cols[f, i]
+            if b == nan_bins[f]:
+                go_left = default_left[node] != 0
+            else:
+                go_left = b <= threshold_bin[node]
+            node = left_child[node] if go_left else right_child[node]
+        scores[i] += leaf_value[~node]

@@ -1,0 +1,135 @@
+"""Split scan: the best threshold of every feature from a leaf's histogram.
+
+Gain and leaf value follow the second-order formulas (XGBoost paper, Chen &
+Guestrin 2016, eq. 5-7), with L1 soft-thresholding of the gradient sum and an
+optional clip of the leaf value (``max_delta_step``) as in LightGBM:
+
+    output(G, H) = -T(G) / (H + lambda_l2),   T(G) = sign(G) max(|G| - lambda_l1, 0)
+    gain(G, H)   = -(2 T(G) output + (H + lambda_l2) output^2)
+                 = T(G)^2 / (H + lambda_l2)   when the output is not clipped
+    split gain   = gain(left) + gain(right) - gain(parent)
+
+No fastmath here: the gains are compared for equality across ranks.
+"""
+import numpy as np
+from numba import njit
+
+from .common import (
+    SPLIT_GAIN, SPLIT_FEATURE, SPLIT_BIN, SPLIT_DEFAULT_LEFT,
+    SPLIT_LEFT_GRAD, SPLIT_LEFT_HESS, SPLIT_LEFT_COUNT,
+    SPLIT_RIGHT_GRAD, SPLIT_RIGHT_HESS, SPLIT_RIGHT_COUNT,
+    SPLIT_LEFT_VALUE, SPLIT_RIGHT_VALUE,
+    SP_LAMBDA_L1, SP_LAMBDA_L2, SP_MIN_GAIN_TO_SPLIT, SP_MIN_DATA_IN_LEAF,
+    SP_MIN_SUM_HESSIAN, SP_MAX_DELTA_STEP,
+)
+
+
+@njit(cache=True, inline="always")
+def _threshold_l1(sum_gradients, lambda_l1):
+    magnitude = abs(sum_gradients) - lambda_l1
+    if magnitude <= 0.0:
+        return 0.0
+    return magnitude if sum_gradients > 0.0 else -magnitude
+
+
+@njit(cache=True)
+def leaf_output(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step):
+    """Optimal leaf value (eq. 5 with L1 and the max_delta_step clip)."""
+    value = -_threshold_l1(sum_gradients, lambda_l1) / (sum_hessians + lambda_l2)
+    if max_delta_step > 0.0 and abs(value) > max_delta_step:
+        value = max_delta_step if value > 0.0 else -max_delta_step
+    return value
+
+
+@njit(cache=True)
+def leaf_gain(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step):
+    """Loss reduction of one leaf at its optimal value (eq. 6 per leaf)."""
+    sg = _threshold_l1(sum_gradients, lambda_l1)
+    if max_delta_step <= 0.0:
+        return sg * sg / (sum_hessians + lambda_l2)
+    value = leaf_output(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step)
+    return -(2.0 * sg * value + (sum_hessians + lambda_l2) * value * value)
+
+
+@njit(cache=True)
+def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
+                    sum_gradients, sum_hessians, count, split_params, out):
+    """Best split of one leaf over the features ``feature_indices``.
+
+    For every feature the thresholds are scanned left to right; a feature with
+    a NaN bin (its last bin) is scanned twice, NaN going right, then NaN going
+    left, and the better direction is kept.  Ties keep the earlier candidate:
+    the lower feature index in ``feature_indices`` order, then the lower bin,
+    then NaN-right.
+
+    Parameters
+    ----------
+    hist : float64[total_bins, 3]          # IN  the leaf's histogram
+    feature_indices : int32[n_used]        # IN  candidate features, ascending
+    feature_offsets : int64[n_features+1]  # IN
+    nan_bins : int32[n_features]           # IN  NaN bin within the feature, -1 if none
+    sum_gradients, sum_hessians, count : float  # IN  the leaf's totals
+    split_params : float64[SPLIT_PARAMS_SIZE]  # IN
+    out : float64[SPLIT_RECORD_SIZE]       # OUT the best split; feature -1 if none
+    """
+    l1 = split_params[SP_LAMBDA_L1]
+    l2 = split_params[SP_LAMBDA_L2]
+    min_data = split_params[SP_MIN_DATA_IN_LEAF]
+    min_hess = split_params[SP_MIN_SUM_HESSIAN]
+    max_delta = split_params[SP_MAX_DELTA_STEP]
+    # A split must beat the parent's own gain by min_gain_to_split.
+    min_gain_shift = leaf_gain(sum_gradients, sum_hessians, l1, l2, max_delta) \
+        + split_params[SP_MIN_GAIN_TO_SPLIT]
+    best_gain = -np.inf
+    out[:] = 0.0
+    out[SPLIT_FEATURE] = -1.0
+    for j in range(feature_indices.shape[0]):
+        f = feature_indices[j]
+        start = feature_offsets[f]
+        nan_bin = nan_bins[f]
+        n_value_bins = feature_offsets[f + 1] - start
+        nan_g = 0.0
+        nan_h = 0.0
+        nan_c = 0.0
+        if nan_bin >= 0:
+            n_value_bins -= 1
+            nan_g = hist[start + nan_bin, 0]
+            nan_h = hist[start + nan_bin, 1]
+            nan_c = hist[start + nan_bin, 2]
+        n_directions = 2 if (nan_bin >= 0 and nan_c > 0.0) else 1
+        for direction in range(n_directions):
+            # direction 0: NaN rows go right; 1: NaN rows go left.
+            left_g = nan_g if direction == 1 else 0.0
+            left_h = nan_h if direction == 1 else 0.0
+            left_c = nan_c if direction == 1 else 0.0
+            for b in range(n_value_bins - 1):
+                left_g += hist[start + b, 0]
+                left_h += hist[start + b, 1]
+                left_c += hist[start + b, 2]
+                if left_c < min_data or left_h < min_hess:
+                    continue
+                right_c = count - left_c
+                right_h = sum_hessians - left_h
+                if right_c < min_data or right_h < min_hess:
+                    # The right side only shrinks as b grows.
+                    break
+                right_g = sum_gradients - left_g
+                gain = leaf_gain(left_g, left_h, l1, l2, max_delta) \
+                    + leaf_gain(right_g, right_h, l1, l2, max_delta)
+                if gain > min_gain_shift and gain > best_gain:
+                    best_gain = gain
+                    out[SPLIT_FEATURE] = f
+                    out[SPLIT_BIN] = b
+                    out[SPLIT_DEFAULT_LEFT] = 1.0 if direction == 1 else 0.0
+                    out[SPLIT_LEFT_GRAD] = left_g
+                    out[SPLIT_LEFT_HESS] = left_h
+                    out[SPLIT_LEFT_COUNT] = left_c
+    if out[SPLIT_FEATURE] < 0.0:
+        out[SPLIT_GAIN] = -np.inf
+        return
+    out[SPLIT_GAIN] = best_gain - min_gain_shift
+    out[SPLIT_RIGHT_GRAD] = sum_gradients - out[SPLIT_LEFT_GRAD]
+    out[SPLIT_RIGHT_HESS] = sum_hessians - out[SPLIT_LEFT_HESS]
+    out[SPLIT_RIGHT_COUNT] = count - out[SPLIT_LEFT_COUNT]
+    out[SPLIT_LEFT_VALUE] = leaf_output(out[SPLIT_LEFT_GRAD], out[SPLIT_LEFT_HESS], l1, l2, max_delta)
+    out[SPLIT_RIGHT_VALUE] = leaf_output(out[SPLIT_RIGHT_GRAD], out[SPLIT_RIGHT_HESS], l1, l2, max_delta)
