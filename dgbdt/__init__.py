@@ -7,8 +7,10 @@ from .booster import Booster
 from .callback import EarlyStopException, early_stopping, log_evaluation, record_evaluation
 from .dataset import Dataset
 from .engine import train
+from .sklearn import DGBDTClassifier, DGBDTRegressor
 
 __version__ = "0.1.0"
 
 __all__ = ["Booster", "Dataset", "train", "early_stopping", "log_evaluation",
-           "record_evaluation", "EarlyStopException", "__version__"]
+           "record_evaluation", "EarlyStopException", "DGBDTClassifier", "DGBDTRegressor",
+           "__version__"]

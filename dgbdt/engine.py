@@ -30,7 +30,8 @@ class TrainingData:
 
     def __init__(self, dataset):
         mapper = dataset.bin_mapper
-        self.binned = dataset.binned
+        self.binned = dataset.binned          # (n_samples, n_features)
+        self.layout = dataset.layout
         self.bin_mapper = mapper
         self.n_samples = dataset.n_samples
         self.n_features = dataset.n_features
@@ -232,7 +233,7 @@ def _binned_raw_scores(booster, dataset, k_out):
 
 
 def _add_tree(tree, dataset, nan_bins, scores):
-    add_tree_binned(dataset.binned, nan_bins, tree.split_feature, tree.threshold_bin,
+    add_tree_binned(dataset.binned.T, nan_bins, tree.split_feature, tree.threshold_bin,
                     tree.default_left, tree.left_child, tree.right_child, tree.leaf_value, scores)
 
 

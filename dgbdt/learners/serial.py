@@ -2,7 +2,9 @@
 import numpy as np
 
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
-from ..native.histogram import build_histogram_colwise
+import numba
+
+from ..native.histogram import build_histogram_colwise, build_histogram_rowwise
 from ..native.partition import partition_rows
 from ..native.split import find_best_split
 
@@ -13,7 +15,7 @@ class SerialLearner:
     Parameters
     ----------
     data : TrainingData
-        binned (n_features, n_samples), feature_offsets, nan_bins.
+        binned (n_samples, n_features) in C or F order, layout, feature_offsets, nan_bins.
     split_params : float64[SPLIT_PARAMS_SIZE]
     """
 
@@ -26,8 +28,14 @@ class SerialLearner:
 
     def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
                        feature_indices, hist):
-        build_histogram_colwise(self.data.binned, sample_indices, ordered_gradients,
-                                ordered_hessians, feature_indices, self.data.feature_offsets, hist)
+        if self.data.layout == "row":
+            build_histogram_rowwise(self.data.binned, sample_indices, ordered_gradients,
+                                    ordered_hessians, self.data.feature_offsets,
+                                    numba.get_num_threads(), hist)
+        else:
+            build_histogram_colwise(self.data.binned.T, sample_indices, ordered_gradients,
+                                    ordered_hessians, feature_indices, self.data.feature_offsets,
+                                    hist)
 
     def best_split(self, hist, feature_indices, totals, record):
         find_best_split(hist, feature_indices, self.data.feature_offsets, self.data.nan_bins,
@@ -35,6 +43,6 @@ class SerialLearner:
 
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])
-        return partition_rows(sample_indices, self.data.binned[feature], int(record[SPLIT_BIN]),
+        return partition_rows(sample_indices, self.data.binned[:, feature], int(record[SPLIT_BIN]),
                               bool(record[SPLIT_DEFAULT_LEFT]), int(self.data.nan_bins[feature]),
                               scratch)

@@ -1,0 +1,25 @@
+"""Command line entry point: ``dgbdt <command>`` / ``python -m dgbdt <command>``."""
+import sys
+
+USAGE = """usage: dgbdt <command> [options]
+
+commands:
+  demo      train on generated HIGGS-like data and report (see --help)
+"""
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command == "demo":
+        from .demo import run_demo
+        return run_demo(rest)
+    print(f"dgbdt: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

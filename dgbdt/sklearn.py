@@ -1,0 +1,583 @@
+"""scikit-learn estimators: ``DGBDTClassifier`` and ``DGBDTRegressor``.
+
+Thin adapters over :func:`dgbdt.train`, shaped like LightGBM's sklearn API
+(same parameter names and defaults, same ``fit``/``predict`` arguments, extra
+keyword arguments passed through as training parameters). No learning logic
+lives here: the estimators validate input the scikit-learn way, translate
+parameters, build :class:`dgbdt.Dataset` objects and call ``train``.
+
+Fitted attributes are plain attributes set by ``fit`` (so scikit-learn's
+``check_is_fitted`` sees them); ``feature_importances_`` is a property because
+it follows ``importance_type``, which may change after fitting.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from .callback import record_evaluation
+from .dataset import Dataset
+from .engine import train
+from .params import ALIASES, default_metric
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    _sk_validate_data = None
+
+__all__ = ["DGBDTModel", "DGBDTClassifier", "DGBDTRegressor"]
+
+# float32 input stays float32 through validation (the Dataset bins column by
+# column, so no float64 copy of the whole matrix is made); anything else becomes float64.
+_X_DTYPES = [np.float64, np.float32]
+_ACCEPT_SPARSE = ["csr", "csc", "coo"]
+
+
+def _validate_data(estimator, X, y="no_validation", **kw):
+    """``sklearn.utils.validation.validate_data`` with a fallback for scikit-learn < 1.6."""
+    if _sk_validate_data is not None:
+        return _sk_validate_data(estimator, X, y, **kw)
+    kw["force_all_finite"] = kw.pop("ensure_all_finite")  # pragma: no cover
+    return estimator._validate_data(X, y, **kw)  # pragma: no cover
+
+
+def _check_sample_weight_compat(sample_weight, X):
+    # Non-negative, one per row, float64; all-zero weights are an error (scikit-learn >= 1.9
+    # raises "Sample weights must contain at least one non-zero number").
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    except TypeError:  # pragma: no cover - older signature
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    if not np.any(sw > 0):
+        raise ValueError("Sample weights must contain at least one non-zero number "
+                         "(all sample weights are zero)")
+    return sw
+
+
+def _n_threads(n_jobs):
+    """joblib's convention: None or -1 -> all cores (0 for the engine), -2 -> all but one."""
+    if n_jobs is None:
+        return 0
+    n_jobs = int(n_jobs)
+    if n_jobs < 0:
+        return 0 if n_jobs == -1 else max((os.cpu_count() or 1) + 1 + n_jobs, 1)
+    return n_jobs
+
+
+def _seed(random_state):
+    """An int seed, or None (the engine's default) for random_state=None."""
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        return None if random_state is None else int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max))
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _n_positional_args(func):
+    """Number of positional parameters of a user callable (2, 3 or 4 as in LightGBM)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return 3
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+class _ObjectiveFunctionWrapper:
+    """``objective(y_true, y_pred[, weight[, group]]) -> (grad, hess)`` as a train-level
+    ``fobj(preds, train_data)``. ``y_pred`` are raw scores: (n,) or (n, n_classes)."""
+
+    def __init__(self, func):
+        self.func = func
+        self.argc = _n_positional_args(func)
+        if self.argc < 2 or self.argc > 4:
+            raise TypeError(f"Custom objective must take 2, 3 or 4 positional arguments "
+                            f"(y_true, y_pred[, weight[, group]]), got {self.argc}")
+
+    def __call__(self, preds, dataset):
+        labels = dataset.get_label()
+        if self.argc == 2:
+            return self.func(labels, preds)
+        if self.argc == 3:
+            return self.func(labels, preds, dataset.get_weight())
+        return self.func(labels, preds, dataset.get_weight(), None)
+
+
+class _EvalFunctionWrapper:
+    """``metric(y_true, y_pred[, weight[, group]]) -> (name, value, is_higher_better)``
+    (or a list of such tuples) as a train-level ``feval(preds, eval_data)``."""
+
+    def __init__(self, func):
+        self.func = func
+        self.argc = _n_positional_args(func)
+        if self.argc < 2 or self.argc > 4:
+            raise TypeError(f"Custom eval metric must take 2, 3 or 4 positional arguments "
+                            f"(y_true, y_pred[, weight[, group]]), got {self.argc}")
+
+    def __call__(self, preds, dataset):
+        labels = dataset.get_label()
+        if self.argc == 2:
+            return self.func(labels, preds)
+        if self.argc == 3:
+            return self.func(labels, preds, dataset.get_weight())
+        return self.func(labels, preds, dataset.get_weight(), None)
+
+
+def _eval_list(value, name, n):
+    """The i-th entry of an eval_* list (or None)."""
+    if value is None:
+        return [None] * n
+    if isinstance(value, dict):
+        return [value.get(i) for i in range(n)]
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        raise ValueError(f"{name} must be a list with one entry per eval_set entry ({n}), "
+                         f"got {value!r}")
+    return list(value)
+
+
+class DGBDTModel(BaseEstimator):
+    """Shared base of the dgbdt scikit-learn estimators (LightGBM's ``LGBMModel`` shape).
+
+    Parameters
+    ----------
+    boosting_type : str, default="gbdt"
+    num_leaves : int, default=31
+    max_depth : int, default=-1
+        <= 0 means no limit.
+    learning_rate : float, default=0.1
+    n_estimators : int, default=100
+        Number of boosting rounds.
+    subsample_for_bin : int, default=200000
+        Rows sampled to find the bin boundaries.
+    objective : str, callable or None, default=None
+        None means "regression" (regressor), "binary" or "multiclass"
+        (classifier). A callable ``objective(y_true, y_pred) -> (grad, hess)``
+        (optionally with a third ``weight`` argument) is a custom objective;
+        ``y_pred`` are raw scores, (n_samples,) or (n_samples, n_classes).
+    class_weight : dict, "balanced" or None, default=None
+        Classifier only: weights per class, multiplied into ``sample_weight``.
+    min_split_gain : float, default=0.0
+    min_child_weight : float, default=1e-3
+        Minimum sum of hessians in a leaf.
+    min_child_samples : int, default=20
+        Minimum number of samples in a leaf.
+    subsample : float, default=1.0
+        Bagging fraction (used when ``subsample_freq > 0``).
+    subsample_freq : int, default=0
+    colsample_bytree : float, default=1.0
+    reg_alpha : float, default=0.0
+        L1 regularisation.
+    reg_lambda : float, default=0.0
+        L2 regularisation.
+    random_state : int, RandomState, Generator or None, default=None
+        Seed; None uses the engine's default seed.
+    n_jobs : int or None, default=None
+        Threads; None or -1 means all cores, -2 all but one.
+    max_bin : int, default=255
+    tree_learner : str, default="serial"
+    verbosity : int, default=-1
+    importance_type : {"split", "gain"}, default="split"
+        What ``feature_importances_`` counts.
+    **kwargs
+        Any other dgbdt/LightGBM training parameter (canonical name or alias),
+        passed to :func:`dgbdt.train`; ``get_params`` includes them.
+    """
+
+    def __init__(self, *, boosting_type="gbdt", num_leaves=31, max_depth=-1, learning_rate=0.1,
+                 n_estimators=100, subsample_for_bin=200000, objective=None, class_weight=None,
+                 min_split_gain=0.0, min_child_weight=1e-3, min_child_samples=20, subsample=1.0,
+                 subsample_freq=0, colsample_bytree=1.0, reg_alpha=0.0, reg_lambda=0.0,
+                 random_state=None, n_jobs=None, max_bin=255, tree_learner="serial",
+                 verbosity=-1, importance_type="split", **kwargs):
+        self.boosting_type = boosting_type
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.subsample_for_bin = subsample_for_bin
+        self.objective = objective
+        self.class_weight = class_weight
+        self.min_split_gain = min_split_gain
+        self.min_child_weight = min_child_weight
+        self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.subsample_freq = subsample_freq
+        self.colsample_bytree = colsample_bytree
+        self.reg_alpha = reg_alpha
+        self.reg_lambda = reg_lambda
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.max_bin = max_bin
+        self.tree_learner = tree_learner
+        self.verbosity = verbosity
+        self.importance_type = importance_type
+        # Extra training parameters given as keyword arguments (private: scikit-learn's
+        # check_no_attributes_set_in_init ignores names starting with "_").
+        self._other_params = {}
+        self.set_params(**kwargs)
+
+    # -- scikit-learn plumbing ------------------------------------------------
+    @classmethod
+    def _signature_params(cls):
+        return set(cls._get_param_names())
+
+    def get_params(self, deep=True):
+        """Parameters of the estimator, the extra ``**kwargs`` parameters included."""
+        params = super().get_params(deep=deep)
+        params.update(self._other_params)
+        return params
+
+    def set_params(self, **params):
+        """Set parameters; names that are not in the signature become extra training params."""
+        known = self._signature_params()
+        for key, value in params.items():
+            setattr(self, key, value)
+            if key not in known:
+                self._other_params[key] = value
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- parameters -----------------------------------------------------------
+    def _train_params(self, objective):
+        """The params dict given to dgbdt.train (n_estimators goes in num_boost_round)."""
+        params = self.get_params(deep=False)
+        for key in ("objective", "class_weight", "importance_type", "n_estimators",
+                    "random_state", "n_jobs"):
+            params.pop(key, None)
+        # A parameter given in **kwargs (any spelling) overrides the constructor argument
+        # of the same parameter, e.g. lambda_l2=1 beats reg_lambda=0.0.
+        overridden = {ALIASES.get(k) for k in self._other_params} - {None}
+        for key in self._signature_params():
+            if key in params and ALIASES.get(key) in overridden:
+                del params[key]
+        # An objective given in **kwargs under another name (e.g. "application") wins,
+        # as in LightGBM.
+        for key in list(params):
+            if ALIASES.get(key) == "objective" and key in self._other_params:
+                objective = params.pop(key)
+        params["objective"] = (_ObjectiveFunctionWrapper(objective) if callable(objective)
+                               else objective)
+        # random_state and n_jobs are aliases of seed and num_threads: a spelling given
+        # in **kwargs wins (as in LightGBM) without a "both given" warning.
+        seed = _seed(self.random_state)
+        if seed is not None and not self._in_kwargs("seed"):
+            params["seed"] = seed
+        if not self._in_kwargs("num_threads"):
+            params["num_threads"] = _n_threads(self.n_jobs)
+        return params, objective
+
+    def _in_kwargs(self, canonical):
+        return any(ALIASES.get(k) == canonical for k in self._other_params)
+
+    # -- fit ------------------------------------------------------------------
+    def _validate_X(self, X, reset):
+        return _validate_data(self, X, reset=reset, accept_sparse=_ACCEPT_SPARSE,
+                              dtype=_X_DTYPES, ensure_all_finite=False,
+                              ensure_min_samples=2 if reset else 1)
+
+    def _fit(self, raw_Xy, X, y, sample_weight, init_score, eval_set, eval_names,
+             eval_sample_weight, eval_init_score, eval_metric, feature_name, callbacks,
+             init_model, objective, extra_params, encode_y=None):
+        """The fit shared by both estimators.
+
+        ``X``/``y`` are validated (``y`` encoded for classifiers); ``raw_Xy`` is the
+        pair the user passed, to recognise the training data inside ``eval_set``.
+        """
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight_compat(sample_weight, X)
+        if feature_name == "auto" and hasattr(self, "feature_names_in_"):
+            feature_name = [str(c) for c in self.feature_names_in_]
+        params, objective = self._train_params(objective)
+        params.update(extra_params)
+
+        # Metrics: those named in eval_metric first, then the params' metric (or the
+        # objective's default, which the engine picks when "metric" is absent).
+        metrics = eval_metric if isinstance(eval_metric, (list, tuple)) else (
+            [] if eval_metric is None else [eval_metric])
+        builtin = [m for m in metrics if isinstance(m, str)]
+        fevals = [_EvalFunctionWrapper(m) for m in metrics if callable(m)]
+        if builtin:
+            metric_key = next((k for k in params if ALIASES.get(k) == "metric"), None)
+            current = params.pop(metric_key) if metric_key else None
+            if current is None or current == "":
+                current = [] if callable(objective) else [default_metric(objective)]
+            elif isinstance(current, str):
+                current = current.split(",")
+            params["metric"] = builtin + [m for m in current if m not in builtin]
+
+        train_set = Dataset(X, label=y, weight=sample_weight, init_score=init_score,
+                            feature_name=feature_name)
+        valid_sets, valid_names = [], []
+        if eval_set is not None:
+            if isinstance(eval_set, tuple):
+                eval_set = [eval_set]
+            n = len(eval_set)
+            weights = _eval_list(eval_sample_weight, "eval_sample_weight", n)
+            inits = _eval_list(eval_init_score, "eval_init_score", n)
+            for i, pair in enumerate(eval_set):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise TypeError(f"eval_set[{i}] must be a pair (X, y), "
+                                    f"got {type(pair).__name__}")
+                vx, vy = pair
+                is_train = vx is raw_Xy[0] and vy is raw_Xy[1]
+                if is_train:
+                    # The training data gets its own Dataset (binned with the training
+                    # mapper) rather than train_set itself: the engine does not evaluate
+                    # train_set when it is listed in valid_sets.
+                    vx, vy, vw, vinit = X, y, sample_weight, init_score
+                else:
+                    vx = self._validate_X(vx, reset=False)
+                    vy = np.asarray(vy).ravel() if encode_y is None else encode_y(vy)
+                    vw, vinit = weights[i], inits[i]
+                    if vw is not None:
+                        vw = _check_sample_weight(vw, vx, dtype=np.float64)
+                valid_sets.append(Dataset(vx, label=vy, weight=vw, init_score=vinit,
+                                          feature_name=feature_name, reference=train_set))
+                if eval_names is not None and i < len(eval_names):
+                    valid_names.append(eval_names[i])
+                else:
+                    valid_names.append("training" if is_train else f"valid_{i}")
+
+        if isinstance(init_model, DGBDTModel):
+            check_is_fitted(init_model)
+            init_model = init_model.booster_
+        callbacks = list(callbacks) if callbacks is not None else []
+        evals_result = {}
+        callbacks.append(record_evaluation(evals_result))
+
+        booster = train(params, train_set, num_boost_round=self.n_estimators,
+                        valid_sets=valid_sets, valid_names=valid_names,
+                        feval=fevals or None, init_model=init_model, callbacks=callbacks)
+        self.booster_ = booster
+        self.objective_ = objective
+        self.evals_result_ = evals_result
+        self.best_iteration_ = int(booster.best_iteration)
+        # Without early stopping LightGBM reports the last iteration's results.
+        self.best_score_ = booster.best_score or {
+            data: {metric: values[-1] for metric, values in per_data.items()}
+            for data, per_data in evals_result.items()}
+        self.n_estimators_ = booster.current_iteration()
+        self.n_iter_ = self.n_estimators_
+        return self
+
+    # -- predict --------------------------------------------------------------
+    def _predict_raw(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+        check_is_fitted(self, "booster_")
+        X = self._validate_X(X, reset=False)
+        return self.booster_.predict(X, raw_score=raw_score, num_iteration=num_iteration,
+                                     pred_leaf=pred_leaf)
+
+    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+        """Predicted values; raw scores with ``raw_score=True``; leaf indices
+        (n_samples, n_trees) with ``pred_leaf=True``. ``num_iteration=None`` uses the
+        best iteration when early stopping found one."""
+        return self._predict_raw(X, raw_score, num_iteration, pred_leaf)
+
+    # -- fitted attributes ----------------------------------------------------
+    @property
+    def feature_importances_(self):
+        """Per feature: number of splits ("split") or total gain ("gain") (``importance_type``)."""
+        check_is_fitted(self, "booster_")
+        return self.booster_.feature_importance(importance_type=self.importance_type)
+
+    @property
+    def feature_name_(self):
+        """Feature names of the fitted model (``Column_i`` when X had none)."""
+        check_is_fitted(self, "booster_")
+        return self.booster_.feature_name()
+
+
+class DGBDTRegressor(RegressorMixin, DGBDTModel):
+    """Gradient-boosted trees regressor (LightGBM's ``LGBMRegressor`` API).
+
+    See :class:`DGBDTModel` for the parameters.
+    """
+
+    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
+            eval_sample_weight=None, eval_metric=None, feature_name="auto", callbacks=None,
+            init_model=None, *, eval_init_score=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            NaN means missing.
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+        init_score : array-like of shape (n_samples,), optional
+            Starting raw scores.
+        eval_set : list of (X, y) pairs, optional
+            Validation data, evaluated after every round (``evals_result_``) and
+            used by early stopping.
+        eval_names : list of str, optional
+        eval_sample_weight : list of array-like, optional
+        eval_metric : str, callable or list of them, optional
+            Built-in metric names are evaluated in addition to the params' metric;
+            a callable ``metric(y_true, y_pred) -> (name, value, is_higher_better)``.
+        feature_name : list of str or "auto"
+        callbacks : list of callables, optional
+            E.g. ``[dgbdt.early_stopping(10)]``.
+        init_model : str, Booster or fitted DGBDTRegressor, optional
+            Continue training this model.
+        eval_init_score : list of array-like, optional
+
+        Returns
+        -------
+        self
+        """
+        Xv, yv = _validate_data(self, X, y, reset=True, accept_sparse=_ACCEPT_SPARSE,
+                                dtype=_X_DTYPES, ensure_all_finite=False, ensure_min_samples=2,
+                                y_numeric=True)
+        yv = np.asarray(yv, dtype=np.float64)
+        objective = self.objective if self.objective is not None else "regression"
+        return self._fit((X, y), Xv, yv, sample_weight, init_score, eval_set, eval_names,
+                         eval_sample_weight, eval_init_score, eval_metric, feature_name,
+                         callbacks, init_model, objective, {})
+
+
+class DGBDTClassifier(ClassifierMixin, DGBDTModel):
+    """Gradient-boosted trees classifier (LightGBM's ``LGBMClassifier`` API).
+
+    Two classes train a "binary" model, more a "multiclass" one (``num_class``
+    set from the data). Labels may be of any type: they are encoded with a
+    LabelEncoder and ``predict`` returns the original labels. See
+    :class:`DGBDTModel` for the parameters.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        tags.classifier_tags.multi_label = False
+        return tags
+
+    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
+            eval_sample_weight=None, eval_metric=None, feature_name="auto", callbacks=None,
+            init_model=None, *, eval_init_score=None):
+        """Fit the model. Same arguments as :meth:`DGBDTRegressor.fit`; ``y`` holds class labels.
+
+        ``eval_metric`` names ``"logloss"`` and ``"error"`` map to the binary or
+        multiclass metric as the number of classes requires.
+
+        Returns
+        -------
+        self
+        """
+        Xv, yv = _validate_data(self, X, y, reset=True, accept_sparse=_ACCEPT_SPARSE,
+                                dtype=_X_DTYPES, ensure_all_finite=False, ensure_min_samples=2)
+        check_classification_targets(yv)
+        encoder = LabelEncoder().fit(yv)
+        classes = encoder.classes_
+        if len(classes) < 2:
+            raise ValueError(f"y contains only one class ({classes[0]!r}); the classifier needs "
+                             "samples of at least 2 classes")
+        y_enc = encoder.transform(yv).astype(np.float64)
+
+        class_weight = self.class_weight
+        if isinstance(class_weight, dict):
+            unknown = [k for k in class_weight if k not in set(classes.tolist())]
+            if unknown:
+                raise ValueError(f"class_weight has labels {unknown!r} that are not in y; "
+                                 f"classes are {classes.tolist()!r}")
+            class_weight = {int(encoder.transform([k])[0]): v for k, v in class_weight.items()}
+        if sample_weight is not None or class_weight is not None:
+            w = (_check_sample_weight_compat(sample_weight, Xv) if sample_weight is not None
+                 else np.ones(len(y_enc)))
+            if class_weight is not None:
+                w = w * compute_sample_weight(class_weight, y_enc)
+            if np.count_nonzero(np.bincount(y_enc.astype(np.int64), weights=w) > 0) < 2:
+                raise ValueError("Only one class has a positive total weight; the classifier "
+                                 "needs samples of at least 2 classes with non-zero weight")
+            sample_weight = w
+
+        n_classes = len(classes)
+        objective = self.objective
+        if objective is None:
+            objective = "multiclass" if n_classes > 2 else "binary"
+        extra = {}
+        multiclass_objective = isinstance(objective, str) and objective.strip().lower() in (
+            "multiclass", "softmax")
+        if n_classes > 2 or multiclass_objective:
+            for key in [k for k in self._other_params if ALIASES.get(k) == "num_class"]:
+                extra[key] = n_classes
+            extra["num_class"] = n_classes
+
+        # "logloss"/"error" name the binary or multiclass metric as the data requires.
+        if eval_metric is not None and not callable(eval_metric):
+            names = list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric]
+            multi = n_classes > 2
+            rename = ({"logloss": "multi_logloss", "binary_logloss": "multi_logloss",
+                       "error": "multi_error", "binary_error": "multi_error"} if multi else
+                      {"logloss": "binary_logloss", "multi_logloss": "binary_logloss",
+                       "error": "binary_error", "multi_error": "binary_error"})
+            eval_metric = [rename.get(m, m) if isinstance(m, str) else m for m in names]
+
+        def encode(labels):
+            labels = np.asarray(labels).ravel()
+            unknown = np.setdiff1d(labels, classes)
+            if unknown.size:
+                raise ValueError(f"eval_set labels {unknown.tolist()!r} were not in the training "
+                                 f"labels {classes.tolist()!r}")
+            return encoder.transform(labels).astype(np.float64)
+
+        self.classes_ = classes
+        self.n_classes_ = n_classes
+        return self._fit((X, y), Xv, y_enc, sample_weight, init_score, eval_set, eval_names,
+                         eval_sample_weight, eval_init_score, eval_metric, feature_name, callbacks,
+                         init_model, objective, extra, encode_y=encode)
+
+    def _uses_custom_objective(self):
+        check_is_fitted(self, "booster_")
+        return callable(self.objective_)
+
+    def predict_proba(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+        """Class probabilities, shape (n_samples, n_classes).
+
+        With a custom objective the model cannot know the link function: the
+        raw scores are returned (with a warning), as in LightGBM.
+        """
+        custom = self._uses_custom_objective()  # also raises NotFittedError
+        result = self._predict_raw(X, raw_score, num_iteration, pred_leaf)
+        if raw_score or pred_leaf:
+            return result
+        if custom:
+            warnings.warn("Cannot compute class probabilities with a custom objective; "
+                          "returning raw scores instead", UserWarning, stacklevel=2)
+            return result
+        if result.ndim == 1:
+            return np.column_stack((1.0 - result, result))
+        return result
+
+    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+        """Predicted class labels (the labels given to ``fit``); raw scores with
+        ``raw_score=True``, leaf indices with ``pred_leaf=True``.
+
+        With a custom objective the labels come from the raw scores: the
+        largest score per row (multiclass) or score > 0 (binary).
+        """
+        if raw_score or pred_leaf:
+            return self._predict_raw(X, raw_score, num_iteration, pred_leaf)
+        if self._uses_custom_objective():
+            scores = self._predict_raw(X, True, num_iteration)
+            index = np.argmax(scores, axis=1) if scores.ndim == 2 else (scores > 0).astype(np.int64)
+        else:
+            index = np.argmax(self.predict_proba(X, num_iteration=num_iteration), axis=1)
+        return self.classes_[index]
+
+    def decision_function(self, X, num_iteration=None):
+        """Raw scores: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        return self._predict_raw(X, True, num_iteration)

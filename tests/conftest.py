@@ -1,0 +1,115 @@
+"""Shared test setup: a writable Numba cache and a warm JIT before any test runs.
+
+``NUMBA_CACHE_DIR`` is set here, at import, before anything imports numba, so
+kernels compiled in this process are cached where later ``mpiexec`` ranks
+(started by the distributed tests, which inherit the environment) find them.
+"""
+import itertools
+import os
+import pathlib
+import warnings
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO_ROOT / ".numba_cache"))
+# Numba's OpenMP layer spin-waits by default; on a 2-core box every parallel
+# kernel call then costs ~10 ms instead of ~10 us (measured), which makes the
+# many tiny calls of the tests (and oversubscribed MPI ranks) crawl.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+
+# Binned layouts (see dgbdt.dataset.choose_layout): each compiles its own variants.
+LAYOUTS = ({"force_row_wise": True}, {"force_col_wise": True})
+
+
+def _warm_kernels():
+    """Run every kernel once, for every dtype variant the library uses."""
+    import scipy.sparse as sp
+
+    import dgbdt
+
+    rng = np.random.default_rng(0)
+    n = 400  # > 256 distinct values, so max_bin=300 gives uint16 bins
+    X = rng.normal(size=(n, 4))
+    X_nan = X.copy()
+    X_nan[rng.random(X.shape) < 0.1] = np.nan
+    y_reg = X[:, 0] + 0.1 * rng.normal(size=n)
+    y_bin = (X[:, 1] > 0).astype(float)
+    y_multi = np.digitize(X[:, 2], [-0.5, 0.5]).astype(float)
+    base = {"num_leaves": 4, "min_data_in_leaf": 5, "verbosity": -1}
+    cases = [
+        ("regression", y_reg, {}),
+        ("regression_l1", y_reg, {}),
+        ("huber", y_reg, {}),
+        ("binary", y_bin, {}),
+        ("multiclass", y_multi, {"num_class": 3}),
+        # bagging (out-of-bag rows walk add_tree_binned), feature_fraction,
+        # uint16 bins (max_bin > 255) and weights.
+        ("regression", y_reg, {"bagging_fraction": 0.5, "bagging_freq": 1,
+                               "feature_fraction": 0.5, "max_bin": 300, "min_data_in_bin": 1}),
+    ]
+    for objective, y, extra in cases:
+        for data, layout in itertools.product((X, X_nan), LAYOUTS):
+            params = {**base, "objective": objective, **extra, **layout}
+            w = rng.random(n) + 0.5
+            booster = dgbdt.train(params, dgbdt.Dataset(data, label=y, weight=w),
+                                  num_boost_round=2)
+            booster.predict(data)
+            booster.predict(data, raw_score=True)
+            booster.predict(data, pred_leaf=True)
+    X_sparse = sp.random(n, 4, density=0.3, format="csr", random_state=0)
+    dgbdt.train({**base, "objective": "regression"}, dgbdt.Dataset(X_sparse, label=y_reg),
+                num_boost_round=2).predict(X_sparse)
+
+    # Kernels the serial trainer does not reach (best effort: a changed
+    # signature should fail its own tests, not every test of the session).
+    try:
+        _warm_direct_calls()
+    except Exception as exc:  # noqa: BLE001
+        warnings.warn(f"warming kernels directly failed: {exc!r}")
+
+
+def _warm_direct_calls():
+    from dgbdt.native import binning, common, histogram, random, split
+
+    ub = np.array([-1.0, 0.0, 1.0, np.inf])
+    binning.value_to_bin(0.5, ub, -1)
+    random.uniform_from_counter(1, 2, 3)
+    split.leaf_gain(1.0, 2.0, 0.0, 1.0, 0.0)
+    split.leaf_output(1.0, 2.0, 0.0, 1.0, 0.0)
+    offsets = np.array([0, 4, 8], np.int64)
+    rows = np.arange(10, dtype=common.INDEX_DTYPE)
+    g = np.ones(10, common.GRAD_DTYPE)
+    features = np.arange(2, dtype=np.int32)
+    hist = np.zeros((8, common.HIST_WIDTH), common.HIST_DTYPE)
+    for dtype in (common.BIN_DTYPE_SMALL, common.BIN_DTYPE_LARGE):
+        binned_rows = np.zeros((10, 2), dtype)
+        histogram.build_histogram_rowwise(binned_rows, rows, g, g, offsets, 2, hist)
+        histogram.build_histogram_colwise(np.ascontiguousarray(binned_rows.T), rows, g, g,
+                                          features, offsets, hist)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_numba():
+    """Compile (or load from the cache) every kernel once, before any timing."""
+    _warm_kernels()
+
+
+@pytest.fixture(scope="session")
+def shared_datasets():
+    """Path of ``shared/datasets`` beside the checkout; skips when absent."""
+    candidates = []
+    try:
+        from dgbdt.datasets import find_shared_datasets
+        found = find_shared_datasets()
+        if found is not None:
+            candidates.append(pathlib.Path(found))
+    except ImportError:
+        pass
+    candidates += [REPO_ROOT.parent / "shared" / "datasets", pathlib.Path("/work/shared/datasets")]
+    for path in candidates:
+        if path.is_dir():
+            return path
+    pytest.skip("shared/datasets is not available beside this checkout")

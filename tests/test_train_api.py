@@ -1,0 +1,640 @@
+"""dgbdt.train / Dataset / Booster behaviour through the public API.
+
+Small generated data only; every test compares against something that can
+disagree: a constant model, an equivalent input, or an equivalent parameter
+spelling.
+"""
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dgbdt
+
+QUIET = {"verbosity": -1}
+
+
+# --------------------------------------------------------------------------- #
+# helpers
+# --------------------------------------------------------------------------- #
+def _regression_data(n=600, n_features=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    y = 2.0 * X[:, 0] + np.sin(2 * X[:, 1]) + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+def _binary_data(n=600, n_features=5, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    logit = 2.0 * X[:, 0] - 1.5 * X[:, 1] * (X[:, 2] > 0)
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(np.float64)
+    return X, y
+
+
+def _multiclass_data(n=600, n_features=5, n_classes=3, seed=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    centers = np.random.default_rng(99).normal(scale=1.5, size=(n_classes, 2))
+    d = ((X[:, None, :2] - centers[None]) ** 2).sum(-1)
+    y = np.argmin(d + 0.5 * rng.normal(size=d.shape), axis=1).astype(np.float64)
+    return X, y
+
+
+def _discrete_data(n=400, n_features=4, n_values=8, seed=3):
+    """Integer-valued features with few distinct values: bins do not depend on
+    how often each value occurs, so duplicated/zero-weight rows bin alike."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_values, size=(n, n_features)).astype(np.float64)
+    # every value appears in every column (so subsets keep the same bins)
+    X[:n_values] = np.arange(n_values)[:, None]
+    y = X[:, 0] - 0.5 * X[:, 1] + rng.normal(size=n)
+    return X, y
+
+
+def _train(params, X, y, rounds=10, **ds_kw):
+    return dgbdt.train({**QUIET, **params}, dgbdt.Dataset(X, y, **ds_kw), num_boost_round=rounds)
+
+
+def _trees(booster):
+    """The learned structure and values of a model, without its metadata."""
+    return booster.dump_model()["trees"]
+
+
+def _assert_same_model(a, b, X):
+    assert _trees(a) == _trees(b)
+    np.testing.assert_array_equal(a.predict(X, raw_score=True), b.predict(X, raw_score=True))
+
+
+def _tree_depths(booster):
+    return [max(t["leaf_depth"]) if t["num_leaves"] > 1 else 0 for t in _trees(booster)]
+
+
+def _logloss(y, p):
+    p = np.clip(p, 1e-15, 1 - 1e-15)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+# --------------------------------------------------------------------------- #
+# objectives
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("objective", ["regression", "regression_l1", "huber"])
+def test_regression_objectives_beat_constant(objective):
+    X, y = _regression_data()
+    Xt, yt = _regression_data(seed=10)
+    b = _train({"objective": objective, "num_leaves": 15, "learning_rate": 0.2,
+                "alpha": 1.0}, X, y, rounds=30)
+    pred = b.predict(Xt)
+    assert pred.shape == (len(yt),)
+    if objective == "regression_l1":
+        const = np.mean(np.abs(yt - np.median(y)))
+        assert np.mean(np.abs(yt - pred)) < 0.5 * const
+    else:
+        const = np.mean((yt - np.mean(y)) ** 2)
+        assert np.mean((yt - pred) ** 2) < 0.3 * const
+
+
+def test_binary_beats_constant():
+    X, y = _binary_data()
+    Xt, yt = _binary_data(seed=11)
+    b = _train({"objective": "binary", "num_leaves": 7}, X, y, rounds=30)
+    p = b.predict(Xt)
+    assert p.shape == (len(yt),)
+    assert np.all((p > 0) & (p < 1))
+    raw = b.predict(Xt, raw_score=True)
+    np.testing.assert_allclose(p, 1 / (1 + np.exp(-raw)), rtol=1e-12)
+    assert _logloss(yt, p) < 0.85 * _logloss(yt, np.full(len(yt), y.mean()))
+
+
+def test_multiclass_beats_constant():
+    X, y = _multiclass_data()
+    Xt, yt = _multiclass_data(seed=12)
+    b = _train({"objective": "multiclass", "num_class": 3, "num_leaves": 7}, X, y, rounds=20)
+    assert b.num_trees() == 20 * 3
+    p = b.predict(Xt)
+    assert p.shape == (len(yt), 3)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-12)
+    prior = np.bincount(y.astype(int), minlength=3) / len(y)
+    ll = -np.mean(np.log(p[np.arange(len(yt)), yt.astype(int)]))
+    ll_const = -np.mean(np.log(prior[yt.astype(int)]))
+    assert ll < 0.7 * ll_const
+    assert np.mean(p.argmax(1) == yt) > 0.7
+    raw = b.predict(Xt, raw_score=True)
+    assert raw.shape == (len(yt), 3)
+
+
+# --------------------------------------------------------------------------- #
+# input types
+# --------------------------------------------------------------------------- #
+def test_pandas_input_same_model_and_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _regression_data(n=300)
+    names = ["alpha", "beta", "gamma", "delta", "eps"]
+    df = pd.DataFrame(X, columns=names)
+    b_np = _train({"num_leaves": 7}, X, y)
+    b_df = _train({"num_leaves": 7}, df, y)
+    assert b_df.feature_name() == names
+    assert b_np.feature_name() == [f"Column_{i}" for i in range(5)]
+    _assert_same_model(b_np, b_df, X)
+    np.testing.assert_array_equal(b_df.predict(df), b_np.predict(X))
+    assert b_df.dump_model()["feature_names"] == names
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_input_same_model_as_dense(fmt):
+    rng = np.random.default_rng(4)
+    X, y = _regression_data(n=400)
+    X[rng.random(X.shape) < 0.6] = 0.0          # mostly zeros
+    y = y + 3 * (X[:, 3] != 0)
+    Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
+    b_dense = _train({"num_leaves": 7}, X, y)
+    b_sparse = _train({"num_leaves": 7}, Xs, y)
+    _assert_same_model(b_dense, b_sparse, X)
+    np.testing.assert_array_equal(b_sparse.predict(Xs), b_dense.predict(X))
+
+
+# --------------------------------------------------------------------------- #
+# weights and init_score
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("objective", ["regression", "binary"])
+def test_weight_two_equals_duplicated_row(objective):
+    X, y = _discrete_data()
+    if objective == "binary":
+        y = (y > np.median(y)).astype(np.float64)
+    w = np.ones(len(y))
+    dup = np.arange(0, len(y), 3)
+    w[dup] = 2.0
+    params = {"objective": objective, "num_leaves": 7, "min_data_in_leaf": 1,
+              "min_sum_hessian_in_leaf": 1e-3, "min_data_in_bin": 1}
+    b_w = _train(params, X, y, weight=w)
+    Xd = np.vstack([X, X[dup]])
+    yd = np.concatenate([y, y[dup]])
+    b_d = _train(params, Xd, yd)
+    b_plain = _train(params, X, y)
+    pw, pd_, pp = (b.predict(X, raw_score=True) for b in (b_w, b_d, b_plain))
+    np.testing.assert_allclose(pw, pd_, rtol=1e-6, atol=1e-6)
+    assert not np.allclose(pw, pp, atol=1e-3)  # the weights did something
+
+
+def test_zero_weight_rows_are_ignored():
+    X, y = _discrete_data()
+    rng = np.random.default_rng(5)
+    n_extra = 150
+    X_extra = X[rng.integers(0, len(X), n_extra)]
+    y_extra = rng.normal(scale=100.0, size=n_extra)      # wild labels
+    X_all = np.vstack([X, X_extra])
+    y_all = np.concatenate([y, y_extra])
+    w_all = np.concatenate([np.ones(len(y)), np.zeros(n_extra)])
+    params = {"num_leaves": 7, "min_data_in_leaf": 1, "min_data_in_bin": 1}
+    b_ref = _train(params, X, y)
+    b_zero = _train(params, X_all, y_all, weight=w_all)
+    np.testing.assert_allclose(b_zero.predict(X), b_ref.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_init_score():
+    X, y = _regression_data(n=400)
+    c = 5.0
+    # LightGBM: an init_score disables boost_from_average, and predictions do
+    # not include it.
+    b_init = _train({"num_leaves": 7}, X, y, init_score=np.full(len(y), c))
+    b_shift = _train({"num_leaves": 7, "boost_from_average": False}, X, y - c)
+    np.testing.assert_allclose(b_init.predict(X), b_shift.predict(X), rtol=1e-9, atol=1e-9)
+    assert _trees(b_init)[0]["split_feature"] == _trees(b_shift)[0]["split_feature"]
+    # and it is not the model trained without the offset
+    b_plain = _train({"num_leaves": 7}, X, y)
+    assert np.mean(np.abs(b_plain.predict(X) - (b_init.predict(X) + c))) > 0.05
+
+
+def test_init_score_of_validation_set_is_used():
+    X, y = _regression_data(n=400)
+    Xv, yv = _regression_data(n=200, seed=13)
+    res_a, res_b = {}, {}
+    params = {**QUIET, "num_leaves": 7, "metric": "l2"}
+    ds = dgbdt.Dataset(X, y)
+    dgbdt.train(params, ds, 3, valid_sets=[ds.create_valid(Xv, yv)], valid_names=["v"],
+                callbacks=[dgbdt.record_evaluation(res_a)])
+    ds = dgbdt.Dataset(X, y)
+    dgbdt.train(params, ds, 3,
+                valid_sets=[ds.create_valid(Xv, yv, init_score=np.full(len(yv), 50.0))],
+                valid_names=["v"], callbacks=[dgbdt.record_evaluation(res_b)])
+    assert res_b["v"]["l2"][0] > 100 * res_a["v"]["l2"][0]
+
+
+# --------------------------------------------------------------------------- #
+# validation, evaluation and early stopping
+# --------------------------------------------------------------------------- #
+def _noisy_split(seed=6):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, 5))
+    y = X[:, 0] + rng.normal(scale=2.0, size=300)
+    return X[:200], y[:200], X[200:], y[200:]
+
+
+def test_valid_sets_record_evaluation_matches_predictions():
+    X, y, Xv, yv = _noisy_split()
+    ds = dgbdt.Dataset(X, y)
+    dv = dgbdt.Dataset(Xv, yv, reference=ds)
+    res = {}
+    b = dgbdt.train({**QUIET, "num_leaves": 7, "metric": ["l2", "l1"]}, ds, 6,
+                    valid_sets=[ds, dv], valid_names=["train", "holdout"],
+                    callbacks=[dgbdt.record_evaluation(res)])
+    # LightGBM names the training data after valid_names when it is given
+    assert set(res) == {"train", "holdout"}
+    assert set(res["holdout"]) == {"l2", "l1"}
+    assert len(res["holdout"]["l2"]) == 6 and len(res["train"]["l1"]) == 6
+    for k in (1, 4, 6):
+        p = b.predict(Xv, num_iteration=k)
+        assert res["holdout"]["l2"][k - 1] == pytest.approx(np.mean((p - yv) ** 2), rel=1e-9)
+        assert res["holdout"]["l1"][k - 1] == pytest.approx(np.mean(np.abs(p - yv)), rel=1e-9)
+        pt = b.predict(X, num_iteration=k)
+        assert res["train"]["l2"][k - 1] == pytest.approx(np.mean((pt - y) ** 2), rel=1e-9)
+    # training loss goes down
+    assert res["train"]["l2"][-1] < res["train"]["l2"][0]
+
+
+def test_default_eval_names():
+    X, y, Xv, yv = _noisy_split()
+    ds = dgbdt.Dataset(X, y)
+    res = {}
+    dgbdt.train({**QUIET, "num_leaves": 7}, ds, 2,
+                valid_sets=[ds, ds.create_valid(Xv, yv)],
+                callbacks=[dgbdt.record_evaluation(res)])
+    # as LightGBM: "training" for the training data, "valid_<index>" otherwise
+    assert set(res) == {"training", "valid_1"}
+    assert len(res["training"]["l2"]) == 2
+
+
+def test_early_stopping_best_iteration_and_predict():
+    X, y, Xv, yv = _noisy_split()
+    ds = dgbdt.Dataset(X, y)
+    res = {}
+    b = dgbdt.train({**QUIET, "num_leaves": 31, "min_data_in_leaf": 2, "learning_rate": 0.5},
+                    ds, 200, valid_sets=[ds.create_valid(Xv, yv)], valid_names=["v"],
+                    callbacks=[dgbdt.early_stopping(5, verbose=False),
+                               dgbdt.record_evaluation(res)])
+    best = b.best_iteration
+    assert 1 <= best < 100
+    l2 = res["v"]["l2"]
+    assert len(l2) == best + 5                       # stopped 5 rounds after the best
+    assert b.current_iteration() == best + 5
+    assert int(np.argmin(l2)) + 1 == best
+    assert b.best_score["v"]["l2"] == pytest.approx(min(l2))
+    # predict uses the best iteration by default; num_iteration overrides it
+    p_default = b.predict(Xv)
+    np.testing.assert_array_equal(p_default, b.predict(Xv, num_iteration=best))
+    assert np.mean((p_default - yv) ** 2) == pytest.approx(min(l2), rel=1e-9)
+    p_all = b.predict(Xv, num_iteration=-1)
+    np.testing.assert_array_equal(p_all, b.predict(Xv, num_iteration=b.current_iteration()))
+    assert not np.array_equal(p_all, p_default)
+    p_first = b.predict(Xv, num_iteration=1)
+    assert np.mean((p_first - yv) ** 2) == pytest.approx(l2[0], rel=1e-9)
+    # saved model keeps best_iteration
+    b2 = dgbdt.Booster(model_str=b.model_to_string())
+    assert b2.best_iteration == best
+    np.testing.assert_array_equal(b2.predict(Xv), p_default)
+
+
+def test_early_stopping_from_params():
+    X, y, Xv, yv = _noisy_split()
+    ds = dgbdt.Dataset(X, y)
+    b = dgbdt.train({**QUIET, "num_leaves": 31, "min_data_in_leaf": 2, "learning_rate": 0.5,
+                     "early_stopping_rounds": 3}, ds, 200,
+                    valid_sets=[ds.create_valid(Xv, yv)])
+    assert 1 <= b.best_iteration and b.current_iteration() == b.best_iteration + 3
+
+
+def test_log_evaluation_format(capsys):
+    X, y, Xv, yv = _noisy_split()
+    ds = dgbdt.Dataset(X, y)
+    dgbdt.train({**QUIET, "num_leaves": 7, "metric": "l2,l1"}, ds, 4,
+                valid_sets=[ds.create_valid(Xv, yv)], valid_names=["val"],
+                callbacks=[dgbdt.log_evaluation(period=2)])
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert len(lines) == 2, lines
+    num = r"[-+0-9.e]+"
+    for it, line in zip((2, 4), lines):
+        assert re.fullmatch(rf"\[{it}\]\tval's l2: {num}\tval's l1: {num}", line), line
+
+
+# --------------------------------------------------------------------------- #
+# custom objective and metric
+# --------------------------------------------------------------------------- #
+def test_custom_objective_l2_equals_regression():
+    X, y = _regression_data(n=400)
+
+    def l2(preds, train_data):
+        assert isinstance(train_data, dgbdt.Dataset)
+        return preds - train_data.get_label(), np.ones_like(preds)
+
+    b_custom = _train({"objective": l2, "num_leaves": 7}, X, y)
+    b_builtin = _train({"objective": "regression", "boost_from_average": False,
+                        "num_leaves": 7}, X, y)
+    np.testing.assert_allclose(b_custom.predict(X), b_builtin.predict(X), rtol=1e-12, atol=1e-12)
+    assert [t["split_feature"] for t in _trees(b_custom)] == \
+        [t["split_feature"] for t in _trees(b_builtin)]
+    # the custom model predicts raw scores
+    np.testing.assert_array_equal(b_custom.predict(X), b_custom.predict(X, raw_score=True))
+
+
+def test_custom_objective_bad_shape_is_an_error():
+    X, y = _regression_data(n=100)
+    with pytest.raises(ValueError, match="shape"):
+        _train({"objective": lambda p, d: (np.zeros(3), np.ones(3))}, X, y)
+
+
+def test_feval_lightgbm_signature_and_early_stopping():
+    X, y = _binary_data(n=500)
+    Xv, yv = _binary_data(n=300, seed=14)
+    calls = []
+
+    def accuracy(preds, eval_data):
+        calls.append(preds.copy())
+        assert isinstance(eval_data, dgbdt.Dataset)
+        return "acc", float(np.mean((preds > 0.5) == eval_data.get_label())), True
+
+    def neg_one(preds, eval_data):
+        return [("one", 1.0, False), ("two", 2.0, True)]
+
+    ds = dgbdt.Dataset(X, y)
+    res = {}
+    b = dgbdt.train({**QUIET, "objective": "binary", "metric": "None", "num_leaves": 7},
+                    ds, 8, valid_sets=[ds.create_valid(Xv, yv)], valid_names=["v"],
+                    feval=[accuracy, neg_one], callbacks=[dgbdt.record_evaluation(res)])
+    assert set(res["v"]) == {"acc", "one", "two"}
+    assert len(calls) == 8
+    # built-in objective: feval sees transformed predictions (probabilities)
+    assert np.all((calls[-1] >= 0) & (calls[-1] <= 1))
+    np.testing.assert_allclose(calls[-1], b.predict(Xv, num_iteration=8), rtol=1e-12)
+    for k in (1, 8):
+        acc = np.mean((b.predict(Xv, num_iteration=k) > 0.5) == yv)
+        assert res["v"]["acc"][k - 1] == pytest.approx(acc)
+    assert res["v"]["two"] == [2.0] * 8
+
+    # early stopping on a higher-is-better feval
+    ds = dgbdt.Dataset(X, y)
+    b = dgbdt.train({**QUIET, "objective": "binary", "metric": "None", "num_leaves": 31,
+                     "min_data_in_leaf": 2, "learning_rate": 0.8}, ds, 300,
+                    valid_sets=[ds.create_valid(Xv, yv)], feval=accuracy,
+                    callbacks=[dgbdt.early_stopping(5, verbose=False)])
+    assert b.current_iteration() == b.best_iteration + 5
+    assert b.best_score["valid_0"]["acc"] == pytest.approx(
+        np.mean((b.predict(Xv) > 0.5) == yv))
+
+
+# --------------------------------------------------------------------------- #
+# continued training
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("objective", ["regression", "binary", "multiclass"])
+def test_init_model_continuation_equals_longer_training(objective, tmp_path):
+    if objective == "multiclass":
+        X, y = _multiclass_data(n=400)
+        params = {"objective": objective, "num_class": 3}
+    elif objective == "binary":
+        X, y = _binary_data(n=400)
+        params = {"objective": objective}
+    else:
+        X, y = _regression_data(n=400)
+        params = {"objective": objective}
+    params.update(QUIET, num_leaves=7)
+    b20 = dgbdt.train(params, dgbdt.Dataset(X, y), 20)
+    b10 = dgbdt.train(params, dgbdt.Dataset(X, y), 10)
+    p10 = b10.predict(X, raw_score=True)
+    b_cont = dgbdt.train(params, dgbdt.Dataset(X, y), 10, init_model=b10)
+    assert b_cont.current_iteration() == 20
+    np.testing.assert_allclose(b_cont.predict(X, raw_score=True), b20.predict(X, raw_score=True),
+                               rtol=1e-10, atol=1e-12)
+    # the init model is not modified
+    np.testing.assert_array_equal(b10.predict(X, raw_score=True), p10)
+    assert b10.current_iteration() == 10
+    # from a file too
+    path = tmp_path / "ten.json"
+    b10.save_model(path)
+    b_file = dgbdt.train(params, dgbdt.Dataset(X, y), 10, init_model=str(path))
+    np.testing.assert_allclose(b_file.predict(X, raw_score=True), b20.predict(X, raw_score=True),
+                               rtol=1e-10, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- #
+# randomness
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("sampling", [
+    {"bagging_fraction": 0.6, "bagging_freq": 1},
+    {"feature_fraction": 0.6},
+])
+def test_sampling_reproducible_and_seed_dependent(sampling):
+    X, y = _regression_data(n=400, n_features=8)
+    params = {"num_leaves": 7, **sampling}
+    a = _train({**params, "seed": 1}, X, y)
+    b = _train({**params, "seed": 1}, X, y)
+    c = _train({**params, "seed": 2}, X, y)
+    full = _train({"num_leaves": 7}, X, y)
+    _assert_same_model(a, b, X)
+    assert _trees(a) != _trees(c)
+    assert _trees(a) != _trees(full)
+    key = "bagging_seed" if "bagging_freq" in sampling else "feature_fraction_seed"
+    d = _train({**params, "seed": 1, key: 12345}, X, y)
+    assert _trees(a) != _trees(d)
+    if "feature_fraction" in sampling:
+        # every tree uses only round(0.6 * 8) = 5 features
+        for t in _trees(a):
+            assert len(set(t["split_feature"])) <= 5
+
+
+def test_bagging_uses_a_subset_of_rows():
+    X, y = _regression_data(n=400)
+    b = _train({"num_leaves": 4, "bagging_fraction": 0.5, "bagging_freq": 1, "min_data_in_leaf": 1},
+               X, y, rounds=1)
+    root_count = sum(_trees(b)[0]["leaf_count"])
+    assert 120 <= root_count <= 280
+
+
+# --------------------------------------------------------------------------- #
+# parameters
+# --------------------------------------------------------------------------- #
+def test_parameter_aliases_give_the_same_model():
+    X, y = _regression_data(n=400, n_features=8)
+    canonical = {"num_iterations": 6, "learning_rate": 0.3, "min_data_in_leaf": 7,
+                 "lambda_l2": 2.0, "bagging_fraction": 0.7, "bagging_freq": 1,
+                 "feature_fraction": 0.7, "seed": 11, "num_threads": 1, "num_leaves": 9}
+    aliases = {"n_estimators": 6, "eta": 0.3, "min_child_samples": 7, "reg_lambda": 2.0,
+               "subsample": 0.7, "subsample_freq": 1, "colsample_bytree": 0.7,
+               "random_state": 11, "n_jobs": 1, "max_leaves": 9}
+    a = dgbdt.train({**QUIET, **canonical}, dgbdt.Dataset(X, y))
+    b = dgbdt.train({**QUIET, **aliases}, dgbdt.Dataset(X, y))
+    assert a.current_iteration() == 6
+    _assert_same_model(a, b, X)
+    # and the settings matter (the comparison can fail)
+    c = dgbdt.train({**QUIET, **canonical, "seed": 12}, dgbdt.Dataset(X, y))
+    assert _trees(a) != _trees(c)
+
+
+@pytest.mark.parametrize("bad, closest", [
+    ("learning_rat", "learning_rate"),
+    ("num_leavs", "num_leaves"),
+    ("min_data_in_lef", "min_data_in_leaf"),
+])
+def test_unknown_parameter_names_closest(bad, closest):
+    X, y = _regression_data(n=50)
+    with pytest.raises(ValueError) as info:
+        _train({bad: 1}, X, y, rounds=1)
+    assert bad in str(info.value) and closest in str(info.value)
+
+
+@pytest.mark.parametrize("params, exc, words", [
+    ({"num_leaves": 1}, ValueError, ["num_leaves", "1"]),
+    ({"learning_rate": -0.1}, ValueError, ["learning_rate", "-0.1"]),
+    ({"bagging_fraction": 1.5}, ValueError, ["bagging_fraction", "1.5"]),
+    ({"objective": "hinge"}, ValueError, ["objective", "hinge"]),
+    ({"num_leaves": "many"}, ValueError, ["num_leaves", "many"]),
+    ({"num_leaves": 2.5}, ValueError, ["num_leaves", "2.5"]),
+    ({"min_data_in_leaf": -1}, ValueError, ["min_data_in_leaf", "-1"]),
+    ({"num_leaves": [3]}, TypeError, ["num_leaves"]),
+    ({"objective": "multiclass"}, ValueError, ["num_class"]),
+])
+def test_bad_parameter_values(params, exc, words):
+    X, y = _regression_data(n=50)
+    with pytest.raises(exc) as info:
+        _train(params, X, y, rounds=1)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_bad_labels():
+    X, y = _regression_data(n=50)
+    with pytest.raises(ValueError, match="label"):
+        _train({"objective": "binary"}, X, y, rounds=1)
+    with pytest.raises(ValueError, match="label"):
+        _train({"objective": "multiclass", "num_class": 3}, X, np.full(50, 3.0), rounds=1)
+
+
+def test_wrong_feature_count_at_predict():
+    X, y = _regression_data(n=100)
+    b = _train({"num_leaves": 4}, X, y, rounds=2)
+    for bad in (X[:, :3], np.hstack([X, X])):
+        with pytest.raises(ValueError, match=r"expects 5\b"):
+            b.predict(bad)
+    with pytest.raises(ValueError, match="5"):
+        b.predict(sp.csr_matrix(X[:, :4]))
+
+
+# --------------------------------------------------------------------------- #
+# tree shape
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("max_depth", [1, 2, 3])
+def test_max_depth_respected(max_depth):
+    X, y = _regression_data(n=500)
+    b = _train({"num_leaves": 31, "max_depth": max_depth, "min_data_in_leaf": 1}, X, y, rounds=5)
+    depths = _tree_depths(b)
+    assert max(depths) == max_depth
+    for t in _trees(b):
+        assert t["num_leaves"] <= 2 ** max_depth
+
+
+@pytest.mark.parametrize("num_leaves", [2, 5, 17])
+def test_num_leaves_respected(num_leaves):
+    X, y = _regression_data(n=500)
+    b = _train({"num_leaves": num_leaves, "min_data_in_leaf": 1}, X, y, rounds=3)
+    counts = [t["num_leaves"] for t in _trees(b)]
+    assert counts == [num_leaves] * 3   # plenty of data: every tree fills up
+    for t in _trees(b):
+        assert sum(t["leaf_count"]) == 500
+
+
+def test_unlimited_depth_grows_deep():
+    X, y = _regression_data(n=500)
+    b = _train({"num_leaves": 31, "min_data_in_leaf": 1}, X, y, rounds=2)
+    assert max(_tree_depths(b)) > 5      # leaf-wise growth is not depth-limited
+
+
+def test_min_data_in_leaf_respected():
+    X, y = _regression_data(n=500)
+    b = _train({"num_leaves": 63, "min_data_in_leaf": 40}, X, y, rounds=3)
+    for t in _trees(b):
+        assert min(t["leaf_count"]) >= 40
+
+
+# --------------------------------------------------------------------------- #
+# feature importance, determinism, pred_leaf
+# --------------------------------------------------------------------------- #
+def test_feature_importance():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(500, 6))
+    y = 3 * X[:, 4] + 0.3 * X[:, 1] + 0.1 * rng.normal(size=500)
+    b = _train({"num_leaves": 7}, X, y, rounds=10)
+    split = b.feature_importance("split")
+    gain = b.feature_importance("gain")
+    assert split.shape == (6,) and gain.shape == (6,)
+    assert np.issubdtype(split.dtype, np.integer)
+    assert split.sum() == sum(t["num_leaves"] - 1 for t in _trees(b))
+    assert int(np.argmax(gain)) == 4
+    assert np.all(gain >= 0) and gain[4] > 0.5 * gain.sum()
+    total_gain = sum(sum(t["split_gain"]) for t in _trees(b))
+    assert gain.sum() == pytest.approx(total_gain)
+    with pytest.raises(ValueError, match="importance_type"):
+        b.feature_importance("cover")
+
+
+def test_num_threads_does_not_change_the_model():
+    X, y = _binary_data(n=3000, n_features=10)
+    X[::7, 3] = np.nan
+    params = {"objective": "binary", "num_leaves": 15, "bagging_fraction": 0.8,
+              "bagging_freq": 1, "feature_fraction": 0.8}
+    a = _train({**params, "num_threads": 1}, X, y, rounds=5)
+    b = _train({**params, "num_threads": 2}, X, y, rounds=5)
+    assert a.model_to_string() .replace('"num_threads":1', '"num_threads":2') == b.model_to_string()
+    _assert_same_model(a, b, X)
+
+
+def test_pred_leaf():
+    X, y = _multiclass_data(n=300)
+    b = _train({"objective": "multiclass", "num_class": 3, "num_leaves": 6}, X, y, rounds=4)
+    leaves = b.predict(X, pred_leaf=True)
+    assert leaves.shape == (300, 12)
+    assert np.issubdtype(leaves.dtype, np.integer)
+    trees = _trees(b)
+    for j, t in enumerate(trees):
+        assert leaves[:, j].min() >= 0 and leaves[:, j].max() < t["num_leaves"]
+    # the leaves' values sum to the raw score
+    raw = np.tile(np.asarray(b.dump_model()["init_score"], float), (300, 1))
+    for j, t in enumerate(trees):
+        raw[:, j % 3] += np.asarray(t["leaf_value"])[leaves[:, j]]
+    np.testing.assert_allclose(raw, b.predict(X, raw_score=True), rtol=1e-12, atol=1e-12)
+    # training rows land where the tree put them
+    assert sorted(np.bincount(leaves[:, 0], minlength=trees[0]["num_leaves"]).tolist()) == \
+        sorted(int(c) for c in trees[0]["leaf_count"])
+    assert b.predict(X, pred_leaf=True, num_iteration=2).shape == (300, 6)
+
+
+# --------------------------------------------------------------------------- #
+# missing values
+# --------------------------------------------------------------------------- #
+def test_nan_as_signal_is_used():
+    rng = np.random.default_rng(8)
+    n = 600
+    X = rng.normal(size=(n, 4))
+    missing = rng.random(n) < 0.3
+    X[missing, 2] = np.nan
+    y = np.where(missing, 3.0, 0.0) + 0.1 * rng.normal(size=n)
+    b = _train({"num_leaves": 4}, X, y, rounds=20)
+    first = _trees(b)[0]
+    assert first["split_feature"][0] == 2
+    pred = b.predict(X)
+    assert np.mean((pred - y) ** 2) < 0.05
+    assert pred[missing].mean() > 2.5 and abs(pred[~missing].mean()) < 0.5
+    # new rows: NaN goes the NaN way, whatever the other values are
+    Xt = rng.normal(size=(50, 4))
+    Xt[:25, 2] = np.nan
+    pt = b.predict(Xt)
+    assert pt[:25].min() > 2.5 and pt[25:].max() < 0.5
+
+
+def test_nan_in_unseen_feature_follows_zero():
+    # No NaN at training time: NaN at prediction time behaves like 0.0 (LightGBM)
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] > 0.5).astype(float) * 2.0
+    b = _train({"num_leaves": 2}, X, y, rounds=1)
+    Xt = np.array([[np.nan, 0.0], [0.0, 0.0], [2.0, 0.0]])
+    p = b.predict(Xt)
+    assert p[0] == p[1] != p[2]
