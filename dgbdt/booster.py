@@ -36,7 +36,11 @@ def _rows_as_float64(X, n_features):
         block = X[start:start + PREDICT_CHUNK_ROWS]
         if sp.issparse(block):
             block = block.toarray()
-        yield start, np.ascontiguousarray(block, dtype=np.float64)
+        block = np.ascontiguousarray(block, dtype=np.float64)
+        if not block.flags.writeable:
+            # A read-only array (e.g. a memmap) would compile a second kernel variant.
+            block = block.copy()
+        yield start, block
 
 
 class Booster:
@@ -50,6 +54,7 @@ class Booster:
         self.trees = []
         self.best_iteration = 0
         self.best_score = {}
+        self._train_data_name = "training"
         self.params = dict(params or {})
         self._flat = None
         if model_file is not None:

@@ -149,7 +149,8 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
         booster.init_score = objective.init_score(label, weight)
         scores += booster.init_score[:, None]
 
-    eval_sets = _make_eval_sets(train_set, valid_sets, valid_names, cfg, booster, k_out, init_model)
+    eval_sets = _make_eval_sets(train_set, scores, valid_sets, valid_names, cfg, booster, k_out,
+                                init_model)
     metrics = [get_metric(m) for m in cfg["metric"]]
 
     learner = make_learner(cfg["tree_learner"], data, split_params_vector(cfg))
@@ -205,6 +206,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             booster.best_iteration = stop.best_iteration + 1
             booster.best_score = _score_dict(stop.best_score)
             break
+        booster.best_score = _score_dict(results)   # LightGBM: the last round's results
         if all(t.n_leaves == 1 for t in new_trees):
             break
     return booster
@@ -246,7 +248,9 @@ def _update_scores(tree, grower, data, bagged, scores):
                         grower.leaf_count[:tree.n_leaves], tree.leaf_value)
 
 
-def _make_eval_sets(train_set, valid_sets, valid_names, cfg, booster, k_out, init_model):
+def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, booster, k_out,
+                    init_model):
+    """Data sets to evaluate each round; the training set shares the live training scores."""
     sets = []
     if cfg["is_provide_training_metric"]:
         sets.append(("training", train_set))
@@ -254,9 +258,10 @@ def _make_eval_sets(train_set, valid_sets, valid_names, cfg, booster, k_out, ini
         if not isinstance(vs, Dataset):
             raise TypeError(f"valid_sets[{i}] must be a dgbdt.Dataset, got {type(vs).__name__}")
         if vs is train_set:
-            name = "training"
-            if any(s is train_set for _, s in sets):
-                continue
+            # LightGBM names it after valid_names when given; early stopping skips it by that name.
+            name = valid_names[i] if valid_names and i < len(valid_names) else "training"
+            sets = [(n, s) for n, s in sets if s is not train_set]
+            booster._train_data_name = name
         else:
             name = valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
             if vs.reference is None:
@@ -271,7 +276,7 @@ def _make_eval_sets(train_set, valid_sets, valid_names, cfg, booster, k_out, ini
     out = []
     for name, ds in sets:
         if ds is train_set:
-            out.append(_EvalSet(name, ds, None))
+            out.append(_EvalSet(name, ds, train_scores))
             continue
         scores = _start_scores(ds, k_out)
         if ds.init_score is None:
@@ -286,10 +291,7 @@ def _make_eval_sets(train_set, valid_sets, valid_names, cfg, booster, k_out, ini
 def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, booster):
     results = []
     for es in eval_sets:
-        scores = es.scores if es.scores is not None else None
-        if scores is None:
-            continue
-        raw = scores.T
+        raw = es.scores.T
         preds = objective.transform(raw) if objective else (raw[:, 0] if k_out == 1 else raw)
         for m in metrics:
             kw = {"alpha": cfg["alpha"]} if m.name == "huber" else {}

@@ -4,9 +4,6 @@ The figures come from ../shared/REFERENCE.md ("Reference figures"); the data
 lives in ``shared/datasets`` beside the checkout and is absent from a user's
 clone, so every test here skips without it.
 """
-import os
-import pathlib
-
 import numpy as np
 import pytest
 
@@ -15,24 +12,10 @@ import dgbdt
 QUIET = {"verbosity": -1}
 
 
-def _find_shared():
-    env = os.environ.get("DGBDT_SHARED_DATASETS")
-    if env:
-        return pathlib.Path(env) if pathlib.Path(env).is_dir() else None
-    here = pathlib.Path(__file__).resolve()
-    for level in [pathlib.Path.cwd(), *here.parents]:
-        candidate = level / "shared" / "datasets"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="module")
-def shared():
-    root = _find_shared()
-    if root is None:
-        pytest.skip("shared/datasets is not beside this checkout")
-    return root
+def shared(shared_datasets):
+    """``shared/datasets`` (the fixture from conftest.py skips when it is absent)."""
+    return shared_datasets
 
 
 def _table(path):

@@ -131,7 +131,8 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
 
 
 def test_nan_follows_default_left():
-    bounds = [np.array([0.5, np.inf])]
+    # One feature with upper bounds [0.5, inf] and a NaN bin: bin 0 is x <= 0.5,
+    # bin 1 is x > 0.5, bin 2 is NaN.
     nan_bins = np.array([2], np.int32)
     X = np.array([[np.nan], [0.0], [1.0]])
     binned = np.array([[2, 0, 1]], common.BIN_DTYPE_SMALL)
@@ -149,7 +150,6 @@ def test_nan_follows_default_left():
                         tree.default_left, tree.left_child, tree.right_child, tree.leaf_value,
                         scores)
         np.testing.assert_array_equal(scores, tree.leaf_value[[nan_leaf, 0, 1]])
-    assert bounds  # bounds document the bins above: 0 -> x <= 0.5, 1 -> x > 0.5, 2 -> NaN
 
 
 # -- trained models: predicting raw data equals walking the binned data ----------------------
@@ -158,7 +158,8 @@ def test_nan_follows_default_left():
     ("regression", 1, 32), ("binary", 1, 255), ("multiclass", 3, 300), ("regression", 1, 3),
 ])
 @pytest.mark.parametrize("with_nan", [False, True])
-def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan):
+@pytest.mark.parametrize("layout", ["force_row_wise", "force_col_wise"])
+def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan, layout):
     rng = np.random.default_rng(11)
     n = 600
     X = rng.normal(size=(n, 5))
@@ -173,7 +174,7 @@ def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan
     else:
         y = np.digitize(score, [-0.5, 0.5]).astype(float)
     params = {"objective": objective, "num_leaves": 15, "min_data_in_leaf": 5,
-              "max_bin": max_bin, "min_data_in_bin": 1, "verbosity": -1}
+              "max_bin": max_bin, "min_data_in_bin": 1, "verbosity": -1, layout: True}
     if objective == "multiclass":
         params["num_class"] = num_class
     ds = dgbdt.Dataset(X, label=y)
@@ -182,11 +183,15 @@ def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan
     if max_bin > 255:
         assert ds.binned.dtype == common.BIN_DTYPE_LARGE
     nan_bins = ds.bin_mapper.nan_bins.astype(np.int32)
+    # Dataset.binned is (n_samples, n_features) in C or F order; the kernel
+    # takes (n_features, n_samples), as the engine passes it.
+    binned_cols = ds.binned.T
+    assert binned_cols.shape == (5, n)
 
     k = booster.num_tree_per_iteration
     binned_scores = np.tile(booster.init_score[:, None], (1, n))
     for i, tree in enumerate(booster.trees):
-        add_tree_binned(ds.binned, nan_bins, tree.split_feature, tree.threshold_bin,
+        add_tree_binned(binned_cols, nan_bins, tree.split_feature, tree.threshold_bin,
                         tree.default_left, tree.left_child, tree.right_child, tree.leaf_value,
                         binned_scores[i % k])
     raw = booster.predict(X, raw_score=True)
