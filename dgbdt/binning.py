@@ -44,8 +44,13 @@ class BinMapper:
         return bin_dtype_for(int(self.n_bins.max()) if self.n_features else 1)
 
     def threshold_value(self, feature, threshold_bin):
-        """The real threshold of a split 'bin <= threshold_bin'."""
-        return float(self.upper_bounds[feature][threshold_bin])
+        """The real threshold of a split 'bin <= threshold_bin'.
+
+        The last value bin's bound is +inf (only a "values left, NaN right"
+        split uses it); the model stores the largest float instead, so that
+        model files stay strict JSON.
+        """
+        return float(min(self.upper_bounds[feature][threshold_bin], np.finfo(np.float64).max))
 
     def to_dict(self):
         return {"upper_bounds": [ub[:-1].tolist() for ub in self.upper_bounds],

@@ -62,6 +62,8 @@ class Objective:
     def check_labels(self, label, weight):
         if label is None:
             raise ValueError("Training data has no label")
+        if weight is not None and not np.sum(weight) > 0:
+            raise ValueError("The sample weights sum to zero: at least one row needs a positive weight")
         if self.name == "binary":
             bad = ~np.isin(label, (0.0, 1.0))
             if bad.any():

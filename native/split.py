@@ -35,6 +35,8 @@ def _threshold_l1(sum_gradients, lambda_l1):
 @njit(cache=True)
 def leaf_output(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step):
     """Optimal leaf value (eq. 5 with L1 and the max_delta_step clip)."""
+    if sum_hessians + lambda_l2 <= 0.0:
+        return 0.0                       # an empty side (only with min_sum_hessian_in_leaf=0)
     value = -_threshold_l1(sum_gradients, lambda_l1) / (sum_hessians + lambda_l2)
     if max_delta_step > 0.0 and abs(value) > max_delta_step:
         value = max_delta_step if value > 0.0 else -max_delta_step
@@ -44,6 +46,8 @@ def leaf_output(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_ste
 @njit(cache=True)
 def leaf_gain(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step):
     """Loss reduction of one leaf at its optimal value (eq. 6 per leaf)."""
+    if sum_hessians + lambda_l2 <= 0.0:
+        return 0.0
     sg = _threshold_l1(sum_gradients, lambda_l1)
     if max_delta_step <= 0.0:
         return sg * sg / (sum_hessians + lambda_l2)
@@ -56,11 +60,11 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
                     sum_gradients, sum_hessians, count, split_params, out):
     """Best split of one leaf over the features ``feature_indices``.
 
-    For every feature the thresholds are scanned left to right; a feature with
-    a NaN bin (its last bin) is scanned twice, NaN going right, then NaN going
-    left, and the better direction is kept.  Ties keep the earlier candidate:
-    the lower feature index in ``feature_indices`` order, then the lower bin,
-    then NaN-right.
+    For every feature the thresholds are scanned left to right; when the leaf
+    has rows in the feature's NaN bin (its last bin), each threshold is tried
+    with NaN going right and NaN going left, plus the split "all values left,
+    NaN right".  Ties keep the earlier candidate: the lower feature index in
+    ``feature_indices`` order, then the lower bin, then NaN-right.
 
     Parameters
     ----------
@@ -96,23 +100,34 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
             nan_g = hist[start + nan_bin, 0]
             nan_h = hist[start + nan_bin, 1]
             nan_c = hist[start + nan_bin, 2]
-        n_directions = 2 if (nan_bin >= 0 and nan_c > 0.0) else 1
-        for direction in range(n_directions):
-            # direction 0: NaN rows go right; 1: NaN rows go left.
-            left_g = nan_g if direction == 1 else 0.0
-            left_h = nan_h if direction == 1 else 0.0
-            left_c = nan_c if direction == 1 else 0.0
-            for b in range(n_value_bins - 1):
-                left_g += hist[start + b, 0]
-                left_h += hist[start + b, 1]
-                left_c += hist[start + b, 2]
-                if left_c < min_data or left_h < min_hess:
-                    continue
+        # NaN rows present: each threshold is tried with NaN right (direction 0)
+        # and NaN left (1), and "every value left, NaN right" is a split too.
+        has_nan_rows = nan_bin >= 0 and nan_c > 0.0
+        n_directions = 2 if has_nan_rows else 1
+        n_thresholds = n_value_bins if has_nan_rows else n_value_bins - 1
+        value_g = 0.0
+        value_h = 0.0
+        value_c = 0.0
+        for b in range(n_thresholds):
+            value_g += hist[start + b, 0]
+            value_h += hist[start + b, 1]
+            value_c += hist[start + b, 2]
+            for direction in range(n_directions):
+                if direction == 1:
+                    if b == n_value_bins - 1:
+                        break            # everything left: not a split
+                    left_g = value_g + nan_g
+                    left_h = value_h + nan_h
+                    left_c = value_c + nan_c
+                else:
+                    left_g = value_g
+                    left_h = value_h
+                    left_c = value_c
                 right_c = count - left_c
                 right_h = sum_hessians - left_h
-                if right_c < min_data or right_h < min_hess:
-                    # The right side only shrinks as b grows.
-                    break
+                if (left_c < min_data or left_h < min_hess
+                        or right_c < min_data or right_h < min_hess):
+                    continue
                 right_g = sum_gradients - left_g
                 gain = leaf_gain(left_g, left_h, l1, l2, max_delta) \
                     + leaf_gain(right_g, right_h, l1, l2, max_delta)
