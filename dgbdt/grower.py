@@ -41,7 +41,7 @@ class TreeGrower:
         self.max_delta_step = cfg["max_delta_step"]
         n = data.n_samples
         self.sample_indices = np.empty(n, INDEX_DTYPE)
-        self.scratch = np.empty(n, INDEX_DTYPE)
+        self.scratch = np.empty((2, n), INDEX_DTYPE)   # partition scratch
         self.ordered_gradients = np.empty(n, GRAD_DTYPE)
         self.ordered_hessians = np.empty(n, GRAD_DTYPE)
         self.leaf_begin = np.zeros(self.num_leaves, np.int64)

@@ -16,6 +16,8 @@ Gradients are passed *ordered*: ``ordered_gradients[i]`` belongs to row
 import numpy as np
 from numba import njit, prange
 
+from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
+
 # Below this many rows a leaf's histogram is built by one thread: a parallel
 # region costs more than it saves on small leaves, and much more when another
 # process holds the other core (the threads wait for each other at the barrier).
@@ -24,7 +26,11 @@ PARALLEL_MIN_ROWS = 32768
 
 @njit(cache=True, parallel=True)
 def _gather_parallel(gradients, hessians, sample_indices, ordered_gradients, ordered_hessians):
-    for i in prange(sample_indices.shape[0]):
+    n = sample_indices.shape[0]
+    for i in prange(n):
+        if i + PREFETCH_DISTANCE < n:
+            prefetch_item(gradients, sample_indices[i + PREFETCH_DISTANCE])
+            prefetch_item(hessians, sample_indices[i + PREFETCH_DISTANCE])
         r = sample_indices[i]
         ordered_gradients[i] = gradients[r]
         ordered_hessians[i] = hessians[r]
@@ -43,7 +49,11 @@ def gather_gradients(gradients, hessians, sample_indices, ordered_gradients, ord
     if sample_indices.shape[0] >= PARALLEL_MIN_ROWS:
         _gather_parallel(gradients, hessians, sample_indices, ordered_gradients, ordered_hessians)
         return
-    for i in range(sample_indices.shape[0]):
+    n = sample_indices.shape[0]
+    for i in range(n):
+        if i + PREFETCH_DISTANCE < n:
+            prefetch_item(gradients, sample_indices[i + PREFETCH_DISTANCE])
+            prefetch_item(hessians, sample_indices[i + PREFETCH_DISTANCE])
         r = sample_indices[i]
         ordered_gradients[i] = gradients[r]
         ordered_hessians[i] = hessians[r]
@@ -56,7 +66,10 @@ def _accumulate_column(column, sample_indices, ordered_gradients, ordered_hessia
         hist[b, 0] = 0.0
         hist[b, 1] = 0.0
         hist[b, 2] = 0.0
-    for i in range(sample_indices.shape[0]):
+    n = sample_indices.shape[0]
+    for i in range(n):
+        if i + PREFETCH_DISTANCE < n:
+            prefetch_item(column, sample_indices[i + PREFETCH_DISTANCE])
         b = start + column[sample_indices[i]]
         hist[b, 0] += ordered_gradients[i]
         hist[b, 1] += ordered_hessians[i]
@@ -103,7 +116,10 @@ def _accumulate_rows(binned_rows, sample_indices, ordered_gradients, ordered_hes
         hist[b, 0] = 0.0
         hist[b, 1] = 0.0
         hist[b, 2] = 0.0
-    for i in range(sample_indices.shape[0]):
+    n = sample_indices.shape[0]
+    for i in range(n):
+        if i + PREFETCH_DISTANCE < n:
+            prefetch_row(binned_rows, sample_indices[i + PREFETCH_DISTANCE])
         row = binned_rows[sample_indices[i]]
         g = ordered_gradients[i]
         h = ordered_hessians[i]

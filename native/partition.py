@@ -3,13 +3,80 @@
 The grower keeps all row indices of the tree in one array; each leaf owns a
 contiguous slice of it.  Splitting a leaf reorders its slice stably into
 [left rows | right rows], so row order inside a leaf stays ascending (cache
-friendly gathers) and is the same on every rank.
+friendly gathers) and is the same on every rank.  A stable partition is
+unique, so the parallel version (blocks of rows, then a prefix sum) gives the
+same result as the serial one for any number of blocks or threads.
 """
-from numba import njit
+import numpy as np
+from numba import njit, prange
+
+from .prefetch import PREFETCH_DISTANCE, prefetch_item
+
+# Leaves with fewer rows are partitioned by one thread.
+PARALLEL_MIN_ROWS = 65536
+
+
+@njit(cache=True, inline="always")
+def _goes_left(b, threshold_bin, nan_left, nan_bin):
+    # Arithmetic, not branches: the direction is data-dependent and would
+    # mispredict about half the time.
+    is_nan = np.int64(b == nan_bin)
+    return is_nan * nan_left + (1 - is_nan) * np.int64(b <= threshold_bin)
+
+
+@njit(cache=True, inline="always")
+def _split_block(sample_indices, lo, hi, column, threshold_bin, nan_left, nan_bin,
+                 left_out, left_at, right_out, right_at):
+    """Rows lo..hi-1 -> left_out[left_at...] and right_out[right_at...]; returns n_left."""
+    n_left = 0
+    n_right = 0
+    for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:
+            prefetch_item(column, sample_indices[i + PREFETCH_DISTANCE])
+        row = sample_indices[i]
+        step = _goes_left(np.int64(column[row]), threshold_bin, nan_left, nan_bin)
+        left_out[left_at + n_left] = row
+        right_out[right_at + n_right] = row
+        n_left += step
+        n_right += 1 - step
+    return n_left
+
+
+@njit(cache=True, parallel=True)
+def _partition_parallel(sample_indices, column, threshold_bin, nan_left, nan_bin, n_blocks,
+                        scratch):
+    n = sample_indices.shape[0]
+    block = (n + n_blocks - 1) // n_blocks
+    left_counts = np.zeros(n_blocks, np.int64)
+    lefts = scratch[0]
+    rights = scratch[1]
+    for k in prange(n_blocks):
+        lo = k * block
+        hi = min(n, lo + block)
+        left_counts[k] = _split_block(sample_indices, lo, hi, column, threshold_bin, nan_left,
+                                      nan_bin, lefts, lo, rights, lo)
+    left_starts = np.zeros(n_blocks, np.int64)
+    right_starts = np.zeros(n_blocks, np.int64)
+    n_left_total = 0
+    for k in range(n_blocks):
+        left_starts[k] = n_left_total
+        n_left_total += left_counts[k]
+    right_at = n_left_total
+    for k in range(n_blocks):
+        right_starts[k] = right_at
+        right_at += min(n, (k + 1) * block) - k * block - left_counts[k]
+    for k in prange(n_blocks):
+        lo = k * block
+        n_block = min(n, lo + block) - lo
+        nl = left_counts[k]
+        sample_indices[left_starts[k]:left_starts[k] + nl] = lefts[lo:lo + nl]
+        sample_indices[right_starts[k]:right_starts[k] + n_block - nl] = rights[lo:lo + n_block - nl]
+    return n_left_total
 
 
 @njit(cache=True)
-def partition_rows(sample_indices, column, threshold_bin, default_left, nan_bin, scratch):
+def partition_rows(sample_indices, column, threshold_bin, default_left, nan_bin, n_threads,
+                   scratch):
     """Stable in-place partition of ``sample_indices`` by ``column[row] <= threshold_bin``.
 
     Rows in the NaN bin go left when ``default_left``.
@@ -17,32 +84,26 @@ def partition_rows(sample_indices, column, threshold_bin, default_left, nan_bin,
     Parameters
     ----------
     sample_indices : uint32[n_rows]     # IN/OUT the leaf's slice
-    column : uint8|uint16[n_samples]    # IN  binned values of the split feature
+    column : uint8|uint16[n_samples]    # IN  binned values of the split feature (may be strided)
     threshold_bin : int                 # IN
     default_left : bool                 # IN
     nan_bin : int                       # IN  -1 when the feature has no NaN bin
-    scratch : uint32[>= n_rows]         # scratch for the right rows
+    n_threads : int                     # IN  threads to use for large leaves
+    scratch : uint32[2, >= n_rows]      # scratch
 
     Returns
     -------
     n_left : int
     """
-    n_left = 0
-    n_right = 0
-    for i in range(sample_indices.shape[0]):
-        row = sample_indices[i]
-        b = column[row]
-        if b == nan_bin:
-            go_left = default_left
-        else:
-            go_left = b <= threshold_bin
-        if go_left:
-            sample_indices[n_left] = row
-            n_left += 1
-        else:
-            scratch[n_right] = row
-            n_right += 1
-    sample_indices[n_left:n_left + n_right] = scratch[:n_right]
+    n = sample_indices.shape[0]
+    nan_left = np.int64(1 if default_left else 0)
+    if n >= PARALLEL_MIN_ROWS and n_threads > 1:
+        return _partition_parallel(sample_indices, column, threshold_bin, nan_left, nan_bin,
+                                   4 * n_threads, scratch)
+    # Serial: lefts compacted in place (slot n_left <= i was already read), rights aside.
+    n_left = _split_block(sample_indices, 0, n, column, threshold_bin, nan_left, nan_bin,
+                          sample_indices, 0, scratch[0], 0)
+    sample_indices[n_left:n] = scratch[0, :n - n_left]
     return n_left
 
 
@@ -60,5 +121,8 @@ def add_leaf_values(scores, sample_indices, leaf_begin, leaf_count, leaf_values)
     for leaf in range(leaf_values.shape[0]):
         value = leaf_values[leaf]
         begin = leaf_begin[leaf]
-        for i in range(begin, begin + leaf_count[leaf]):
+        end = begin + leaf_count[leaf]
+        for i in range(begin, end):
+            if i + PREFETCH_DISTANCE < end:
+                prefetch_item(scores, sample_indices[i + PREFETCH_DISTANCE])
             scores[sample_indices[i]] += value

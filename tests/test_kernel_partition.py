@@ -28,14 +28,30 @@ def test_partition_matches_stable_twin(n_bins, with_nan, default_left, seed):
         rows = np.sort(rng.choice(n, size=int(rng.integers(0, n)), replace=False)).astype(
             common.INDEX_DTYPE)
         expected, expected_left = twin_partition(rows, column, threshold_bin, default_left, nan_bin)
-        scratch = np.full(n, 99999, common.INDEX_DTYPE)
-        got = rows.copy()
-        n_left = partition_rows(got, column, threshold_bin, default_left, nan_bin, scratch)
-        assert n_left == expected_left
-        np.testing.assert_array_equal(got, expected)
+        for n_threads in (1, 2, 3):
+            scratch = np.full((2, n), 99999, common.INDEX_DTYPE)
+            got = rows.copy()
+            n_left = partition_rows(got, column, threshold_bin, default_left, nan_bin,
+                                    n_threads, scratch)
+            assert n_left == expected_left
+            np.testing.assert_array_equal(got, expected)
         # Stable: each side stays ascending.
         assert np.all(np.diff(got[:n_left].astype(np.int64)) > 0)
         assert np.all(np.diff(got[n_left:].astype(np.int64)) > 0)
+
+
+@pytest.mark.parametrize("n_threads", [2, 4])
+def test_parallel_partition_equals_serial_on_large_leaves(n_threads):
+    from dgbdt.native.partition import PARALLEL_MIN_ROWS
+    rng = np.random.default_rng(3)
+    n = 3 * PARALLEL_MIN_ROWS + 17
+    column = rng.integers(0, 40, n).astype(common.BIN_DTYPE_SMALL)
+    rows = np.sort(rng.choice(n, size=PARALLEL_MIN_ROWS + 1001, replace=False)).astype(common.INDEX_DTYPE)
+    expected, expected_left = twin_partition(rows, column, 17, True, 39)
+    got = rows.copy()
+    n_left = partition_rows(got, column, 17, True, 39, n_threads, np.empty((2, n), common.INDEX_DTYPE))
+    assert n_left == expected_left
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_partition_of_a_slice_leaves_the_rest_alone():
@@ -45,7 +61,7 @@ def test_partition_of_a_slice_leaves_the_rest_alone():
     before = all_rows.copy()
     leaf = all_rows[50:120]                                      # a view, as in the grower
     expected, n_expected = twin_partition(leaf.copy(), column, 3, True, 7)
-    n_left = partition_rows(leaf, column, 3, True, 7, np.empty(200, common.INDEX_DTYPE))
+    n_left = partition_rows(leaf, column, 3, True, 7, 1, np.empty((2, 200), common.INDEX_DTYPE))
     assert n_left == n_expected
     np.testing.assert_array_equal(all_rows[50:120], expected)
     np.testing.assert_array_equal(all_rows[:50], before[:50])
@@ -55,15 +71,15 @@ def test_partition_of_a_slice_leaves_the_rest_alone():
 def test_partition_nan_bin_follows_default_left_only():
     column = np.array([0, 1, 2, 3, 3, 0], common.BIN_DTYPE_SMALL)   # bin 3 = NaN
     rows = np.arange(6, dtype=common.INDEX_DTYPE)
-    scratch = np.empty(6, common.INDEX_DTYPE)
+    scratch = np.empty((2, 6), common.INDEX_DTYPE)
     r = rows.copy()
-    assert partition_rows(r, column, 2, False, 3, scratch) == 4
+    assert partition_rows(r, column, 2, False, 3, 1, scratch) == 4
     np.testing.assert_array_equal(r, [0, 1, 2, 5, 3, 4])
     r = rows.copy()
-    assert partition_rows(r, column, 0, True, 3, scratch) == 4
+    assert partition_rows(r, column, 0, True, 3, 1, scratch) == 4
     np.testing.assert_array_equal(r, [0, 3, 4, 5, 1, 2])
     r = rows.copy()                      # no NaN bin: bin 3 is a value bin
-    assert partition_rows(r, column, 2, True, -1, scratch) == 4
+    assert partition_rows(r, column, 2, True, -1, 1, scratch) == 4
     np.testing.assert_array_equal(r, [0, 1, 2, 5, 3, 4])
 
 

@@ -45,4 +45,4 @@ class SerialLearner:
         feature = int(record[SPLIT_FEATURE])
         return partition_rows(sample_indices, self.data.binned[:, feature], int(record[SPLIT_BIN]),
                               bool(record[SPLIT_DEFAULT_LEFT]), int(self.data.nan_bins[feature]),
-                              scratch)
+                              numba.get_num_threads(), scratch)
