@@ -7,10 +7,18 @@ from .booster import Booster
 from .callback import EarlyStopException, early_stopping, log_evaluation, record_evaluation
 from .dataset import Dataset
 from .engine import train
-from .sklearn import DGBDTClassifier, DGBDTRegressor
 
 __version__ = "0.1.0"
 
 __all__ = ["Booster", "Dataset", "train", "early_stopping", "log_evaluation",
            "record_evaluation", "EarlyStopException", "DGBDTClassifier", "DGBDTRegressor",
            "__version__"]
+
+
+def __getattr__(name):
+    # The estimators import scikit-learn (about 100 MB of modules): load them
+    # only when asked for, so `dgbdt.train` users do not pay for it.
+    if name in ("DGBDTClassifier", "DGBDTRegressor"):
+        from . import sklearn as _sklearn
+        return getattr(_sklearn, name)
+    raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")

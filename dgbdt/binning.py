@@ -73,7 +73,15 @@ def sample_rows(n_samples, sample_cnt, seed):
 
 
 def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
-    """Upper bounds of one feature from its sampled values (NaN removed)."""
+    """Upper bounds of one feature from its sampled values (NaN removed).
+
+    ``n_implicit_zeros`` rows hold 0.0 without being in ``values`` (the absent
+    entries of a sparse column), so a sparse column and its dense twin give
+    the same bounds.  The rule is LightGBM's (see native.binning): zero keeps
+    its own bin, and ``max_bin`` counts value bins only (the caller takes the
+    NaN bin off).
+    """
+    values = np.asarray(values, dtype=np.float64)
     distinct, counts = np.unique(values, return_counts=True)
     if n_implicit_zeros:
         pos = np.searchsorted(distinct, 0.0)
@@ -111,8 +119,9 @@ def find_bin_mapper(columns, n_samples, max_bin, min_data_in_bin, sample_cnt, se
             n_implicit_zeros = 0
             has_nan = bool(np.isnan(col).any())
         values = values[~np.isnan(values)]
-        # NaN takes one of the max_bin bins, as in LightGBM.
-        ub = bounds_from_values(values, n_implicit_zeros, max(2, max_bin - has_nan),
+        # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
+        # max_bin - 1 value bins; with max_bin = 2 that leaves one).
+        ub = bounds_from_values(values, n_implicit_zeros, max(1, max_bin - has_nan),
                                 min_data_in_bin)
         upper_bounds.append(ub)
         nan_bins.append(len(ub) if has_nan else -1)

@@ -11,8 +11,8 @@ import numpy as np
 
 from .native.common import (
     GRAD_DTYPE, HIST_DTYPE, HIST_WIDTH, INDEX_DTYPE,
-    SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE, SPLIT_GAIN, SPLIT_LEFT_COUNT,
-    SPLIT_LEFT_HESS, SPLIT_LEFT_VALUE, SPLIT_RECORD_SIZE, SPLIT_RIGHT_COUNT,
+    SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE, SPLIT_GAIN, SPLIT_LEFT_GRAD,
+    SPLIT_LEFT_HESS, SPLIT_LEFT_VALUE, SPLIT_RECORD_SIZE, SPLIT_RIGHT_GRAD,
     SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
 )
 from .native.histogram import gather_gradients, subtract_histograms
@@ -128,29 +128,31 @@ class TreeGrower:
                 default_left = 0.0 <= self.data.bin_mapper.threshold_value(feature, threshold_bin)
             begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
             n_left = learner.partition(self.sample_indices[begin:begin + count], rec, self.scratch)
+            # Exact (global) row counts; the split record's counts are estimates.
+            left_count, right_count = learner.global_counts(n_left, count - n_left)
             parent_totals = leaf_totals[leaf]
             right = tree.split(
                 leaf, feature, threshold_bin,
                 self.data.bin_mapper.threshold_value(feature, threshold_bin), default_left,
                 rec[SPLIT_GAIN], tree.leaf_value[leaf], parent_totals[1], parent_totals[2],
-                rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], rec[SPLIT_LEFT_COUNT],
-                rec[SPLIT_RIGHT_VALUE], rec[SPLIT_RIGHT_HESS], rec[SPLIT_RIGHT_COUNT])
+                rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], left_count,
+                rec[SPLIT_RIGHT_VALUE], rec[SPLIT_RIGHT_HESS], right_count)
             self.leaf_begin[right] = begin + n_left
             self.leaf_count[right] = count - n_left
             self.leaf_count[leaf] = n_left
-            leaf_totals[leaf] = (rec[4], rec[5], rec[6])
-            leaf_totals[right] = (rec[7], rec[8], rec[9])
+            leaf_totals[leaf] = (rec[SPLIT_LEFT_GRAD], rec[SPLIT_LEFT_HESS], float(left_count))
+            leaf_totals[right] = (rec[SPLIT_RIGHT_GRAD], rec[SPLIT_RIGHT_HESS], float(right_count))
 
             depth = tree.leaf_depth[leaf]
-            left_ok = self._can_split(rec[SPLIT_LEFT_COUNT], depth)
-            right_ok = self._can_split(rec[SPLIT_RIGHT_COUNT], depth)
+            left_ok = self._can_split(left_count, depth)
+            right_ok = self._can_split(right_count, depth)
             parent_hist = hists[leaf]
             hists[leaf] = None
             if tree.n_leaves >= self.num_leaves or not (left_ok or right_ok):
                 self._release(parent_hist)
                 continue
             # Build the smaller child (by global count), subtract for the larger.
-            if rec[SPLIT_LEFT_COUNT] <= rec[SPLIT_RIGHT_COUNT]:
+            if left_count <= right_count:
                 small, large = leaf, right
             else:
                 small, large = right, leaf

@@ -3,63 +3,214 @@
 A feature with ``n_value_bins`` value bins maps value ``v`` to the first bin
 ``b`` with ``v <= upper_bounds[b]``; the last upper bound is +inf.  Features
 that hold NaN get one extra bin after the value bins (the NaN bin).
+
+The bounds follow LightGBM 4.x (src/io/bin.cpp: GreedyFindBin,
+FindBinWithZeroAsOneBin, BinMapper::FindBin) so that both libraries bin the
+same data alike; tests/test_binning_lightgbm.py checks them against LightGBM.
 """
 import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True)
-def find_bin_upper_bounds(distinct_values, counts, max_bin, min_data_in_bin, upper_bounds):
-    """Greedy equal-count bins over the distinct values of one feature.
+# While bounds are found, |v| <= K_ZERO_THRESHOLD counts as zero, as in
+# LightGBM (kZeroThreshold in include/LightGBM/meta.h; its C API leaves such
+# values out of the bin sample), and zero keeps a bin of its own,
+# (-K_ZERO_THRESHOLD, K_ZERO_THRESHOLD].  LightGBM
+# writes the constant as the float literal 1e-35f, so its value is float32(1e-35)
+# = 1.0000000180025095e-35; those bounds appear in its models as split thresholds.
+K_ZERO_THRESHOLD = float(np.float32(1e-35))
 
-    Few distinct values each get their own bin; otherwise bins are cut so that
-    every bin holds about ``remaining rows / remaining bins`` rows, and never
-    fewer than ``min_data_in_bin`` (a frequent value fills a bin alone).
-    A cut between two neighbouring values sits at their midpoint.
+
+@njit(cache=True, inline="always")
+def _bound_between(low, high):
+    """Upper bound of a bin that ends at ``low`` when the next starts at ``high``.
+
+    The midpoint, moved up one ulp (LightGBM's GetDoubleUpperBound): the bound
+    then stays >= low even when low and high are one ulp apart.
+    """
+    return np.nextafter((low + high) / 2.0, np.inf)
+
+
+@njit(cache=True, inline="always")
+def _append_bound(upper_bounds, n, value):
+    """Append ``value`` unless it is within one ulp above the last bound
+    (LightGBM's CheckDoubleEqualOrdered); return the new count."""
+    if n > 0 and value <= np.nextafter(upper_bounds[n - 1], np.inf):
+        return n
+    upper_bounds[n] = value
+    return n + 1
+
+
+@njit(cache=True, error_model="numpy")
+def greedy_find_bin(distinct_values, counts, max_bin, total_cnt, min_data_in_bin, upper_bounds):
+    """LightGBM's greedy bins over one run of values (one side of zero).
+
+    * At most ``max_bin`` distinct values: cut after a value once the bin
+      holds ``min_data_in_bin`` rows; the last bin takes what is left.
+    * More: ``max_bin`` is first capped at ``total_cnt // min_data_in_bin``.
+      A value holding at least ``total_cnt / max_bin`` rows is "big": it ends
+      its bin, and the bin before it is closed early once it holds half the
+      mean bin size, so a big value mostly gets a bin of its own.  The other
+      values share the remaining bins equally (the mean size is recomputed
+      after each cut from the rows and bins left).
+    Cuts sit one ulp above the midpoint between the neighbouring values.
+    Bins may hold fewer than ``min_data_in_bin`` rows in the second case (a
+    bin closed before a big value); LightGBM accepts that too.
 
     Parameters
     ----------
-    distinct_values : float64[n_distinct]   # IN  sorted, no NaN
+    distinct_values : float64[n_distinct]   # IN  sorted, n_distinct >= 1
     counts : int64[n_distinct]              # IN  rows holding each value
-    max_bin : int                           # IN  most value bins allowed
+    max_bin : int                           # IN  most bins allowed, >= 1
+    total_cnt : int                         # IN  sum of counts
     min_data_in_bin : int                   # IN
     upper_bounds : float64[>= max_bin]      # OUT bin upper bounds, last = +inf
+
+    Returns
+    -------
+    n_bins : int
+    """
+    n_distinct = distinct_values.shape[0]
+    n = 0
+    if n_distinct <= max_bin:
+        cur_cnt = 0
+        for i in range(n_distinct - 1):
+            cur_cnt += counts[i]
+            if cur_cnt >= min_data_in_bin:
+                n_before = n
+                n = _append_bound(upper_bounds, n,
+                                  _bound_between(distinct_values[i], distinct_values[i + 1]))
+                if n > n_before:
+                    cur_cnt = 0
+        upper_bounds[n] = np.inf
+        return n + 1
+
+    if min_data_in_bin > 0:
+        max_bin = max(min(max_bin, total_cnt // min_data_in_bin), 1)
+    mean_bin_size = total_cnt / max_bin
+    rest_bin_cnt = max_bin
+    rest_sample_cnt = total_cnt
+    is_big = np.zeros(n_distinct, dtype=np.bool_)
+    for i in range(n_distinct):
+        if counts[i] >= mean_bin_size:
+            is_big[i] = True
+            rest_bin_cnt -= 1
+            rest_sample_cnt -= counts[i]
+    # rest_bin_cnt can reach 0 below: the mean is then inf (or NaN), as in
+    # LightGBM's double arithmetic, and only big values still cut.
+    mean_bin_size = rest_sample_cnt / rest_bin_cnt
+
+    # Bin k holds the values [first_value[k], last_value[k]].
+    last_value = np.empty(max_bin, dtype=np.float64)
+    first_value = np.empty(max_bin, dtype=np.float64)
+    n_cuts = 0
+    first_value[0] = distinct_values[0]
+    cur_cnt = 0
+    for i in range(n_distinct - 1):
+        if not is_big[i]:
+            rest_sample_cnt -= counts[i]
+        cur_cnt += counts[i]
+        half = mean_bin_size * 0.5
+        # max(1, half) with C++ std::max's NaN behaviour (a NaN half gives 1).
+        min_before_big = half if 1.0 < half else 1.0
+        if (is_big[i] or cur_cnt >= mean_bin_size
+                or (is_big[i + 1] and cur_cnt >= min_before_big)):
+            last_value[n_cuts] = distinct_values[i]
+            n_cuts += 1
+            first_value[n_cuts] = distinct_values[i + 1]
+            if n_cuts >= max_bin - 1:
+                break
+            cur_cnt = 0
+            if not is_big[i]:
+                rest_bin_cnt -= 1
+                mean_bin_size = rest_sample_cnt / rest_bin_cnt
+    for k in range(n_cuts):
+        n = _append_bound(upper_bounds, n, _bound_between(last_value[k], first_value[k + 1]))
+    upper_bounds[n] = np.inf
+    return n + 1
+
+
+@njit(cache=True, error_model="numpy")
+def find_bin_upper_bounds(distinct_values, counts, max_bin, min_data_in_bin, upper_bounds):
+    """Bin upper bounds of one numerical feature, as LightGBM 4.x finds them.
+
+    LightGBM's BinMapper::FindBin + FindBinWithZeroAsOneBin (src/io/bin.cpp),
+    without forced bins:
+
+    1. values one ulp apart count as one value (the larger one stands for
+       them); |v| <= K_ZERO_THRESHOLD counts as zero;
+    2. zero gets a bin of its own, bounded by -/+K_ZERO_THRESHOLD, even when
+       no row is zero, whenever negative values exist (then it is the bin
+       after them) or positive values exist (then it is the bin before them):
+
+           negatives ... | -1e-35 | zeros | 1e-35 | positives ... | +inf
+
+    3. the other ``max_bin - 1`` bins are shared between the negative and the
+       positive side in proportion to their row counts (the negative side
+       first, rounded down, at least one; the positive side gets what the
+       negative side leaves unused), and each side is cut by greedy_find_bin.
+
+    Parameters
+    ----------
+    distinct_values : float64[n_distinct]   # IN  sorted ascending, distinct, no NaN
+    counts : int64[n_distinct]              # IN  rows holding each value (> 0)
+    max_bin : int                           # IN  most value bins allowed, >= 1
+    min_data_in_bin : int                   # IN
+    upper_bounds : float64[>= max(max_bin, 1)]  # OUT bin upper bounds, last = +inf
 
     Returns
     -------
     n_value_bins : int
     """
     n_distinct = distinct_values.shape[0]
-    if n_distinct == 0:
-        upper_bounds[0] = np.inf
-        return 1
-    rest_count = 0.0
+    neg_values = np.empty(n_distinct, dtype=np.float64)
+    neg_counts = np.empty(n_distinct, dtype=np.int64)
+    pos_values = np.empty(n_distinct, dtype=np.float64)
+    pos_counts = np.empty(n_distinct, dtype=np.int64)
+    n_neg = 0
+    n_pos = 0
+    neg_total = 0
+    pos_total = 0
     for i in range(n_distinct):
-        rest_count += counts[i]
-    if n_distinct <= max_bin:
-        target = 0.0                     # every distinct value may stand alone
+        v = distinct_values[i]
+        c = counts[i]
+        if v < -K_ZERO_THRESHOLD:
+            if n_neg > 0 and v <= np.nextafter(neg_values[n_neg - 1], np.inf):
+                neg_values[n_neg - 1] = v
+                neg_counts[n_neg - 1] += c
+            else:
+                neg_values[n_neg] = v
+                neg_counts[n_neg] = c
+                n_neg += 1
+            neg_total += c
+        elif v > K_ZERO_THRESHOLD:
+            if n_pos > 0 and v <= np.nextafter(pos_values[n_pos - 1], np.inf):
+                pos_values[n_pos - 1] = v
+                pos_counts[n_pos - 1] += c
+            else:
+                pos_values[n_pos] = v
+                pos_counts[n_pos] = c
+                n_pos += 1
+            pos_total += c
+
+    n = 0
+    if n_neg > 0 and max_bin > 1:
+        # Truncated share of the max_bin - 1 non-zero bins, as LightGBM computes it.
+        left_max_bin = int(neg_total / (neg_total + pos_total) * (max_bin - 1))
+        left_max_bin = max(1, left_max_bin)
+        n = greedy_find_bin(neg_values[:n_neg], neg_counts[:n_neg], left_max_bin, neg_total,
+                            min_data_in_bin, upper_bounds)
+        upper_bounds[n - 1] = -K_ZERO_THRESHOLD      # the last negative bin ends at zero
+    right_max_bin = max_bin - 1 - n
+    if n_pos > 0 and right_max_bin > 0:
+        upper_bounds[n] = K_ZERO_THRESHOLD
+        n += 1
+        n += greedy_find_bin(pos_values[:n_pos], pos_counts[:n_pos], right_max_bin, pos_total,
+                             min_data_in_bin, upper_bounds[n:])
     else:
-        target = rest_count / max_bin
-    n_bins = 0
-    cur = 0.0
-    for i in range(n_distinct - 1):
-        cur += counts[i]
-        if n_bins >= max_bin - 1:
-            break
-        if cur >= min_data_in_bin and cur >= target:
-            low = distinct_values[i]
-            high = distinct_values[i + 1]
-            mid = low + (high - low) / 2.0
-            if mid >= high:              # neighbours one ulp apart
-                mid = low
-            upper_bounds[n_bins] = mid
-            n_bins += 1
-            rest_count -= cur
-            cur = 0.0
-            if n_distinct > max_bin:
-                target = rest_count / (max_bin - n_bins)
-    upper_bounds[n_bins] = np.inf
-    return n_bins + 1
+        upper_bounds[n] = np.inf
+        n += 1
+    return n
 
 
 @njit(cache=True, inline="always")

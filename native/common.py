@@ -15,12 +15,17 @@ MAX_SMALL_BINS = 256
 GRAD_DTYPE = np.float32
 
 # Histogram sums: float64 because the larger child is parent - smaller child,
-# and subtraction of float32 sums would cancel badly; counts fit exactly.
+# and subtraction of float32 sums would cancel badly.
 HIST_DTYPE = np.float64
 # A leaf's histogram is one C-contiguous (total_bins, HIST_WIDTH) block:
-# features one after another at per-feature offsets, no padding.
-HIST_WIDTH = 3
-HIST_GRAD, HIST_HESS, HIST_COUNT = 0, 1, 2
+# features one after another at per-feature offsets, no padding; each bin
+# holds (sum_gradients, sum_hessians).  Row counts are not accumulated: a
+# third read-modify-write per value cost 30% of histogram time (measured on
+# 1M x 28), and 16 bytes per bin is also what data-parallel training sends.
+# The split scan derives a bin's count from its hessians as LightGBM does
+# (exact when every row has the same hessian); leaf counts are exact.
+HIST_WIDTH = 2
+HIST_GRAD, HIST_HESS = 0, 1
 
 # Row indices into the (local) data set: 4 bytes is enough for 4e9 rows per rank.
 INDEX_DTYPE = np.uint32

@@ -1,19 +1,20 @@
-"""Histogram kernels: per-bin (sum_gradients, sum_hessians, count) of one leaf.
+"""Histogram kernels: per-bin (sum_gradients, sum_hessians) of one leaf.
 
 Two layouts of the binned data, each fastest somewhere (LightGBM picks per
 data set, and so do we, see ``Dataset``):
 
+* row-wise: ``binned_rows`` is (n_samples, n_features), one cache miss per
+  row rather than per value.  A large leaf is cut into a number of row chunks
+  that depends only on its row count (never on the number of threads); each
+  chunk fills a private histogram and the chunks are summed in chunk order.
 * column-wise: ``binned_cols`` is (n_features, n_samples); ``prange`` over
-  features, so each feature's bins are owned by one thread.
-* row-wise: ``binned_rows`` is (n_samples, n_features); threads split the
-  features and each walks all rows (one cache miss per row, not per value).
-  Either way each bin is summed by one thread in row order: the result does
-  not depend on ``num_threads`` and is the same for both layouts.
+  features, so each feature's bins are summed by one thread in row order.
 
-Gradients are passed *ordered*: ``ordered_gradients[i]`` belongs to row
-``sample_indices[i]``, so the inner loops read them sequentially.
+Either way the result does not depend on ``num_threads``.  Gradients are
+passed *ordered*: ``ordered_gradients[i]`` belongs to row ``sample_indices[i]``,
+so the inner loops read them sequentially.  Rows are prefetched ahead
+(see ``prefetch``): a leaf's rows are scattered over the whole data set.
 """
-import numpy as np
 from numba import njit, prange
 
 from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
@@ -22,6 +23,18 @@ from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
 # region costs more than it saves on small leaves, and much more when another
 # process holds the other core (the threads wait for each other at the barrier).
 PARALLEL_MIN_ROWS = 32768
+# Row-wise chunking of large leaves: one private histogram per CHUNK_ROWS rows,
+# at most MAX_CHUNKS (zeroing and summing the copies stays under ~5% of the work).
+CHUNK_ROWS = 16384
+MAX_CHUNKS = 8
+
+
+@njit(cache=True)
+def n_row_chunks(n_rows):
+    """Private histograms the row-wise kernel uses for a leaf of ``n_rows`` rows."""
+    if n_rows < PARALLEL_MIN_ROWS:
+        return 1
+    return max(2, min(MAX_CHUNKS, n_rows // CHUNK_ROWS))
 
 
 @njit(cache=True, parallel=True)
@@ -59,13 +72,14 @@ def gather_gradients(gradients, hessians, sample_indices, ordered_gradients, ord
         ordered_hessians[i] = hessians[r]
 
 
+# -- column-wise ------------------------------------------------------------------
+
 @njit(cache=True, inline="always")
 def _accumulate_column(column, sample_indices, ordered_gradients, ordered_hessians,
                        start, end, hist):
     for b in range(start, end):
         hist[b, 0] = 0.0
         hist[b, 1] = 0.0
-        hist[b, 2] = 0.0
     n = sample_indices.shape[0]
     for i in range(n):
         if i + PREFETCH_DISTANCE < n:
@@ -73,7 +87,6 @@ def _accumulate_column(column, sample_indices, ordered_gradients, ordered_hessia
         b = start + column[sample_indices[i]]
         hist[b, 0] += ordered_gradients[i]
         hist[b, 1] += ordered_hessians[i]
-        hist[b, 2] += 1.0
 
 
 @njit(cache=True, parallel=True)
@@ -97,7 +110,7 @@ def build_histogram_colwise(binned_cols, sample_indices, ordered_gradients, orde
     ordered_gradients, ordered_hessians : float32[>= n_rows]  # IN
     feature_indices : int32[n_used]                     # IN features to build
     feature_offsets : int64[n_features + 1]             # IN first bin of each feature
-    hist : float64[total_bins, 3]                       # OUT only the used features' bins are written
+    hist : float64[total_bins, 2]                       # OUT only the used features' bins are written
     """
     if sample_indices.shape[0] >= PARALLEL_MIN_ROWS:
         _colwise_parallel(binned_cols, sample_indices, ordered_gradients, ordered_hessians,
@@ -109,47 +122,49 @@ def build_histogram_colwise(binned_cols, sample_indices, ordered_gradients, orde
                            feature_offsets[f], feature_offsets[f + 1], hist)
 
 
+# -- row-wise ---------------------------------------------------------------------
+
 @njit(cache=True, inline="always")
 def _accumulate_rows(binned_rows, sample_indices, ordered_gradients, ordered_hessians,
-                     feature_offsets, f_lo, f_hi, hist):
-    for b in range(feature_offsets[f_lo], feature_offsets[f_hi]):
-        hist[b, 0] = 0.0
-        hist[b, 1] = 0.0
-        hist[b, 2] = 0.0
-    n = sample_indices.shape[0]
-    for i in range(n):
-        if i + PREFETCH_DISTANCE < n:
+                     feature_offsets, lo, hi, hist):
+    hist[:, :] = 0.0
+    n_features = binned_rows.shape[1]
+    for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:
             prefetch_row(binned_rows, sample_indices[i + PREFETCH_DISTANCE])
         row = binned_rows[sample_indices[i]]
         g = ordered_gradients[i]
         h = ordered_hessians[i]
-        for f in range(f_lo, f_hi):
+        for f in range(n_features):
             b = feature_offsets[f] + row[f]
             hist[b, 0] += g
             hist[b, 1] += h
-            hist[b, 2] += 1.0
 
 
 @njit(cache=True, parallel=True)
-def _rowwise_by_feature_groups(binned_rows, sample_indices, ordered_gradients, ordered_hessians,
-                               feature_offsets, n_groups, hist):
-    n_features = binned_rows.shape[1]
-    for grp in prange(n_groups):
+def _rowwise_chunked(binned_rows, sample_indices, ordered_gradients, ordered_hessians,
+                     feature_offsets, n_chunks, chunk_hists, hist):
+    n_rows = sample_indices.shape[0]
+    chunk = (n_rows + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        lo = c * chunk
         _accumulate_rows(binned_rows, sample_indices, ordered_gradients, ordered_hessians,
-                         feature_offsets, grp * n_features // n_groups,
-                         (grp + 1) * n_features // n_groups, hist)
+                         feature_offsets, lo, min(n_rows, lo + chunk), chunk_hists[c])
+    # Sum the chunks in chunk order: the same float result for any thread count.
+    for b in prange(hist.shape[0]):
+        g = 0.0
+        h = 0.0
+        for c in range(n_chunks):
+            g += chunk_hists[c, b, 0]
+            h += chunk_hists[c, b, 1]
+        hist[b, 0] = g
+        hist[b, 1] = h
 
 
 @njit(cache=True)
 def build_histogram_rowwise(binned_rows, sample_indices, ordered_gradients, ordered_hessians,
-                            feature_offsets, n_threads, hist):
+                            feature_offsets, chunk_hists, hist):
     """Histogram of the rows ``sample_indices`` for all features, row-wise.
-
-    Large leaves: the threads split the *features*; each walks every row of
-    the leaf and updates only its own block of features.  Every bin is summed
-    by one thread in row order, so there are no private copies to zero and
-    reduce, and the result is bit-identical for any number of threads (and to
-    the column-wise kernel).
 
     Parameters
     ----------
@@ -157,17 +172,17 @@ def build_histogram_rowwise(binned_rows, sample_indices, ordered_gradients, orde
     sample_indices : uint32[n_rows]                     # IN
     ordered_gradients, ordered_hessians : float32[>= n_rows]  # IN
     feature_offsets : int64[n_features + 1]             # IN
-    n_threads : int                                     # IN  threads to use
-    hist : float64[total_bins, 3]                       # OUT
+    chunk_hists : float64[MAX_CHUNKS, total_bins, 2]    # scratch
+    hist : float64[total_bins, 2]                       # OUT
     """
-    n_features = binned_rows.shape[1]
-    n_groups = min(n_features, n_threads)
-    if sample_indices.shape[0] < PARALLEL_MIN_ROWS or n_groups <= 1:
+    n_rows = sample_indices.shape[0]
+    n_chunks = n_row_chunks(n_rows)
+    if n_chunks == 1:
         _accumulate_rows(binned_rows, sample_indices, ordered_gradients, ordered_hessians,
-                         feature_offsets, 0, n_features, hist)
+                         feature_offsets, 0, n_rows, hist)
     else:
-        _rowwise_by_feature_groups(binned_rows, sample_indices, ordered_gradients,
-                                   ordered_hessians, feature_offsets, n_groups, hist)
+        _rowwise_chunked(binned_rows, sample_indices, ordered_gradients, ordered_hessians,
+                         feature_offsets, n_chunks, chunk_hists, hist)
 
 
 @njit(cache=True)
@@ -178,10 +193,9 @@ def subtract_histograms(parent, child, out):
 
     Parameters
     ----------
-    parent, child : float64[total_bins, 3]  # IN
-    out : float64[total_bins, 3]            # OUT
+    parent, child : float64[total_bins, 2]  # IN
+    out : float64[total_bins, 2]            # OUT
     """
     for b in range(parent.shape[0]):
         out[b, 0] = parent[b, 0] - child[b, 0]
         out[b, 1] = parent[b, 1] - child[b, 1]
-        out[b, 2] = parent[b, 2] - child[b, 2]

@@ -68,11 +68,11 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
 
     Parameters
     ----------
-    hist : float64[total_bins, 3]          # IN  the leaf's histogram
+    hist : float64[total_bins, 2]          # IN  the leaf's histogram
     feature_indices : int32[n_used]        # IN  candidate features, ascending
     feature_offsets : int64[n_features+1]  # IN
     nan_bins : int32[n_features]           # IN  NaN bin within the feature, -1 if none
-    sum_gradients, sum_hessians, count : float  # IN  the leaf's totals
+    sum_gradients, sum_hessians, count : float  # IN  the leaf's totals (exact count)
     split_params : float64[SPLIT_PARAMS_SIZE]  # IN
     out : float64[SPLIT_RECORD_SIZE]       # OUT the best split; feature -1 if none
     """
@@ -87,6 +87,9 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
     best_gain = -np.inf
     out[:] = 0.0
     out[SPLIT_FEATURE] = -1.0
+    # Histograms hold no counts: a side's row count is estimated from its
+    # hessians, as LightGBM does (exact when every row has the same hessian).
+    count_per_hessian = count / sum_hessians if sum_hessians > 0.0 else 0.0
     for j in range(feature_indices.shape[0]):
         f = feature_indices[j]
         start = feature_offsets[f]
@@ -94,35 +97,30 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
         n_value_bins = feature_offsets[f + 1] - start
         nan_g = 0.0
         nan_h = 0.0
-        nan_c = 0.0
         if nan_bin >= 0:
             n_value_bins -= 1
             nan_g = hist[start + nan_bin, 0]
             nan_h = hist[start + nan_bin, 1]
-            nan_c = hist[start + nan_bin, 2]
         # NaN rows present: each threshold is tried with NaN right (direction 0)
         # and NaN left (1), and "every value left, NaN right" is a split too.
-        has_nan_rows = nan_bin >= 0 and nan_c > 0.0
+        has_nan_rows = nan_bin >= 0 and (nan_h != 0.0 or nan_g != 0.0)
         n_directions = 2 if has_nan_rows else 1
         n_thresholds = n_value_bins if has_nan_rows else n_value_bins - 1
         value_g = 0.0
         value_h = 0.0
-        value_c = 0.0
         for b in range(n_thresholds):
             value_g += hist[start + b, 0]
             value_h += hist[start + b, 1]
-            value_c += hist[start + b, 2]
             for direction in range(n_directions):
                 if direction == 1:
                     if b == n_value_bins - 1:
                         break            # everything left: not a split
                     left_g = value_g + nan_g
                     left_h = value_h + nan_h
-                    left_c = value_c + nan_c
                 else:
                     left_g = value_g
                     left_h = value_h
-                    left_c = value_c
+                left_c = np.floor(left_h * count_per_hessian + 0.5)
                 right_c = count - left_c
                 right_h = sum_hessians - left_h
                 if (left_c < min_data or left_h < min_hess

@@ -84,9 +84,10 @@ def _warm_direct_calls():
     g = np.ones(10, common.GRAD_DTYPE)
     features = np.arange(2, dtype=np.int32)
     hist = np.zeros((8, common.HIST_WIDTH), common.HIST_DTYPE)
+    chunk_hists = np.zeros((histogram.MAX_CHUNKS, 8, common.HIST_WIDTH), common.HIST_DTYPE)
     for dtype in (common.BIN_DTYPE_SMALL, common.BIN_DTYPE_LARGE):
         binned_rows = np.zeros((10, 2), dtype)
-        histogram.build_histogram_rowwise(binned_rows, rows, g, g, offsets, 2, hist)
+        histogram.build_histogram_rowwise(binned_rows, rows, g, g, offsets, chunk_hists, hist)
         histogram.build_histogram_colwise(np.ascontiguousarray(binned_rows.T), rows, g, g,
                                           features, offsets, hist)
 

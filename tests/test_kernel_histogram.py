@@ -1,19 +1,26 @@
-"""native.histogram against np.add.at twins, and its invariants."""
+"""native.histogram against np.add.at twins, and its invariants.
+
+A histogram is (total_bins, 2): (sum_gradients, sum_hessians) per bin.  The
+column-wise kernel and small leaves of the row-wise kernel sum every bin in row
+order (= the np.add.at twin, bit for bit).  A large row-wise leaf is cut into
+``n_row_chunks(n)`` contiguous chunks of ceil(n / n_chunks) rows, each summed
+in row order, then the chunks are added in chunk order (= ``twin_chunked``).
+"""
 import numba
 import numpy as np
 import pytest
 
 from dgbdt.native import common
 from dgbdt.native.histogram import (
-    PARALLEL_MIN_ROWS, build_histogram_colwise, build_histogram_rowwise, gather_gradients,
-    subtract_histograms,
+    CHUNK_ROWS, MAX_CHUNKS, PARALLEL_MIN_ROWS, build_histogram_colwise, build_histogram_rowwise,
+    gather_gradients, n_row_chunks, subtract_histograms,
 )
 
 SEEDS = [0, 1, 2]
 SENTINEL = -12345.0
 
 
-def make_data(rng, n_samples, n_bins_per_feature, constant_hessian):
+def make_data(rng, n_samples, n_bins_per_feature, constant_hessian, wide_range=False):
     n_bins = np.asarray(n_bins_per_feature, np.int64)
     offsets = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
     dtype = common.bin_dtype_for(int(n_bins.max()))
@@ -27,6 +34,12 @@ def make_data(rng, n_samples, n_bins_per_feature, constant_hessian):
         hessians = np.ones(n_samples, common.GRAD_DTYPE)
     else:
         hessians = rng.uniform(0.01, 2.0, size=n_samples).astype(common.GRAD_DTYPE)
+    if wide_range:
+        # Magnitudes over 12 decades: float64 sums of float32 values of similar
+        # size are exact, which would hide a change of summation order.
+        gradients = (gradients * 10.0 ** rng.uniform(-8, 4, n_samples)).astype(common.GRAD_DTYPE)
+        if not constant_hessian:
+            hessians = (hessians * 10.0 ** rng.uniform(-8, 4, n_samples)).astype(common.GRAD_DTYPE)
     return binned_cols, offsets, gradients, hessians
 
 
@@ -37,8 +50,28 @@ def twin_histogram(binned_cols, offsets, rows, gradients, hessians, features, to
         hist[offsets[f]:offsets[f + 1]] = 0.0
         np.add.at(hist[:, common.HIST_GRAD], b, gradients[rows].astype(np.float64))
         np.add.at(hist[:, common.HIST_HESS], b, hessians[rows].astype(np.float64))
-        np.add.at(hist[:, common.HIST_COUNT], b, 1.0)
     return hist
+
+
+def twin_n_chunks(n_rows):
+    """The documented chunking rule, restated from the constants."""
+    if n_rows < PARALLEL_MIN_ROWS:
+        return 1
+    return max(2, min(MAX_CHUNKS, n_rows // CHUNK_ROWS))
+
+
+def twin_chunked(binned_cols, offsets, rows, gradients, hessians, total_bins):
+    """Row-wise kernel's float grouping: row order inside a chunk, then chunk order."""
+    n = len(rows)
+    n_chunks = twin_n_chunks(n)
+    chunk = -(-n // n_chunks)
+    features = np.arange(binned_cols.shape[0])
+    total = np.zeros((total_bins, common.HIST_WIDTH))
+    for c in range(n_chunks):
+        part = rows[c * chunk:min(n, (c + 1) * chunk)]
+        total += twin_histogram(binned_cols, offsets, part, gradients, hessians, features,
+                                total_bins)
+    return total
 
 
 def colwise(binned_cols, offsets, rows, gradients, hessians, features):
@@ -50,14 +83,14 @@ def colwise(binned_cols, offsets, rows, gradients, hessians, features):
     return hist
 
 
-def rowwise(binned_cols, offsets, rows, gradients, hessians, n_threads=None):
+def rowwise(binned_cols, offsets, rows, gradients, hessians):
     binned_rows = np.ascontiguousarray(binned_cols.T)
     og = gradients[rows].copy()
     oh = hessians[rows].copy()
     hist = np.full((offsets[-1], common.HIST_WIDTH), SENTINEL, common.HIST_DTYPE)
-    if n_threads is None:
-        n_threads = numba.get_num_threads()
-    build_histogram_rowwise(binned_rows, rows, og, oh, offsets, n_threads, hist)
+    # Scratch: garbage in it must not leak into the result.
+    chunk_hists = np.full((MAX_CHUNKS, offsets[-1], common.HIST_WIDTH), np.nan, common.HIST_DTYPE)
+    build_histogram_rowwise(binned_rows, rows, og, oh, offsets, chunk_hists, hist)
     return hist
 
 
@@ -86,7 +119,7 @@ BIN_LAYOUTS = {
 def test_histograms_match_twin(layout, rows_kind, constant_hessian, seed):
     rng = np.random.default_rng(seed)
     n_bins = BIN_LAYOUTS[layout]
-    binned_cols, offsets, g, h = make_data(rng, 700, n_bins, constant_hessian)
+    binned_cols, offsets, g, h = make_data(rng, 700, n_bins, constant_hessian, wide_range=True)
     assert binned_cols.dtype == (common.BIN_DTYPE_LARGE if max(n_bins) > common.MAX_SMALL_BINS
                                  else common.BIN_DTYPE_SMALL)
     rows = random_rows(rng, 700, rows_kind)
@@ -98,8 +131,9 @@ def test_histograms_match_twin(layout, rows_kind, constant_hessian, seed):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
     got = rowwise(binned_cols, offsets, rows, g, h)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-    # Counts are exact; the NaN bin is just the last bin of a feature here.
-    np.testing.assert_array_equal(got[:, common.HIST_COUNT], expected[:, common.HIST_COUNT])
+    assert got.shape == (total_bins, 2) and common.HIST_WIDTH == 2
+    # Small leaves: both kernels sum each bin in row order, like the twin.
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("layout", list(BIN_LAYOUTS))
@@ -116,43 +150,108 @@ def test_colwise_writes_only_the_requested_features(layout, seed):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
+def _large_leaf(layout, n_rows, seed=7):
+    rng = np.random.default_rng(seed)
+    n = n_rows + 500
+    binned_cols, offsets, g, h = make_data(rng, n, BIN_LAYOUTS[layout], False, wide_range=True)
+    rows = np.sort(rng.choice(n, size=n_rows, replace=False)).astype(common.INDEX_DTYPE)
+    return binned_cols, offsets, g, h, rows
+
+
+def _thread_counts():
+    return sorted({1, min(2, numba.config.NUMBA_NUM_THREADS), numba.config.NUMBA_NUM_THREADS})
+
+
+# Large leaves: 2 chunks (uneven last chunk), 5 chunks, and capped at MAX_CHUNKS.
+LARGE_ROWS = [PARALLEL_MIN_ROWS + 1001, 5 * CHUNK_ROWS + 777, (MAX_CHUNKS + 2) * CHUNK_ROWS + 3]
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, PARALLEL_MIN_ROWS - 1, PARALLEL_MIN_ROWS, 2 * CHUNK_ROWS,
+                                    3 * CHUNK_ROWS - 1, 3 * CHUNK_ROWS, 100 * CHUNK_ROWS]
+                         + LARGE_ROWS)
+def test_n_row_chunks_follows_the_documented_rule(n_rows):
+    assert n_row_chunks(n_rows) == twin_n_chunks(n_rows)
+    assert 1 <= n_row_chunks(n_rows) <= MAX_CHUNKS
+
+
 @pytest.mark.parametrize("layout", ["32", "mixed_uint16"])
-def test_large_leaves_parallel_paths_match_twin_bit_for_bit(layout):
-    # >= PARALLEL_MIN_ROWS rows take the parallel code paths; every bin is
-    # still summed by one thread in row order, so the result is bit-identical
-    # whatever the number of threads, and the same for both layouts.
-    rng = np.random.default_rng(7)
-    n = PARALLEL_MIN_ROWS + 1000
-    n_bins = BIN_LAYOUTS[layout]
-    binned_cols, offsets, g, h = make_data(rng, n, n_bins, False)
-    rows = np.sort(rng.choice(n, size=n - 500, replace=False)).astype(common.INDEX_DTYPE)
+def test_large_leaves_colwise_parallel_path_matches_twin_bit_for_bit(layout):
+    # >= PARALLEL_MIN_ROWS rows take the parallel path; every bin is still
+    # summed by one thread in row order, so the result is bit-identical to the
+    # twin whatever the number of threads.
+    binned_cols, offsets, g, h, rows = _large_leaf(layout, PARALLEL_MIN_ROWS + 1000)
     assert len(rows) >= PARALLEL_MIN_ROWS
-    features = np.arange(len(n_bins))
+    features = np.arange(len(BIN_LAYOUTS[layout]))
     expected = twin_histogram(binned_cols, offsets, rows, g, h, features, int(offsets[-1]))
-    col = colwise(binned_cols, offsets, rows, g, h, features)
-    np.testing.assert_array_equal(col, expected)
     old = numba.get_num_threads()
     try:
-        for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        for threads in _thread_counts():
             numba.set_num_threads(threads)
-            np.testing.assert_array_equal(colwise(binned_cols, offsets, rows, g, h, features), col)
-            for n_threads in (1, 2, 3, 64):
-                np.testing.assert_array_equal(
-                    rowwise(binned_cols, offsets, rows, g, h, n_threads), col)
+            np.testing.assert_array_equal(colwise(binned_cols, offsets, rows, g, h, features),
+                                          expected)
     finally:
         numba.set_num_threads(old)
 
 
+@pytest.mark.parametrize("layout", ["32", "mixed_uint16"])
+@pytest.mark.parametrize("n_rows", LARGE_ROWS)
+def test_large_leaves_rowwise_is_chunk_twin_for_any_thread_count(layout, n_rows):
+    # The chunk count depends on the row count only, and the chunks are added
+    # in chunk order: bit-identical for 1 and 2 (and all) threads, and equal to
+    # a numpy twin that groups the float sums the same way.
+    binned_cols, offsets, g, h, rows = _large_leaf(layout, n_rows)
+    assert twin_n_chunks(len(rows)) >= 2
+    expected = twin_chunked(binned_cols, offsets, rows, g, h, int(offsets[-1]))
+    old = numba.get_num_threads()
+    results = {}
+    try:
+        for threads in _thread_counts():
+            numba.set_num_threads(threads)
+            results[threads] = rowwise(binned_cols, offsets, rows, g, h)
+    finally:
+        numba.set_num_threads(old)
+    for threads, got in results.items():
+        np.testing.assert_array_equal(got, results[1], err_msg=f"{threads} threads vs 1")
+        np.testing.assert_array_equal(got, expected, err_msg=f"{threads} threads vs chunk twin")
+
+
+def _assert_close_to_row_order(got, binned_cols, offsets, rows, g, h, features):
+    """|got - exact row-order sum| <= 1e-12 * sum of |values| in the bin (rtol 1e-12)."""
+    exact = twin_histogram(binned_cols, offsets, rows, g, h, features, int(offsets[-1]))
+    scale = twin_histogram(binned_cols, offsets, rows, np.abs(g), np.abs(h), features,
+                           int(offsets[-1]))
+    err = np.abs(got - exact)
+    assert np.all(err <= 1e-12 * scale), f"max error / scale {np.max(err / np.maximum(scale, 1e-300))}"
+
+
 @pytest.mark.parametrize("layout", list(BIN_LAYOUTS))
 @pytest.mark.parametrize("seed", SEEDS)
-def test_rowwise_equals_colwise_bit_for_bit(layout, seed):
+def test_rowwise_equals_colwise_bit_for_bit_on_small_leaves(layout, seed):
     rng = np.random.default_rng(seed)
     n_bins = BIN_LAYOUTS[layout]
-    binned_cols, offsets, g, h = make_data(rng, 500, n_bins, False)
+    binned_cols, offsets, g, h = make_data(rng, 500, n_bins, False, wide_range=True)
     rows = random_rows(rng, 500, "subset")
     np.testing.assert_array_equal(
         rowwise(binned_cols, offsets, rows, g, h),
         colwise(binned_cols, offsets, rows, g, h, np.arange(len(n_bins))))
+
+
+@pytest.mark.parametrize("layout", ["32", "mixed_uint16"])
+@pytest.mark.parametrize("n_rows", [PARALLEL_MIN_ROWS - 1] + LARGE_ROWS)
+def test_rowwise_close_to_colwise_on_large_leaves(layout, n_rows):
+    # Chunked leaves group the float sums differently from the column-wise
+    # kernel: equal up to rounding (rtol 1e-12), exactly equal below the
+    # chunking threshold.
+    binned_cols, offsets, g, h, rows = _large_leaf(layout, n_rows, seed=11)
+    features = np.arange(len(BIN_LAYOUTS[layout]))
+    row = rowwise(binned_cols, offsets, rows, g, h)
+    col = colwise(binned_cols, offsets, rows, g, h, features)
+    if twin_n_chunks(n_rows) == 1:
+        np.testing.assert_array_equal(row, col)
+    else:
+        np.testing.assert_allclose(row[:, common.HIST_HESS], col[:, common.HIST_HESS], rtol=1e-12)
+        np.testing.assert_allclose(row, col, rtol=1e-12, atol=1e-9)
+        _assert_close_to_row_order(row, binned_cols, offsets, rows, g, h, features)
 
 
 @pytest.mark.parametrize("layout", list(BIN_LAYOUTS))
@@ -171,7 +270,6 @@ def test_parent_minus_smaller_is_larger(layout, seed):
     out = np.empty_like(parent)
     subtract_histograms(parent, small, out)
     np.testing.assert_allclose(out, large, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(out[:, common.HIST_COUNT], large[:, common.HIST_COUNT])
     np.testing.assert_array_equal(out, parent - small)
     # In place, as the grower does it.
     subtract_histograms(parent, small, parent)
@@ -190,7 +288,6 @@ def test_row_order_does_not_matter(layout, seed):
     a = colwise(binned_cols, offsets, rows, g, h, features)
     b = colwise(binned_cols, offsets, shuffled, g, h, features)
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(a[:, common.HIST_COUNT], b[:, common.HIST_COUNT])
     c = rowwise(binned_cols, offsets, shuffled, g, h)
     np.testing.assert_allclose(a, c, rtol=1e-9, atol=1e-9)
 

@@ -3,6 +3,7 @@
 Every strategy offers the same small interface to the grower:
 
 * ``global_totals(sum_gradients, sum_hessians, count)`` -> global totals of a leaf
+* ``global_counts(n_left, n_right)`` -> global row counts of two new children
 * ``leaf_histogram(sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)``
   fills ``hist`` with the (global) histogram of a leaf's rows
 * ``best_split(hist, feature_indices, totals, record)`` -> best split record (global)

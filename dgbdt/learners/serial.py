@@ -4,7 +4,8 @@ import numpy as np
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
 import numba
 
-from ..native.histogram import build_histogram_colwise, build_histogram_rowwise
+from ..native.common import HIST_DTYPE, HIST_WIDTH
+from ..native.histogram import MAX_CHUNKS, build_histogram_colwise, build_histogram_rowwise
 from ..native.partition import partition_rows
 from ..native.split import find_best_split
 
@@ -22,16 +23,22 @@ class SerialLearner:
     def __init__(self, data, split_params):
         self.data = data
         self.split_params = split_params
+        self._chunk_hists = None
+        if data.layout == "row":
+            self._chunk_hists = np.empty((MAX_CHUNKS, data.total_bins, HIST_WIDTH), HIST_DTYPE)
 
     def global_totals(self, sum_gradients, sum_hessians, count):
         return sum_gradients, sum_hessians, count
+
+    def global_counts(self, n_left, n_right):
+        return n_left, n_right
 
     def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
                        feature_indices, hist):
         if self.data.layout == "row":
             build_histogram_rowwise(self.data.binned, sample_indices, ordered_gradients,
                                     ordered_hessians, self.data.feature_offsets,
-                                    numba.get_num_threads(), hist)
+                                    self._chunk_hists, hist)
         else:
             build_histogram_colwise(self.data.binned.T, sample_indices, ordered_gradients,
                                     ordered_hessians, feature_indices, self.data.feature_offsets,
@@ -43,6 +50,6 @@ class SerialLearner:
 
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])
-        return partition_rows(sample_indices, self.data.binned[:, feature], int(record[SPLIT_BIN]),
+        return partition_rows(sample_indices, self.data.columns[:, feature], int(record[SPLIT_BIN]),
                               bool(record[SPLIT_DEFAULT_LEFT]), int(self.data.nan_bins[feature]),
                               numba.get_num_threads(), scratch)
