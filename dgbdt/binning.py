@@ -96,36 +96,38 @@ def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
     return out[:n].copy()
 
 
-def find_bin_mapper(columns, n_samples, max_bin, min_data_in_bin, sample_cnt, seed):
-    """Bin mapper from a column source.
+def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin):
+    """Upper bounds and NaN bin of one feature.
 
-    ``columns`` yields, for each feature, either a dense float64 column or a
-    ``(values, row_indices)`` pair of a sparse column (absent rows are 0.0).
+    ``col`` is a dense float64 column or a sparse ``(values, row_indices)``
+    pair (absent rows are 0.0); ``sample`` the rows to find bounds on (None:
+    all).  Whether the feature has a NaN bin is decided on the whole column.
     """
-    sample = sample_rows(n_samples, sample_cnt, seed)
-    upper_bounds, nan_bins = [], []
-    for col in columns:
-        if isinstance(col, tuple):
-            values, rows = col
-            if sample is not None:
-                keep = np.isin(rows, sample, assume_unique=True)
-                values, n_rows_sampled = values[keep], len(sample)
-            else:
-                n_rows_sampled = n_samples
-            n_implicit_zeros = n_rows_sampled - len(values)
-            has_nan = bool(np.isnan(col[0]).any())
+    if isinstance(col, tuple):
+        values, rows = col
+        if sample is not None:
+            keep = np.isin(rows, sample, assume_unique=True)
+            values, n_rows_sampled = values[keep], len(sample)
         else:
-            values = col if sample is None else col[sample]
-            n_implicit_zeros = 0
-            has_nan = bool(np.isnan(col).any())
-        values = values[~np.isnan(values)]
-        # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
-        # max_bin - 1 value bins; with max_bin = 2 that leaves one).
-        ub = bounds_from_values(values, n_implicit_zeros, max(1, max_bin - has_nan),
-                                min_data_in_bin)
-        upper_bounds.append(ub)
-        nan_bins.append(len(ub) if has_nan else -1)
-    return BinMapper(upper_bounds, np.asarray(nan_bins, dtype=np.int32))
+            n_rows_sampled = n_samples
+        n_implicit_zeros = n_rows_sampled - len(values)
+        has_nan = bool(np.isnan(col[0]).any())
+    else:
+        values = col if sample is None else col[sample]
+        n_implicit_zeros = 0
+        has_nan = bool(np.isnan(col).any())
+    values = values[~np.isnan(values)]
+    # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
+    # max_bin - 1 value bins; with max_bin = 2 that leaves one).
+    ub = bounds_from_values(values, n_implicit_zeros, max(1, max_bin - has_nan), min_data_in_bin)
+    return ub, (len(ub) if has_nan else -1)
+
+
+def find_bin_mapper(columns, n_samples, max_bin, min_data_in_bin, sample_cnt, seed):
+    """Bin mapper from a column source (see ``feature_bounds`` for the columns)."""
+    sample = sample_rows(n_samples, sample_cnt, seed)
+    found = [feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin) for col in columns]
+    return BinMapper([ub for ub, _ in found], np.asarray([nb for _, nb in found], dtype=np.int32))
 
 
 def bin_column(col, upper_bounds, nan_bin, out):

@@ -9,7 +9,8 @@ column-major (F order): ``layout`` says which, chosen by shape (see
 import numpy as np
 import scipy.sparse as sp
 
-from .binning import BinMapper, bin_column, find_bin_mapper
+from .binning import BinMapper, bin_column, feature_bounds, sample_rows
+from .native.common import bin_dtype_for
 from .params import resolve_params
 
 
@@ -178,23 +179,40 @@ class Dataset:
             if mapper.n_features != self.n_features:
                 raise ValueError(f"Validation data has {self.n_features} features but the "
                                  f"reference training data has {mapper.n_features}")
+            self.bin_mapper = mapper
+            self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
+            self.binned = self._bin_with(mapper)
         else:
-            mapper = find_bin_mapper(self._source.columns(), self.n_samples, cfg["max_bin"],
-                                     cfg["min_data_in_bin"], cfg["bin_construct_sample_cnt"],
-                                     cfg["seed"] & 0x7FFFFFFF)
-        self.bin_mapper = mapper
-        self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
-        self.binned = self._bin(mapper, self.layout)
+            self._find_bins_and_bin(cfg)
         if self.free_raw_data:
             self._source = None
         return self
 
-    def _bin(self, mapper, layout):
+    def _bin_with(self, mapper):
         binned = np.empty((self.n_samples, self.n_features), dtype=mapper.bin_dtype,
-                          order="C" if layout == "row" else "F")
+                          order="C" if self.layout == "row" else "F")
         for f, col in enumerate(self._source.columns()):
             bin_column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned[:, f])
         return binned
+
+    def _find_bins_and_bin(self, cfg):
+        """One pass over the columns: each one's bounds, then its bins."""
+        max_bin = cfg["max_bin"]
+        # Every feature has at most max_bin bins (NaN bin included), so the
+        # dtype and the layout are known before any bounds are.
+        total_bins_bound = max_bin * self.n_features
+        self.layout = choose_layout(cfg, total_bins_bound)
+        binned = np.empty((self.n_samples, self.n_features), dtype=bin_dtype_for(max_bin),
+                          order="C" if self.layout == "row" else "F")
+        sample = sample_rows(self.n_samples, cfg["bin_construct_sample_cnt"], cfg["seed"] & 0x7FFFFFFF)
+        upper_bounds, nan_bins = [], []
+        for f, col in enumerate(self._source.columns()):
+            ub, nan_bin = feature_bounds(col, self.n_samples, sample, max_bin, cfg["min_data_in_bin"])
+            bin_column(col, ub, nan_bin, binned[:, f])
+            upper_bounds.append(ub)
+            nan_bins.append(nan_bin)
+        self.bin_mapper = BinMapper(upper_bounds, np.asarray(nan_bins, dtype=np.int32))
+        self.binned = binned
 
     # -- LightGBM-style accessors ------------------------------------------
     def create_valid(self, data, label=None, weight=None, init_score=None):
