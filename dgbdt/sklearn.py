@@ -93,35 +93,17 @@ def _n_positional_args(func):
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
-class _ObjectiveFunctionWrapper:
-    """``objective(y_true, y_pred[, weight[, group]]) -> (grad, hess)`` as a train-level
-    ``fobj(preds, train_data)``. ``y_pred`` are raw scores: (n,) or (n, n_classes)."""
+class _LabelFunctionWrapper:
+    """A scikit-learn-style ``func(y_true, y_pred[, weight[, group]])`` as a
+    train-level ``fn(preds, dataset)``; ``y_pred`` are raw scores: (n,) or
+    (n, n_classes).  Wraps custom objectives (-> (grad, hess)) and custom eval
+    metrics (-> (name, value, is_higher_better) or a list of them)."""
 
-    def __init__(self, func):
+    def __init__(self, func, what):
         self.func = func
         self.argc = _n_positional_args(func)
         if self.argc < 2 or self.argc > 4:
-            raise TypeError(f"Custom objective must take 2, 3 or 4 positional arguments "
-                            f"(y_true, y_pred[, weight[, group]]), got {self.argc}")
-
-    def __call__(self, preds, dataset):
-        labels = dataset.get_label()
-        if self.argc == 2:
-            return self.func(labels, preds)
-        if self.argc == 3:
-            return self.func(labels, preds, dataset.get_weight())
-        return self.func(labels, preds, dataset.get_weight(), None)
-
-
-class _EvalFunctionWrapper:
-    """``metric(y_true, y_pred[, weight[, group]]) -> (name, value, is_higher_better)``
-    (or a list of such tuples) as a train-level ``feval(preds, eval_data)``."""
-
-    def __init__(self, func):
-        self.func = func
-        self.argc = _n_positional_args(func)
-        if self.argc < 2 or self.argc > 4:
-            raise TypeError(f"Custom eval metric must take 2, 3 or 4 positional arguments "
+            raise TypeError(f"{what} must take 2, 3 or 4 positional arguments "
                             f"(y_true, y_pred[, weight[, group]]), got {self.argc}")
 
     def __call__(self, preds, dataset):
@@ -270,7 +252,7 @@ class DGBDTModel(BaseEstimator):
         for key in list(params):
             if ALIASES.get(key) == "objective" and key in self._other_params:
                 objective = params.pop(key)
-        params["objective"] = (_ObjectiveFunctionWrapper(objective) if callable(objective)
+        params["objective"] = (_LabelFunctionWrapper(objective, "Custom objective") if callable(objective)
                                else objective)
         # random_state and n_jobs are aliases of seed and num_threads: a spelling given
         # in **kwargs wins (as in LightGBM) without a "both given" warning.
@@ -310,7 +292,7 @@ class DGBDTModel(BaseEstimator):
         metrics = eval_metric if isinstance(eval_metric, (list, tuple)) else (
             [] if eval_metric is None else [eval_metric])
         builtin = [m for m in metrics if isinstance(m, str)]
-        fevals = [_EvalFunctionWrapper(m) for m in metrics if callable(m)]
+        fevals = [_LabelFunctionWrapper(m, "Custom eval metric") for m in metrics if callable(m)]
         if builtin:
             metric_key = next((k for k in params if ALIASES.get(k) == "metric"), None)
             current = params.pop(metric_key) if metric_key else None

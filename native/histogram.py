@@ -42,16 +42,24 @@ def n_row_chunks(n_rows):
     return max(2, min(MAX_CHUNKS, n_rows // CHUNK_ROWS))
 
 
-@njit(cache=True, parallel=True)
-def _gather_parallel(gradients, hessians, sample_indices, ordered_gradients, ordered_hessians):
-    n = sample_indices.shape[0]
-    for i in prange(n):
-        if i + PREFETCH_DISTANCE < n:
+@njit(cache=True, inline="always")
+def _gather_range(gradients, hessians, sample_indices, lo, hi, ordered_gradients, ordered_hessians):
+    for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:
             prefetch_item(gradients, sample_indices[i + PREFETCH_DISTANCE])
             prefetch_item(hessians, sample_indices[i + PREFETCH_DISTANCE])
         r = sample_indices[i]
         ordered_gradients[i] = gradients[r]
         ordered_hessians[i] = hessians[r]
+
+
+@njit(cache=True, parallel=True)
+def _gather_parallel(gradients, hessians, sample_indices, ordered_gradients, ordered_hessians):
+    n = sample_indices.shape[0]
+    n_blocks = (n + CHUNK_ROWS - 1) // CHUNK_ROWS
+    for k in prange(n_blocks):
+        _gather_range(gradients, hessians, sample_indices, k * CHUNK_ROWS,
+                      min(n, (k + 1) * CHUNK_ROWS), ordered_gradients, ordered_hessians)
 
 
 @njit(cache=True)
@@ -64,17 +72,12 @@ def gather_gradients(gradients, hessians, sample_indices, ordered_gradients, ord
     sample_indices : uint32[n_rows]                      # IN
     ordered_gradients, ordered_hessians : float32[>= n_rows]  # OUT
     """
-    if sample_indices.shape[0] >= PARALLEL_MIN_ROWS:
-        _gather_parallel(gradients, hessians, sample_indices, ordered_gradients, ordered_hessians)
-        return
     n = sample_indices.shape[0]
-    for i in range(n):
-        if i + PREFETCH_DISTANCE < n:
-            prefetch_item(gradients, sample_indices[i + PREFETCH_DISTANCE])
-            prefetch_item(hessians, sample_indices[i + PREFETCH_DISTANCE])
-        r = sample_indices[i]
-        ordered_gradients[i] = gradients[r]
-        ordered_hessians[i] = hessians[r]
+    if n >= PARALLEL_MIN_ROWS:
+        _gather_parallel(gradients, hessians, sample_indices, ordered_gradients, ordered_hessians)
+    else:
+        _gather_range(gradients, hessians, sample_indices, 0, n, ordered_gradients,
+                      ordered_hessians)
 
 
 # -- column-wise ------------------------------------------------------------------
