@@ -62,14 +62,20 @@ class BinMapper:
         return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32))
 
 
-def sample_rows(n_samples, sample_cnt, seed):
-    """Rows used to find bin boundaries: all rows, or each row with
-    probability sample_cnt / n_samples, decided by a hash of (seed, row)."""
-    if n_samples <= sample_cnt:
+def sample_rows(n_samples, sample_cnt, seed, row_offset=0, n_total=None):
+    """Local rows used to find bin boundaries: all rows, or each row with
+    probability sample_cnt / n_total, decided by a hash of (seed, global row).
+
+    ``row_offset`` is the global index of this rank's first row and
+    ``n_total`` the global row count, so the sample is the same rows however
+    they are spread over ranks.
+    """
+    n_total = n_samples if n_total is None else n_total
+    if n_total <= sample_cnt:
         return None
     draws = np.empty(n_samples, dtype=np.float64)
-    uniform_fill(seed, STREAM_BIN_SAMPLE, 0, draws)
-    return np.flatnonzero(draws < sample_cnt / n_samples)
+    uniform_fill(seed, STREAM_BIN_SAMPLE, row_offset, draws)
+    return np.flatnonzero(draws < sample_cnt / n_total)
 
 
 def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
@@ -96,12 +102,15 @@ def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
     return out[:n].copy()
 
 
-def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin):
+def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
     """Upper bounds and NaN bin of one feature.
 
     ``col`` is a dense float64 column or a sparse ``(values, row_indices)``
     pair (absent rows are 0.0); ``sample`` the rows to find bounds on (None:
     all).  Whether the feature has a NaN bin is decided on the whole column.
+    With a ``comm`` of several ranks, the sampled values of every rank are
+    gathered first: the bounds depend only on the set of sampled values, so
+    they equal the single-process ones for any number of ranks.
     """
     if isinstance(col, tuple):
         values, rows = col
@@ -117,6 +126,10 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin):
         n_implicit_zeros = 0
         has_nan = bool(np.isnan(col).any())
     values = values[~np.isnan(values)]
+    if comm is not None and comm.size > 1:
+        values, _ = comm.allgatherv(np.ascontiguousarray(values, dtype=np.float64))
+        n_implicit_zeros, nan_flag = comm.allreduce(np.array([n_implicit_zeros, int(has_nan)], np.int64))
+        has_nan = bool(nan_flag)
     # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
     # max_bin - 1 value bins; with max_bin = 2 that leaves one).
     ub = bounds_from_values(values, n_implicit_zeros, max(1, max_bin - has_nan), min_data_in_bin)

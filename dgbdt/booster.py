@@ -105,6 +105,12 @@ class Booster:
     def num_model_per_iteration(self):
         return self.num_tree_per_iteration
 
+    def comm_stats(self):
+        """Communication of the training that made this model: calls and bytes
+        per collective kind, and bytes per tree (empty for a loaded model)."""
+        stats = getattr(self, "_comm_stats", None)
+        return stats.as_dict() if stats is not None else {}
+
     def num_feature(self):
         return len(self.feature_names)
 

@@ -54,9 +54,19 @@ class EarlyStopException(Exception):
         self.best_score = best_score
 
 
+_LOGGING_RANK = 0
+
+
+def set_logging_rank(rank: int) -> None:
+    """In distributed training only rank 0 prints (the engine sets this)."""
+    global _LOGGING_RANK
+    _LOGGING_RANK = rank
+
+
 def _log(msg: str) -> None:
     """Print one message to stdout: the only place callbacks print."""
-    print(msg, flush=True)
+    if _LOGGING_RANK == 0:
+        print(msg, flush=True)
 
 
 def _format_eval_result(item, show_stdv=True) -> str:

@@ -165,14 +165,28 @@ class Dataset:
         self.feature_name = names
         self.bin_mapper = None
         self.binned = None       # (n_samples, n_features), C or F order
+        self.row_offset = 0      # global index of this rank's first row (row-sharded training)
+        self.n_total = self.n_samples
         self.layout = None       # "row" (C order) or "col" (F order)
 
     # -- construction -------------------------------------------------------
-    def construct(self, params=None):
-        """Bin the data (once).  ``params`` are the training params."""
+    def construct(self, params=None, comm=None):
+        """Bin the data (once).  ``params`` are the training params.
+
+        With a ``comm`` of several ranks (row-sharded training), this rank's
+        rows are a shard of one global data set: bin boundaries are found on
+        the global sample (the same as on one process).
+        """
         if self.binned is not None:
             return self
         cfg = resolve_params({**self.params, **(params or {})})
+        if comm is not None and comm.size > 1:
+            counts = comm.allgather(np.array([self.n_samples], np.int64))[:, 0]
+            self.row_offset, self.n_total = int(counts[:comm.rank].sum()), int(counts.sum())
+            widths = comm.allgather(np.array([self.n_features], np.int64))[:, 0]
+            if np.any(widths != self.n_features):
+                raise ValueError(f"Ranks hold different numbers of features: {widths.tolist()}; "
+                                 "with row-sharded training every rank needs all columns")
         if self.reference is not None:
             self.reference.construct(params)
             mapper = self.reference.bin_mapper
@@ -183,7 +197,7 @@ class Dataset:
             self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
             self.binned = self._bin_with(mapper)
         else:
-            self._find_bins_and_bin(cfg)
+            self._find_bins_and_bin(cfg, comm)
         if self.free_raw_data:
             self._source = None
         return self
@@ -195,7 +209,7 @@ class Dataset:
             bin_column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned[:, f])
         return binned
 
-    def _find_bins_and_bin(self, cfg):
+    def _find_bins_and_bin(self, cfg, comm):
         """One pass over the columns: each one's bounds, then its bins."""
         max_bin = cfg["max_bin"]
         # Every feature has at most max_bin bins (NaN bin included), so the
@@ -204,10 +218,12 @@ class Dataset:
         self.layout = choose_layout(cfg, total_bins_bound)
         binned = np.empty((self.n_samples, self.n_features), dtype=bin_dtype_for(max_bin),
                           order="C" if self.layout == "row" else "F")
-        sample = sample_rows(self.n_samples, cfg["bin_construct_sample_cnt"], cfg["seed"] & 0x7FFFFFFF)
+        sample = sample_rows(self.n_samples, cfg["bin_construct_sample_cnt"], cfg["seed"] & 0x7FFFFFFF,
+                             self.row_offset, self.n_total)
         upper_bounds, nan_bins = [], []
         for f, col in enumerate(self._source.columns()):
-            ub, nan_bin = feature_bounds(col, self.n_samples, sample, max_bin, cfg["min_data_in_bin"])
+            ub, nan_bin = feature_bounds(col, self.n_samples, sample, max_bin, cfg["min_data_in_bin"],
+                                         comm)
             bin_column(col, ub, nan_bin, binned[:, f])
             upper_bounds.append(ub)
             nan_bins.append(nan_bin)

@@ -10,6 +10,7 @@ import numba
 
 from . import callback as cb
 from .booster import Booster
+from .comm import SerialComm, abort_on_exception, agree_on_errors
 from .dataset import Dataset
 from .grower import TreeGrower
 from .learners import make_learner
@@ -28,8 +29,10 @@ STREAM_FEATURE_FRACTION = 3
 class TrainingData:
     """What the grower and learners see of a constructed Dataset."""
 
-    def __init__(self, dataset):
+    def __init__(self, dataset, comm):
         mapper = dataset.bin_mapper
+        # This rank's rows are global rows row_offset ... row_offset + n_samples - 1.
+        self.row_offset = dataset.row_offset
         self.binned = dataset.binned          # (n_samples, n_features)
         self.layout = dataset.layout
         # Partitioning reads one feature of scattered rows: from a row-major
@@ -56,10 +59,11 @@ def split_params_vector(cfg):
     return v
 
 
-def bagged_rows(n_samples, fraction, seed, iteration):
-    """Rows kept in this round's bag: each with probability ``fraction``."""
+def bagged_rows(n_samples, fraction, seed, iteration, row_offset=0):
+    """Local rows kept in this round's bag: each with probability ``fraction``,
+    decided by a hash of (seed, iteration, global row)."""
     draws = np.empty(n_samples, np.float64)
-    uniform_fill(seed, STREAM_BAGGING * 1_000_003 + iteration, 0, draws)
+    uniform_fill(seed, STREAM_BAGGING * 1_000_003 + iteration, row_offset, draws)
     return np.flatnonzero(draws < fraction).astype(common.INDEX_DTYPE)
 
 
@@ -72,6 +76,31 @@ def sampled_features(n_features, fraction, seed, tree_index):
     draws = np.empty(n_features, np.float64)
     uniform_fill(seed, STREAM_FEATURE_FRACTION * 1_000_003 + tree_index, 0, draws)
     return np.sort(np.argsort(draws, kind="stable")[:n_used]).astype(np.int32)
+
+
+def make_comm(cfg):
+    """SerialComm for tree_learner=serial; otherwise MPI's world (initialises MPI)."""
+    if cfg["tree_learner"] == "serial":
+        return SerialComm()
+    try:
+        from .comm import world_comm
+        return world_comm()
+    except ImportError as exc:
+        raise ImportError(f"tree_learner={cfg['tree_learner']!r} needs mpi4py and an MPI library: "
+                          "pip install 'dgbdt[mpi]'") from exc
+
+
+def check_same_params(comm, cfg):
+    """Every rank must train with the same parameters (hash compared with rank 0's)."""
+    import hashlib
+    import json
+    text = json.dumps({k: v for k, v in cfg.items() if not callable(v)}, sort_keys=True, default=str)
+    digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
+    digests = comm.allgather(digest)
+    bad = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
+    if bad:
+        raise ValueError(f"Ranks {bad} were given other parameters than rank 0: every rank must "
+                         "call train() with the same params")
 
 
 def _num_threads(cfg):
@@ -115,30 +144,50 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     objective = None if custom_objective else Objective(cfg)
     k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
 
+    comm = make_comm(cfg)
     old_threads = numba.get_num_threads()
     numba.set_num_threads(_num_threads(cfg))
+    cb.set_logging_rank(comm.rank)
     try:
-        train_set.construct(cfg)
-        label, weight = train_set.label, train_set.weight
-        if label is None:
-            raise ValueError("train_set has no label")
-        if objective:
-            objective.check_labels(label, weight)
-        booster = Booster()
-        booster._setup("custom" if custom_objective else objective.name,
-                       {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
-                       np.zeros(k_out), train_set.feature_name, train_set.bin_mapper,
-                       {k: v for k, v in cfg.items() if k != "objective"}
-                       | {"objective": "custom" if custom_objective else cfg["objective"]})
-        return _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets,
-                      valid_names, feval, init_model, callbacks)
+        # Errors a rank finds in its own data are agreed before any collective:
+        # every rank then raises, none is left waiting.
+        error = None
+        try:
+            if train_set.label is None:
+                raise ValueError("train_set has no label")
+            if objective:
+                objective.check_labels(train_set.label, train_set.weight)
+        except (ValueError, TypeError) as exc:
+            error = exc
+        agree_on_errors(comm, error)
+        try:
+            if comm.size > 1:
+                check_same_params(comm, cfg)
+            train_set.construct(cfg, comm)
+            if objective:
+                objective.set_label_weights(train_set.label, train_set.weight, comm)
+            booster = Booster()
+            booster._setup("custom" if custom_objective else objective.name,
+                           {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
+                           np.zeros(k_out), train_set.feature_name, train_set.bin_mapper,
+                           {k: v for k, v in cfg.items() if k != "objective"}
+                           | {"objective": "custom" if custom_objective else cfg["objective"]})
+            booster._comm_stats = comm.stats
+            return _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets,
+                          valid_names, feval, init_model, callbacks, comm)
+        except Exception as exc:
+            # Past this point ranks may be inside collectives: bring them all down.
+            if comm.size > 1:
+                abort_on_exception(comm, exc)
+            raise
     finally:
         numba.set_num_threads(old_threads)
+        cb.set_logging_rank(0)
 
 
 def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets, valid_names,
-           feval, init_model, callbacks):
-    data = TrainingData(train_set)
+           feval, init_model, callbacks, comm):
+    data = TrainingData(train_set, comm)
     n = data.n_samples
     label, weight = train_set.label, train_set.weight
 
@@ -151,14 +200,14 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
         if train_set.init_score is None:
             scores += _binned_raw_scores(init_booster, train_set, k_out)
     elif objective and cfg["boost_from_average"] and train_set.init_score is None:
-        booster.init_score = objective.init_score(label, weight)
+        booster.init_score = objective.init_score(label, weight, comm)
         scores += booster.init_score[:, None]
 
     eval_sets = _make_eval_sets(train_set, scores, valid_sets, valid_names, cfg, booster, k_out,
                                 init_model)
     metrics = [get_metric(m) for m in cfg["metric"]]
 
-    learner = make_learner(cfg["tree_learner"], data, split_params_vector(cfg))
+    learner = make_learner(cfg["tree_learner"], data, split_params_vector(cfg), comm)
     grower = TreeGrower(learner, data, cfg)
     gradients = np.empty((k_out, n), common.GRAD_DTYPE)
     hessians = np.empty((k_out, n), common.GRAD_DTYPE)
@@ -183,15 +232,16 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
         else:
             objective.gradients(scores, label, weight, gradients, hessians)
         if bagging and (it - first_iter) % cfg["bagging_freq"] == 0:
-            bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, it)
+            bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, it, data.row_offset)
         new_trees = []
         for k in range(k_out):
             tree_index = it * k_out + k
+            comm.stats.begin_tree()
             features = sampled_features(data.n_features, cfg["feature_fraction"], ff_seed, tree_index)
             tree = grower.grow(gradients[k], hessians[k], bag, features)
             if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
                 objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
-                                            grower.leaf_count, label, scores[k], weight)
+                                            grower.leaf_count, label, scores[k], weight, comm)
             tree.scale(cfg["learning_rate"])
             _update_scores(tree, grower, data, bag is not all_rows, scores[k])
             for es in eval_sets:
@@ -202,7 +252,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             # Nothing left to split: LightGBM stops here too.
             break
         booster._add_trees(new_trees)
-        results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, booster)
+        results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm)
         env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, results)
         try:
             for c in after:
@@ -293,14 +343,14 @@ def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, boost
     return out
 
 
-def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, booster):
+def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm):
     results = []
     for es in eval_sets:
         raw = es.scores.T
         preds = objective.transform(raw) if objective else (raw[:, 0] if k_out == 1 else raw)
         for m in metrics:
             kw = {"alpha": cfg["alpha"]} if m.name == "huber" else {}
-            value = m.compute(es.dataset.label, preds, es.dataset.weight, **kw)
+            value = global_metric(comm, m, es.dataset.label, preds, es.dataset.weight, kw)
             results.append((es.name, m.name, value, m.higher_better))
         if feval is not None:
             for fn in (feval if isinstance(feval, (list, tuple)) else [feval]):
@@ -308,6 +358,25 @@ def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, booster):
                 for name, value, higher in (out if isinstance(out, list) else [out]):
                     results.append((es.name, name, float(value), bool(higher)))
     return results
+
+
+def global_metric(comm, metric, label, preds, weight, kw):
+    """A metric over every rank's rows: additive sums are allreduced (exact);
+    AUC, which is not a sum, gathers labels, predictions and weights (n floats
+    per evaluation)."""
+    if comm.size == 1:
+        return metric.compute(label, preds, weight, **kw)
+    if metric.partial is not None:
+        return float(metric.finalize(comm.allreduce(metric.partial(label, preds, weight, **kw))))
+    all_label, _ = comm.allgatherv(np.asarray(label, np.float64))
+    all_preds, _ = comm.allgatherv(np.asarray(preds, np.float64).ravel())
+    all_weight = None
+    if comm.allreduce(np.array([weight is not None], np.int64))[0]:
+        w = np.ones(len(label)) if weight is None else np.asarray(weight, np.float64)
+        all_weight, _ = comm.allgatherv(w)
+    if np.ndim(preds) == 2:
+        all_preds = all_preds.reshape(len(all_label), -1)
+    return metric.compute(all_label, all_preds, all_weight, **kw)
 
 
 def _score_dict(result_list):

@@ -60,25 +60,14 @@ class Objective:
         self.renews_leaves = self.name == "regression_l1"
 
     def check_labels(self, label, weight):
+        """Local checks of this rank's labels (no communication)."""
         if label is None:
             raise ValueError("Training data has no label")
-        if weight is not None and not np.sum(weight) > 0:
-            raise ValueError("The sample weights sum to zero: at least one row needs a positive weight")
         if self.name == "binary":
             bad = ~np.isin(label, (0.0, 1.0))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"objective='binary' needs labels 0 or 1; row {i} has label {label[i]}")
-            if self._is_unbalance:
-                pos = float(np.sum(weight[label > 0]) if weight is not None else np.sum(label > 0))
-                neg = float(np.sum(weight[label <= 0]) if weight is not None else np.sum(label <= 0))
-                if pos > 0 and neg > 0:
-                    if pos > neg:
-                        self.label_weights = np.array([pos / neg, 1.0])
-                    else:
-                        self.label_weights = np.array([1.0, neg / pos])
-            else:
-                self.label_weights = np.array([1.0, self._scale_pos_weight])
         elif self.name == "multiclass":
             bad = (label < 0) | (label >= self.num_class) | (label != np.floor(label))
             if bad.any():
@@ -86,24 +75,41 @@ class Objective:
                 raise ValueError(f"objective='multiclass' with num_class={self.num_class} needs integer "
                                  f"labels in [0, {self.num_class - 1}]; row {i} has label {label[i]}")
 
-    def init_score(self, label, weight):
-        """Score that minimises the loss of a constant model (boost_from_average)."""
-        w = weight if weight is not None else None
+    def set_label_weights(self, label, weight, comm):
+        """Global checks and the binary label weights (is_unbalance, scale_pos_weight).
+
+        Sums are over every rank's rows (``comm.allreduce``), so all ranks agree.
+        """
+        ww = np.ones_like(label) if weight is None else weight
+        pos, neg = comm.allreduce(np.array([np.sum(ww[label > 0]), np.sum(ww[label <= 0])]))
+        if not pos + neg > 0:
+            raise ValueError("The sample weights sum to zero: at least one row needs a positive weight")
+        if self.name == "binary":
+            if self._is_unbalance and pos > 0 and neg > 0:
+                self.label_weights = np.array([pos / neg, 1.0]) if pos > neg else np.array([1.0, neg / pos])
+            else:
+                self.label_weights = np.array([1.0, self._scale_pos_weight])
+
+    def init_score(self, label, weight, comm):
+        """Score that minimises the loss of a constant model (boost_from_average),
+        from global sums (and a global weighted median for L1)."""
+        ww = np.ones_like(label) if weight is None else weight
         if self.name in ("regression", "huber"):
-            return np.array([np.average(label, weights=w)])
+            s_wy, s_w = comm.allreduce(np.array([np.sum(ww * label), np.sum(ww)]))
+            return np.array([s_wy / s_w])
         if self.name == "regression_l1":
-            return np.array([weighted_quantile(label, w, 0.5)])
+            all_label, _ = comm.allgatherv(np.asarray(label, np.float64))
+            all_weight = None if weight is None else comm.allgatherv(np.asarray(weight, np.float64))[0]
+            return np.array([weighted_quantile(all_label, all_weight, 0.5)])
         if self.name == "binary":
             lw = self.label_weights
-            ww = np.ones_like(label) if w is None else w
-            pos = np.sum(ww[label > 0]) * lw[1]
-            total = pos + np.sum(ww[label <= 0]) * lw[0]
-            p = np.clip(pos / total, 1e-15, 1 - 1e-15)
+            pos, neg = comm.allreduce(np.array([np.sum(ww[label > 0]), np.sum(ww[label <= 0])]))
+            pos *= lw[1]
+            p = np.clip(pos / (pos + neg * lw[0]), 1e-15, 1 - 1e-15)
             return np.array([np.log(p / (1 - p)) / self.sigmoid])
         # multiclass: log of the class priors
-        ww = np.ones_like(label) if w is None else w
-        prior = np.bincount(label.astype(np.int64), weights=ww, minlength=self.num_class) / ww.sum()
-        return np.log(np.maximum(prior, 1e-15))
+        counts = comm.allreduce(np.bincount(label.astype(np.int64), weights=ww, minlength=self.num_class))
+        return np.log(np.maximum(counts / counts.sum(), 1e-15))
 
     def gradients(self, scores, label, weight, gradients, hessians):
         compute_gradients(self.code, scores, label, _EMPTY if weight is None else weight,
@@ -113,15 +119,23 @@ class Objective:
         """Raw scores (n, K) -> predictions: (n,) or (n, K)."""
         return transform_by_name(self.name, raw, self.sigmoid)
 
-    def renew_leaf_values(self, tree, sample_indices, leaf_begin, leaf_count, label, scores, weight):
-        """L1: a leaf's value becomes the weighted median of its residuals."""
-        for leaf in range(tree.n_leaves):
-            rows = sample_indices[leaf_begin[leaf]:leaf_begin[leaf] + leaf_count[leaf]]
-            if len(rows) == 0:
-                continue
-            residual = label[rows] - scores[rows]
-            tree.leaf_value[leaf] = weighted_quantile(
-                residual, None if weight is None else weight[rows], 0.5)
+    def renew_leaf_values(self, tree, sample_indices, leaf_begin, leaf_count, label, scores,
+                          weight, comm):
+        """L1: a leaf's value becomes the weighted median of its residuals over
+        every rank's rows (gathered: one residual per row per tree)."""
+        n_leaves = tree.n_leaves
+        leaf_of = np.repeat(np.arange(n_leaves), leaf_count[:n_leaves])
+        rows = np.concatenate([sample_indices[leaf_begin[k]:leaf_begin[k] + leaf_count[k]]
+                               for k in range(n_leaves)])
+        leaf_of, _ = comm.allgatherv(leaf_of.astype(np.int64))
+        residual, _ = comm.allgatherv(label[rows] - scores[rows])
+        w = None if weight is None else comm.allgatherv(np.asarray(weight[rows], np.float64))[0]
+        order = np.argsort(leaf_of, kind="stable")
+        bounds = np.searchsorted(leaf_of[order], np.arange(n_leaves + 1))
+        for leaf in range(n_leaves):
+            sel = order[bounds[leaf]:bounds[leaf + 1]]
+            if len(sel):
+                tree.leaf_value[leaf] = weighted_quantile(residual[sel], None if w is None else w[sel], 0.5)
 
 
 def transform_by_name(name, raw, sigmoid=1.0):

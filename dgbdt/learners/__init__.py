@@ -12,12 +12,14 @@ Every strategy offers the same small interface to the grower:
 ``serial`` is the single-process strategy; the MPI strategies (data, feature,
 voting) implement the same calls with collectives in between.
 """
+from .data import DataParallelLearner
 from .serial import SerialLearner
 
 
-def make_learner(name, data, split_params):
-    if name == "serial":
+def make_learner(name, data, split_params, comm):
+    if name == "serial" or (comm.size == 1 and name != "data"):
         return SerialLearner(data, split_params)
+    if name == "data":
+        return DataParallelLearner(data, split_params, comm)
     raise NotImplementedError(
-        f"tree_learner={name!r} needs distributed training, which is not available yet; "
-        "use tree_learner='serial'")
+        f"tree_learner={name!r} is not available yet; use tree_learner='data' or 'serial'")

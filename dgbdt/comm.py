@@ -1,0 +1,177 @@
+"""Communication: a few buffer-based collectives, counted byte by byte.
+
+``SerialComm`` is the one-process implementation (no MPI initialised);
+``MPIComm`` wraps mpi4py's upper-case buffer methods (``Allreduce``,
+``Reduce_scatter``, ``Allgatherv``, ``Bcast``), never pickled objects.
+
+Byte counts: each call adds the size of *this rank's send buffer* to its kind
+(``allreduce``, ``reduce_scatter``, ``allgather``, ``bcast``), so learners can
+be compared exactly; what the network carries on top (e.g. a ring allreduce
+sends about twice its buffer) is left to the scaling model in ``bench/``.
+``begin_tree()`` starts a new per-tree tally.
+"""
+import sys
+import traceback
+
+import numpy as np
+
+KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast")
+
+
+class CommStats:
+    """Calls and bytes per collective kind, in total and per tree."""
+
+    def __init__(self):
+        self.calls = dict.fromkeys(KINDS, 0)
+        self.bytes = dict.fromkeys(KINDS, 0)
+        self.bytes_per_tree = []
+
+    def add(self, kind, nbytes):
+        self.calls[kind] += 1
+        self.bytes[kind] += int(nbytes)
+        if self.bytes_per_tree:
+            self.bytes_per_tree[-1] += int(nbytes)
+
+    def begin_tree(self):
+        self.bytes_per_tree.append(0)
+
+    def as_dict(self):
+        return {"calls": dict(self.calls), "bytes": dict(self.bytes),
+                "total_bytes": sum(self.bytes.values()),
+                "bytes_per_tree": list(self.bytes_per_tree)}
+
+
+class SerialComm:
+    """One process: every collective is a local copy, and nothing is sent."""
+
+    rank = 0
+    size = 1
+
+    def __init__(self):
+        self.stats = CommStats()
+
+    def allreduce(self, values, op="sum"):
+        return np.array(values, copy=True)
+
+    def reduce_scatter(self, values, counts):
+        return np.array(values[:counts[0]], copy=True)
+
+    def allgather(self, values):
+        """(size, *shape) array of every rank's ``values`` (same shape on all ranks)."""
+        return np.array(values, copy=True)[None]
+
+    def allgatherv(self, values):
+        """Concatenation of every rank's 1-D ``values`` and the per-rank counts."""
+        return np.array(values, copy=True), np.array([len(values)])
+
+    def bcast(self, values, root=0):
+        return np.array(values, copy=True)
+
+    def abort(self, code=1):
+        sys.exit(code)
+
+
+class MPIComm(SerialComm):
+    """MPI_COMM_WORLD through mpi4py (imported only when this is created)."""
+
+    def __init__(self, comm=None):
+        super().__init__()
+        from mpi4py import MPI
+        self._MPI = MPI
+        self._comm = comm if comm is not None else MPI.COMM_WORLD
+        self.rank = self._comm.Get_rank()
+        self.size = self._comm.Get_size()
+
+    def _op(self, op):
+        return {"sum": self._MPI.SUM, "max": self._MPI.MAX, "min": self._MPI.MIN}[op]
+
+    def allreduce(self, values, op="sum"):
+        send = np.ascontiguousarray(values)
+        recv = np.empty_like(send)
+        self._comm.Allreduce(send, recv, op=self._op(op))
+        self.stats.add("allreduce", send.nbytes)
+        return recv
+
+    def reduce_scatter(self, values, counts):
+        """Sum ``values`` over ranks; rank r receives elements of block r (``counts[r]`` long)."""
+        send = np.ascontiguousarray(values)
+        recv = np.empty(int(counts[self.rank]), dtype=send.dtype)
+        self._comm.Reduce_scatter(send, recv, recvcounts=[int(c) for c in counts],
+                                  op=self._MPI.SUM)
+        self.stats.add("reduce_scatter", send.nbytes)
+        return recv
+
+    def allgather(self, values):
+        send = np.ascontiguousarray(values)
+        recv = np.empty((self.size,) + send.shape, dtype=send.dtype)
+        self._comm.Allgather(send, recv)
+        self.stats.add("allgather", send.nbytes)
+        return recv
+
+    def allgatherv(self, values):
+        send = np.ascontiguousarray(values)
+        counts = self.allgather(np.array([send.shape[0]], np.int64))[:, 0]
+        recv = np.empty(int(counts.sum()), dtype=send.dtype)
+        displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self._comm.Allgatherv(send, [recv, counts.tolist(), displs.tolist(), self._mpi_type(send)])
+        self.stats.add("allgather", send.nbytes)
+        return recv, counts
+
+    def _mpi_type(self, arr):
+        return self._MPI._typedict[arr.dtype.char]
+
+    def bcast(self, values, root=0):
+        buf = np.array(values, copy=True)
+        self._comm.Bcast(buf, root=root)
+        self.stats.add("bcast", buf.nbytes if self.rank == root else 0)
+        return buf
+
+    def abort(self, code=1):
+        self._comm.Abort(code)
+
+
+def agree_on_errors(comm, error):
+    """Every rank raises when any rank had ``error`` (an exception or None).
+
+    Errors a rank finds before a collective (bad data, bad shapes) are agreed
+    here so all ranks fail with the same message instead of leaving the
+    others waiting in the next collective.
+    """
+    if comm.size == 1:
+        if error is not None:
+            raise error
+        return
+    flags = comm.allgather(np.array([0 if error is None else 1], np.int32))[:, 0]
+    if not flags.any():
+        return
+    message = "" if error is None else f"{type(error).__name__}: {error}"
+    text, counts = comm.allgatherv(np.frombuffer(message.encode(), dtype=np.uint8))
+    first = int(np.flatnonzero(flags)[0])
+    start = int(counts[:first].sum())
+    first_message = bytes(text[start:start + counts[first]]).decode(errors="replace")
+    if error is not None and comm.rank == first:
+        raise error
+    raise RuntimeError(f"rank {first} failed: {first_message}")
+
+
+def abort_on_exception(comm, exc):
+    """Print the failing rank's traceback and bring every rank down (MPI_Abort).
+
+    LightGBM hung every rank when one failed inside training (fixed by calling
+    MPI_Abort, PR #2600); a rank must never leave the others waiting.
+    """
+    sys.stderr.write(f"dgbdt: rank {comm.rank} of {comm.size} failed:\n")
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    sys.stderr.flush()
+    comm.abort(1)
+
+
+_WORLD = None
+
+
+def world_comm():
+    """The MPI world communicator (created once; initialises MPI)."""
+    global _WORLD
+    if _WORLD is None:
+        _WORLD = MPIComm()
+    return _WORLD

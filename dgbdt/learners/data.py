@@ -1,0 +1,95 @@
+"""Data-parallel learner: rows are sharded; histograms are reduce-scattered.
+
+Per split (LightGBM's scheme, see REFERENCE.md):
+1. every rank builds the local histogram of the smaller child (smaller by
+   *global* count, decided by the grower);
+2. ``reduce_scatter`` sums it over ranks and hands each rank the global bins
+   of the features it owns (contiguous feature blocks balanced by bin count,
+   so the flat histogram is already in owner order);
+3. the larger child is parent - smaller on those global, owned bins;
+4. each rank scans its own features; the best split is agreed by gathering
+   every rank's record and taking the maximum gain (ties: lower feature, then
+   lower bin), the same on every rank;
+5. rows are partitioned locally; child counts are summed globally.
+
+A rank with no rows still takes part in every collective with zeros (LightGBM
+#4026: stale buffers on empty ranks gave huge leaf values).
+"""
+import numpy as np
+
+from ..native.common import SPLIT_BIN, SPLIT_FEATURE, SPLIT_GAIN, SPLIT_RECORD_SIZE
+from .serial import SerialLearner
+
+
+def owner_blocks(n_bins, n_ranks):
+    """Contiguous feature blocks, one per rank, with about equal bin counts.
+
+    Returns int64[n_ranks + 1] feature boundaries: rank r owns features
+    ``bounds[r]:bounds[r+1]`` (possibly none).
+    """
+    n_features = len(n_bins)
+    cumulative = np.concatenate([[0], np.cumsum(n_bins)])
+    total = cumulative[-1]
+    bounds = [0]
+    for r in range(1, n_ranks):
+        target = total * r / n_ranks
+        f = int(np.searchsorted(cumulative, target))
+        bounds.append(min(max(f, bounds[-1]), n_features))
+    bounds.append(n_features)
+    return np.asarray(bounds, dtype=np.int64)
+
+
+def best_of(records):
+    """The best split among per-rank records: max gain, then lower feature, then lower bin."""
+    best = None
+    for rec in records:
+        if rec[SPLIT_FEATURE] < 0:
+            continue
+        if best is None:
+            best = rec
+            continue
+        key = (rec[SPLIT_GAIN], -rec[SPLIT_FEATURE], -rec[SPLIT_BIN])
+        if key > (best[SPLIT_GAIN], -best[SPLIT_FEATURE], -best[SPLIT_BIN]):
+            best = rec
+    return best
+
+
+class DataParallelLearner(SerialLearner):
+    def __init__(self, data, split_params, comm):
+        super().__init__(data, split_params)
+        self.comm = comm
+        offsets = data.feature_offsets
+        self.feature_bounds = owner_blocks(np.diff(offsets), comm.size)
+        lo, hi = self.feature_bounds[comm.rank], self.feature_bounds[comm.rank + 1]
+        self.owned = np.arange(lo, hi, dtype=np.int32)
+        self.own_bins = (int(offsets[lo]), int(offsets[hi]))
+        # Reduce-scatter counts in float64 elements (2 per bin).
+        self.recv_counts = [2 * int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
+                            for r in range(comm.size)]
+
+    def global_totals(self, sum_gradients, sum_hessians, count):
+        g, h, c = self.comm.allreduce(np.array([sum_gradients, sum_hessians, count]))
+        return float(g), float(h), float(c)
+
+    def global_counts(self, n_left, n_right):
+        left, right = self.comm.allreduce(np.array([n_left, n_right], np.int64))
+        return int(left), int(right)
+
+    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
+                       feature_indices, hist):
+        super().leaf_histogram(sample_indices, ordered_gradients, ordered_hessians,
+                               feature_indices, hist)
+        owned = self.comm.reduce_scatter(hist.reshape(-1), self.recv_counts)
+        lo, hi = self.own_bins
+        # Only the owned bins are global; the rest of ``hist`` is never scanned.
+        hist[lo:hi] = owned.reshape(-1, 2)
+
+    def best_split(self, hist, feature_indices, totals, record):
+        mine = np.intersect1d(feature_indices, self.owned).astype(np.int32)
+        super().best_split(hist, mine, totals, record)
+        best = best_of(self.comm.allgather(record))
+        if best is None:
+            record[SPLIT_FEATURE] = -1.0
+            record[SPLIT_GAIN] = -np.inf
+        else:
+            record[:] = best

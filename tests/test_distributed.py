@@ -1,0 +1,65 @@
+"""Distributed training under mpiexec equals single-process training.
+
+Each test launches ``mpiexec -n K`` (see mpi_launch.py) on unequal row shards
+(one empty for K >= 3) and compares the model rank 0 saved with a model
+trained in this process on the concatenated rows.
+"""
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+import dgbdt
+from mpi_launch import TESTS, run_mpi
+
+_spec = importlib.util.spec_from_file_location("shard_data", TESTS / "mpi" / "shard_data.py")
+shard_data = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shard_data)
+
+BASE = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.2, "min_data_in_leaf": 10,
+        "metric": ["binary_logloss", "auc"], "verbosity": -1}
+
+
+def serial_model(params, n_rounds):
+    X, y, X_valid, y_valid = shard_data.make_data()
+    train_set = dgbdt.Dataset(X, y)
+    evals = {}
+    booster = dgbdt.train({**params, "tree_learner": "serial"}, train_set, n_rounds,
+                          valid_sets=[dgbdt.Dataset(X_valid, y_valid, reference=train_set)],
+                          valid_names=["valid"], callbacks=[dgbdt.record_evaluation(evals)])
+    return booster, evals
+
+
+def assert_same_trees(a, b):
+    """Same split features and thresholds, tree by tree."""
+    assert a.num_trees() == b.num_trees()
+    for i, (ta, tb) in enumerate(zip(a.trees, b.trees)):
+        assert ta.n_leaves == tb.n_leaves, f"tree {i}"
+        np.testing.assert_array_equal(ta.split_feature, tb.split_feature, err_msg=f"tree {i}")
+        np.testing.assert_array_equal(ta.threshold, tb.threshold, err_msg=f"tree {i}")
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("extra", [{}, {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
+                         ids=["plain", "bagging+feature_fraction"])
+def test_data_parallel_equals_serial(tmp_path, k, extra):
+    params = {**BASE, **extra, "tree_learner": "data"}
+    n_rounds = 8
+    result = run_mpi(k, "train_shards.py", tmp_path, json.dumps(params), n_rounds)
+    assert result.returncode == 0, result.stderr[-3000:]
+    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
+    info = json.loads((tmp_path / "result.json").read_text())
+    assert info["same_model_on_all_ranks"]
+    serial, serial_evals = serial_model(params, n_rounds)
+    assert_same_trees(distributed, serial)
+    X, _, X_valid, _ = shard_data.make_data()
+    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
+                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    # Metrics of the sharded validation set are global: equal to one process's.
+    for metric in ("binary_logloss", "auc"):
+        np.testing.assert_allclose(info["evals"]["valid"][metric], serial_evals["valid"][metric],
+                                   rtol=1e-9)
+    # Only rank 0 logs: one line per round.
+    assert result.stdout.count("valid's auc") == n_rounds
+    assert info["comm"]["bytes"]["reduce_scatter"] > 0
