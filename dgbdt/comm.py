@@ -170,8 +170,22 @@ _WORLD = None
 
 
 def world_comm():
-    """The MPI world communicator (created once; initialises MPI)."""
+    """The MPI world communicator (created once; initialises MPI).
+
+    Also installs an exception hook: an exception that nothing catches on one
+    rank aborts every rank (as ``python -m mpi4py script.py`` does), instead of
+    leaving the others waiting in a collective.
+    """
     global _WORLD
     if _WORLD is None:
         _WORLD = MPIComm()
+        if _WORLD.size > 1:
+            previous_hook = sys.excepthook
+
+            def abort_all(exc_type, exc, tb):
+                previous_hook(exc_type, exc, tb)
+                sys.stderr.flush()
+                _WORLD.abort(1)
+
+            sys.excepthook = abort_all
     return _WORLD

@@ -63,3 +63,19 @@ def test_data_parallel_equals_serial(tmp_path, k, extra):
     # Only rank 0 logs: one line per round.
     assert result.stdout.count("valid's auc") == n_rounds
     assert info["comm"]["bytes"]["reduce_scatter"] > 0
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("callback", "callback failed on the last rank"),
+    ("bad_label", "needs labels 0 or 1"),
+    ("before_train", "rank script failed before training"),
+    ("params", "were given other parameters than rank 0"),
+])
+def test_a_failing_rank_ends_every_rank(mode, message):
+    import time
+    start = time.monotonic()
+    result = run_mpi(3, "fail.py", mode, timeout=60)
+    elapsed = time.monotonic() - start
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert elapsed < 30, f"took {elapsed:.1f} s"
