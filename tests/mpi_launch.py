@@ -28,12 +28,16 @@ def mpiexec_path():
 
 
 def run_mpi(n_ranks, script, *args, timeout=120):
-    """Run ``tests/mpi/<script>`` on ``n_ranks`` ranks; returns CompletedProcess."""
+    """Run ``tests/mpi/<script> K args...`` on ``n_ranks`` ranks; returns CompletedProcess."""
+    return run_mpi_file(n_ranks, TESTS / "mpi" / script, n_ranks, *args, timeout=timeout)
+
+
+def run_mpi_file(n_ranks, path, *args, timeout=120):
+    """Run the Python file ``path`` with ``args`` on ``n_ranks`` ranks."""
     pytest.importorskip("mpi4py")
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
                OMP_WAIT_POLICY="passive", PYTHONUNBUFFERED="1")
-    cmd = [mpiexec_path(), "-n", str(n_ranks), sys.executable, str(TESTS / "mpi" / script),
-           str(n_ranks), *map(str, args)]
+    cmd = [mpiexec_path(), "-n", str(n_ranks), sys.executable, str(path), *map(str, args)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:
@@ -41,5 +45,5 @@ def run_mpi(n_ranks, script, *args, timeout=120):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        raise AssertionError(f"mpiexec -n {n_ranks} {script} timed out after {timeout} s\n{err[-3000:]}")
+        raise AssertionError(f"mpiexec -n {n_ranks} {path} timed out after {timeout} s\n{err[-3000:]}")
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from mpi_launch import TESTS, run_mpi
+from mpi_launch import TESTS, run_mpi, run_mpi_file
 
 _spec = importlib.util.spec_from_file_location("shard_data", TESTS / "mpi" / "shard_data.py")
 shard_data = importlib.util.module_from_spec(_spec)
@@ -79,3 +79,30 @@ def test_a_failing_rank_ends_every_rank(mode, message):
     assert result.returncode != 0
     assert message in result.stderr
     assert elapsed < 30, f"took {elapsed:.1f} s"
+
+
+def test_demo_runs_distributed_on_two_ranks():
+    import subprocess
+    import sys
+    from mpi_launch import mpiexec_path
+    mpiexec_path()                         # skips without the mpich wheel
+    result = subprocess.run([sys.executable, "-m", "dgbdt", "demo", "--rows", "20000",
+                             "--rounds", "5", "--leaves", "15"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "on 2 rank(s)" in result.stdout
+    assert "reloaded model predicts identically" in result.stdout
+    assert "kB per tree" in result.stdout
+
+
+def test_readme_distributed_example_runs(tmp_path):
+    import re
+    readme = (TESTS.parent / "README.md").read_text()
+    code = next(c for c in re.findall(r"```python\n(.*?)\n```", readme, flags=re.S)
+                if "train_dp.py" in c)
+    script = tmp_path / "train_dp.py"
+    script.write_text("import os, sys\nos.chdir(sys.argv[1])\n" + code)
+    result = run_mpi_file(2, script, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "model.json").exists()
+    assert re.search(r"\[\d+, \d+, \d+\]", result.stdout)
