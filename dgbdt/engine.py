@@ -10,7 +10,7 @@ import numba
 
 from . import callback as cb
 from .booster import Booster
-from .comm import SerialComm, abort_on_exception, agree_on_errors
+from .comm import CommStats, SerialComm, abort_on_exception, agree_on_errors
 from .dataset import Dataset
 from .grower import TreeGrower
 from .learners import make_learner
@@ -145,6 +145,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
 
     comm = make_comm(cfg)
+    comm.stats = CommStats()          # this training's communication only
     old_threads = numba.get_num_threads()
     numba.set_num_threads(_num_threads(cfg))
     cb.set_logging_rank(comm.rank)
@@ -207,7 +208,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
                                 init_model)
     metrics = [get_metric(m) for m in cfg["metric"]]
 
-    learner = make_learner(cfg["tree_learner"], data, split_params_vector(cfg), comm)
+    learner = make_learner(cfg, data, split_params_vector(cfg), comm)
     grower = TreeGrower(learner, data, cfg)
     gradients = np.empty((k_out, n), common.GRAD_DTYPE)
     hessians = np.empty((k_out, n), common.GRAD_DTYPE)

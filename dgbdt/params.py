@@ -240,6 +240,13 @@ _ROWS = [
           "Cap on the absolute leaf output; <= 0 means no limit."),
     Param("top_k", 20, int, ("topk",),
           "Features each rank proposes per leaf in voting-parallel learning.", lo=1),
+    Param("voting_rule", "votes", str, (),
+          "How voting-parallel elects features: 'votes' = PV-Tree's 2*top_k features with "
+          "the most votes (ties: summed gain, then feature index); 'weighted_gain' = "
+          "LightGBM's top_k features by vote-count-weighted gain.",
+          choices={"votes": "votes", "weighted_gain": "weighted_gain"}),
+    Param("check_consistency", False, bool, (),
+          "After distributed training, verify with a hash that every rank holds the same model."),
     Param("early_stopping_round", 0, int,
           ("early_stopping_rounds", "early_stopping", "n_iter_no_change"),
           "Stop when no validation metric improved for this many rounds; 0 disables.", lo=0),

@@ -18,7 +18,7 @@ from .common import (
     SPLIT_GAIN, SPLIT_FEATURE, SPLIT_BIN, SPLIT_DEFAULT_LEFT,
     SPLIT_LEFT_GRAD, SPLIT_LEFT_HESS, SPLIT_LEFT_COUNT,
     SPLIT_RIGHT_GRAD, SPLIT_RIGHT_HESS, SPLIT_RIGHT_COUNT,
-    SPLIT_LEFT_VALUE, SPLIT_RIGHT_VALUE,
+    SPLIT_LEFT_VALUE, SPLIT_RIGHT_VALUE, SPLIT_RECORD_SIZE,
     SP_LAMBDA_L1, SP_LAMBDA_L2, SP_MIN_GAIN_TO_SPLIT, SP_MIN_DATA_IN_LEAF,
     SP_MIN_SUM_HESSIAN, SP_MAX_DELTA_STEP,
 )
@@ -146,3 +146,20 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
     out[SPLIT_RIGHT_COUNT] = count - out[SPLIT_LEFT_COUNT]
     out[SPLIT_LEFT_VALUE] = leaf_output(out[SPLIT_LEFT_GRAD], out[SPLIT_LEFT_HESS], l1, l2, max_delta)
     out[SPLIT_RIGHT_VALUE] = leaf_output(out[SPLIT_RIGHT_GRAD], out[SPLIT_RIGHT_HESS], l1, l2, max_delta)
+
+
+@njit(cache=True)
+def best_gain_per_feature(hist, feature_indices, feature_offsets, nan_bins,
+                          sum_gradients, sum_hessians, count, split_params, gains):
+    """The best split gain of every feature on its own (voting-parallel's local vote).
+
+    Parameters
+    ----------
+    (as find_best_split)
+    gains : float64[n_used]   # OUT best gain of feature_indices[j]; -inf if it has no valid split
+    """
+    record = np.empty(SPLIT_RECORD_SIZE, np.float64)
+    for j in range(feature_indices.shape[0]):
+        find_best_split(hist, feature_indices[j:j + 1], feature_offsets, nan_bins,
+                        sum_gradients, sum_hessians, count, split_params, record)
+        gains[j] = record[SPLIT_GAIN]

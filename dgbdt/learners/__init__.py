@@ -14,12 +14,16 @@ voting) implement the same calls with collectives in between.
 """
 from .data import DataParallelLearner
 from .serial import SerialLearner
+from .voting import VotingParallelLearner
 
 
-def make_learner(name, data, split_params, comm):
-    if name == "serial" or (comm.size == 1 and name != "data"):
+def make_learner(cfg, data, split_params, comm):
+    name = cfg["tree_learner"]
+    if name == "serial" or (comm.size == 1 and name == "feature"):
         return SerialLearner(data, split_params)
     if name == "data":
         return DataParallelLearner(data, split_params, comm)
+    if name == "voting":
+        return VotingParallelLearner(data, split_params, comm, cfg["top_k"], cfg["voting_rule"])
     raise NotImplementedError(
-        f"tree_learner={name!r} is not available yet; use tree_learner='data' or 'serial'")
+        f"tree_learner={name!r} is not available yet; use 'data', 'voting' or 'serial'")

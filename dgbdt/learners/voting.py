@@ -1,0 +1,122 @@
+"""Voting-parallel learner: PV-Tree (Meng et al., NeurIPS 2016).
+
+Rows are sharded as in data-parallel, but histograms stay local until a vote
+picks the few features worth sending.  For each new leaf:
+
+1. local vote: each rank scans its *local* histogram with min_data_in_leaf
+   and min_sum_hessian_in_leaf divided by the number of ranks, and proposes
+   its top_k features by local gain;
+2. the proposals (feature, gain) are all-gathered and every rank runs the same
+   election: PV-Tree's top 2*top_k by vote count (ties: summed gain, then
+   feature index), or LightGBM's top_k by count-weighted gain
+   (``voting_rule``); sorts are stable, so every rank elects the same set
+   (LightGBM hung when ranks sorted differently, PR #2154);
+3. only the elected features' histograms are reduce-scattered, to owners
+   balanced by bins; owners scan them with the real constraints;
+4. the best split is agreed as in data-parallel.
+
+Local histograms of the larger child are parent - smaller on *local* data,
+so both children get a vote; there is no global subtraction (elected sets
+differ between siblings).  Bytes per leaf: K x top_k x 16 for the vote plus
+(2 top_k features' bins) x 16: independent of the number of features.
+"""
+import numpy as np
+
+from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN, SPLIT_FEATURE,
+                             SPLIT_GAIN)
+from ..native.split import best_gain_per_feature, find_best_split
+from .data import DataParallelLearner, best_of, owner_blocks
+
+
+def elect(proposals, top_k, rule):
+    """Features elected from every rank's proposals.
+
+    proposals : float64[n_ranks, top_k, 2]  (feature, gain); feature < 0 = no proposal
+    Returns the elected feature indices, ascending (int32).
+    """
+    features = proposals[:, :, 0].ravel()
+    gains = proposals[:, :, 1].ravel()
+    valid = features >= 0
+    features, gains = features[valid].astype(np.int64), gains[valid]
+    if len(features) == 0:
+        return np.zeros(0, np.int32)
+    ids, inverse = np.unique(features, return_inverse=True)
+    votes = np.bincount(inverse, minlength=len(ids)).astype(np.float64)
+    gain_sum = np.bincount(inverse, weights=gains, minlength=len(ids))
+    if rule == "votes":
+        # lexsort: last key first -> votes desc, summed gain desc, feature asc
+        order = np.lexsort((ids, -gain_sum, -votes))
+        chosen = ids[order[:2 * top_k]]
+    else:
+        # LightGBM: mean proposed gain weighted by how many ranks proposed it
+        score = gain_sum / votes * (votes / proposals.shape[0])
+        order = np.lexsort((ids, -score))
+        chosen = ids[order[:top_k]]
+    return np.sort(chosen).astype(np.int32)
+
+
+class VotingParallelLearner(DataParallelLearner):
+    def __init__(self, data, split_params, comm, top_k, rule):
+        super().__init__(data, split_params, comm)
+        self.top_k = top_k
+        self.rule = rule
+        self.local_params = split_params.copy()
+        self.local_params[SP_MIN_DATA_IN_LEAF] /= comm.size
+        self.local_params[SP_MIN_SUM_HESSIAN] /= comm.size
+        self._global = np.zeros((data.total_bins, HIST_WIDTH))   # elected bins, global sums
+
+    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
+                       feature_indices, hist):
+        # Local only: the vote decides what is sent.
+        super(DataParallelLearner, self).leaf_histogram(
+            sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)
+
+    def _local_totals(self, hist, feature_indices, totals):
+        # Every local row falls in one bin of any feature: sum the first one's bins.
+        offsets = self.data.feature_offsets
+        f = feature_indices[0]
+        g, h = hist[offsets[f]:offsets[f + 1]].sum(axis=0)
+        count = h * totals[2] / totals[1] if totals[1] > 0 else 0.0
+        return g, h, count
+
+    def best_split(self, hist, feature_indices, totals, record):
+        offsets = self.data.feature_offsets
+        # 1. local vote
+        proposal = np.full((self.top_k, 2), -1.0)
+        if len(feature_indices):
+            g, h, c = self._local_totals(hist, feature_indices, totals)
+            gains = np.empty(len(feature_indices))
+            best_gain_per_feature(hist, feature_indices, offsets, self.data.nan_bins, g, h, c,
+                                  self.local_params, gains)
+            order = np.lexsort((feature_indices, -gains))[:self.top_k]
+            order = order[np.isfinite(gains[order])]
+            proposal[:len(order), 0] = feature_indices[order]
+            proposal[:len(order), 1] = gains[order]
+        # 2. global election, the same on every rank
+        elected = elect(self.comm.allgather(proposal), self.top_k, self.rule)
+        if len(elected) == 0:
+            record[:] = 0.0
+            record[SPLIT_FEATURE] = -1.0
+            record[SPLIT_GAIN] = -np.inf
+            return
+        # 3. reduce-scatter the elected features' bins to owners balanced by bins
+        n_bins = offsets[elected + 1] - offsets[elected]
+        blocks = owner_blocks(n_bins, self.comm.size)
+        send = np.concatenate([hist[offsets[f]:offsets[f + 1]] for f in elected]).reshape(-1)
+        counts = [2 * int(n_bins[blocks[r]:blocks[r + 1]].sum()) for r in range(self.comm.size)]
+        mine = self.comm.reduce_scatter(send, counts).reshape(-1, HIST_WIDTH)
+        owned = elected[blocks[self.comm.rank]:blocks[self.comm.rank + 1]]
+        at = 0
+        for f in owned:
+            width = offsets[f + 1] - offsets[f]
+            self._global[offsets[f]:offsets[f + 1]] = mine[at:at + width]
+            at += width
+        # 4. owners scan with the real constraints; the best record wins everywhere
+        find_best_split(self._global, owned, offsets, self.data.nan_bins,
+                        totals[0], totals[1], totals[2], self.split_params, record)
+        best = best_of(self.comm.allgather(record))
+        if best is None:
+            record[SPLIT_FEATURE] = -1.0
+            record[SPLIT_GAIN] = -np.inf
+        else:
+            record[:] = best
