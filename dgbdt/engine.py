@@ -103,6 +103,16 @@ def check_same_params(comm, cfg):
                          "call train() with the same params")
 
 
+def check_same_model(comm, booster):
+    """Every rank must hold the same model (hash of the model file compared)."""
+    import hashlib
+    digest = hashlib.sha256(booster.model_to_string(-1).encode()).digest()
+    digests = comm.allgather(np.frombuffer(digest, dtype=np.uint8))
+    bad = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
+    if bad:
+        raise RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0")
+
+
 def _num_threads(cfg):
     n = cfg["num_threads"]
     return numba.config.NUMBA_NUM_THREADS if n <= 0 else min(n, numba.config.NUMBA_NUM_THREADS)
@@ -174,8 +184,11 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                            {k: v for k, v in cfg.items() if k != "objective"}
                            | {"objective": "custom" if custom_objective else cfg["objective"]})
             booster._comm_stats = comm.stats
-            return _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets,
-                          valid_names, feval, init_model, callbacks, comm)
+            booster = _boost(cfg, train_set, booster, objective, custom_objective, k_out,
+                             valid_sets, valid_names, feval, init_model, callbacks, comm)
+            if cfg["check_consistency"] and comm.size > 1:
+                check_same_model(comm, booster)
+            return booster
         except Exception as exc:
             # Past this point ranks may be inside collectives: bring them all down.
             if comm.size > 1:

@@ -41,7 +41,8 @@ def assert_same_trees(a, b):
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
-@pytest.mark.parametrize("extra", [{}, {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
+@pytest.mark.parametrize("extra", [{"check_consistency": True},
+                                   {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
                          ids=["plain", "bagging+feature_fraction"])
 def test_data_parallel_equals_serial(tmp_path, k, extra):
     params = {**BASE, **extra, "tree_learner": "data"}
