@@ -447,6 +447,23 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         tags.classifier_tags.multi_label = False
         return tags
 
+    def _global_labels(self, y):
+        """The distinct labels of every rank's ``y`` under distributed training
+        (a rank's shard may lack a class); this rank's ``y`` otherwise."""
+        from .params import PARAMS, canonical_name
+        learner = self.tree_learner
+        for key, value in self._other_params.items():
+            if canonical_name(key) == "tree_learner":
+                learner = value
+        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") == "serial":
+            return y
+        from .comm import world_comm
+        comm = world_comm()
+        if comm.size == 1:
+            return y
+        # Once per fit, so a pickled all-gather of the label sets is fine here.
+        return np.concatenate([np.asarray(u) for u in comm._comm.allgather(np.unique(y))])
+
     def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
             eval_sample_weight=None, eval_metric=None, feature_name="auto", callbacks=None,
             init_model=None, *, eval_init_score=None):
@@ -462,7 +479,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         Xv, yv = _validate_data(self, X, y, reset=True, accept_sparse=_ACCEPT_SPARSE,
                                 dtype=_X_DTYPES, ensure_all_finite=False, ensure_min_samples=2)
         check_classification_targets(yv)
-        encoder = LabelEncoder().fit(yv)
+        encoder = LabelEncoder().fit(self._global_labels(yv))
         classes = encoder.classes_
         if len(classes) < 2:
             raise ValueError(f"y contains only one class ({classes[0]!r}); the classifier needs "

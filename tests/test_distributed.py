@@ -141,3 +141,16 @@ def test_vote_election_rules():
     tie = np.array([[[3, 1.0], [5, 1.0]], [[9, 1.0], [-1, -np.inf]]])
     np.testing.assert_array_equal(elect(tie, 1, "votes"), [3, 5])
     assert len(elect(np.full((2, 2, 2), -1.0), 2, "votes")) == 0
+
+
+def test_classifier_under_mpiexec_equals_serial(tmp_path):
+    from dgbdt import DGBDTClassifier
+    out = tmp_path / "proba.npy"
+    result = run_mpi(2, "estimator.py", out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    proba = np.load(out)
+    X, y, X_valid, _ = shard_data.make_data()
+    labels = np.where(X[:, 0] > 1.0, "c", np.where(y > 0, "b", "a"))
+    order = np.argsort(labels == "c", kind="stable")
+    serial = DGBDTClassifier(n_estimators=10, num_leaves=15).fit(X[order], labels[order])
+    np.testing.assert_allclose(proba, serial.predict_proba(X_valid), atol=1e-6)

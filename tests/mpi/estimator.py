@@ -1,0 +1,25 @@
+"""Rank script: the scikit-learn classifier on row shards (rank 0 lacks class 'c').
+
+argv: K, out_npy
+"""
+import sys
+
+import numpy as np
+
+from dgbdt import DGBDTClassifier
+from dgbdt.comm import world_comm
+from shard_data import make_data
+
+k, out = int(sys.argv[1]), sys.argv[2]
+comm = world_comm()
+assert comm.size == k
+X, y, X_valid, _ = make_data()
+labels = np.where(X[:, 0] > 1.0, "c", np.where(y > 0, "b", "a"))
+order = np.argsort(labels == "c", kind="stable")        # every 'c' row at the end
+X, labels = X[order], labels[order]
+lo, hi = comm.rank * len(X) // k, (comm.rank + 1) * len(X) // k
+clf = DGBDTClassifier(n_estimators=10, num_leaves=15, tree_learner="data").fit(X[lo:hi], labels[lo:hi])
+if comm.rank == 0:
+    assert "c" not in set(labels[lo:hi])
+    assert list(clf.classes_) == ["a", "b", "c"], clf.classes_     # every class, globally
+    np.save(out, clf.predict_proba(X_valid))
