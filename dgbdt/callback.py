@@ -78,20 +78,24 @@ def _format_eval_result(item, show_stdv=True) -> str:
 
 
 class _LogEvaluationCallback:
-    def __init__(self, period=1, show_stdv=True):
+    def __init__(self, period=1, show_stdv=True, show_comm=False):
         self.order = 10
         self.before_iteration = False
         self.period = period
         self.show_stdv = show_stdv
+        self.show_comm = show_comm
 
     def __call__(self, env):
         results = env.evaluation_result_list
-        if self.period > 0 and results and (env.iteration + 1) % self.period == 0:
-            text = "\t".join(_format_eval_result(x, self.show_stdv) for x in results)
-            _log(f"[{env.iteration + 1}]\t{text}")
+        if self.period > 0 and (results or self.show_comm) and (env.iteration + 1) % self.period == 0:
+            text = "\t".join(_format_eval_result(x, self.show_stdv) for x in results or [])
+            if self.show_comm:
+                per_tree = env.model.comm_stats().get("bytes_per_tree") or [0]
+                text += f"\tsent {per_tree[-1] / 1e3:.1f} kB/tree"
+            _log(f"[{env.iteration + 1}]\t{text.lstrip()}")
 
 
-def log_evaluation(period: int = 1, show_stdv: bool = True):
+def log_evaluation(period: int = 1, show_stdv: bool = True, show_comm: bool = False):
     """Log the evaluation results every ``period`` iterations.
 
     Parameters
@@ -100,12 +104,14 @@ def log_evaluation(period: int = 1, show_stdv: bool = True):
         Log when ``(iteration + 1) % period == 0``; ``period <= 0`` disables.
     show_stdv : bool, default=True
         Append the standard deviation when results carry one (cv).
+    show_comm : bool, default=False
+        Append the bytes this rank sent for the last tree (distributed training).
 
     Returns
     -------
     callable
     """
-    return _LogEvaluationCallback(period=period, show_stdv=show_stdv)
+    return _LogEvaluationCallback(period=period, show_stdv=show_stdv, show_comm=show_comm)
 
 
 class _RecordEvaluationCallback:

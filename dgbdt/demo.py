@@ -81,7 +81,7 @@ def run_demo(argv=None):
     booster = train(params, train_set, args.rounds,
                     valid_sets=[Dataset(X_test[tlo:thi], y_test[tlo:thi], reference=train_set)],
                     valid_names=["test"],
-                    callbacks=[log_evaluation(max(1, args.rounds // 10))])
+                    callbacks=[log_evaluation(max(1, args.rounds // 10), show_comm=distributed)])
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     proba = booster.predict(X_test)

@@ -94,6 +94,7 @@ def test_demo_runs_distributed_on_two_ranks():
     assert "on 2 rank(s)" in result.stdout
     assert "reloaded model predicts identically" in result.stdout
     assert "kB per tree" in result.stdout
+    assert "kB/tree" in result.stdout          # log_evaluation(show_comm=True)
 
 
 def test_readme_distributed_example_runs(tmp_path):
