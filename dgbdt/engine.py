@@ -103,6 +103,17 @@ def check_same_params(comm, cfg):
                          "call train() with the same params")
 
 
+def check_same_rows(comm, dataset):
+    """Feature-parallel ranks must hold the same rows (LightGBM's replicated mode)."""
+    label = dataset.label if dataset.label is not None else np.zeros(0)
+    mine = np.array([dataset.n_samples, dataset.n_features, float(np.sum(label))])
+    every = comm.allgather(mine)
+    if not np.all(every == every[0]):
+        raise ValueError("tree_learner='feature' needs the same data on every rank (every rank "
+                         f"holds all rows and columns); got (rows, columns, label sum) = "
+                         f"{every.tolist()}")
+
+
 def check_same_model(comm, booster):
     """Every rank must hold the same model (hash of the model file compared)."""
     import hashlib
@@ -174,9 +185,14 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         try:
             if comm.size > 1:
                 check_same_params(comm, cfg)
-            train_set.construct(cfg, comm)
+            # Sums over rows (bins, init scores, metrics) go over the ranks only
+            # when rows are sharded; feature-parallel ranks hold the same rows.
+            row_comm = comm if cfg["tree_learner"] in ("data", "voting") else SerialComm()
+            if cfg["tree_learner"] == "feature" and comm.size > 1:
+                check_same_rows(comm, train_set)
+            train_set.construct(cfg, row_comm)
             if objective:
-                objective.set_label_weights(train_set.label, train_set.weight, comm)
+                objective.set_label_weights(train_set.label, train_set.weight, row_comm)
             booster = Booster()
             booster._setup("custom" if custom_objective else objective.name,
                            {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
@@ -185,7 +201,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                            | {"objective": "custom" if custom_objective else cfg["objective"]})
             booster._comm_stats = comm.stats
             booster = _boost(cfg, train_set, booster, objective, custom_objective, k_out,
-                             valid_sets, valid_names, feval, init_model, callbacks, comm)
+                             valid_sets, valid_names, feval, init_model, callbacks, comm, row_comm)
             if cfg["check_consistency"] and comm.size > 1:
                 check_same_model(comm, booster)
             return booster
@@ -200,7 +216,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
 
 
 def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets, valid_names,
-           feval, init_model, callbacks, comm):
+           feval, init_model, callbacks, comm, row_comm):
+    """The boosting loop.  ``comm`` connects the learners; ``row_comm`` sums
+    over rows (the same as ``comm`` when rows are sharded, serial otherwise)."""
     data = TrainingData(train_set, comm)
     n = data.n_samples
     label, weight = train_set.label, train_set.weight
@@ -214,7 +232,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
         if train_set.init_score is None:
             scores += _binned_raw_scores(init_booster, train_set, k_out)
     elif objective and cfg["boost_from_average"] and train_set.init_score is None:
-        booster.init_score = objective.init_score(label, weight, comm)
+        booster.init_score = objective.init_score(label, weight, row_comm)
         scores += booster.init_score[:, None]
 
     eval_sets = _make_eval_sets(train_set, scores, valid_sets, valid_names, cfg, booster, k_out,
@@ -255,7 +273,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             tree = grower.grow(gradients[k], hessians[k], bag, features)
             if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
                 objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
-                                            grower.leaf_count, label, scores[k], weight, comm)
+                                            grower.leaf_count, label, scores[k], weight, row_comm)
             tree.scale(cfg["learning_rate"])
             _update_scores(tree, grower, data, bag is not all_rows, scores[k])
             for es in eval_sets:
@@ -266,7 +284,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             # Nothing left to split: LightGBM stops here too.
             break
         booster._add_trees(new_trees)
-        results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm)
+        results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, row_comm)
         env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, results)
         try:
             for c in after:

@@ -66,6 +66,27 @@ def test_data_parallel_equals_serial(tmp_path, k, extra):
     assert info["comm"]["bytes"]["reduce_scatter"] > 0
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_feature_parallel_equals_serial(tmp_path, k):
+    params = {**BASE, "tree_learner": "feature", "feature_fraction": 0.8, "check_consistency": True}
+    n_rounds = 6
+    result = run_mpi(k, "train_shards.py", tmp_path, json.dumps(params), n_rounds)
+    assert result.returncode == 0, result.stderr[-3000:]
+    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
+    info = json.loads((tmp_path / "result.json").read_text())
+    serial, serial_evals = serial_model(params, n_rounds)
+    assert_same_trees(distributed, serial)
+    _, _, X_valid, _ = shard_data.make_data()
+    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
+                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9)
+    # Only split records travel: one per rank per leaf, whatever the data size.
+    comm = info["comm"]
+    assert comm["bytes"]["reduce_scatter"] == 0
+    per_record = 12 * 8
+    assert max(comm["bytes_per_tree"]) <= per_record * 2 * BASE["num_leaves"]
+
+
 @pytest.mark.parametrize("mode, message", [
     ("callback", "callback failed on the last rank"),
     ("bad_label", "needs labels 0 or 1"),

@@ -13,17 +13,17 @@ Every strategy offers the same small interface to the grower:
 voting) implement the same calls with collectives in between.
 """
 from .data import DataParallelLearner
+from .feature import FeatureParallelLearner
 from .serial import SerialLearner
 from .voting import VotingParallelLearner
 
 
 def make_learner(cfg, data, split_params, comm):
     name = cfg["tree_learner"]
-    if name == "serial" or (comm.size == 1 and name == "feature"):
+    if name == "serial":
         return SerialLearner(data, split_params)
     if name == "data":
         return DataParallelLearner(data, split_params, comm)
     if name == "voting":
         return VotingParallelLearner(data, split_params, comm, cfg["top_k"], cfg["voting_rule"])
-    raise NotImplementedError(
-        f"tree_learner={name!r} is not available yet; use 'data', 'voting' or 'serial'")
+    return FeatureParallelLearner(data, split_params, comm)

@@ -18,6 +18,8 @@ assert comm.size == k, f"world size {comm.size}, expected {k}: wrong mpiexec?"
 X, y, X_valid, y_valid = make_data()
 lo, hi = shard_bounds(len(y), k)[comm.rank]
 vlo, vhi = shard_bounds(len(y_valid), k)[comm.rank]
+if params["tree_learner"] == "feature":          # replicated data: every rank holds everything
+    lo, hi, vlo, vhi = 0, len(y), 0, len(y_valid)
 train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi])
 valid_set = dgbdt.Dataset(X_valid[vlo:vhi], y_valid[vlo:vhi], reference=train_set)
 evals = {}
