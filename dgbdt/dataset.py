@@ -126,10 +126,14 @@ class Dataset:
         Dataset parameters (max_bin, min_data_in_bin, bin_construct_sample_cnt, seed).
     free_raw_data : bool
         Drop the reference to the raw data once binned.
+    feature_indices : list of int, optional
+        Feature-parallel training "by dimension": the global column numbers of
+        the columns in ``data`` (every rank holds all rows of its own block of
+        columns; the blocks of all ranks cover every column exactly once).
     """
 
     def __init__(self, data, label=None, weight=None, init_score=None, feature_name="auto",
-                 reference=None, params=None, free_raw_data=True):
+                 reference=None, params=None, free_raw_data=True, feature_indices=None):
         if isinstance(data, (str, bytes)) or hasattr(data, "read"):
             raise TypeError("dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
                             "to train from a file use the command line `dgbdt train`")
@@ -156,8 +160,15 @@ class Dataset:
         self.reference = reference
         self.params = dict(params or {})
         self.free_raw_data = free_raw_data
+        self.feature_indices = None
+        if feature_indices is not None:
+            self.feature_indices = np.asarray(feature_indices, dtype=np.int64).ravel()
+            if len(self.feature_indices) != self.n_features:
+                raise ValueError(f"feature_indices has {len(self.feature_indices)} entries but data "
+                                 f"has {self.n_features} columns")
         if feature_name == "auto" or feature_name is None:
-            names = self._source.names or [f"Column_{i}" for i in range(self.n_features)]
+            columns = self.feature_indices if self.feature_indices is not None else range(self.n_features)
+            names = self._source.names or [f"Column_{i}" for i in columns]
         else:
             names = [str(n) for n in feature_name]
             if len(names) != self.n_features:

@@ -14,6 +14,7 @@ from .comm import CommStats, SerialComm, abort_on_exception, agree_on_errors
 from .dataset import Dataset
 from .grower import TreeGrower
 from .learners import make_learner
+from .learners.feature_blocks import assemble_global_mapper
 from .metrics import get_metric
 from .native import common
 from .native.partition import add_leaf_values
@@ -27,9 +28,14 @@ STREAM_FEATURE_FRACTION = 3
 
 
 class TrainingData:
-    """What the grower and learners see of a constructed Dataset."""
+    """What the grower and learners see of a constructed Dataset.
 
-    def __init__(self, dataset, comm):
+    Binned arrays, offsets and NaN bins describe this rank's columns; with
+    feature-parallel column blocks these are a block of the global features,
+    and ``global_mapper`` / ``owner_of`` describe all of them.
+    """
+
+    def __init__(self, dataset, comm, blocks=None):
         mapper = dataset.bin_mapper
         # This rank's rows are global rows row_offset ... row_offset + n_samples - 1.
         self.row_offset = dataset.row_offset
@@ -46,6 +52,12 @@ class TrainingData:
         self.feature_offsets = mapper.feature_offsets
         self.nan_bins = mapper.nan_bins.astype(np.int32)
         self.total_bins = int(self.feature_offsets[-1])
+        self.global_mapper, self.owner_of = mapper, None
+        self.global_feature_indices = np.arange(self.n_features)
+        if blocks is not None:
+            self.global_mapper, _, self.owner_of = blocks
+            self.global_feature_indices = dataset.feature_indices
+        self.n_features_global = self.global_mapper.n_features
 
 
 def split_params_vector(cfg):
@@ -106,12 +118,13 @@ def check_same_params(comm, cfg):
 def check_same_rows(comm, dataset):
     """Feature-parallel ranks must hold the same rows (LightGBM's replicated mode)."""
     label = dataset.label if dataset.label is not None else np.zeros(0)
-    mine = np.array([dataset.n_samples, dataset.n_features, float(np.sum(label))])
+    blocks = dataset.feature_indices is not None
+    mine = np.array([dataset.n_samples, 0 if blocks else dataset.n_features, float(np.sum(label))])
     every = comm.allgather(mine)
     if not np.all(every == every[0]):
-        raise ValueError("tree_learner='feature' needs the same data on every rank (every rank "
-                         f"holds all rows and columns); got (rows, columns, label sum) = "
-                         f"{every.tolist()}")
+        raise ValueError("tree_learner='feature' needs the same rows on every rank (all columns, "
+                         "or a block of columns with Dataset(feature_indices=...)); got "
+                         f"(rows, columns, label sum) = {every.tolist()}")
 
 
 def check_same_model(comm, booster):
@@ -188,20 +201,29 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             # Sums over rows (bins, init scores, metrics) go over the ranks only
             # when rows are sharded; feature-parallel ranks hold the same rows.
             row_comm = comm if cfg["tree_learner"] in ("data", "voting") else SerialComm()
+            blocks = None
             if cfg["tree_learner"] == "feature" and comm.size > 1:
                 check_same_rows(comm, train_set)
             train_set.construct(cfg, row_comm)
+            if train_set.feature_indices is not None and comm.size > 1:
+                if cfg["tree_learner"] != "feature":
+                    raise ValueError("Dataset(feature_indices=...) is for tree_learner='feature'")
+                if init_model is not None:
+                    raise NotImplementedError("init_model with feature_indices column blocks")
+                blocks = assemble_global_mapper(comm, train_set)
             if objective:
                 objective.set_label_weights(train_set.label, train_set.weight, row_comm)
             booster = Booster()
             booster._setup("custom" if custom_objective else objective.name,
                            {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
-                           np.zeros(k_out), train_set.feature_name, train_set.bin_mapper,
+                           np.zeros(k_out), blocks[1] if blocks else train_set.feature_name,
+                           blocks[0] if blocks else train_set.bin_mapper,
                            {k: v for k, v in cfg.items() if k != "objective"}
                            | {"objective": "custom" if custom_objective else cfg["objective"]})
             booster._comm_stats = comm.stats
             booster = _boost(cfg, train_set, booster, objective, custom_objective, k_out,
-                             valid_sets, valid_names, feval, init_model, callbacks, comm, row_comm)
+                             valid_sets, valid_names, feval, init_model, callbacks, comm, row_comm,
+                             blocks)
             if cfg["check_consistency"] and comm.size > 1:
                 check_same_model(comm, booster)
             return booster
@@ -216,10 +238,10 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
 
 
 def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets, valid_names,
-           feval, init_model, callbacks, comm, row_comm):
+           feval, init_model, callbacks, comm, row_comm, blocks=None):
     """The boosting loop.  ``comm`` connects the learners; ``row_comm`` sums
     over rows (the same as ``comm`` when rows are sharded, serial otherwise)."""
-    data = TrainingData(train_set, comm)
+    data = TrainingData(train_set, comm, blocks)
     n = data.n_samples
     label, weight = train_set.label, train_set.weight
 
@@ -269,16 +291,17 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
         for k in range(k_out):
             tree_index = it * k_out + k
             comm.stats.begin_tree()
-            features = sampled_features(data.n_features, cfg["feature_fraction"], ff_seed, tree_index)
+            features = sampled_features(data.n_features_global, cfg["feature_fraction"], ff_seed,
+                                        tree_index)
             tree = grower.grow(gradients[k], hessians[k], bag, features)
             if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
                 objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
                                             grower.leaf_count, label, scores[k], weight, row_comm)
             tree.scale(cfg["learning_rate"])
-            _update_scores(tree, grower, data, bag is not all_rows, scores[k])
+            _update_scores(tree, grower, learner, data, bag is not all_rows, scores[k])
             for es in eval_sets:
                 if es.dataset is not train_set:
-                    _add_tree(tree, es.dataset, data.nan_bins, es.scores[k])
+                    learner.add_tree_scores(tree, es.dataset.binned, data.nan_bins, es.scores[k])
             new_trees.append(tree)
         if all(t.n_leaves == 1 for t in new_trees) and it > first_iter:
             # Nothing left to split: LightGBM stops here too.
@@ -326,10 +349,10 @@ def _add_tree(tree, dataset, nan_bins, scores):
                     tree.default_left, tree.left_child, tree.right_child, tree.leaf_value, scores)
 
 
-def _update_scores(tree, grower, data, bagged, scores):
+def _update_scores(tree, grower, learner, data, bagged, scores):
     if bagged:
         # Out-of-bag rows were not partitioned: walk the tree for every row.
-        _add_tree(tree, data, data.nan_bins, scores)
+        learner.add_tree_scores(tree, data.binned, data.nan_bins, scores)
     else:
         add_leaf_values(scores, grower.sample_indices, grower.leaf_begin[:tree.n_leaves],
                         grower.leaf_count[:tree.n_leaves], tree.leaf_value)

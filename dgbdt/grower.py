@@ -123,9 +123,10 @@ class TreeGrower:
             feature = int(rec[SPLIT_FEATURE])
             threshold_bin = int(rec[SPLIT_BIN])
             default_left = bool(rec[SPLIT_DEFAULT_LEFT])
-            if self.data.nan_bins[feature] < 0:
+            mapper = self.data.global_mapper        # split features are global indices
+            if mapper.nan_bins[feature] < 0:
                 # No NaN in training: NaN at prediction time goes where 0.0 goes.
-                default_left = 0.0 <= self.data.bin_mapper.threshold_value(feature, threshold_bin)
+                default_left = 0.0 <= mapper.threshold_value(feature, threshold_bin)
             begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
             n_left = learner.partition(self.sample_indices[begin:begin + count], rec, self.scratch)
             # Exact (global) row counts; the split record's counts are estimates.
@@ -133,7 +134,7 @@ class TreeGrower:
             parent_totals = leaf_totals[leaf]
             right = tree.split(
                 leaf, feature, threshold_bin,
-                self.data.bin_mapper.threshold_value(feature, threshold_bin), default_left,
+                mapper.threshold_value(feature, threshold_bin), default_left,
                 rec[SPLIT_GAIN], tree.leaf_value[leaf], parent_totals[1], parent_totals[2],
                 rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], left_count,
                 rec[SPLIT_RIGHT_VALUE], rec[SPLIT_RIGHT_HESS], right_count)

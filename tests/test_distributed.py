@@ -176,3 +176,37 @@ def test_classifier_under_mpiexec_equals_serial(tmp_path):
     order = np.argsort(labels == "c", kind="stable")
     serial = DGBDTClassifier(n_estimators=10, num_leaves=15).fit(X[order], labels[order])
     np.testing.assert_allclose(proba, serial.predict_proba(X_valid), atol=1e-6)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("extra", [{}, {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
+                         ids=["plain", "bagging+feature_fraction"])
+def test_feature_parallel_column_blocks_equal_serial(tmp_path, k, extra):
+    params = {**BASE, **extra, "tree_learner": "feature", "check_consistency": True}
+    n_rounds = 6
+    result = run_mpi(k, "train_blocks.py", tmp_path, json.dumps(params), n_rounds)
+    assert result.returncode == 0, result.stderr[-3000:]
+    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
+    info = json.loads((tmp_path / "result.json").read_text())
+    assert info["n_features"] == 28            # the model uses global feature indices
+    serial, serial_evals = serial_model(params, n_rounds)
+    assert_same_trees(distributed, serial)
+    _, _, X_valid, _ = shard_data.make_data()
+    # The saved model predicts on full rows on one machine like any other.
+    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
+                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9)
+    assert info["comm"]["bytes"]["reduce_scatter"] == 0    # no histograms travel
+
+
+def test_column_blocks_must_cover_every_column_once(tmp_path):
+    script = tmp_path / "bad_blocks.py"
+    script.write_text(
+        "import sys\nimport numpy as np\nimport dgbdt\nfrom dgbdt.comm import world_comm\n"
+        "comm = world_comm()\nX = np.random.default_rng(0).random((200, 4)); y = X[:, 0]\n"
+        "cols = np.array([0, 1]) if comm.rank == 0 else np.array([1, 2])\n"
+        "dgbdt.train({'tree_learner': 'feature', 'verbosity': -1},\n"
+        "            dgbdt.Dataset(X[:, cols], y, feature_indices=cols), 3)\n")
+    result = run_mpi_file(2, script, timeout=60)
+    assert result.returncode != 0
+    assert "exactly once" in result.stderr and "column 1" in result.stderr

@@ -8,12 +8,15 @@ Every strategy offers the same small interface to the grower:
   fills ``hist`` with the (global) histogram of a leaf's rows
 * ``best_split(hist, feature_indices, totals, record)`` -> best split record (global)
 * ``partition(sample_indices, record, scratch)`` -> number of local rows going left
+* ``add_tree_scores(tree, binned, nan_bins, scores)`` adds a grown tree's values
+  for rows the partition did not place (out-of-bag rows, validation rows)
 
 ``serial`` is the single-process strategy; the MPI strategies (data, feature,
 voting) implement the same calls with collectives in between.
 """
 from .data import DataParallelLearner
 from .feature import FeatureParallelLearner
+from .feature_blocks import FeatureBlockLearner
 from .serial import SerialLearner
 from .voting import VotingParallelLearner
 
@@ -26,4 +29,6 @@ def make_learner(cfg, data, split_params, comm):
         return DataParallelLearner(data, split_params, comm)
     if name == "voting":
         return VotingParallelLearner(data, split_params, comm, cfg["top_k"], cfg["voting_rule"])
+    if data.owner_of is not None:
+        return FeatureBlockLearner(data, split_params, comm, data.owner_of)
     return FeatureParallelLearner(data, split_params, comm)

@@ -7,6 +7,7 @@ import numba
 from ..native.common import HIST_DTYPE, HIST_WIDTH
 from ..native.histogram import MAX_CHUNKS, build_histogram_colwise, build_histogram_rowwise
 from ..native.partition import partition_rows
+from ..native.predict import add_tree_binned
 from ..native.split import find_best_split
 
 
@@ -53,3 +54,9 @@ class SerialLearner:
         return partition_rows(sample_indices, self.data.columns[:, feature], int(record[SPLIT_BIN]),
                               bool(record[SPLIT_DEFAULT_LEFT]), int(self.data.nan_bins[feature]),
                               numba.get_num_threads(), scratch)
+
+    def add_tree_scores(self, tree, binned, nan_bins, scores):
+        """scores += the tree's leaf value for every row of ``binned`` (n, n_features)."""
+        add_tree_binned(binned.T, nan_bins, tree.split_feature, tree.threshold_bin,
+                        tree.default_left, tree.left_child, tree.right_child, tree.leaf_value,
+                        scores)

@@ -1,0 +1,119 @@
+"""Feature-parallel learner "by dimension": each rank holds all rows of its
+own block of columns (memory per rank falls as 1/K).
+
+Histograms and scans cover the local columns only; the best split is agreed
+by gathering one record per rank.  Only the owner of the winning feature can
+tell which rows go left, so it broadcasts the leaf's row directions as a
+bitset (one bit per row of the leaf); every rank then partitions stably, so
+row order stays the same everywhere.  Rows the partition does not place
+(out-of-bag rows, validation rows) are routed the same way: per tree, each
+rank computes the direction bits of every row at the nodes whose feature it
+owns, and one allreduce of the packed bits gives every rank all of them.
+"""
+import numpy as np
+
+from ..binning import BinMapper
+from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE, SPLIT_GAIN
+from .data import best_of
+from .serial import SerialLearner
+
+
+def assemble_global_mapper(comm, dataset):
+    """Global bin mapper from every rank's column block; checks the blocks
+    cover every column exactly once.  Returns (mapper, names, owner_of)."""
+    mine = (dataset.feature_indices.tolist(), [ub.tolist() for ub in dataset.bin_mapper.upper_bounds],
+            dataset.bin_mapper.nan_bins.tolist(), list(dataset.feature_name))
+    blocks = comm._comm.allgather(mine)          # once per training: pickling is fine
+    n_features = sum(len(b[0]) for b in blocks)
+    owner_of = np.full(n_features, -1, np.int64)
+    upper_bounds, nan_bins, names = [None] * n_features, np.zeros(n_features, np.int32), [None] * n_features
+    for rank, (indices, ubs, nbs, block_names) in enumerate(blocks):
+        for g, ub, nb, name in zip(indices, ubs, nbs, block_names):
+            if not 0 <= g < n_features or owner_of[g] >= 0:
+                raise ValueError(f"feature_indices must cover columns 0..{n_features - 1} exactly "
+                                 f"once over all ranks; column {g} (rank {rank}) is "
+                                 f"{'out of range' if not 0 <= g < n_features else 'held twice'}")
+            owner_of[g] = rank
+            upper_bounds[g], nan_bins[g], names[g] = np.asarray(ub), nb, name
+    return BinMapper(upper_bounds, nan_bins), names, owner_of
+
+
+class FeatureBlockLearner(SerialLearner):
+    def __init__(self, data, split_params, comm, owner_of):
+        super().__init__(data, split_params)
+        self.comm = comm
+        self.owner_of = owner_of
+        self.global_of_local = data.global_feature_indices
+        self.local_of_global = np.full(len(owner_of), -1, np.int64)
+        self.local_of_global[self.global_of_local] = np.arange(len(self.global_of_local))
+
+    def _local(self, feature_indices):
+        local = self.local_of_global[feature_indices]
+        return np.sort(local[local >= 0]).astype(np.int32)
+
+    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
+                       feature_indices, hist):
+        super().leaf_histogram(sample_indices, ordered_gradients, ordered_hessians,
+                               self._local(feature_indices), hist)
+
+    def best_split(self, hist, feature_indices, totals, record):
+        super().best_split(hist, self._local(feature_indices), totals, record)
+        if record[SPLIT_FEATURE] >= 0:
+            record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
+        best = best_of(self.comm.allgather(record))
+        if best is None:
+            record[SPLIT_FEATURE] = -1.0
+            record[SPLIT_GAIN] = -np.inf
+        else:
+            record[:] = best
+
+    def _goes_left(self, rows, feature, threshold_bin, default_left):
+        local = self.local_of_global[feature]
+        bins = self.data.columns[rows, local].astype(np.int64)
+        nan_bin = self.data.nan_bins[local]
+        return np.where(bins == nan_bin, bool(default_left), bins <= threshold_bin)
+
+    def partition(self, sample_indices, record, scratch):
+        feature = int(record[SPLIT_FEATURE])
+        owner = int(self.owner_of[feature])
+        n = len(sample_indices)
+        if self.comm.rank == owner:
+            bits = np.packbits(self._goes_left(sample_indices, feature, int(record[SPLIT_BIN]),
+                                               record[SPLIT_DEFAULT_LEFT]))
+        else:
+            bits = np.zeros((n + 7) // 8, np.uint8)
+        left = np.unpackbits(self.comm.bcast(bits, root=owner), count=n).astype(bool)
+        n_left = int(left.sum())
+        sample_indices[:] = np.concatenate([sample_indices[left], sample_indices[~left]])
+        return n_left
+
+    def add_tree_scores(self, tree, binned, nan_bins, scores):
+        """scores += the tree's leaf values, rows routed with gathered direction bits."""
+        n_rows, n_nodes = len(scores), tree.n_leaves - 1
+        if n_nodes == 0:
+            scores += tree.leaf_value[0]
+            return
+        bits = np.zeros((n_nodes, (n_rows + 7) // 8), np.uint8)
+        rows = np.arange(n_rows)
+        for k in range(n_nodes):
+            feature = int(tree.split_feature[k])
+            if self.owner_of[feature] == self.comm.rank:
+                local = self.local_of_global[feature]
+                b = binned[:, local].astype(np.int64)
+                goes = np.where(b == nan_bins[local], bool(tree.default_left[k]),
+                                b <= tree.threshold_bin[k])
+                bits[k] = np.packbits(goes)
+        # Each node's bits come from its owner alone: the sum is an OR.
+        left = np.unpackbits(self.comm.allreduce(bits), axis=1, count=n_rows).astype(bool)
+        node = np.zeros(n_rows, np.int64)
+        done = np.zeros(n_rows, bool)
+        leaf = np.zeros(n_rows, np.int64)
+        while not done.all():
+            active = rows[~done]
+            nxt = np.where(left[node[active], active], tree.left_child[node[active]],
+                           tree.right_child[node[active]])
+            reached = nxt < 0
+            leaf[active[reached]] = ~nxt[reached]
+            done[active[reached]] = True
+            node[active[~reached]] = nxt[~reached]
+        scores += tree.leaf_value[leaf]
