@@ -108,7 +108,10 @@ class Objective:
             p = np.clip(pos / (pos + neg * lw[0]), 1e-15, 1 - 1e-15)
             return np.array([np.log(p / (1 - p)) / self.sigmoid])
         # multiclass: log of the class priors
-        counts = comm.allreduce(np.bincount(label.astype(np.int64), weights=ww, minlength=self.num_class))
+        # float64 on every rank: an empty shard's bincount would be int64 and
+        # the ranks would reduce buffers of different types.
+        counts = comm.allreduce(np.bincount(label.astype(np.int64), weights=ww,
+                                            minlength=self.num_class).astype(np.float64))
         return np.log(np.maximum(counts / counts.sum(), 1e-15))
 
     def gradients(self, scores, label, weight, gradients, hessians):

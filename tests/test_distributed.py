@@ -210,3 +210,26 @@ def test_column_blocks_must_cover_every_column_once(tmp_path):
     result = run_mpi_file(2, script, timeout=60)
     assert result.returncode != 0
     assert "exactly once" in result.stderr and "column 1" in result.stderr
+
+
+@pytest.mark.parametrize("objective, metric", [("regression_l1", "l1"), ("regression", "l2"),
+                                               ("multiclass", "multi_logloss")])
+def test_data_parallel_objectives_use_global_statistics(tmp_path, objective, metric):
+    # L1: init score and leaf values are *global* weighted medians; L2: a global
+    # mean; multiclass: global class priors.  All equal one process's.
+    params = {**BASE, "objective": objective, "metric": metric, "tree_learner": "data"}
+    if objective == "multiclass":
+        params["num_class"] = 2
+    n_rounds = 5
+    result = run_mpi(3, "train_shards.py", tmp_path, json.dumps(params), n_rounds)
+    assert result.returncode == 0, result.stderr[-3000:]
+    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
+    info = json.loads((tmp_path / "result.json").read_text())
+    serial, serial_evals = serial_model({k: v for k, v in params.items()}, n_rounds)
+    np.testing.assert_allclose(distributed.init_score, serial.init_score, rtol=1e-12)
+    assert_same_trees(distributed, serial)
+    _, _, X_valid, _ = shard_data.make_data()
+    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
+                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(info["evals"]["valid"][metric], serial_evals["valid"][metric],
+                               rtol=1e-9)
