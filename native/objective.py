@@ -6,7 +6,7 @@ Scores are (n_classes, n_samples) so every class's scores are contiguous.
 import numpy as np
 from numba import njit, prange
 
-from .common import OBJ_REGRESSION, OBJ_REGRESSION_L1, OBJ_HUBER, OBJ_BINARY, OBJ_MULTICLASS
+from .common import OBJ_BINARY, OBJ_HUBER, OBJ_REGRESSION, OBJ_REGRESSION_L1
 
 
 @njit(cache=True, parallel=True)

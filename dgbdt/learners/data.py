@@ -17,7 +17,7 @@ A rank with no rows still takes part in every collective with zeros (LightGBM
 """
 import numpy as np
 
-from ..native.common import SPLIT_BIN, SPLIT_FEATURE, SPLIT_GAIN, SPLIT_RECORD_SIZE
+from ..native.common import SPLIT_BIN, SPLIT_FEATURE, SPLIT_GAIN
 from .serial import SerialLearner
 
 
@@ -54,6 +54,16 @@ def best_of(records):
     return best
 
 
+def agree_best_split(comm, record):
+    """Replace this rank's ``record`` by the best of every rank's, the same on all ranks."""
+    best = best_of(comm.allgather(record))
+    if best is None:
+        record[SPLIT_FEATURE] = -1.0
+        record[SPLIT_GAIN] = -np.inf
+    else:
+        record[:] = best
+
+
 class DataParallelLearner(SerialLearner):
     def __init__(self, data, split_params, comm):
         super().__init__(data, split_params)
@@ -87,9 +97,4 @@ class DataParallelLearner(SerialLearner):
     def best_split(self, hist, feature_indices, totals, record):
         mine = np.intersect1d(feature_indices, self.owned).astype(np.int32)
         super().best_split(hist, mine, totals, record)
-        best = best_of(self.comm.allgather(record))
-        if best is None:
-            record[SPLIT_FEATURE] = -1.0
-            record[SPLIT_GAIN] = -np.inf
-        else:
-            record[:] = best
+        agree_best_split(self.comm, record)

@@ -9,9 +9,8 @@ per leaf: independent of the number of rows and of features.
 """
 import numpy as np
 
-from ..native.common import SPLIT_FEATURE, SPLIT_GAIN
 from ..native.histogram import build_histogram_colwise
-from .data import best_of, owner_blocks
+from .data import agree_best_split, owner_blocks
 from .serial import SerialLearner
 
 
@@ -33,9 +32,4 @@ class FeatureParallelLearner(SerialLearner):
 
     def best_split(self, hist, feature_indices, totals, record):
         super().best_split(hist, self._mine(feature_indices), totals, record)
-        best = best_of(self.comm.allgather(record))
-        if best is None:
-            record[SPLIT_FEATURE] = -1.0
-            record[SPLIT_GAIN] = -np.inf
-        else:
-            record[:] = best
+        agree_best_split(self.comm, record)

@@ -13,8 +13,8 @@ owns, and one allreduce of the packed bits gives every rank all of them.
 import numpy as np
 
 from ..binning import BinMapper
-from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE, SPLIT_GAIN
-from .data import best_of
+from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
+from .data import agree_best_split
 from .serial import SerialLearner
 
 
@@ -60,12 +60,7 @@ class FeatureBlockLearner(SerialLearner):
         super().best_split(hist, self._local(feature_indices), totals, record)
         if record[SPLIT_FEATURE] >= 0:
             record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
-        best = best_of(self.comm.allgather(record))
-        if best is None:
-            record[SPLIT_FEATURE] = -1.0
-            record[SPLIT_GAIN] = -np.inf
-        else:
-            record[:] = best
+        agree_best_split(self.comm, record)
 
     def _goes_left(self, rows, feature, threshold_bin, default_left):
         local = self.local_of_global[feature]

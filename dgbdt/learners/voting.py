@@ -25,7 +25,7 @@ import numpy as np
 from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN, SPLIT_FEATURE,
                              SPLIT_GAIN)
 from ..native.split import best_gain_per_feature, find_best_split
-from .data import DataParallelLearner, best_of, owner_blocks
+from .data import DataParallelLearner, agree_best_split, owner_blocks
 
 
 def elect(proposals, top_k, rule):
@@ -114,9 +114,4 @@ class VotingParallelLearner(DataParallelLearner):
         # 4. owners scan with the real constraints; the best record wins everywhere
         find_best_split(self._global, owned, offsets, self.data.nan_bins,
                         totals[0], totals[1], totals[2], self.split_params, record)
-        best = best_of(self.comm.allgather(record))
-        if best is None:
-            record[SPLIT_FEATURE] = -1.0
-            record[SPLIT_GAIN] = -np.inf
-        else:
-            record[:] = best
+        agree_best_split(self.comm, record)
