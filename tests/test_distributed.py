@@ -53,6 +53,8 @@ def test_data_parallel_equals_serial(tmp_path, k, extra):
     info = json.loads((tmp_path / "result.json").read_text())
     assert info["same_model_on_all_ranks"]
     serial, serial_evals = serial_model(params, n_rounds)
+    # Bin boundaries do not depend on the number of ranks.
+    assert distributed.dump_model()["bin_upper_bounds"] == serial.dump_model()["bin_upper_bounds"]
     assert_same_trees(distributed, serial)
     X, _, X_valid, _ = shard_data.make_data()
     np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
