@@ -380,7 +380,7 @@ def main(argv=None):
 
     print(f"bench_scaling: projection from {source}; measured on {rows_measured:,} rows, "
           f"{cfg.get('leaves')} leaves; projected problem {n:,.0f} rows, same leaves; voting top_k {top_k}")
-    print(f"networks: " + ", ".join(f"{x['name']} (alpha {x['alpha'] * 1e6:g} us, beta {x['beta'] / 1e9:g} GB/s)"
+    print("networks: " + ", ".join(f"{x['name']} (alpha {x['alpha'] * 1e6:g} us, beta {x['beta'] / 1e9:g} GB/s)"
                                     for x in nets)
           + f"; collectives: {args.algorithm}" + ("" if args.algorithm != "auto" else
                                                   " (ring at >= " + (f"{switch:,.0f} B" if switch else

@@ -8,7 +8,8 @@ Byte counts: each call adds the size of *this rank's send buffer* to its kind
 (``allreduce``, ``reduce_scatter``, ``allgather``, ``bcast``), so learners can
 be compared exactly; what the network carries on top (e.g. a ring allreduce
 sends about twice its buffer) is left to the scaling model in ``bench/``.
-``begin_tree()`` starts a new per-tree tally.
+``begin_tree()`` / ``end_tree()`` bracket what one tree costs (growth and the
+training-score update); evaluation traffic counts in the totals only.
 """
 import sys
 import traceback
@@ -25,15 +26,21 @@ class CommStats:
         self.calls = dict.fromkeys(KINDS, 0)
         self.bytes = dict.fromkeys(KINDS, 0)
         self.bytes_per_tree = []
+        self._in_tree = False
 
     def add(self, kind, nbytes):
         self.calls[kind] += 1
         self.bytes[kind] += int(nbytes)
-        if self.bytes_per_tree:
+        if self._in_tree:
             self.bytes_per_tree[-1] += int(nbytes)
 
     def begin_tree(self):
         self.bytes_per_tree.append(0)
+        self._in_tree = True
+
+    def end_tree(self):
+        """Bytes after this (evaluation, ...) count in the totals only."""
+        self._in_tree = False
 
     def as_dict(self):
         return {"calls": dict(self.calls), "bytes": dict(self.bytes),

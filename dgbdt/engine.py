@@ -299,6 +299,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
                                             grower.leaf_count, label, scores[k], weight, row_comm)
             tree.scale(cfg["learning_rate"])
             _update_scores(tree, grower, learner, data, bag is not all_rows, scores[k])
+            comm.stats.end_tree()     # validation traffic counts in the totals, not per tree
             for es in eval_sets:
                 if es.dataset is not train_set:
                     learner.add_tree_scores(tree, es.dataset.binned, data.nan_bins, es.scores[k])
