@@ -111,8 +111,9 @@ import subprocess
 import sys
 import tempfile
 
+from bench_comm import KINDS, print_rows  # noqa: E402  (this folder is on sys.path)
+
 SCRIPT_DIR = pathlib.Path(__file__).resolve().parent
-KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast")
 LEARNERS = ("data", "voting-votes", "voting-wg", "feature")
 DEFAULT_NETWORKS = "10Gbit/s:20e-6:10,100Gbit/s:2e-6:100"
 DEFAULT_KS = "8,16,32,64,128,256,512,1024"
@@ -290,15 +291,6 @@ def parse_networks(text):
 def fmt_s(t):
     """Seconds, 3 significant digits."""
     return f"{t:.3g}"
-
-
-def print_rows(header, rows, left=1):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = "  ".join(h.ljust(w) if i < left else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))
-    print(line)
-    print("-" * len(line))
-    for r in rows:
-        print("  ".join(str(c).ljust(w) if i < left else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
 
 
 def plot(projection, ks, path):

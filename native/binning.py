@@ -130,6 +130,19 @@ def greedy_find_bin(distinct_values, counts, max_bin, total_cnt, min_data_in_bin
     return n + 1
 
 
+@njit(cache=True, inline="always")
+def _push_distinct(values, counts, n, value, count):
+    """Append (value, count), merging a value within one ulp of the last
+    (LightGBM's CheckDoubleEqualOrdered); returns the new length."""
+    if n > 0 and value <= np.nextafter(values[n - 1], np.inf):
+        values[n - 1] = value
+        counts[n - 1] += count
+        return n
+    values[n] = value
+    counts[n] = count
+    return n + 1
+
+
 @njit(cache=True, error_model="numpy")
 def find_bin_upper_bounds(distinct_values, counts, max_bin, min_data_in_bin, upper_bounds):
     """Bin upper bounds of one numerical feature, as LightGBM 4.x finds them.
@@ -175,22 +188,10 @@ def find_bin_upper_bounds(distinct_values, counts, max_bin, min_data_in_bin, upp
         v = distinct_values[i]
         c = counts[i]
         if v < -K_ZERO_THRESHOLD:
-            if n_neg > 0 and v <= np.nextafter(neg_values[n_neg - 1], np.inf):
-                neg_values[n_neg - 1] = v
-                neg_counts[n_neg - 1] += c
-            else:
-                neg_values[n_neg] = v
-                neg_counts[n_neg] = c
-                n_neg += 1
+            n_neg = _push_distinct(neg_values, neg_counts, n_neg, v, c)
             neg_total += c
         elif v > K_ZERO_THRESHOLD:
-            if n_pos > 0 and v <= np.nextafter(pos_values[n_pos - 1], np.inf):
-                pos_values[n_pos - 1] = v
-                pos_counts[n_pos - 1] += c
-            else:
-                pos_values[n_pos] = v
-                pos_counts[n_pos] = c
-                n_pos += 1
+            n_pos = _push_distinct(pos_values, pos_counts, n_pos, v, c)
             pos_total += c
 
     n = 0
