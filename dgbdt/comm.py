@@ -156,9 +156,12 @@ def agree_on_errors(comm, error):
     first = int(np.flatnonzero(flags)[0])
     start = int(counts[:first].sum())
     first_message = bytes(text[start:start + counts[first]]).decode(errors="replace")
-    if error is not None and comm.rank == first:
-        raise error
-    raise RuntimeError(f"rank {first} failed: {first_message}")
+    if error is None or comm.rank != first:
+        error = RuntimeError(f"rank {first} failed: {first_message}")
+    # Every rank raises this: none waits in a collective, so none needs to
+    # abort the others (several ranks aborting at once cut each other's output).
+    error.dgbdt_agreed = True
+    raise error
 
 
 def abort_on_exception(comm, exc):
@@ -192,7 +195,8 @@ def world_comm():
             def abort_all(exc_type, exc, tb):
                 previous_hook(exc_type, exc, tb)
                 sys.stderr.flush()
-                _WORLD.abort(1)
+                if not getattr(exc, "dgbdt_agreed", False):
+                    _WORLD.abort(1)
 
             sys.excepthook = abort_all
     return _WORLD

@@ -111,8 +111,10 @@ def check_same_params(comm, cfg):
     digests = comm.allgather(digest)
     bad = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
     if bad:
-        raise ValueError(f"Ranks {bad} were given other parameters than rank 0: every rank must "
-                         "call train() with the same params")
+        error = ValueError(f"Ranks {bad} were given other parameters than rank 0: every rank must "
+                           "call train() with the same params")
+        error.dgbdt_agreed = True          # every rank sees the same digests and raises
+        raise error
 
 
 def check_same_rows(comm, dataset):
@@ -134,7 +136,9 @@ def check_same_model(comm, booster):
     digests = comm.allgather(np.frombuffer(digest, dtype=np.uint8))
     bad = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
     if bad:
-        raise RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0")
+        error = RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0")
+        error.dgbdt_agreed = True          # every rank sees the same digests and raises
+        raise error
 
 
 def _num_threads(cfg):
@@ -197,7 +201,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         agree_on_errors(comm, error)
         try:
             if comm.size > 1:
-                check_same_params(comm, cfg)
+                check_same_params(comm, cfg)       # raises the same error on every rank
             # Sums over rows (bins, init scores, metrics) go over the ranks only
             # when rows are sharded; feature-parallel ranks hold the same rows.
             row_comm = comm if cfg["tree_learner"] in ("data", "voting") else SerialComm()
@@ -228,8 +232,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                 check_same_model(comm, booster)
             return booster
         except Exception as exc:
-            # Past this point ranks may be inside collectives: bring them all down.
-            if comm.size > 1:
+            # Past this point ranks may be inside collectives: bring them all
+            # down, unless every rank raises this same error anyway.
+            if comm.size > 1 and not getattr(exc, "dgbdt_agreed", False):
                 abort_on_exception(comm, exc)
             raise
     finally:
