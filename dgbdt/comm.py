@@ -53,6 +53,7 @@ class SerialComm:
 
     rank = 0
     size = 1
+    local_size = 1          # ranks on this machine
 
     def __init__(self):
         self.stats = CommStats()
@@ -88,6 +89,10 @@ class MPIComm(SerialComm):
         self._comm = comm if comm is not None else MPI.COMM_WORLD
         self.rank = self._comm.Get_rank()
         self.size = self._comm.Get_size()
+        # Ranks sharing this machine: they share its cores too.
+        local = self._comm.Split_type(MPI.COMM_TYPE_SHARED)
+        self.local_size = local.Get_size()
+        local.Free()
 
     def _op(self, op):
         return {"sum": self._MPI.SUM, "max": self._MPI.MAX, "min": self._MPI.MIN}[op]

@@ -141,9 +141,13 @@ def check_same_model(comm, booster):
         raise error
 
 
-def _num_threads(cfg):
+def _num_threads(cfg, comm):
+    """num_threads, or (when <= 0) this machine's cores shared by its ranks."""
     n = cfg["num_threads"]
-    return numba.config.NUMBA_NUM_THREADS if n <= 0 else min(n, numba.config.NUMBA_NUM_THREADS)
+    available = numba.config.NUMBA_NUM_THREADS
+    if n <= 0:
+        return max(1, available // comm.local_size)
+    return min(n, available)
 
 
 class _EvalSet:
@@ -185,7 +189,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     comm = make_comm(cfg)
     comm.stats = CommStats()          # this training's communication only
     old_threads = numba.get_num_threads()
-    numba.set_num_threads(_num_threads(cfg))
+    numba.set_num_threads(_num_threads(cfg, comm))
     cb.set_logging_rank(comm.rank)
     try:
         # Errors a rank finds in its own data are agreed before any collective:
