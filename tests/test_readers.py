@@ -1,0 +1,302 @@
+"""Tests of dgbdt.readers: CSV/TSV/whitespace and LibSVM text files, side files, errors."""
+import gzip
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dgbdt.readers import DataFormatError, LoadedData, read_data
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def assert_error(exc_info, path, lineno, text):
+    msg = str(exc_info.value)
+    assert isinstance(exc_info.value, DataFormatError)
+    assert str(path).split("/")[-1] in msg, msg
+    assert f"line {lineno}" in msg, msg
+    assert text in msg, msg
+
+
+# ------------------------------------------------------------------ delimited
+
+
+def test_csv_without_header(tmp_path):
+    p = write(tmp_path, "a.csv", "1,0.5,2\n0,1.5,-3\n")
+    d = read_data(p)
+    assert isinstance(d, LoadedData)
+    np.testing.assert_array_equal(d.label, [1, 0])
+    np.testing.assert_array_equal(d.X, [[0.5, 2], [1.5, -3]])
+    assert d.X.dtype == np.float64 and d.feature_names is None
+    assert d.weight is None and d.group is None and d.init_score is None
+
+
+def test_csv_with_header_and_label_by_name(tmp_path):
+    p = write(tmp_path, "a.csv", "f1,y,f2\n0.5,1,2\n1.5,0,-3\n")
+    d = read_data(p, header=True, label_column="name:y")
+    np.testing.assert_array_equal(d.label, [1, 0])
+    np.testing.assert_array_equal(d.X, [[0.5, 2], [1.5, -3]])
+    assert d.feature_names == ["f1", "f2"]
+    d = read_data(p, header=True, label_column="1")
+    np.testing.assert_array_equal(d.label, [1, 0])
+    with pytest.raises(ValueError, match="header"):
+        read_data(p, label_column="name:y")
+
+
+def test_tsv_and_whitespace(tmp_path):
+    p = write(tmp_path, "a.tsv", "1\t0.5\t2\n0\t1.5\t-3\n")
+    np.testing.assert_array_equal(read_data(p).X, [[0.5, 2], [1.5, -3]])
+    p = tmp_path / "crlf.csv"
+    p.write_bytes(b"1,0.5,2\r\n0,,-3\r\n")
+    d = read_data(p)
+    assert d.X[0, 1] == 2 and np.isnan(d.X[1, 0]) and d.X[1, 1] == -3
+    p = write(tmp_path, "a.txt", "1  0.5 2\n 0 1.5   -3\n\n")
+    d = read_data(p)
+    np.testing.assert_array_equal(d.X, [[0.5, 2], [1.5, -3]])
+    np.testing.assert_array_equal(d.label, [1, 0])
+
+
+def test_label_by_index_weight_group_ignore_columns(tmp_path):
+    # columns: f0, label, w, q, junk, f1
+    rows = ["0.1,1,2.0,7,99,5", "0.2,0,1.0,7,99,6", "0.3,1,0.5,3,99,7"]
+    p = write(tmp_path, "a.csv", "\n".join(rows) + "\n")
+    # LightGBM: integer indices of weight/group/ignore do not count the label column
+    d = read_data(p, label_column="1", weight_column="1", group_column="2", ignore_columns=[3])
+    np.testing.assert_array_equal(d.label, [1, 0, 1])
+    np.testing.assert_array_equal(d.weight, [2, 1, 0.5])
+    np.testing.assert_array_equal(d.group, [2, 1])
+    np.testing.assert_array_equal(d.X, [[0.1, 5], [0.2, 6], [0.3, 7]])
+    h = write(tmp_path, "h.csv", "f0,y,w,q,junk,f1\n" + "\n".join(rows) + "\n")
+    d2 = read_data(h, header=True, label_column="name:y", weight_column="name:w",
+                   group_column="name:q", ignore_columns="name:junk")
+    np.testing.assert_array_equal(d2.X, d.X)
+    np.testing.assert_array_equal(d2.weight, d.weight)
+    np.testing.assert_array_equal(d2.group, d.group)
+    assert d2.feature_names == ["f0", "f1"]
+
+
+def test_group_column_not_contiguous(tmp_path):
+    p = write(tmp_path, "q.csv", "1,1,0.5\n0,2,0.5\n1,1,0.5\n")
+    with pytest.raises(DataFormatError) as e:
+        read_data(p, group_column="0")
+    assert_error(e, "q.csv", 3, "1")
+
+
+def test_missing_values(tmp_path):
+    p = write(tmp_path, "m.csv", "1,,2\n0,NA,nan\n1,NaN,3\n")
+    d = read_data(p)
+    assert np.isnan(d.X[0, 0]) and d.X[0, 1] == 2
+    assert np.isnan(d.X[1]).all() and np.isnan(d.X[2, 0]) and d.X[2, 1] == 3
+
+
+def test_gzip(tmp_path):
+    p = tmp_path / "a.csv.gz"
+    p.write_bytes(gzip.compress(b"1,0.5,2\n0,1.5,-3\n"))
+    np.testing.assert_array_equal(read_data(str(p)).X, [[0.5, 2], [1.5, -3]])
+    p = tmp_path / "a.svm.gz"
+    p.write_bytes(gzip.compress(b"1 0:0.5 2:2\n0 1:3\n"))
+    np.testing.assert_array_equal(read_data(str(p)).X.toarray(), [[0.5, 0, 2], [0, 3, 0]])
+
+
+@pytest.mark.parametrize("text, lineno, bad", [
+    ("1,2,3\n4,5\n", 2, "4,5"),               # too few fields
+    ("1,2,3\n4,5,6,7\n", 2, "4,5,6,7"),       # too many fields
+    ("1,2,3\n\n4,abc,6\n", 3, "abc"),         # text where a number belongs (blank line counted)
+    ("1,2,3\n,5,6\n", 2, "5,6"),              # missing label
+    ("1,2,3\nnan,5,6\n", 2, "nan"),           # NaN label
+    ("1,2,3\ninf,5,6\n", 2, "inf"),           # inf label
+])
+def test_delimited_errors(tmp_path, text, lineno, bad):
+    p = write(tmp_path, "bad.csv", text)
+    with pytest.raises(DataFormatError) as e:
+        read_data(p)
+    assert_error(e, "bad.csv", lineno, bad)
+
+
+def test_delimited_error_counts_header_line(tmp_path):
+    p = write(tmp_path, "bad.tsv", "y\ta\tb\n1\t2\t3\n0\t2\tx7\n")
+    with pytest.raises(DataFormatError) as e:
+        read_data(p, header=True)
+    assert_error(e, "bad.tsv", 3, "x7")
+
+
+def test_missing_file(tmp_path):
+    p = str(tmp_path / "nope.csv")
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        read_data(p)
+
+
+# ------------------------------------------------------------------ LibSVM
+
+
+def test_libsvm_zero_based_comments_empty_rows_explicit_zeros(tmp_path):
+    p = write(tmp_path, "a.svm", "# a comment\n1 0:0.5 3:0\n0\n\n2 2:-1 # tail\n")
+    d = read_data(p)
+    assert sp.isspmatrix_csr(d.X) and d.X.dtype == np.float64
+    assert d.X.shape == (3, 4)
+    np.testing.assert_array_equal(d.label, [1, 0, 2])
+    np.testing.assert_array_equal(d.X.toarray(), [[0.5, 0, 0, 0], [0, 0, 0, 0], [0, 0, -1, 0]])
+    assert d.X.nnz == 3  # the explicit zero is kept
+    assert read_data(p, n_features=10).X.shape == (3, 10)
+
+
+def test_libsvm_one_based(tmp_path):
+    p = write(tmp_path, "a.svm", "1 1:0.5 3:2\n0 2:1\n")
+    d = read_data(p, zero_based=False)
+    np.testing.assert_array_equal(d.X.toarray(), [[0.5, 0, 2], [0, 1, 0]])
+
+
+def test_libsvm_qid(tmp_path):
+    p = write(tmp_path, "r.svm", "2 qid:5 0:1\n1 qid:5 1:1\n0 qid:9 0:2\n1 qid:3 1:1\n")
+    d = read_data(p)
+    np.testing.assert_array_equal(d.group, [2, 1, 1])
+    np.testing.assert_array_equal(d.label, [2, 1, 0, 1])
+    p = write(tmp_path, "r2.svm", "2 qid:5 0:1\n1 qid:9 1:1\n0 qid:5 0:2\n")
+    with pytest.raises(DataFormatError) as e:
+        read_data(p)
+    assert_error(e, "r2.svm", 3, "qid:5")
+
+
+def test_libsvm_unsorted_indices_parse(tmp_path):
+    p = write(tmp_path, "u.svm", "1 2:1 0:3\n")
+    np.testing.assert_array_equal(read_data(p).X.toarray(), [[3, 0, 1]])
+
+
+@pytest.mark.parametrize("text, lineno, bad, kw", [
+    ("1 0:1\n0 1:x\n", 2, "1:x", {}),           # unparseable value
+    ("1 0:1\n0 1-2\n", 2, "1-2", {}),           # no colon
+    ("1 0:1\n\n0 -1:2\n", 3, "-1:2", {}),       # negative index
+    ("1 1:1\n0 0:2\n", 2, "0:2", {"zero_based": False}),  # index 0 in one-based file
+    ("1 0:1\n0:1 1:2\n", 2, "0:1", {}),         # missing label
+    ("1 0:1\n# c\nnan 1:2\n", 3, "nan", {}),    # NaN label
+    ("1 0:1\n-inf 1:2\n", 2, "-inf", {}),       # inf label
+    ("1 0:1\nabc 1:2\n", 2, "abc", {}),         # text label
+    ("1 0:1\n1 5:2\n", 2, "5:2", {"n_features": 3}),  # beyond n_features
+])
+def test_libsvm_errors(tmp_path, text, lineno, bad, kw):
+    p = write(tmp_path, "bad.svm", text)
+    with pytest.raises(DataFormatError) as e:
+        read_data(p, fmt="libsvm", **kw)
+    assert_error(e, "bad.svm", lineno, bad)
+
+
+# ------------------------------------------------------------------ side files
+
+
+def test_side_files(tmp_path):
+    p = write(tmp_path, "d.csv", "1,0.5\n0,1.5\n1,2.5\n")
+    write(tmp_path, "d.csv.weight", "1\n2\n0.5\n")
+    write(tmp_path, "d.csv.init", "0.1\n0.2\n0.3\n")
+    write(tmp_path, "d.csv.query", "2\n1\n")
+    d = read_data(p)
+    np.testing.assert_array_equal(d.weight, [1, 2, 0.5])
+    np.testing.assert_array_equal(d.init_score, [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(d.group, [2, 1])
+    write(tmp_path, "d.csv.init", "0.1 1 2\n0.2 1 2\n0.3 1 2\n")  # multiclass init
+    assert read_data(p).init_score.shape == (3, 3)
+
+
+def test_side_file_column_wins(tmp_path):
+    p = write(tmp_path, "d.csv", "1,7,0.5\n0,8,1.5\n")
+    write(tmp_path, "d.csv.weight", "1\n2\n")
+    np.testing.assert_array_equal(read_data(p, weight_column="0").weight, [7, 8])
+
+
+@pytest.mark.parametrize("suffix, text", [
+    (".weight", "1\n2\n"), (".init", "1\n2\n3\n4\n"), (".query", "2\n2\n"),
+])
+def test_side_file_wrong_length(tmp_path, suffix, text):
+    p = write(tmp_path, "d.csv", "1,0.5\n0,1.5\n1,2.5\n")
+    write(tmp_path, "d.csv" + suffix, text)
+    with pytest.raises(DataFormatError, match="d.csv" + suffix.replace(".", r"\.")):
+        read_data(p)
+
+
+def test_side_file_bad_value(tmp_path):
+    p = write(tmp_path, "d.csv", "1,0.5\n0,1.5\n")
+    write(tmp_path, "d.csv.weight", "1\nheavy\n")
+    with pytest.raises(DataFormatError) as e:
+        read_data(p)
+    assert_error(e, "d.csv.weight", 2, "heavy")
+
+
+# ------------------------------------------------------------------ shared datasets
+
+
+def test_shared_binary_train(shared_datasets):
+    d = read_data(shared_datasets / "lightgbm" / "binary.train")
+    assert d.X.shape == (7000, 28) and d.label.shape == (7000,)
+    assert d.weight is not None and d.weight.shape == (7000,)
+    assert set(np.unique(d.label)) <= {0.0, 1.0}
+
+
+def test_shared_rank_train(shared_datasets):
+    d = read_data(shared_datasets / "lightgbm" / "rank.train")
+    assert sp.isspmatrix_csr(d.X) and d.X.shape[1] == 301
+    assert len(d.group) == 201 and d.group.sum() == d.X.shape[0]
+
+
+def test_shared_agaricus(shared_datasets):
+    from sklearn.datasets import load_svmlight_file
+    path = shared_datasets / "xgboost" / "agaricus.txt.train"
+    d = read_data(path, zero_based=False)
+    assert d.X.shape == (6513, 126)
+    X, y = load_svmlight_file(str(path), zero_based=False, n_features=126)
+    assert (d.X != X).nnz == 0
+    np.testing.assert_array_equal(d.label, y)
+
+
+# ------------------------------------------------------------------ round trips
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=64)
+with_nan = st.one_of(finite, st.just(np.nan))
+
+
+@settings(deadline=None, max_examples=30)
+@given(X=hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
+                    elements=with_nan),
+       sep=st.sampled_from([",", "\t", " "]), header=st.booleans(), data=st.data())
+def test_roundtrip_delimited(tmp_path_factory, X, sep, header, data):
+    y = data.draw(hnp.arrays(np.float64, X.shape[0], elements=finite))
+    path = tmp_path_factory.mktemp("rt") / "d.txt"
+    lines = []
+    if header:
+        lines.append(sep.join(["label"] + [f"f{j}" for j in range(X.shape[1])]))
+    na = "NA" if sep == " " else ""  # an empty field cannot exist between blanks
+    for yi, row in zip(y, X):
+        lines.append(sep.join([repr(float(yi))] + [na if np.isnan(v) else repr(float(v))
+                                                   for v in row]))
+    path.write_text("\n".join(lines) + "\n")
+    d = read_data(path, header=header)
+    np.testing.assert_array_equal(d.label, y)
+    np.testing.assert_array_equal(d.X, X)
+    assert d.feature_names == ([f"f{j}" for j in range(X.shape[1])] if header else None)
+
+
+@settings(deadline=None, max_examples=30)
+@given(X=hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
+                    elements=st.one_of(st.just(0.0), finite)),
+       zero_based=st.booleans(), qid=st.booleans(), data=st.data())
+def test_roundtrip_libsvm(tmp_path_factory, X, zero_based, qid, data):
+    y = data.draw(hnp.arrays(np.float64, X.shape[0], elements=finite))
+    path = tmp_path_factory.mktemp("rt") / "d.svm"
+    off = 0 if zero_based else 1
+    lines = []
+    for i, (yi, row) in enumerate(zip(y, X)):
+        toks = [repr(float(yi))] + ([f"qid:{i // 2}"] if qid else [])
+        toks += [f"{j + off}:{float(v)!r}" for j, v in enumerate(row) if v != 0]
+        lines.append(" ".join(toks))
+    path.write_text("\n".join(lines) + "\n")
+    d = read_data(path, zero_based=zero_based, n_features=X.shape[1], fmt="libsvm")
+    np.testing.assert_array_equal(d.X.toarray(), X)
+    np.testing.assert_array_equal(d.label, y)
+    if qid:
+        n = X.shape[0]
+        np.testing.assert_array_equal(d.group, [2] * (n // 2) + [1] * (n % 2))
