@@ -5,6 +5,9 @@ USAGE = """usage: dgbdt <command> [options]
 
 commands:
   demo      train on generated HIGGS-like data and report (see --help)
+  train     train on a CSV/TSV/LibSVM file: dgbdt train data=FILE [key=value ...] [config=FILE]
+  predict   dgbdt predict data=FILE input_model=MODEL [output_result=FILE]
+  (LightGBM style: `dgbdt config=train.conf` with task=train|predict in the file also works)
 """
 
 
@@ -17,6 +20,9 @@ def main(argv=None):
     if command == "demo":
         from .demo import run_demo
         return run_demo(rest)
+    if command in ("train", "predict") or "=" in command:
+        from .cli import run
+        return run(argv)
     print(f"dgbdt: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 
