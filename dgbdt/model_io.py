@@ -54,6 +54,10 @@ def write_atomic(path, text):
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates the file 0600; give it the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

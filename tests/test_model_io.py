@@ -229,3 +229,14 @@ def test_save_is_atomic_and_replaces(tmp_path, model_text):
     assert sorted(os.listdir(folder)) == ["m.json"]
     assert path.read_text() == model_text
     dgbdt.Booster(model_file=path)
+
+
+def test_saved_files_get_ordinary_permissions(tmp_path):
+    import os
+    import stat
+    from dgbdt.model_io import write_atomic
+    path = tmp_path / "m.json"
+    write_atomic(path, "{}")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~umask
