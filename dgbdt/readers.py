@@ -476,31 +476,29 @@ def _read_side_values(side):
     return rows, line_nos
 
 
+def _per_row_values(side, path, n, width=None):
+    """(n, k) values of a side file with one line per data row of ``path``;
+    every line holds ``width`` values (or as many as the first line)."""
+    rows, lines = _read_side_values(side)
+    if len(rows) != n:
+        raise DataFormatError(f"{side}: has {len(rows)} lines, expected one per row of "
+                              f"{path} ({n} rows)")
+    k = width or (len(rows[0]) if rows else 1)
+    for r, ln in zip(rows, lines):
+        if len(r) != k:
+            raise _error(side, ln, f"expected {k} value(s) per line, got", " ".join(map(str, r)))
+    return np.array(rows, np.float64).reshape(n, k)
+
+
 def _read_side_files(path, out):
     n = out.X.shape[0]
     side = path + ".weight"
     if out.weight is None and os.path.isfile(side):
-        rows, lines = _read_side_values(side)
-        if len(rows) != n:
-            raise DataFormatError(f"{side}: has {len(rows)} values, expected one per row of "
-                                  f"{path} ({n} rows)")
-        for r, ln in zip(rows, lines):
-            if len(r) != 1:
-                raise _error(side, ln, "expected one weight per line, got", " ".join(map(str, r)))
-        out.weight = np.array([r[0] for r in rows], np.float64)
+        out.weight = _per_row_values(side, path, n, width=1)[:, 0].copy()
     side = path + ".init"
     if out.init_score is None and os.path.isfile(side):
-        rows, lines = _read_side_values(side)
-        if len(rows) != n:
-            raise DataFormatError(f"{side}: has {len(rows)} lines, expected one per row of "
-                                  f"{path} ({n} rows)")
-        k = len(rows[0]) if rows else 1
-        for r, ln in zip(rows, lines):
-            if len(r) != k:
-                raise _error(side, ln, f"expected {k} values per line, got",
-                             " ".join(map(str, r)))
-        init = np.array(rows, np.float64).reshape(n, k)
-        out.init_score = init[:, 0].copy() if k == 1 else init
+        init = _per_row_values(side, path, n)
+        out.init_score = init[:, 0].copy() if init.shape[1] == 1 else init
     side = path + ".query"
     if out.group is None and os.path.isfile(side):
         rows, lines = _read_side_values(side)
