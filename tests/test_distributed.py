@@ -40,6 +40,25 @@ def assert_same_trees(a, b):
         np.testing.assert_array_equal(ta.threshold, tb.threshold, err_msg=f"tree {i}")
 
 
+def train_both(tmp_path, k, script, params, n_rounds):
+    """Train on K ranks with ``script`` and in this process; returns
+    (mpiexec result, distributed booster, rank 0's info, serial booster, serial evals)."""
+    result = run_mpi(k, script, tmp_path, json.dumps(params), n_rounds)
+    assert result.returncode == 0, result.stderr[-3000:]
+    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
+    info = json.loads((tmp_path / "result.json").read_text())
+    serial, serial_evals = serial_model(params, n_rounds)
+    return result, distributed, info, serial, serial_evals
+
+
+def assert_same_model(distributed, serial):
+    """Same trees, and predictions on the validation rows within 1e-6."""
+    assert_same_trees(distributed, serial)
+    _, _, X_valid, _ = shard_data.make_data()
+    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
+                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("k", [2, 3, 4])
 @pytest.mark.parametrize("extra", [{"check_consistency": True},
                                    {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
@@ -47,18 +66,12 @@ def assert_same_trees(a, b):
 def test_data_parallel_equals_serial(tmp_path, k, extra):
     params = {**BASE, **extra, "tree_learner": "data"}
     n_rounds = 8
-    result = run_mpi(k, "train_shards.py", tmp_path, json.dumps(params), n_rounds)
-    assert result.returncode == 0, result.stderr[-3000:]
-    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
-    info = json.loads((tmp_path / "result.json").read_text())
+    result, distributed, info, serial, serial_evals = train_both(
+        tmp_path, k, "train_shards.py", params, n_rounds)
     assert info["same_model_on_all_ranks"]
-    serial, serial_evals = serial_model(params, n_rounds)
     # Bin boundaries do not depend on the number of ranks.
     assert distributed.dump_model()["bin_upper_bounds"] == serial.dump_model()["bin_upper_bounds"]
-    assert_same_trees(distributed, serial)
-    X, _, X_valid, _ = shard_data.make_data()
-    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
-                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    assert_same_model(distributed, serial)
     # Metrics of the sharded validation set are global: equal to one process's.
     for metric in ("binary_logloss", "auc"):
         np.testing.assert_allclose(info["evals"]["valid"][metric], serial_evals["valid"][metric],
@@ -72,15 +85,9 @@ def test_data_parallel_equals_serial(tmp_path, k, extra):
 def test_feature_parallel_equals_serial(tmp_path, k):
     params = {**BASE, "tree_learner": "feature", "feature_fraction": 0.8, "check_consistency": True}
     n_rounds = 6
-    result = run_mpi(k, "train_shards.py", tmp_path, json.dumps(params), n_rounds)
-    assert result.returncode == 0, result.stderr[-3000:]
-    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
-    info = json.loads((tmp_path / "result.json").read_text())
-    serial, serial_evals = serial_model(params, n_rounds)
-    assert_same_trees(distributed, serial)
-    _, _, X_valid, _ = shard_data.make_data()
-    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
-                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    result, distributed, info, serial, serial_evals = train_both(
+        tmp_path, k, "train_shards.py", params, n_rounds)
+    assert_same_model(distributed, serial)
     np.testing.assert_allclose(info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9)
     # Only split records travel: one per rank per leaf, whatever the data size.
     comm = info["comm"]
@@ -186,17 +193,11 @@ def test_classifier_under_mpiexec_equals_serial(tmp_path):
 def test_feature_parallel_column_blocks_equal_serial(tmp_path, k, extra):
     params = {**BASE, **extra, "tree_learner": "feature", "check_consistency": True}
     n_rounds = 6
-    result = run_mpi(k, "train_blocks.py", tmp_path, json.dumps(params), n_rounds)
-    assert result.returncode == 0, result.stderr[-3000:]
-    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
-    info = json.loads((tmp_path / "result.json").read_text())
+    result, distributed, info, serial, serial_evals = train_both(
+        tmp_path, k, "train_blocks.py", params, n_rounds)
     assert info["n_features"] == 28            # the model uses global feature indices
-    serial, serial_evals = serial_model(params, n_rounds)
-    assert_same_trees(distributed, serial)
-    _, _, X_valid, _ = shard_data.make_data()
     # The saved model predicts on full rows on one machine like any other.
-    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
-                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    assert_same_model(distributed, serial)
     np.testing.assert_allclose(info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9)
     assert info["comm"]["bytes"]["reduce_scatter"] == 0    # no histograms travel
 
@@ -223,15 +224,9 @@ def test_data_parallel_objectives_use_global_statistics(tmp_path, objective, met
     if objective == "multiclass":
         params["num_class"] = 2
     n_rounds = 5
-    result = run_mpi(3, "train_shards.py", tmp_path, json.dumps(params), n_rounds)
-    assert result.returncode == 0, result.stderr[-3000:]
-    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
-    info = json.loads((tmp_path / "result.json").read_text())
-    serial, serial_evals = serial_model({k: v for k, v in params.items()}, n_rounds)
+    result, distributed, info, serial, serial_evals = train_both(
+        tmp_path, 3, "train_shards.py", params, n_rounds)
     np.testing.assert_allclose(distributed.init_score, serial.init_score, rtol=1e-12)
-    assert_same_trees(distributed, serial)
-    _, _, X_valid, _ = shard_data.make_data()
-    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
-                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    assert_same_model(distributed, serial)
     np.testing.assert_allclose(info["evals"]["valid"][metric], serial_evals["valid"][metric],
                                rtol=1e-9)
