@@ -36,7 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DataFormatError", "LoadedData", "read_data"]
+__all__ = ["DataFormatError", "LoadedData", "read_data", "sniff_format", "parse_text",
+           "read_part", "split_parts", "count_lines", "is_gzip", "read_header_line",
+           "read_side_files"]
 
 NA_TOKENS = ("", "NA", "N/A", "na", "nan", "NaN", "NAN", "-nan", "null", "NULL", "None")
 _NA_SET = frozenset(NA_TOKENS)
@@ -80,6 +82,20 @@ def _read_bytes(path):
     return data
 
 
+def _read_head(path, n_bytes=1 << 16):
+    """The first ``n_bytes`` of a file's content (decompressed when gzipped)."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"data file not found: {path!r}")
+    with open(path, "rb") as fh:
+        start = fh.read(2)
+        fh.seek(0)
+        if start == b"\x1f\x8b":
+            with gzip.open(fh) as gz:
+                return gz.read(n_bytes)
+        return fh.read(n_bytes)
+
+
 def _lines(data):
     """Decoded lines (without newline) of the whole file, for the slow paths."""
     return data.decode("utf-8", errors="replace").split("\n")
@@ -90,7 +106,8 @@ def _lines(data):
 
 
 def read_data(path, *, header=False, label_column="0", weight_column=None, group_column=None,
-              ignore_columns=(), zero_based=True, n_features=None, fmt="auto") -> LoadedData:
+              ignore_columns=(), zero_based=True, n_features=None, fmt="auto",
+              keep_features=None) -> LoadedData:
     """Read a CSV/TSV/whitespace or LibSVM text file (optionally gzipped).
 
     Parameters
@@ -110,6 +127,8 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
     n_features : int or None
         LibSVM only: number of columns (default: max index + 1).
     fmt : {"auto", "libsvm", "csv", "tsv", "delimited"}
+    keep_features : sequence of int, optional
+        Keep only these columns of ``X`` (feature-parallel training reads its own block).
 
     Returns
     -------
@@ -122,21 +141,123 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
     DataFormatError
         Malformed content (file, 1-based line number and offending text in the message).
     """
+    path = os.fspath(path)
+    fmt, sep = sniff_format(path, fmt, header)
+    out = parse_text(path, _read_bytes(path), fmt=fmt, sep=sep, header=header,
+                     label_column=label_column, weight_column=weight_column,
+                     group_column=group_column, ignore_columns=ignore_columns,
+                     zero_based=zero_based, n_features=n_features, keep_features=keep_features)
+    read_side_files(path, out)
+    return out
+
+
+def sniff_format(path, fmt="auto", header=False):
+    """``(fmt, sep)`` of a file from its first 64 KiB: ``"libsvm"`` or ``"delimited"``
+    with the delimiter (``None``: runs of whitespace).  Every rank of a sharded read
+    decides from the same bytes, so all parse their parts alike."""
     if fmt not in _FORMATS:
         raise ValueError(f"fmt must be one of {_FORMATS}, got {fmt!r}")
-    path = os.fspath(path)
-    data = _read_bytes(path)
+    head = _read_head(path)
     if fmt == "auto":
-        fmt = "libsvm" if _looks_like_libsvm(data) else "delimited"
+        fmt = "libsvm" if _looks_like_libsvm(head) else "delimited"
     if fmt == "libsvm":
-        out = _read_libsvm(path, data, zero_based=zero_based, n_features=n_features)
-    else:
-        sep = {"csv": ",", "tsv": "\t"}.get(fmt)
-        out = _read_delimited(path, data, sep=sep, header=header, label_column=label_column,
-                              weight_column=weight_column, group_column=group_column,
-                              ignore_columns=ignore_columns)
-    _read_side_files(path, out)
-    return out
+        return "libsvm", None
+    sep = {"csv": ",", "tsv": "\t"}.get(fmt)
+    if sep is None:
+        lines = head.decode("utf-8", errors="replace").split("\n")
+        first_data = next((ln for ln in lines[1 if header else 0:] if ln.strip()), None)
+        sep = _detect_sep(first_data if first_data is not None else (lines[0] if lines else ""))
+    return "delimited", sep
+
+
+def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_line=1,
+               label_column="0", weight_column=None, group_column=None, ignore_columns=(),
+               zero_based=True, n_features=None, keep_features=None) -> LoadedData:
+    """Parse the bytes ``data`` of (part of) ``path``; no side files.
+
+    ``first_line`` is the file line number of the first line of ``data`` (a part of a
+    file read by one rank starts anywhere); ``header_text`` is the header line when the
+    part does not hold it.
+    """
+    if fmt == "libsvm":
+        out = _read_libsvm(path, data, zero_based=zero_based, n_features=n_features,
+                           first_line=first_line)
+        if keep_features is not None:
+            out.X = out.X[:, np.asarray(keep_features, np.int64)].tocsr()
+        return out
+    return _read_delimited(path, data, sep=sep, header=header, header_text=header_text,
+                           first_line=first_line, label_column=label_column,
+                           weight_column=weight_column, group_column=group_column,
+                           ignore_columns=ignore_columns, keep_features=keep_features)
+
+
+# --------------------------------------------------------------------------------------
+# parts of a file: every line belongs to exactly one part
+
+
+def part_bounds(path, part, n_parts):
+    """Byte range ``[start, end)`` of part ``part`` of ``n_parts`` of a file, cut at line
+    boundaries: the part holds the lines that *start* in its share of the bytes
+    ``[size * part // n_parts, size * (part + 1) // n_parts)``.  Reads only a few
+    bytes around the two cut points."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        return (_line_start_at_or_after(fh, size * part // n_parts, size),
+                _line_start_at_or_after(fh, size * (part + 1) // n_parts, size))
+
+
+def _line_start_at_or_after(fh, pos, size, block=1 << 16):
+    if pos <= 0 or pos >= size:
+        return min(max(pos, 0), size)
+    fh.seek(pos - 1)      # pos starts a line exactly when the byte before it is a newline
+    where = pos - 1
+    while True:
+        chunk = fh.read(block)
+        if not chunk:
+            return size
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return where + i + 1
+        where += len(chunk)
+
+
+def read_part(path, part, n_parts):
+    """The bytes of part ``part`` of ``n_parts`` of a plain (not gzipped) file."""
+    start, end = part_bounds(path, part, n_parts)
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        return fh.read(end - start)
+
+
+def split_parts(data, n_parts):
+    """``data`` cut into ``n_parts`` by the rule of :func:`part_bounds` (for gzip input,
+    which one rank decompresses and scatters)."""
+    size = len(data)
+
+    def line_start(pos):
+        if pos <= 0 or pos >= size:
+            return min(max(pos, 0), size)
+        i = data.find(b"\n", pos - 1)
+        return size if i < 0 else i + 1
+
+    cuts = [line_start(size * p // n_parts) for p in range(n_parts + 1)]
+    return [data[cuts[p]:cuts[p + 1]] for p in range(n_parts)]
+
+
+def count_lines(data):
+    """Number of lines in ``data`` (a last line without a newline counts)."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def is_gzip(path):
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def read_header_line(path):
+    """The first line of a file (gzip or not), for the column names of a part."""
+    head = _read_head(path)
+    return head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
 
 
 def _looks_like_libsvm(data, max_lines=50):
@@ -235,24 +356,23 @@ def _resolve_ignore(spec, names, label_idx, path):
 
 
 def _read_delimited(path, data, *, sep, header, label_column, weight_column, group_column,
-                    ignore_columns):
+                    ignore_columns, header_text=None, first_line=1, keep_features=None):
     import pandas as pd
 
-    lines_head = data[:1 << 16].decode("utf-8", errors="replace").split("\n")
-    first_data = next((ln for ln in lines_head[1 if header else 0:] if ln.strip()), None)
-    if first_data is None and len(lines_head) > (2 if header else 1):
-        all_lines = _lines(data)  # first data line beyond the sniffed block
-        first_data = next((ln for ln in all_lines[1 if header else 0:] if ln.strip()), None)
-    if sep is None:
-        sep = _detect_sep(first_data if first_data is not None else lines_head[0])
+    base = first_line - 1          # line numbers in messages count from the file's start
     counts = _field_counts(data, sep)
-    line_no = np.flatnonzero(counts > 0) + 1  # 1-based line number of each row
+    line_no = np.flatnonzero(counts > 0) + 1  # 1-based line of each row within ``data``
     names = None
-    if header:
+    header_in_data = header and header_text is None
+    if header_in_data:
+        first = data[:1 << 16].split(b"\n", 1)[0].decode("utf-8", errors="replace")
         if len(line_no) == 0 or line_no[0] != 1:
-            raise _error(path, 1, "expected a header line, got", lines_head[0] if lines_head else "")
-        names = [s.strip() for s in _split(lines_head[0], sep)]
+            raise _error(path, first_line, "expected a header line, got", first)
+        names = [s.strip() for s in _split(first, sep)]
         line_no = line_no[1:]
+    elif header:
+        names = [s.strip() for s in _split(header_text, sep)]
+    if names is not None:
         n_cols = len(names)
     elif len(line_no):
         n_cols = int(counts[line_no[0] - 1])
@@ -263,7 +383,7 @@ def _read_delimited(path, data, *, sep, header, label_column, weight_column, gro
     if len(bad):
         ln = int(line_no[bad[0]])
         text = _lines(data)[ln - 1]
-        raise _error(path, ln, f"expected {n_cols} fields, got {int(row_counts[bad[0]])}:",
+        raise _error(path, ln + base, f"expected {n_cols} fields, got {int(row_counts[bad[0]])}:",
                      _clip(text))
 
     label_idx = _resolve_column(label_column, names, "label_column", None, path)
@@ -274,54 +394,59 @@ def _read_delimited(path, data, *, sep, header, label_column, weight_column, gro
                       ("group_column", group_idx), ("ignore_columns", max(ignore, default=None))):
         if idx is not None and n_cols and idx >= n_cols:
             raise ValueError(f"{what}: column {idx} does not exist, {path} has {n_cols} columns")
+    drop = {i for i in (label_idx, weight_idx, group_idx, *ignore) if i is not None}
+    keep = [i for i in range(n_cols) if i not in drop]
+    if keep_features is not None:
+        keep = [keep[i] for i in keep_features]
+    # Columns to convert, in file order; the others are parsed but never stored.
+    used = sorted({*keep, *(i for i in (label_idx, weight_idx, group_idx) if i is not None)})
+    position = {c: i for i, c in enumerate(used)}
 
     if len(line_no) == 0:
-        values = np.zeros((0, n_cols))
+        values = np.zeros((0, len(used)))
     else:
         try:
             frame = pd.read_csv(
                 io.BytesIO(data), sep=r"\s+" if sep is None else sep, header=None,
-                skiprows=1 if header else 0, dtype=np.float64, engine="c",
+                skiprows=1 if header_in_data else 0, dtype=np.float64, engine="c",
                 na_values=list(NA_TOKENS), keep_default_na=False, skip_blank_lines=True,
-                quoting=3, comment=None)
+                quoting=3, comment=None, usecols=used if len(used) < n_cols else None)
         except (ValueError, pd.errors.ParserError) as exc:
-            raise _rescan_delimited(path, data, sep, line_no, exc) from None
+            raise _rescan_delimited(path, data, sep, line_no, exc, base) from None
         values = frame.to_numpy(dtype=np.float64)
-        if values.shape != (len(line_no), n_cols):
+        if values.shape != (len(line_no), len(used)):
             raise DataFormatError(f"{path}: read {values.shape} values, expected "
-                                  f"{(len(line_no), n_cols)}")
+                                  f"{(len(line_no), len(used))}")
 
     def column(idx):
-        return None if idx is None else np.ascontiguousarray(values[:, idx])
+        return None if idx is None else np.ascontiguousarray(values[:, position[idx]])
 
     label = column(label_idx)
     if label is not None:
-        _check_finite(path, data, label, line_no, "label", sep, label_idx)
+        _check_finite(path, data, label, line_no, "label", sep, label_idx, base)
     weight = column(weight_idx)
     if weight is not None:
-        _check_finite(path, data, weight, line_no, "weight", sep, weight_idx)
+        _check_finite(path, data, weight, line_no, "weight", sep, weight_idx, base)
     group = None
     if group_idx is not None:
-        qid = values[:, group_idx]
-        _check_finite(path, data, qid, line_no, "query id", sep, group_idx)
-        group = _group_sizes(path, qid, line_no, data)
-    drop = {i for i in (label_idx, weight_idx, group_idx, *ignore) if i is not None}
-    keep = [i for i in range(n_cols) if i not in drop]
-    X = np.ascontiguousarray(values[:, keep])
+        qid = column(group_idx)
+        _check_finite(path, data, qid, line_no, "query id", sep, group_idx, base)
+        group = _group_sizes(path, qid, line_no, data, base)
+    X = np.ascontiguousarray(values[:, [position[c] for c in keep]])
     feature_names = None if names is None else [names[i] for i in keep]
     return LoadedData(X=X, label=label, weight=weight, group=group, feature_names=feature_names)
 
 
-def _check_finite(path, data, arr, line_no, what, sep, col):
+def _check_finite(path, data, arr, line_no, what, sep, col, base=0):
     bad = np.flatnonzero(~np.isfinite(arr))
     if len(bad):
         ln = int(line_no[bad[0]])
         text = _lines(data)[ln - 1]
         field = _split(text, sep)[col].strip()
-        raise _error(path, ln, f"missing or non-finite {what}", field, text)
+        raise _error(path, ln + base, f"missing or non-finite {what}", field, text)
 
 
-def _rescan_delimited(path, data, sep, line_no, exc):
+def _rescan_delimited(path, data, sep, line_no, exc, base=0):
     lines = _lines(data)
     for ln in line_no:
         text = lines[ln - 1]
@@ -332,15 +457,15 @@ def _rescan_delimited(path, data, sep, line_no, exc):
             try:
                 float(tok)
             except ValueError:
-                return _error(path, int(ln), "cannot parse number", tok, text)
+                return _error(path, int(ln) + base, "cannot parse number", tok, text)
     return DataFormatError(f"{path}: {exc}")
 
 
-def _group_sizes(path, qid, line_no, data=None):
+def _group_sizes(path, qid, line_no, data=None, base=0):
     """Run lengths of contiguous query ids; a query id seen again later is an error.
 
-    ``line_no[i]`` is the 1-based file line of row ``i``; ``data`` (the file bytes), when
-    given, lets the message quote that line.
+    ``line_no[i]`` is the 1-based line of row ``i`` in ``data`` (the file's bytes from
+    line ``base + 1`` on), which, when given, lets the message quote that line.
     """
     if len(qid) == 0:
         return np.zeros(0, np.int64)
@@ -353,7 +478,7 @@ def _group_sizes(path, qid, line_no, data=None):
             if q in seen:
                 ln = int(line_no[s])
                 where = "" if data is None else f" in {_clip(_lines(data)[ln - 1])!r}"
-                raise DataFormatError(f"{path}, line {ln}: query id {_fmt_id(q)!r} appears again "
+                raise DataFormatError(f"{path}, line {ln + base}: query id {_fmt_id(q)!r} appears again "
                                       f"after other queries (rows of a query must be "
                                       f"contiguous){where}")
             seen.add(q)
@@ -369,7 +494,7 @@ def _fmt_id(q):
 # LibSVM
 
 
-def _read_libsvm(path, data, *, zero_based, n_features):
+def _read_libsvm(path, data, *, zero_based, n_features, first_line=1):
     from sklearn.datasets import load_svmlight_file
 
     has_qid = b"qid:" in data
@@ -378,24 +503,25 @@ def _read_libsvm(path, data, *, zero_based, n_features):
                                        zero_based=bool(zero_based), query_id=True,
                                        dtype=np.float64)
     except Exception:  # noqa: BLE001 - the Python scan names the line, or parses it
-        return _parse_libsvm_python(path, data, zero_based, n_features)
+        return _parse_libsvm_python(path, data, zero_based, n_features, first_line)
     if not np.all(np.isfinite(y)) or (has_qid and len(qid) != len(y)):
-        return _parse_libsvm_python(path, data, zero_based, n_features)
+        return _parse_libsvm_python(path, data, zero_based, n_features, first_line)
     group = None
     if has_qid:
         try:
             group = _group_sizes(path, qid, np.arange(len(qid)))
         except DataFormatError:
-            return _parse_libsvm_python(path, data, zero_based, n_features)
+            return _parse_libsvm_python(path, data, zero_based, n_features, first_line)
     X = sp.csr_matrix(X, dtype=np.float64)
     return LoadedData(X=X, label=np.asarray(y, np.float64), group=group)
 
 
-def _parse_libsvm_python(path, data, zero_based, n_features):
-    """Slow exact parser: raises DataFormatError at the first bad line, else parses."""
+def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1):
+    """Slow exact parser: raises DataFormatError at the first bad line, else parses.
+    ``first_line`` is the file line number of the first line of ``data``."""
     offset = 0 if zero_based else 1
     labels, indptr, indices, values, qids, qid_lines = [], [0], [], [], [], []
-    for lineno, raw in enumerate(_lines(data), start=1):
+    for lineno, raw in enumerate(_lines(data), start=first_line):
         text = raw.split("#", 1)[0].strip()
         if not text:
             continue
@@ -449,7 +575,9 @@ def _parse_libsvm_python(path, data, zero_based, n_features):
     X.sum_duplicates()  # sorts indices; keeps explicit zeros
     group = None
     if qids:
-        group = _group_sizes(path, np.asarray(qids, np.float64), np.asarray(qid_lines), data)
+        base = first_line - 1
+        group = _group_sizes(path, np.asarray(qids, np.float64), np.asarray(qid_lines) - base,
+                             data, base)
     return LoadedData(X=X, label=np.asarray(labels, np.float64), group=group)
 
 
@@ -490,14 +618,23 @@ def _per_row_values(side, path, n, width=None):
     return np.array(rows, np.float64).reshape(n, k)
 
 
-def _read_side_files(path, out):
+def read_side_files(path, out, row_offset=0, n_total=None):
+    """Fill ``out``'s weight / init score / groups from ``<path>.weight|.init|.query``.
+
+    ``out`` may hold rows ``row_offset ...`` of the ``n_total`` rows of ``path`` (one
+    rank's part): side files describe the whole file and are sliced.  Query groups
+    are kept only when ``out`` holds the whole file (a part may cut a query).
+    """
+    path = os.fspath(path)
     n = out.X.shape[0]
+    n_total = n if n_total is None else n_total
+    rows = slice(row_offset, row_offset + n)
     side = path + ".weight"
     if out.weight is None and os.path.isfile(side):
-        out.weight = _per_row_values(side, path, n, width=1)[:, 0].copy()
+        out.weight = _per_row_values(side, path, n_total, width=1)[rows, 0].copy()
     side = path + ".init"
     if out.init_score is None and os.path.isfile(side):
-        init = _per_row_values(side, path, n)
+        init = _per_row_values(side, path, n_total)[rows]
         out.init_score = init[:, 0].copy() if init.shape[1] == 1 else init
     side = path + ".query"
     if out.group is None and os.path.isfile(side):
@@ -508,7 +645,8 @@ def _read_side_files(path, out):
                 raise _error(side, ln, "expected one non-negative integer query size per line, got",
                              " ".join(map(str, r)))
             sizes.append(int(r[0]))
-        if sum(sizes) != n:
+        if sum(sizes) != n_total:
             raise DataFormatError(f"{side}: query sizes ({len(sizes)} lines) sum to {sum(sizes)}, "
-                                  f"expected the {n} rows of {path}")
-        out.group = np.array(sizes, np.int64)
+                                  f"expected the {n_total} rows of {path}")
+        if n == n_total:
+            out.group = np.array(sizes, np.int64)

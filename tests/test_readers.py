@@ -300,3 +300,68 @@ def test_roundtrip_libsvm(tmp_path_factory, X, zero_based, qid, data):
     if qid:
         n = X.shape[0]
         np.testing.assert_array_equal(d.group, [2] * (n // 2) + [1] * (n % 2))
+
+
+# --------------------------------------------------------------------------------------
+# parts: every line read by exactly one part, line numbers counted from the file start
+
+
+def _read_in_parts(path, n_parts, **kw):
+    """Read ``path`` as ``n_parts`` ranks would: part by part, numbering lines globally."""
+    from dgbdt.readers import count_lines, parse_text, read_header_line, read_part, sniff_format
+    fmt, sep = sniff_format(path, "auto", kw.get("header", False))
+    header_text = read_header_line(path) if kw.get("header") else None
+    parts, first_line = [], 1
+    for p in range(n_parts):
+        data = read_part(path, p, n_parts)
+        parts.append(parse_text(path, data, fmt=fmt, sep=sep, first_line=first_line,
+                                header_text=header_text if p > 0 else None, **kw))
+        first_line += count_lines(data)
+    return parts
+
+
+@pytest.mark.parametrize("n_parts", [1, 2, 3, 7, 40])
+@pytest.mark.parametrize("header", [False, True])
+def test_parts_cover_every_line_once(tmp_path, n_parts, header):
+    rng = np.random.default_rng(n_parts)
+    X = rng.normal(size=(25, 4)).round(3)
+    text = ("y,a,b,c,d\n" if header else "") + "".join(
+        f"{i % 3}," + ",".join(map(str, row)) + "\n" for i, row in enumerate(X))
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    parts = _read_in_parts(path, n_parts, header=header)
+    whole = read_data(path, header=header)
+    got = np.vstack([p.X.reshape(-1, 4) for p in parts])
+    np.testing.assert_array_equal(got, whole.X)
+    np.testing.assert_array_equal(np.concatenate([p.label for p in parts]), whole.label)
+
+
+def test_parts_of_libsvm_and_split_parts_agree(tmp_path):
+    from dgbdt.readers import read_part, split_parts
+    text = "".join(f"{i % 2} {i % 5}:{i} 7:1.5\n" for i in range(30)) + "1 2:3"  # no final newline
+    path = tmp_path / "d.svm"
+    path.write_text(text)
+    for n_parts in (1, 2, 3, 5):
+        in_file = [read_part(path, p, n_parts) for p in range(n_parts)]
+        assert in_file == split_parts(text.encode(), n_parts)
+        assert b"".join(in_file) == text.encode()
+    parts = _read_in_parts(path, 3)
+    assert sum(p.X.shape[0] for p in parts) == 31
+
+
+def test_error_in_a_part_names_the_file_line(tmp_path):
+    lines = [f"{i % 2},{i},{i * 2}" for i in range(40)]
+    lines[33] = "1,2,oops"
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFormatError, match=r"d.csv, line 34: cannot parse number 'oops'"):
+        _read_in_parts(path, 3)
+
+
+def test_keep_features_reads_a_block_of_columns(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("".join(f"{i % 2},{i},{i * 2},{i * 3},{i * 4}\n" for i in range(10)))
+    whole = read_data(path)
+    block = read_data(path, keep_features=[1, 3])
+    np.testing.assert_array_equal(block.X, whole.X[:, [1, 3]])
+    np.testing.assert_array_equal(block.label, whole.label)
