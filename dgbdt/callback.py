@@ -3,7 +3,10 @@
 The boosting loop calls every callback after each iteration with a
 :class:`CallbackEnv`, sorted by the callback's ``order`` attribute (callbacks
 with ``before_iteration = True`` run before the iteration instead), and
-catches :class:`EarlyStopException`.
+catches :class:`EarlyStopException`.  A callback may also define
+``begin_training(env)``, called once before the first iteration (with
+``env.iteration == env.begin_iteration``): :func:`log_progress` starts its
+clock there.
 
 ``evaluation_result_list`` holds ``(dataset_name, metric_name, value,
 is_higher_better)`` tuples, dataset-major (all metrics of the first dataset,
@@ -17,6 +20,8 @@ rank 0 print by replacing that one function.
 
 from __future__ import annotations
 
+import os
+import time
 from collections import namedtuple
 from functools import partial
 
@@ -26,6 +31,8 @@ __all__ = [
     "log_evaluation",
     "record_evaluation",
     "early_stopping",
+    "checkpoint",
+    "log_progress",
 ]
 
 TRAIN_DATA_NAME = "training"
@@ -61,6 +68,12 @@ def set_logging_rank(rank: int) -> None:
     """In distributed training only rank 0 prints (the engine sets this)."""
     global _LOGGING_RANK
     _LOGGING_RANK = rank
+
+
+def logging_rank() -> int:
+    """The rank set by :func:`set_logging_rank`: callbacks that write files do
+    so only where it is 0, as only rank 0 prints."""
+    return _LOGGING_RANK
 
 
 def _log(msg: str) -> None:
@@ -300,3 +313,85 @@ def early_stopping(stopping_rounds: int, first_metric_only: bool = False,
         first iteration) if there is no validation result to track.
     """
     return _EarlyStoppingCallback(stopping_rounds, first_metric_only, verbose, min_delta)
+
+
+class _CheckpointCallback:
+    def __init__(self, path, freq):
+        if isinstance(freq, bool) or not isinstance(freq, int):
+            raise TypeError(f"freq should be an integer, got {type(freq).__name__}")
+        # After the evaluation callbacks, before early stopping (order 30), so
+        # the iteration at which training stops is saved too.
+        self.order = 25
+        self.before_iteration = False
+        self.path = os.fspath(path)
+        self.freq = freq
+
+    def __call__(self, env):
+        done = env.iteration + 1          # iterations in the model, init model's included
+        if self.freq > 0 and done % self.freq == 0 and logging_rank() == 0:
+            # Every rank holds the same model (distributed training); one writes it.
+            env.model.save_model(f"{self.path}.snapshot_iter_{done}", num_iteration=-1)
+
+
+def checkpoint(path, freq: int):
+    """Save the model every ``freq`` iterations, as LightGBM's CLI snapshots.
+
+    The file ``f"{path}.snapshot_iter_{iteration + 1}"`` holds the first
+    ``iteration + 1`` iterations (init model included), written atomically
+    (temp file + rename, so a crash never leaves a half-written snapshot) and,
+    in distributed training, by rank 0 only.  Resume with
+    ``dgbdt.train(params, train_set, num_boost_round=N - done, init_model=file)``:
+    the result equals an uninterrupted N-iteration training.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Prefix of the snapshot files (LightGBM: ``output_model``).
+    freq : int
+        Save when ``(iteration + 1) % freq == 0``; ``freq <= 0`` disables
+        (LightGBM's ``snapshot_freq=-1``).
+
+    Returns
+    -------
+    callable
+    """
+    return _CheckpointCallback(path, freq)
+
+
+class _LogProgressCallback:
+    def __init__(self, period=1):
+        self.order = 15
+        self.before_iteration = False
+        self.period = period
+        self.start = time.perf_counter()    # reset by train(); this serves other loops
+
+    def begin_training(self, env):
+        self.start = time.perf_counter()
+
+    def __call__(self, env):
+        done = env.iteration + 1
+        if self.period <= 0 or done % self.period:
+            return
+        per_iter = (time.perf_counter() - self.start) / (done - env.begin_iteration)
+        left = per_iter * (env.end_iteration - done)
+        _log(f"[{done}/{env.end_iteration}] {per_iter:.3g} s/iter, {left:.1f} s left")
+
+
+def log_progress(period: int = 1):
+    """Log progress every ``period`` iterations: ``[40/100] 0.213 s/iter, 12.8 s left``.
+
+    Iterations are counted as in the model (a resumed run starts at the init
+    model's count); seconds per iteration are the mean over this run's
+    iterations (wall clock since training began, JIT compilation included),
+    and the time left assumes the remaining iterations cost the same.
+
+    Parameters
+    ----------
+    period : int, default=1
+        Log when ``(iteration + 1) % period == 0``; ``period <= 0`` disables.
+
+    Returns
+    -------
+    callable
+    """
+    return _LogProgressCallback(period)

@@ -286,6 +286,9 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
     first_iter = booster.current_iteration() if init_model is not None else 0
     end_iter = first_iter + cfg["num_iterations"]
     booster.best_iteration = 0
+    for c in callbacks:
+        if hasattr(c, "begin_training"):      # e.g. log_progress starts its clock
+            c.begin_training(cb.CallbackEnv(booster, cfg, first_iter, first_iter, end_iter, None))
     for it in range(first_iter, end_iter):
         env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, None)
         for c in before:
@@ -294,8 +297,13 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             _custom_gradients(custom_objective, scores, train_set, k_out, gradients, hessians)
         else:
             objective.gradients(scores, label, weight, gradients, hessians)
-        if bagging and (it - first_iter) % cfg["bagging_freq"] == 0:
-            bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, it, data.row_offset)
+        if bagging and (it % cfg["bagging_freq"] == 0 or it == first_iter):
+            # Bags are keyed on the global iteration: the bag of iteration it
+            # is the one drawn at the last multiple of bagging_freq, so a run
+            # resumed from a model (init_model) at any iteration uses the same
+            # bags as one that never stopped.
+            bag_iter = it - it % cfg["bagging_freq"]
+            bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, bag_iter, data.row_offset)
         new_trees = []
         for k in range(k_out):
             tree_index = it * k_out + k
@@ -313,8 +321,11 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
                 if es.dataset is not train_set:
                     learner.add_tree_scores(tree, es.dataset.binned, data.nan_bins, es.scores[k])
             new_trees.append(tree)
-        if all(t.n_leaves == 1 for t in new_trees) and it > first_iter:
-            # Nothing left to split: LightGBM stops here too.
+        if all(t.n_leaves == 1 for t in new_trees) and booster.trees:
+            # Nothing left to split: LightGBM stops here too, and keeps these
+            # stumps only when the model has no trees yet.  Asking the model,
+            # not this run's first iteration, makes a resumed run stop where an
+            # uninterrupted one does.
             break
         booster._add_trees(new_trees)
         results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, row_comm)
