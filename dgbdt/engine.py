@@ -212,7 +212,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             blocks = None
             if cfg["tree_learner"] == "feature" and comm.size > 1:
                 check_same_rows(comm, train_set)
-            train_set.construct(cfg, row_comm)
+            _construct_keeping_raw(train_set, cfg, row_comm, keep=init_model is not None)
             if train_set.feature_indices is not None and comm.size > 1:
                 if cfg["tree_learner"] != "feature":
                     raise ValueError("Dataset(feature_indices=...) is for tree_learner='feature'")
@@ -256,18 +256,20 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
 
     # Starting scores: init_score, or an init model's raw predictions, or boost_from_average.
     scores = _start_scores(train_set, k_out)
+    init_booster = None
     if init_model is not None:
         init_booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
         booster.trees = list(init_booster.trees)
         booster.init_score = init_booster.init_score.copy()
         if train_set.init_score is None:
-            scores += _binned_raw_scores(init_booster, train_set, k_out)
+            scores += _init_model_scores(init_booster, train_set, k_out)
+        _free_raw(train_set)
     elif objective and cfg["boost_from_average"] and train_set.init_score is None:
         booster.init_score = objective.init_score(label, weight, row_comm)
         scores += booster.init_score[:, None]
 
     eval_sets = _make_eval_sets(train_set, scores, valid_sets, valid_names, cfg, booster, k_out,
-                                init_model)
+                                init_booster)
     metrics = [get_metric(m) for m in cfg["metric"]]
 
     learner = make_learner(cfg, data, split_params_vector(cfg), comm)
@@ -365,6 +367,46 @@ def _binned_raw_scores(booster, dataset, k_out):
     return scores
 
 
+def _same_bins(a, b):
+    return (a is not None and b is not None and a.n_features == b.n_features
+            and np.array_equal(a.nan_bins, b.nan_bins)
+            and all(np.array_equal(x, y) for x, y in zip(a.upper_bounds, b.upper_bounds)))
+
+
+def _init_model_scores(init_booster, dataset, k_out):
+    """Raw scores of an init model on a constructed data set.
+
+    Predicted from the raw values, kept until this point, as LightGBM does:
+    the trees' bin thresholds mean something only for data binned like the
+    model (replayed on the bins when the raw values were freed).
+    """
+    if dataset._source is not None:
+        raw = np.asarray(init_booster.predict(dataset._source.data, raw_score=True,
+                                              num_iteration=init_booster.current_iteration()),
+                         np.float64)
+        return raw.reshape(dataset.n_samples, k_out).T.copy()
+    if _same_bins(init_booster.bin_mapper, dataset.bin_mapper):
+        return _binned_raw_scores(init_booster, dataset, k_out)
+    raise ValueError("init_model was binned differently from this Dataset, whose raw data was "
+                     "freed: create the Dataset with free_raw_data=False")
+
+
+def _construct_keeping_raw(dataset, cfg, comm, keep):
+    """Construct ``dataset``; with ``keep``, its raw data survives construction
+    (for :func:`_init_model_scores`) and is freed afterwards by :func:`_free_raw`."""
+    free = dataset.free_raw_data
+    dataset.free_raw_data = free and not keep
+    try:
+        dataset.construct(cfg, comm)
+    finally:
+        dataset.free_raw_data = free
+
+
+def _free_raw(dataset):
+    if dataset.free_raw_data:
+        dataset._source = None
+
+
 def _add_tree(tree, dataset, nan_bins, scores):
     add_tree_binned(dataset.binned.T, nan_bins, tree.split_feature, tree.threshold_bin,
                     tree.default_left, tree.left_child, tree.right_child, tree.leaf_value, scores)
@@ -380,7 +422,7 @@ def _update_scores(tree, grower, learner, data, bagged, scores):
 
 
 def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, booster, k_out,
-                    init_model):
+                    init_booster):
     """Data sets to evaluate each round; the training set shares the live training scores."""
     sets = []
     if cfg["is_provide_training_metric"]:
@@ -397,7 +439,7 @@ def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, boost
             name = valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
             if vs.reference is None:
                 vs.reference = train_set
-            vs.construct(cfg)
+            _construct_keeping_raw(vs, cfg, None, keep=init_booster is not None)
             if vs.bin_mapper is not train_set.bin_mapper:
                 raise ValueError(f"Validation set {name!r} was binned with another reference; "
                                  "create it with reference=train_set")
@@ -411,10 +453,11 @@ def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, boost
             continue
         scores = _start_scores(ds, k_out)
         if ds.init_score is None:
-            if init_model is not None:
-                scores = _binned_raw_scores(booster, ds, k_out)
+            if init_booster is not None:
+                scores = _init_model_scores(init_booster, ds, k_out)
             else:
                 scores += booster.init_score[:, None]
+        _free_raw(ds)
         out.append(_EvalSet(name, ds, scores))
     return out
 

@@ -214,3 +214,27 @@ def test_data_parallel_resume_equals_uninterrupted(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "ckpt.snapshot_iter_4", "full.json", "resumed.json"]
     assert result.stdout.count(f"/{N_ROUNDS}] ") == N_ROUNDS - RESUME_AT
+
+
+def test_continuing_on_differently_binned_data_starts_from_the_models_predictions():
+    # Data binned unlike the init model's: its trees' bin thresholds mean nothing
+    # there, so the starting scores must come from the raw values.
+    rng = np.random.default_rng(3)
+    X1 = rng.normal(size=(600, 4))
+    y1 = X1[:, 0] + rng.normal(0, 0.1, 600)
+    X2 = rng.normal(2.0, 3.0, size=(500, 4))
+    y2 = X2[:, 0] + rng.normal(0, 0.1, 500)
+    params = {"objective": "regression", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1,
+              "metric": "l2", "is_provide_training_metric": True}
+    first = dgbdt.train(params, dgbdt.Dataset(X1, y1), 5)
+    evals = {}
+    train_set = dgbdt.Dataset(X2, y2, params={"max_bin": 15})
+    valid = dgbdt.Dataset(X1, y1, reference=train_set)
+    booster = dgbdt.train({**params, "max_bin": 15}, train_set, 1, init_model=first,
+                          valid_sets=[valid], valid_names=["valid"],
+                          callbacks=[dgbdt.record_evaluation(evals)])
+    assert booster.num_trees() == 6
+    # The metrics seen during training are those of the final model's predictions.
+    for X, y, name in ((X2, y2, "training"), (X1, y1, "valid")):
+        l2 = float(np.mean((booster.predict(X) - y) ** 2))
+        assert evals[name]["l2"][-1] == pytest.approx(l2, rel=1e-12)
