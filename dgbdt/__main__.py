@@ -14,7 +14,9 @@ commands:
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
+        from .cli import help_text
         print(USAGE)
+        print(help_text() if argv else "dgbdt --help lists every key and parameter.")
         return 0
     command, rest = argv[0], argv[1:]
     if command == "demo":

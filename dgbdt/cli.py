@@ -1,16 +1,24 @@
-"""``dgbdt train`` / ``dgbdt predict``: LightGBM-style command line (first part).
+"""``dgbdt train`` / ``dgbdt predict``: LightGBM's command line, on one machine or K ranks.
 
 Configuration as in LightGBM: ``config=FILE`` (``key = value`` lines, ``#``
 comments) and ``key=value`` arguments that override the file; the task comes
 from the command (``dgbdt train``) or from ``task=train|predict``.  Model
 parameters go through the one parameter table (dgbdt.params), so names,
-aliases and errors are those of the Python API.  Not done yet: sharded
-reading under mpiexec, checkpoints, warnings for unsupported LightGBM keys.
+aliases and errors are those of the Python API.  A LightGBM key dgbdt does
+not support yet is named in a warning; any other unknown key is an error.
+
+Under ``mpiexec -n K`` with ``tree_learner=data|voting`` each rank reads only
+its own byte range of the data file (``pre_partition=true``: its own file,
+``data=train.{rank}.csv``); with ``tree_learner=feature`` each rank reads every
+row but keeps only its own block of columns.  Prediction under mpiexec reads
+by byte range too and writes one file in input order.
 """
 import os
 import sys
 
 import numpy as np
+
+from .comm import launched_rank, launched_size
 
 # I/O keys of LightGBM's CLI (canonical name: aliases); everything else is a model parameter.
 IO_KEYS = {
@@ -29,11 +37,48 @@ IO_KEYS = {
     "ignore_column": ("ignore_feature", "blacklist"),
     "predict_raw_score": ("is_predict_raw_score", "predict_rawscore", "raw_score"),
     "predict_leaf_index": ("is_predict_leaf_index", "leaf_index"),
+    "num_iteration_predict": (),
+    "start_iteration_predict": (),
+    "snapshot_freq": ("save_period",),
+    "pre_partition": ("is_pre_partition",),
+    "zero_based": (),          # dgbdt's: LibSVM indices start at 0 (LightGBM) or 1 (XGBoost data)
 }
 IO_DEFAULTS = {"task": "train", "output_model": "LightGBM_model.txt",
                "output_result": "LightGBM_predict_result.txt", "header": "false",
-               "label_column": "0", "predict_raw_score": "false", "predict_leaf_index": "false"}
+               "label_column": "0", "predict_raw_score": "false", "predict_leaf_index": "false",
+               "num_iteration_predict": "-1", "start_iteration_predict": "0",
+               "snapshot_freq": "-1", "pre_partition": "false", "zero_based": "true"}
+IO_HELP = {
+    "task": "train or predict (or give it as the command: dgbdt train ...)",
+    "data": "training data, or the data to predict: CSV, TSV, whitespace or LibSVM text, "
+            "gzip allowed; side files <data>.weight, <data>.init, <data>.query are read",
+    "valid_data": "comma-separated validation files (metrics each metric_freq iterations)",
+    "output_model": "where train writes the model (JSON)",
+    "input_model": "model to continue training from (train) or to predict with (predict)",
+    "output_result": "where predict writes one line per input row",
+    "header": "the first line holds column names",
+    "label_column": "label column: index or name:col (LibSVM: always the first token)",
+    "weight_column": "weight column: index (not counting the label column) or name:col",
+    "group_column": "query id column: index (not counting the label column) or name:col",
+    "ignore_column": "columns to drop: indices (not counting the label column) or name:a,b",
+    "predict_raw_score": "predict raw scores instead of probabilities",
+    "predict_leaf_index": "predict the leaf index of every tree",
+    "num_iteration_predict": "predict with the first N iterations (<= 0: all, or the best)",
+    "start_iteration_predict": "predict from this iteration on",
+    "snapshot_freq": "write <output_model>.snapshot_iter_<i> every N iterations (<= 0: never)",
+    "pre_partition": "under mpiexec: each rank reads its own file (data=train.{rank}.csv) "
+                     "instead of its byte range of one file",
+    "zero_based": "LibSVM feature indices start at 0 (false: at 1)",
+}
 _IO_ALIAS = {a: k for k, aliases in IO_KEYS.items() for a in (k, *aliases)}
+
+USAGE = """usage: dgbdt train key=value ... [config=FILE]
+       dgbdt predict data=FILE input_model=MODEL [output_result=FILE] [key=value ...]
+       dgbdt config=FILE [key=value ...]        (task=train|predict in the file)
+       mpiexec -n K dgbdt train tree_learner=data|voting|feature ...
+
+Keys and values as in LightGBM's config files; key=value arguments override the file.
+"""
 
 
 class CliError(Exception):
@@ -42,6 +87,28 @@ class CliError(Exception):
 
 def _truthy(value):
     return str(value).strip().lower() in ("true", "1", "yes", "+")
+
+
+def _int(io, key):
+    try:
+        return int(io[key])
+    except ValueError:
+        raise CliError(f"{key} must be an integer, got {io[key]!r}") from None
+
+
+def help_text(width=100):
+    """Usage, the I/O keys and every model parameter (from the one parameter table)."""
+    import textwrap
+    from .params import params_table_text
+    io = []
+    for key, aliases in IO_KEYS.items():
+        head = key + (f" (aliases: {', '.join(aliases)})" if aliases else "")
+        io.append(textwrap.fill(f"{head}  default: {IO_DEFAULTS.get(key, '')}".rstrip(), width,
+                                subsequent_indent="        "))
+        io.append(textwrap.fill(IO_HELP[key], width, initial_indent="    ",
+                                subsequent_indent="    "))
+    return (f"{USAGE}\nInput/output keys:\n" + "\n".join(io)
+            + f"\n\nModel parameters:\n{params_table_text(width)}")
 
 
 def read_config_file(path):
@@ -63,7 +130,11 @@ def read_config_file(path):
 
 
 def parse_arguments(argv):
-    """(io settings, model params) from ``key=value`` arguments and config files."""
+    """(io settings, model params) from ``key=value`` arguments and config files.
+
+    LightGBM keys dgbdt does not support yet are dropped with a warning naming
+    them; other unknown keys raise, naming the closest valid key.
+    """
     pairs = []
     for arg in argv:
         if "=" not in arg:
@@ -79,73 +150,174 @@ def parse_arguments(argv):
     for key, value in from_file + [(k, v) for k, v in pairs if k not in ("config", "config_file")]:
         if key in _IO_ALIAS:
             io[_IO_ALIAS[key]] = value
-        else:
+        elif _is_model_param(key):
             params[key] = value
+        else:
+            _unsupported_or_unknown(key)
     return io, params
 
 
-def _read(path, io):
-    from .readers import read_data
+def _is_model_param(key):
+    from .params import ALIASES
+    return key in ALIASES
+
+
+def _unsupported_or_unknown(key):
+    """Warn about a LightGBM key dgbdt does not support; raise for any other key."""
+    import difflib
+    from .lightgbm_keys import lightgbm_canonical
+    from .params import ALIASES
+    lgb = lightgbm_canonical(key)
+    if lgb is not None:
+        if launched_rank() == 0:
+            print(f"dgbdt: warning: LightGBM parameter {key!r}{f' ({lgb})' if lgb != key else ''}"
+                  " is not supported by dgbdt yet; ignored", file=sys.stderr, flush=True)
+        return
+    close = difflib.get_close_matches(key, [*ALIASES, *_IO_ALIAS], n=1)
+    hint = " See `dgbdt train --help`."
+    if close:
+        canonical = ALIASES.get(close[0], _IO_ALIAS.get(close[0]))
+        alias_of = f" (alias of {canonical!r})" if canonical != close[0] else ""
+        hint = f" Did you mean {close[0]!r}{alias_of}?"
+    raise CliError(f"unknown parameter {key!r}.{hint}")
+
+
+def _read_options(io):
     ignore = io.get("ignore_column")
-    return read_data(path, header=_truthy(io["header"]), label_column=io["label_column"],
-                     weight_column=io.get("weight_column"), group_column=io.get("group_column"),
-                     ignore_columns=ignore.split(",") if ignore and not ignore.startswith("name:")
-                     else (ignore or ()))
+    return dict(header=_truthy(io["header"]), label_column=io["label_column"] or None,
+                weight_column=io.get("weight_column"), group_column=io.get("group_column"),
+                ignore_columns=ignore.split(",") if ignore and not ignore.startswith("name:")
+                else (ignore or ()), zero_based=_truthy(io["zero_based"]))
+
+
+def _world(io_size_hint):
+    """The MPI world when launched on several ranks, else None (no MPI initialised)."""
+    if io_size_hint <= 1:
+        return None
+    from .comm import world_comm
+    return world_comm()
+
+
+def _read_for_training(path, io, comm, tree_learner, rank_files):
+    """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
+    from . import distributed_io
+    from .readers import read_data
+    options = _read_options(io)
+    if comm is None:
+        return read_data(path, **options), None
+    if tree_learner == "feature":
+        return distributed_io.read_column_block(path, comm, options)
+    if rank_files:
+        own = path.replace("{rank}", str(comm.rank))
+        return distributed_io._agreed(comm, lambda: read_data(own, **options)), None
+    return distributed_io.read_row_part(path, comm, options), None
 
 
 def run_train(io, params):
-    from . import Dataset, log_evaluation, train
+    from . import Dataset, checkpoint, log_evaluation, log_progress, train
     from .params import resolve_params
     if "data" not in io:
         raise CliError("no training data: give data=FILE")
     cfg = resolve_params(params)                 # unknown names and bad values fail here
-    loaded = _read(io["data"], io)
+    size = launched_size()
+    if size > 1 and cfg["tree_learner"] == "serial":
+        raise CliError(f"started on {size} ranks but tree_learner=serial: set "
+                       "tree_learner=data, voting or feature")
+    comm = _world(size if cfg["tree_learner"] != "serial" else 1)
+    learner = cfg["tree_learner"]
+    rank_files = _truthy(io["pre_partition"])
+    loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
     train_set = Dataset(loaded.X, loaded.label, weight=loaded.weight, init_score=loaded.init_score,
-                        feature_name=loaded.feature_names or "auto")
+                        feature_name=loaded.feature_names or "auto", feature_indices=block)
     valid_sets, valid_names = [], []
-    for path in filter(None, (io.get("valid_data") or "").split(",")):
-        v = _read(path.strip(), io)
+    for path in filter(None, (p.strip() for p in (io.get("valid_data") or "").split(","))):
+        # Validation rows are sharded like the training rows ({rank} files only if named so).
+        v, v_block = _read_for_training(path, io, comm, learner, rank_files and "{rank}" in path)
         valid_sets.append(Dataset(v.X, v.label, weight=v.weight, init_score=v.init_score,
-                                  reference=train_set))
-        valid_names.append(os.path.basename(path.strip()))
-    if _truthy(params.get("is_provide_training_metric", params.get("is_training_metric", "false"))):
+                                  reference=train_set, feature_indices=v_block))
+        valid_names.append(os.path.basename(path))
+    if cfg["is_provide_training_metric"]:
         valid_sets.insert(0, train_set)
         valid_names.insert(0, "training")
-    booster = train(params, train_set, valid_sets=valid_sets or None, valid_names=valid_names or None,
-                    callbacks=[log_evaluation(cfg["metric_freq"])])
-    booster.save_model(io["output_model"])
-    print(f"dgbdt: trained {booster.current_iteration()} iterations; model written to "
-          f"{io['output_model']}")
+    callbacks = [log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
+    if _int(io, "snapshot_freq") > 0:
+        callbacks.append(checkpoint(io["output_model"], _int(io, "snapshot_freq")))
+    booster = train(params, train_set, valid_sets=valid_sets or None,
+                    valid_names=valid_names or None, init_model=io.get("input_model"),
+                    callbacks=callbacks)
+    if comm is None or comm.rank == 0:
+        booster.save_model(io["output_model"])
+        print(f"dgbdt: trained {booster.current_iteration()} iterations; model written to "
+              f"{io['output_model']}", flush=True)
+
+
+def _fit_width(X, n_model, data_path, model_path):
+    """LibSVM rows may stop before the model's last feature; any other width is an error."""
+    width = X.shape[1]
+    if hasattr(X, "tocsr") and width < n_model:
+        X = X.tocsr().copy()
+        X.resize((X.shape[0], n_model))
+    elif width != n_model:
+        hint = (" (a file without a label column needs label_column=)" if width == n_model + 1
+                else "")
+        raise CliError(f"{data_path} has {width} feature columns but the model {model_path} was "
+                       f"trained on {n_model}{hint}")
+    return X
+
+
+def _format_predictions(pred, n_rows, leaf_index):
+    pred = np.asarray(pred).reshape(n_rows, -1)
+    fmt = "%d" if leaf_index else "%.17g"
+    return "".join("\t".join(fmt % v for v in row) + "\n" for row in pred).encode()
 
 
 def run_predict(io, params):
-    from . import Booster
+    from . import Booster, distributed_io
     from .model_io import write_atomic
+    from .readers import read_data
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
-    booster = Booster(model_file=io["input_model"])
-    X = _read(io["data"], io).X
-    n_model = booster.num_feature()
-    if hasattr(X, "tocsr") and X.shape[1] < n_model:       # LibSVM rows may stop early
-        X = X.tocsr().copy()
-        X.resize((X.shape[0], n_model))
-    pred = booster.predict(X, raw_score=_truthy(io["predict_raw_score"]),
-                           pred_leaf=_truthy(io["predict_leaf_index"]))
-    pred = np.asarray(pred).reshape(X.shape[0], -1)
-    fmt = "%d" if _truthy(io["predict_leaf_index"]) else "%.17g"
-    lines = ["\t".join(fmt % v for v in row) for row in pred]
-    write_atomic(io["output_result"], "\n".join(lines) + ("\n" if lines else ""))
-    print(f"dgbdt: {len(lines)} predictions written to {io['output_result']}")
+    comm = _world(launched_size())
+    options = _read_options(io)
+    if comm is None:
+        booster = Booster(model_file=io["input_model"])
+        X = read_data(io["data"], **options).X
+    else:
+        booster = distributed_io._agreed(comm, lambda: Booster(model_file=io["input_model"]))
+        X = distributed_io.read_row_part(io["data"], comm, options).X
+    leaf_index = _truthy(io["predict_leaf_index"])
+    n_iter = _int(io, "num_iteration_predict")
+
+    def predict():
+        x = _fit_width(X, booster.num_feature(), io["data"], io["input_model"])
+        pred = booster.predict(x, raw_score=_truthy(io["predict_raw_score"]), pred_leaf=leaf_index,
+                               num_iteration=n_iter if n_iter > 0 else None,
+                               start_iteration=_int(io, "start_iteration_predict"))
+        return _format_predictions(pred, x.shape[0], leaf_index)
+
+    if comm is None:
+        text = predict()
+        write_atomic(io["output_result"], text.decode())
+        n_rows = X.shape[0]
+    else:
+        text = distributed_io._agreed(comm, predict)
+        distributed_io.write_parts_in_order(io["output_result"], text, comm)
+        n_rows = int(comm.allreduce(np.array([X.shape[0]], np.int64))[0])
+    if comm is None or comm.rank == 0:
+        print(f"dgbdt: {n_rows} predictions written to {io['output_result']}", flush=True)
 
 
 def run(argv):
     """``dgbdt [train|predict] key=value ... [config=FILE]``; returns the exit status."""
-    from .readers import DataFormatError
     from .model_io import ModelFormatError
+    from .readers import DataFormatError
     args = list(argv)
     task = None
-    if args and "=" not in args[0]:
+    if args and "=" not in args[0] and args[0] not in ("-h", "--help"):
         task = args.pop(0)
+    if "-h" in args or "--help" in args:
+        print(help_text())
+        return 0
     try:
         io, params = parse_arguments(args)
         task = task or io["task"]
@@ -155,7 +327,14 @@ def run(argv):
             run_predict(io, params)
         else:
             raise CliError(f"unknown task {task!r}: use train or predict")
-    except (CliError, DataFormatError, ModelFormatError, FileNotFoundError, ValueError, TypeError) as exc:
-        print(f"dgbdt: error: {exc}", file=sys.stderr)
+    except (CliError, DataFormatError, ModelFormatError, OSError, ValueError, TypeError,
+            RuntimeError, NotImplementedError) as exc:
+        agreed = getattr(exc, "dgbdt_agreed", False)
+        # Errors every rank meets alike (arguments, agreed errors) are printed once.
+        if launched_rank() == 0 or not agreed:
+            print(f"dgbdt: error: {exc}", file=sys.stderr, flush=True)
+        from . import comm as comm_module
+        if comm_module._WORLD is not None and comm_module._WORLD.size > 1 and not agreed:
+            comm_module._WORLD.abort(1)    # the other ranks may be waiting in a collective
         return 1
     return 0

@@ -11,12 +11,13 @@ sends about twice its buffer) is left to the scaling model in ``bench/``.
 ``begin_tree()`` / ``end_tree()`` bracket what one tree costs (growth and the
 training-score update); evaluation traffic counts in the totals only.
 """
+import os
 import sys
 import traceback
 
 import numpy as np
 
-KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast")
+KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
 
 
 class CommStats:
@@ -74,6 +75,13 @@ class SerialComm:
 
     def bcast(self, values, root=0):
         return np.array(values, copy=True)
+
+    def bcast_bytes(self, data, root=0):
+        return bytes(data)
+
+    def scatter_bytes(self, parts, root=0):
+        """Rank r receives ``parts[r]`` of the root's list of byte strings."""
+        return bytes(parts[0])
 
     def abort(self, code=1):
         sys.exit(code)
@@ -138,6 +146,33 @@ class MPIComm(SerialComm):
         self.stats.add("bcast", buf.nbytes if self.rank == root else 0)
         return buf
 
+    def bcast_bytes(self, data, root=0):
+        """The root's byte string on every rank (a file name, a small text)."""
+        size = self.bcast(np.array([len(data) if self.rank == root else 0], np.int64), root)
+        buf = np.frombuffer(bytes(data), np.uint8).copy() if self.rank == root else \
+            np.empty(int(size[0]), np.uint8)
+        return self.bcast(buf, root).tobytes()
+
+    def scatter_bytes(self, parts, root=0):
+        """Rank r receives ``parts[r]`` of the root's list of byte strings (MPI_Scatterv)."""
+        counts = np.zeros(self.size, np.int64)
+        if self.rank == root:
+            counts[:] = [len(p) for p in parts]
+        counts = self.bcast(counts, root)
+        recv = np.empty(int(counts[self.rank]), np.uint8)
+        send = None
+        if self.rank == root:
+            # Scatterv counts are C ints: a part over 2 GiB needs pre-partitioned input.
+            if counts.max() >= 2**31:
+                raise ValueError("a part of over 2 GiB cannot be scattered; pre-partition "
+                                 "the input (pre_partition=true)")
+            flat = np.frombuffer(b"".join(parts), np.uint8)
+            displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            send = [flat, counts.tolist(), displs.tolist(), self._MPI.BYTE]
+            self.stats.add("scatter", flat.nbytes)
+        self._comm.Scatterv(send, [recv, self._MPI.BYTE], root=root)
+        return recv.tobytes()
+
     def abort(self, code=1):
         self._comm.Abort(code)
 
@@ -182,6 +217,32 @@ def abort_on_exception(comm, exc):
 
 
 _WORLD = None
+
+# What MPI launchers (MPICH/Hydra, Open MPI, Slurm's PMI) tell each process.
+_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")
+_RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def under_launcher():
+    """Whether an MPI launcher (mpiexec, srun) started this process."""
+    return any(name in os.environ for name in _SIZE_VARIABLES + _RANK_VARIABLES)
+
+
+def launched_size():
+    """Number of ranks an MPI launcher started (1 when not under mpiexec), read from
+    the environment: no MPI is initialised."""
+    for name in _SIZE_VARIABLES:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 1
+
+
+def launched_rank():
+    """This process's rank as the MPI launcher set it (0 when not under mpiexec)."""
+    for name in _RANK_VARIABLES:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
 
 
 def world_comm():

@@ -17,12 +17,9 @@ import time
 import numpy as np
 
 from . import Booster, Dataset, log_evaluation, train
+from .comm import launched_size, under_launcher
 from .datasets import make_higgs_like
 from .metrics import get_metric
-
-
-def _under_mpi():
-    return any(v in os.environ for v in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"))
 
 
 def _relaunch(args, argv):
@@ -53,12 +50,12 @@ def run_demo(argv=None):
     parser.add_argument("--ranks", type=int, default=2,
                         help="MPI ranks to start when not already under mpiexec (default 2)")
     args = parser.parse_args(argv)
-    if args.ranks > 1 and not _under_mpi():
+    if args.ranks > 1 and not under_launcher():
         rc = _relaunch(args, argv)
         if rc is not None:
             return rc
 
-    distributed = _under_mpi()
+    distributed = launched_size() > 1
     rank, size = 0, 1
     if distributed:
         from .comm import world_comm

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import textwrap
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ __all__ = [
     "resolve_params",
     "default_metric",
     "params_table_markdown",
+    "params_table_text",
 ]
 
 
@@ -458,30 +460,57 @@ def _check_combination(p: dict[str, object]) -> None:
 # --------------------------------------------------------------------------- #
 # Docs
 # --------------------------------------------------------------------------- #
+def _values(choices: Mapping[str, str], code: Callable[[str], str]) -> str:
+    """{value alias: canonical} -> "`a` (aliases `x`, `y`), `b`" (``code`` quotes a value)."""
+    parts = []
+    for c in dict.fromkeys(choices.values()):
+        alts = ", ".join(code(a) for a, v in choices.items() if v == c and a != c)
+        parts.append(f"{code(c)} (aliases {alts})" if alts else code(c))
+    return ", ".join(parts)
+
+
+def _description(p: Param, code: Callable[[str], str]) -> str:
+    """A parameter's doc followed by the values it allows."""
+    if p.name == "objective":
+        return f"{p.doc} One of {_values(OBJECTIVE_ALIASES, code)}."
+    if p.name == "metric":
+        return f"{p.doc} Comma-separated string or list of {_values(METRIC_ALIASES, code)}."
+    if p.choices is not None:
+        return f"{p.doc} One of {_values(p.choices, code)}."
+    return f"{p.doc} Must be {p.allowed}."
+
+
+def _default_text(p: Param) -> str:
+    return '""' if p.default == "" else str(p.default)
+
+
 def params_table_markdown() -> str:
     """A markdown table of all parameters: name | default | aliases | description."""
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
-    def values(choices: Mapping[str, str]) -> str:
-        """{value alias: canonical} -> "`a` (aliases `x`, `y`), `b`"."""
-        parts = []
-        for c in dict.fromkeys(choices.values()):
-            alts = ", ".join(f"`{a}`" for a, v in choices.items() if v == c and a != c)
-            parts.append(f"`{c}` (aliases {alts})" if alts else f"`{c}`")
-        return ", ".join(parts)
+    def code(text: str) -> str:
+        return f"`{text}`"
 
     lines = ["| name | default | aliases | description |", "|---|---|---|---|"]
     for p in PARAMS.values():
-        default = '""' if p.default == "" else str(p.default)
-        aliases = ", ".join(f"`{a}`" for a in p.aliases)
-        if p.name == "objective":
-            desc = f"{p.doc} One of {values(OBJECTIVE_ALIASES)}."
-        elif p.name == "metric":
-            desc = f"{p.doc} Comma-separated string or list of {values(METRIC_ALIASES)}."
-        elif p.choices is not None:
-            desc = f"{p.doc} One of {values(p.choices)}."
-        else:
-            desc = f"{p.doc} Must be {p.allowed}."
-        lines.append(f"| `{p.name}` | `{cell(default)}` | {cell(aliases)} | {cell(desc)} |")
+        aliases = ", ".join(code(a) for a in p.aliases)
+        lines.append(f"| `{p.name}` | `{cell(_default_text(p))}` | {cell(aliases)} | "
+                     f"{cell(_description(p, code))} |")
     return "\n".join(lines) + "\n"
+
+
+def params_table_text(width: int = 100) -> str:
+    """A plain-text list of all parameters for ``dgbdt --help``, wrapped to ``width``.
+
+    Each parameter is a line ``name (aliases: a, b)  default: X`` followed by
+    its description, indented by four spaces.
+    """
+    out = []
+    for p in PARAMS.values():
+        aliases = f" (aliases: {', '.join(p.aliases)})" if p.aliases else ""
+        out += textwrap.wrap(f"{p.name}{aliases}  default: {_default_text(p)}", width,
+                             subsequent_indent="        ", break_on_hyphens=False)
+        out += textwrap.wrap(_description(p, str), width, initial_indent="    ",
+                             subsequent_indent="    ", break_on_hyphens=False)
+    return "\n".join(out) + "\n"

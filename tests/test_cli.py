@@ -1,7 +1,12 @@
 """dgbdt train / predict on files, LightGBM-style configuration (first part of the CLI)."""
+import re
+
 import numpy as np
+import pytest
 
 import dgbdt
+from dgbdt.__main__ import main
+from dgbdt.params import PARAMS
 from dgbdt.cli import run
 from dgbdt.readers import read_data
 
@@ -43,13 +48,14 @@ def test_config_file_train_and_predict_equal_python_api(shared_datasets, tmp_pat
 def test_agaricus_libsvm_error_figures(shared_datasets, tmp_path):
     folder = shared_datasets / "xgboost"
     model = tmp_path / "m.json"
-    assert run(["train", f"data={folder / 'agaricus.txt.train'}", "objective=binary", "max_depth=2",
+    assert run(["train", f"data={folder / 'agaricus.txt.train'}", "zero_based=false",
+                "objective=binary", "max_depth=2",
                 "learning_rate=1", "lambda_l2=1", "min_sum_hessian_in_leaf=1", "min_data_in_leaf=0",
                 "num_trees=2", f"output_model={model}"]) == 0
     for name, expected in (("agaricus.txt.train", 0.022263), ("agaricus.txt.test", 0.021726)):
         out = tmp_path / f"{name}.pred"
         assert run(["predict", f"data={folder / name}", f"input_model={model}",
-                    f"output_result={out}"]) == 0
+                    f"output_result={out}", "zero_based=false"]) == 0
         label = read_data(folder / name).label
         error = np.mean((np.loadtxt(out) > 0.5) != (label > 0))
         assert round(error, 6) == expected
@@ -98,3 +104,112 @@ def test_command_line_arguments_override_the_config_file(tmp_path):
                     f"output_model = {tmp_path / 'a.json'}\nmin_data_in_leaf = 5\n")
     assert run([f"config={conf}", "num_trees=3"]) == 0
     assert dgbdt.Booster(model_file=tmp_path / "a.json").num_trees() == 3
+
+
+def test_help_lists_every_parameter_and_io_key(capsys):
+    from dgbdt.cli import IO_KEYS
+    for argv in (["--help"], ["train", "--help"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        for name in [*PARAMS, *IO_KEYS]:
+            assert re.search(rf"^{name}\b", out, re.M), (argv, name)
+
+
+def test_lightgbm_keys_not_supported_warn_and_unknown_keys_fail(tmp_path, capsys):
+    data = _csv(tmp_path, "".join(f"{i % 2},{i % 7},{(i * 13) % 11}\n" for i in range(100)))
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={data}", "two_round=true", "use_two_round_loading=false",
+                "num_trees=2", f"output_model={model}"]) == 0
+    err = capsys.readouterr().err
+    assert "dgbdt: warning: LightGBM parameter 'two_round' is not supported by dgbdt yet" in err
+    assert "'use_two_round_loading' (two_round) is not supported" in err
+    assert model.exists()
+    model.unlink()
+    assert run(["train", f"data={data}", "num_treez=2", f"output_model={model}"]) == 1
+    assert "unknown parameter 'num_treez'. Did you mean 'num_tree' (alias of 'num_iterations')?" in capsys.readouterr().err
+    assert run(["train", f"data={data}", "outptu_model=x"]) == 1
+    assert "Did you mean 'output_model'?" in capsys.readouterr().err
+    assert not model.exists()
+
+
+def test_progress_and_metrics_are_logged(tmp_path, capsys):
+    data = _csv(tmp_path, "".join(f"{i % 2},{i % 7},{(i * 13) % 11}\n" for i in range(300)))
+    assert run(["train", f"data={data}", "objective=binary", "num_trees=6", "metric_freq=3",
+                "is_training_metric=true", "min_data_in_leaf=5",
+                f"output_model={tmp_path / 'm.json'}"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^\[3\]\ttraining's binary_logloss: ", out, re.M)
+    assert re.search(r"^\[3/6\] [0-9.]+ s/iter, [0-9.]+ s left$", out, re.M)
+    assert re.search(r"^\[6/6\] ", out, re.M)
+
+
+def test_snapshots_and_resume_give_the_uninterrupted_model(tmp_path):
+    data = _csv(tmp_path, "".join(f"{i % 2},{(i * 7) % 13},{(i * 13) % 11},{i % 5}\n"
+                                  for i in range(500)))
+    params = [f"data={data}", "objective=binary", "min_data_in_leaf=5", "bagging_fraction=0.7",
+              "bagging_freq=3", "feature_fraction=0.7"]
+    full = tmp_path / "full.json"
+    assert run(["train", *params, "num_trees=10", "snapshot_freq=4", f"output_model={full}"]) == 0
+    assert sorted(p.name for p in tmp_path.glob("full.json.snapshot_iter_*")) == [
+        "full.json.snapshot_iter_4", "full.json.snapshot_iter_8"]
+    resumed = tmp_path / "resumed.json"
+    assert run(["train", *params, "num_trees=6", f"input_model={tmp_path / 'full.json.snapshot_iter_4'}",
+                f"output_model={resumed}"]) == 0
+    a, b = dgbdt.Booster(model_file=full), dgbdt.Booster(model_file=resumed)
+    assert a.num_trees() == b.num_trees() == 10
+    for ta, tb in zip(a.trees, b.trees):
+        np.testing.assert_array_equal(ta.split_feature, tb.split_feature)
+        np.testing.assert_array_equal(ta.threshold, tb.threshold)
+        np.testing.assert_array_equal(ta.leaf_value, tb.leaf_value)
+
+
+def test_rank_train_loads_301_columns_and_201_groups(shared_datasets, tmp_path):
+    from dgbdt.cli import _read_for_training, parse_arguments
+    path = shared_datasets / "lightgbm" / "rank.train"
+    io, _ = parse_arguments([f"data={path}"])
+    loaded, _ = _read_for_training(str(path), io, None, "serial", False)
+    assert loaded.X.shape == (3005, 301) and len(loaded.group) == 201
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={path}", "num_trees=2", f"output_model={model}"]) == 0
+    assert dgbdt.Booster(model_file=model).num_feature() == 301
+
+
+CSV_BAD = [("1,2,3\n0,4\n", 2, "expected 3 fields, got 2", "0,4"),
+           ("1,2,3\n0,4,5,6\n", 2, "expected 3 fields, got 4", "0,4,5,6"),
+           ("1,2,3\n0,x1,5\n", 2, "cannot parse number", "x1"),
+           ("1,2,3\n,4,5\n", 2, "missing or non-finite label", ""),
+           ("1,2,3\n1,2,3\nnan,4,5\n", 3, "missing or non-finite label", "nan"),
+           ("1,2,3\ninf,4,5\n", 2, "missing or non-finite label", "inf")]
+SVM_BAD = [("1 0:1\n0 1:x\n", 2, "cannot parse index:value pair", "1:x"),
+           ("1 0:1\n0 1\n", 2, "cannot parse index:value pair", "1"),
+           ("1 0:1\n0 -3:1\n", 2, "negative feature index", "-3:1"),
+           ("1 0:1\n2:1 3:1\n", 2, "missing label before", "2:1"),
+           ("1 0:1\nnan 1:1\n", 2, "non-finite label", "nan"),
+           ("1 0:1\n# c\ninf 1:1\n", 3, "non-finite label", "inf")]
+
+
+@pytest.mark.parametrize("name, text, line, what, bad",
+                         [("d.csv", *case) for case in CSV_BAD] + [("d.svm", *case) for case in SVM_BAD])
+def test_every_bad_line_exits_1_naming_file_line_text(tmp_path, capsys, name, text, line, what, bad):
+    path = tmp_path / name
+    path.write_text(text)
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={path}", "num_trees=1", f"output_model={model}"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dgbdt: error: ")
+    assert f"{name}, line {line}: {what}" in err and repr(bad) in err
+    assert "Traceback" not in err
+    assert not model.exists()
+
+
+def test_predict_with_a_model_of_another_width(tmp_path, capsys):
+    narrow = _csv(tmp_path, "".join(f"{i % 2},{i % 7},{(i * 13) % 11}\n" for i in range(100)))
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={narrow}", "num_trees=2", f"output_model={model}"]) == 0
+    wide = tmp_path / "wide.csv"
+    wide.write_text("".join(f"{i % 2},{i % 7},{i % 3},{i % 5}\n" for i in range(10)))
+    out = tmp_path / "p.txt"
+    assert run(["predict", f"data={wide}", f"input_model={model}", f"output_result={out}"]) == 1
+    err = capsys.readouterr().err
+    assert "wide.csv has 3 feature columns but the model" in err and "trained on 2" in err
+    assert not out.exists()
