@@ -54,6 +54,7 @@ def test_sharded_reading_gives_the_single_process_model(tmp_path, k):
                      f"output_model={tmp_path / 'dist.json'}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "valid.csv's auc" in result.stdout
+    assert result.stdout.count("[8/8] ") == 1          # progress from rank 0 only
     X = read_data(valid, header=True).X
     assert_same_model(tmp_path / "serial.json", tmp_path / "dist.json", X)
 
@@ -72,6 +73,16 @@ def test_gzip_pre_partition_voting_and_feature_modes(tmp_path):
     for rank, (lo, hi) in enumerate([(0, 1000), (1000, len(lines))]):
         (tmp_path / f"part.{rank}.csv").write_text("".join(lines[lo:hi]))
         (tmp_path / f"part.{rank}.csv.weight").write_text("".join(weights[lo:hi]))
+    # LibSVM: only rank 0's part holds the highest index (rows < 50); the widths are agreed
+    svm = tmp_path / "train.svm"
+    svm.write_text("".join(f"{int(t)} " + " ".join(f"{j}:{float(v)!r}" for j, v in enumerate(row)
+                                                    if not np.isnan(v) and (j < 7 or r < 50)) + "\n"
+                           for r, (t, row) in enumerate(zip(read_data(data).label, X))))
+    assert run(["train", f"data={svm}", *TRAIN, f"output_model={tmp_path / 'svm1.json'}"]) == 0
+    result = cli_mpi(2, "train", f"data={svm}", *TRAIN, "tree_learner=data",
+                     f"output_model={tmp_path / 'svm2.json'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_model(tmp_path / "svm1.json", tmp_path / "svm2.json", read_data(svm).X)
     runs = {"gzip": [f"data={gz}", "tree_learner=data"],
             "parts": [f"data={tmp_path / 'part.{rank}.csv'}", "pre_partition=true",
                       "tree_learner=data"],
@@ -118,3 +129,12 @@ def test_bad_line_on_one_rank_ends_every_rank_with_its_message(tmp_path):
     result = cli_mpi(2, "predict", f"data={data}", f"input_model={model}", f"output_result={out}")
     assert result.returncode != 0 and "m.json" in result.stderr
     assert not out.exists()
+
+
+def test_serial_learner_under_mpiexec_is_an_error(tmp_path):
+    data = write_csv(tmp_path / "d.csv", n_rows=200)
+    result = cli_mpi(2, "train", f"data={data}", "header=true", *TRAIN,
+                     f"output_model={tmp_path / 'm.json'}", timeout=60)
+    assert result.returncode != 0
+    assert "started on 2 ranks but tree_learner=serial" in result.stderr
+    assert not (tmp_path / "m.json").exists()
