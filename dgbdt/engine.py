@@ -22,6 +22,7 @@ from .native.predict import add_tree_binned
 from .native.random import uniform_fill
 from .objectives import Objective
 from .params import ALIASES, resolve_params
+from .quantization import GradientQuantizer, renew_leaf_values
 
 STREAM_BAGGING = 2
 STREAM_FEATURE_FRACTION = 3
@@ -274,6 +275,9 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
 
     learner = make_learner(cfg, data, split_params_vector(cfg), comm)
     grower = TreeGrower(learner, data, cfg)
+    quantizer = None
+    if cfg["use_quantized_grad"]:
+        quantizer = GradientQuantizer(cfg, n, data.row_offset, row_comm)
     gradients = np.empty((k_out, n), common.GRAD_DTYPE)
     hessians = np.empty((k_out, n), common.GRAD_DTYPE)
     all_rows = np.arange(n, dtype=common.INDEX_DTYPE)
@@ -312,7 +316,10 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             comm.stats.begin_tree()
             features = sampled_features(data.n_features_global, cfg["feature_fraction"], ff_seed,
                                         tree_index)
-            tree = grower.grow(gradients[k], hessians[k], bag, features)
+            quant = quantizer.quantize(gradients[k], hessians[k], tree_index) if quantizer else None
+            tree = grower.grow(gradients[k], hessians[k], bag, features, quant)
+            if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
+                renew_leaf_values(tree, grower, gradients[k], hessians[k], learner, cfg)
             if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
                 objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
                                             grower.leaf_count, label, scores[k], weight, row_comm)

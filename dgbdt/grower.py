@@ -16,6 +16,7 @@ from .native.common import (
     SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
 )
 from .native.histogram import gather_gradients, subtract_histograms
+from .native.quantize import NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, gather_packed, packed_width
 from .native.split import leaf_output
 from .tree import Tree
 
@@ -47,31 +48,83 @@ class TreeGrower:
         self.leaf_begin = np.zeros(self.num_leaves, np.int64)
         self.leaf_count = np.zeros(self.num_leaves, np.int64)
         self._free_hists = []
+        self.quant = None            # a GradientQuantizer while growing a quantized tree
+        self._words = {}             # quantized: per word dtype, the packed (g, h) of leaf rows
 
     # -- histogram buffers ----------------------------------------------------
     def _new_hist(self):
-        if self._free_hists:
-            return self._free_hists.pop()
+        # Quantized: one wide int64 word per bin (native/quantize.py); else (g, h) floats.
+        if self.quant is not None:
+            for i, h in enumerate(self._free_hists):
+                if h.dtype == WIDE_DTYPE:
+                    return self._free_hists.pop(i)
+            return np.empty(self.data.total_bins, WIDE_DTYPE)
+        for i, h in enumerate(self._free_hists):
+            if h.dtype == HIST_DTYPE:
+                return self._free_hists.pop(i)
         return np.empty((self.data.total_bins, HIST_WIDTH), HIST_DTYPE)
 
     def _release(self, hist):
         if hist is not None:
             self._free_hists.append(hist)
 
+    def _leaf_histogram(self, rows, global_count, feature_indices, hist):
+        """Fill ``hist`` from the rows, whose gradients are already gathered
+        (float) or are packed here (quantized: narrow words when the leaf's
+        global count allows, see native.quantize.packed_width)."""
+        if self.quant is None:
+            self.learner.leaf_histogram(rows, self.ordered_gradients, self.ordered_hessians,
+                                        feature_indices, hist)
+            return
+        shift = packed_width(int(global_count), self.quant.n_bins)
+        if shift < 0:
+            raise ValueError(f"a leaf of {global_count} rows overflows quantized histograms with "
+                             f"num_grad_quant_bins={self.quant.n_bins}")
+        dtype = NARROW_DTYPE if shift == NARROW_SHIFT else WIDE_DTYPE
+        if dtype not in self._words:
+            self._words[dtype] = np.empty(self.data.n_samples, dtype)
+        words = self._words[dtype][:len(rows)]
+        gather_packed(self.quant.q_g, self.quant.q_h, rows, shift, words)
+        self.learner.leaf_histogram_int(rows, words, feature_indices, hist)
+
+    def _best_split(self, hist, feature_indices, totals, record):
+        if self.quant is None:
+            self.learner.best_split(hist, feature_indices, totals, record)
+        else:
+            self.learner.best_split_int(hist, feature_indices, totals, record, self.quant)
+
     def _can_split(self, count, depth):
         return count >= max(2, 2 * self.min_data_in_leaf) and depth < self.max_depth
 
-    def _histogram(self, leaf, gradients, hessians, feature_indices):
+    def _histogram(self, leaf, global_count, gradients, hessians, feature_indices):
         begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
         rows = self.sample_indices[begin:begin + count]
-        gather_gradients(gradients, hessians, rows, self.ordered_gradients, self.ordered_hessians)
+        if self.quant is None:
+            gather_gradients(gradients, hessians, rows, self.ordered_gradients,
+                             self.ordered_hessians)
         hist = self._new_hist()
-        self.learner.leaf_histogram(rows, self.ordered_gradients, self.ordered_hessians,
-                                    feature_indices, hist)
+        self._leaf_histogram(rows, global_count, feature_indices, hist)
         return hist
 
+    def _root_totals(self, n_root):
+        """Global (sum_g, sum_h, count) of the root: float sums, or, quantized,
+        integer sums scaled back (exact, so the same on any number of ranks)."""
+        rows = self.sample_indices[:n_root]
+        if self.quant is None:
+            gather_gradients(self._gradients, self._hessians, rows, self.ordered_gradients,
+                             self.ordered_hessians)
+            return self.learner.global_totals(
+                float(np.sum(self.ordered_gradients[:n_root], dtype=np.float64)),
+                float(np.sum(self.ordered_hessians[:n_root], dtype=np.float64)),
+                float(n_root))
+        q = self.quant
+        sums = self.learner.sum_over_rows(np.array(
+            [np.sum(q.q_g[rows], dtype=np.int64), np.sum(q.q_h[rows], dtype=np.int64), n_root],
+            np.int64))
+        return float(sums[0]) * q.g_scale, float(sums[1]) * q.h_scale, float(sums[2])
+
     # -- growth -----------------------------------------------------------------
-    def grow(self, gradients, hessians, root_rows, feature_indices):
+    def grow(self, gradients, hessians, root_rows, feature_indices, quant=None):
         """Grow one tree.
 
         Parameters
@@ -79,23 +132,23 @@ class TreeGrower:
         gradients, hessians : float32[n_samples]
         root_rows : uint32[n_root]  rows of the tree (all rows, or the bag)
         feature_indices : int32[n_used]  features this tree may split on
+        quant : GradientQuantizer, optional
+            Quantized training: histograms of its integer gradients.
 
         Returns
         -------
         tree : Tree (leaf values not yet shrunk)
         """
         learner = self.learner
+        self.quant = quant
+        self._gradients, self._hessians = gradients, hessians
         tree = Tree(self.num_leaves)
         n_root = root_rows.shape[0]
         self.sample_indices[:n_root] = root_rows
         self.leaf_begin[0] = 0
         self.leaf_count[0] = n_root
 
-        gather_gradients(gradients, hessians, root_rows, self.ordered_gradients, self.ordered_hessians)
-        totals = learner.global_totals(
-            float(np.sum(self.ordered_gradients[:n_root], dtype=np.float64)),
-            float(np.sum(self.ordered_hessians[:n_root], dtype=np.float64)),
-            float(n_root))
+        totals = self._root_totals(n_root)
         tree.leaf_value[0] = leaf_output(totals[0], totals[1], self.lambda_l1, self.lambda_l2,
                                          self.max_delta_step)
         tree.leaf_weight[0] = totals[1]
@@ -109,9 +162,9 @@ class TreeGrower:
         leaf_totals[0] = totals
         if self.num_leaves > 1 and self._can_split(totals[2], 0):
             hists[0] = self._new_hist()
-            learner.leaf_histogram(self.sample_indices[:n_root], self.ordered_gradients,
-                                   self.ordered_hessians, feature_indices, hists[0])
-            learner.best_split(hists[0], feature_indices, totals, records[0])
+            self._leaf_histogram(self.sample_indices[:n_root], totals[2], feature_indices,
+                                 hists[0])
+            self._best_split(hists[0], feature_indices, totals, records[0])
             gains[0] = records[0, SPLIT_GAIN]
 
         while tree.n_leaves < self.num_leaves:
@@ -154,16 +207,19 @@ class TreeGrower:
                 continue
             # Build the smaller child (by global count), subtract for the larger.
             if left_count <= right_count:
-                small, large = leaf, right
+                small, large, small_count = leaf, right, left_count
             else:
-                small, large = right, leaf
-            small_hist = self._histogram(small, gradients, hessians, feature_indices)
-            subtract_histograms(parent_hist, small_hist, parent_hist)
+                small, large, small_count = right, leaf, right_count
+            small_hist = self._histogram(small, small_count, gradients, hessians, feature_indices)
+            if self.quant is None:
+                subtract_histograms(parent_hist, small_hist, parent_hist)
+            else:
+                np.subtract(parent_hist, small_hist, out=parent_hist)   # exact on words
             hists[small], hists[large] = small_hist, parent_hist
             for child, ok in ((leaf, left_ok), (right, right_ok)):
                 if ok:
-                    learner.best_split(hists[child], feature_indices, leaf_totals[child],
-                                       records[child])
+                    self._best_split(hists[child], feature_indices, leaf_totals[child],
+                                     records[child])
                     gains[child] = records[child, SPLIT_GAIN]
                 else:
                     self._release(hists[child])

@@ -18,6 +18,7 @@ A rank with no rows still takes part in every collective with zeros (LightGBM
 import numpy as np
 
 from ..native.common import SPLIT_BIN, SPLIT_FEATURE, SPLIT_GAIN
+from ..native.quantize import NARROW_DTYPE, widen_words
 from .serial import SerialLearner
 
 
@@ -73,13 +74,18 @@ class DataParallelLearner(SerialLearner):
         lo, hi = self.feature_bounds[comm.rank], self.feature_bounds[comm.rank + 1]
         self.owned = np.arange(lo, hi, dtype=np.int32)
         self.own_bins = (int(offsets[lo]), int(offsets[hi]))
-        # Reduce-scatter counts in float64 elements (2 per bin).
-        self.recv_counts = [2 * int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
-                            for r in range(comm.size)]
+        # Reduce-scatter counts in bins; float histograms send 2 float64 per bin,
+        # integer (quantized) ones one word per bin.
+        self.bin_counts = [int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
+                           for r in range(comm.size)]
+        self.recv_counts = [2 * c for c in self.bin_counts]
 
     def global_totals(self, sum_gradients, sum_hessians, count):
         g, h, c = self.comm.allreduce(np.array([sum_gradients, sum_hessians, count]))
         return float(g), float(h), float(c)
+
+    def sum_over_rows(self, values):
+        return self.comm.allreduce(np.asarray(values))
 
     def global_counts(self, n_left, n_right):
         left, right = self.comm.allreduce(np.array([n_left, n_right], np.int64))
@@ -93,6 +99,18 @@ class DataParallelLearner(SerialLearner):
         lo, hi = self.own_bins
         # Only the owned bins are global; the rest of ``hist`` is never scanned.
         hist[lo:hi] = owned.reshape(-1, 2)
+
+    def leaf_histogram_int(self, sample_indices, words, feature_indices, hist):
+        # Words go over the wire in the width the grower chose from the leaf's
+        # global row count (narrow int32 for small leaves): MPI_SUM adds them
+        # exactly, and the packing guarantees no carry between halves.
+        local = self.local_int_histogram(sample_indices, words, feature_indices)
+        owned = self.comm.reduce_scatter(local, self.bin_counts)
+        lo, hi = self.own_bins
+        if owned.dtype == NARROW_DTYPE:
+            widen_words(owned, hist[lo:hi])
+        else:
+            hist[lo:hi] = owned
 
     def best_split(self, hist, feature_indices, totals, record):
         mine = np.intersect1d(feature_indices, self.owned).astype(np.int32)

@@ -9,7 +9,6 @@ per leaf: independent of the number of rows and of features.
 """
 import numpy as np
 
-from ..native.histogram import build_histogram_colwise
 from .data import agree_best_split, owner_blocks
 from .serial import SerialLearner
 
@@ -20,16 +19,12 @@ class FeatureParallelLearner(SerialLearner):
         self.comm = comm
         bounds = owner_blocks(np.diff(data.feature_offsets), comm.size)
         self.owned = np.arange(bounds[comm.rank], bounds[comm.rank + 1], dtype=np.int32)
+        self.row_wise = False    # own features only: the column-major copy
+        self._chunk_hists = None
 
-    def _mine(self, feature_indices):
+    def histogram_features(self, feature_indices):
         return np.intersect1d(feature_indices, self.owned).astype(np.int32)
 
-    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
-                       feature_indices, hist):
-        build_histogram_colwise(self.data.columns.T, sample_indices, ordered_gradients,
-                                ordered_hessians, self._mine(feature_indices),
-                                self.data.feature_offsets, hist)
-
     def best_split(self, hist, feature_indices, totals, record):
-        super().best_split(hist, self._mine(feature_indices), totals, record)
+        super().best_split(hist, self.histogram_features(feature_indices), totals, record)
         agree_best_split(self.comm, record)

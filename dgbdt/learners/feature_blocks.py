@@ -47,17 +47,13 @@ class FeatureBlockLearner(SerialLearner):
         self.local_of_global = np.full(len(owner_of), -1, np.int64)
         self.local_of_global[self.global_of_local] = np.arange(len(self.global_of_local))
 
-    def _local(self, feature_indices):
+    def histogram_features(self, feature_indices):
+        """This rank's columns among the (global) ``feature_indices``, as local indices."""
         local = self.local_of_global[feature_indices]
         return np.sort(local[local >= 0]).astype(np.int32)
 
-    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
-                       feature_indices, hist):
-        super().leaf_histogram(sample_indices, ordered_gradients, ordered_hessians,
-                               self._local(feature_indices), hist)
-
     def best_split(self, hist, feature_indices, totals, record):
-        super().best_split(hist, self._local(feature_indices), totals, record)
+        super().best_split(hist, self.histogram_features(feature_indices), totals, record)
         if record[SPLIT_FEATURE] >= 0:
             record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
         agree_best_split(self.comm, record)

@@ -24,8 +24,11 @@ import numpy as np
 
 from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN, SPLIT_FEATURE,
                              SPLIT_GAIN)
+from ..native.quantize import (NARROW_SHIFT, narrow_words, packed_width, unpack_histogram,
+                               widen_words)
 from ..native.split import best_gain_per_feature, find_best_split
 from .data import DataParallelLearner, agree_best_split, owner_blocks
+from .serial import SerialLearner
 
 
 def elect(proposals, top_k, rule):
@@ -71,6 +74,9 @@ class VotingParallelLearner(DataParallelLearner):
         super(DataParallelLearner, self).leaf_histogram(
             sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)
 
+    def leaf_histogram_int(self, sample_indices, words, feature_indices, hist):
+        SerialLearner.leaf_histogram_int(self, sample_indices, words, feature_indices, hist)
+
     def _local_totals(self, hist, feature_indices, totals):
         # Every local row falls in one bin of any feature: sum the first one's bins.
         offsets = self.data.feature_offsets
@@ -79,39 +85,85 @@ class VotingParallelLearner(DataParallelLearner):
         count = h * totals[2] / totals[1] if totals[1] > 0 else 0.0
         return g, h, count
 
-    def best_split(self, hist, feature_indices, totals, record):
-        offsets = self.data.feature_offsets
-        # 1. local vote
+    def _vote(self, hist, feature_indices, totals):
+        """Steps 1-2: the features every rank elects from the local histograms."""
         proposal = np.full((self.top_k, 2), -1.0)
         if len(feature_indices):
             g, h, c = self._local_totals(hist, feature_indices, totals)
             gains = np.empty(len(feature_indices))
-            best_gain_per_feature(hist, feature_indices, offsets, self.data.nan_bins, g, h, c,
-                                  self.local_params, gains)
+            best_gain_per_feature(hist, feature_indices, self.data.feature_offsets,
+                                  self.data.nan_bins, g, h, c, self.local_params, gains)
             order = np.lexsort((feature_indices, -gains))[:self.top_k]
             order = order[np.isfinite(gains[order])]
             proposal[:len(order), 0] = feature_indices[order]
             proposal[:len(order), 1] = gains[order]
-        # 2. global election, the same on every rank
-        elected = elect(self.comm.allgather(proposal), self.top_k, self.rule)
-        if len(elected) == 0:
-            record[:] = 0.0
-            record[SPLIT_FEATURE] = -1.0
-            record[SPLIT_GAIN] = -np.inf
-            return
-        # 3. reduce-scatter the elected features' bins to owners balanced by bins
+        return elect(self.comm.allgather(proposal), self.top_k, self.rule)
+
+    def _reduce_elected(self, hist, elected, width):
+        """Step 3: the elected features' bins of ``hist`` (``width`` values per bin)
+        summed over ranks; returns (this rank's owned features, their summed bins)."""
+        offsets = self.data.feature_offsets
         n_bins = offsets[elected + 1] - offsets[elected]
         blocks = owner_blocks(n_bins, self.comm.size)
         send = np.concatenate([hist[offsets[f]:offsets[f + 1]] for f in elected]).reshape(-1)
-        counts = [2 * int(n_bins[blocks[r]:blocks[r + 1]].sum()) for r in range(self.comm.size)]
-        mine = self.comm.reduce_scatter(send, counts).reshape(-1, HIST_WIDTH)
+        counts = [width * int(n_bins[blocks[r]:blocks[r + 1]].sum())
+                  for r in range(self.comm.size)]
         owned = elected[blocks[self.comm.rank]:blocks[self.comm.rank + 1]]
+        return owned, self.comm.reduce_scatter(send, counts)
+
+    def _scan_owned(self, owned, summed, totals, record):
+        """Step 4: owners scan the global bins with the real constraints; the best
+        record wins on every rank."""
+        offsets = self.data.feature_offsets
+        summed = summed.reshape(-1, HIST_WIDTH)
         at = 0
         for f in owned:
             width = offsets[f + 1] - offsets[f]
-            self._global[offsets[f]:offsets[f + 1]] = mine[at:at + width]
+            self._global[offsets[f]:offsets[f + 1]] = summed[at:at + width]
             at += width
-        # 4. owners scan with the real constraints; the best record wins everywhere
         find_best_split(self._global, owned, offsets, self.data.nan_bins,
                         totals[0], totals[1], totals[2], self.split_params, record)
         agree_best_split(self.comm, record)
+
+    @staticmethod
+    def _no_split(record):
+        record[:] = 0.0
+        record[SPLIT_FEATURE] = -1.0
+        record[SPLIT_GAIN] = -np.inf
+
+    def best_split(self, hist, feature_indices, totals, record):
+        elected = self._vote(hist, feature_indices, totals)
+        if len(elected) == 0:
+            self._no_split(record)
+            return
+        owned, summed = self._reduce_elected(hist, elected, HIST_WIDTH)
+        self._scan_owned(owned, summed, totals, record)
+
+    def best_split_int(self, words, feature_indices, totals, record, quant):
+        # The vote reads the local words scaled back to floats; the elected
+        # features' words travel narrow when the leaf's global count allows.
+        if not hasattr(self, "_unpacked"):
+            self._unpacked = np.zeros_like(self._global)
+        offsets = self.data.feature_offsets
+        unpack_histogram(words, feature_indices, offsets, quant.g_scale, quant.h_scale,
+                         self._unpacked)
+        elected = self._vote(self._unpacked, feature_indices, totals)
+        if len(elected) == 0:
+            self._no_split(record)
+            return
+        send = words
+        if packed_width(int(totals[2]), quant.n_bins) == NARROW_SHIFT:
+            send = np.empty(len(words), np.int32)
+            narrow_words(words, send)
+        owned, summed = self._reduce_elected(send, elected, 1)
+        if summed.dtype != words.dtype:
+            wide = np.empty(len(summed), words.dtype)
+            widen_words(summed, wide)
+            summed = wide
+        # Scale the owned global words back to floats in place of the float path's sums.
+        n_owned_bins = len(summed)
+        owned_offsets = np.concatenate([[0], np.cumsum(offsets[owned + 1] - offsets[owned])])
+        floats = np.empty((n_owned_bins, HIST_WIDTH))
+        unpack_histogram(summed, np.arange(len(owned), dtype=np.int32), owned_offsets,
+                         quant.g_scale, quant.h_scale, floats)
+        self._scan_owned(owned, floats, totals, record)

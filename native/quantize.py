@@ -1,0 +1,290 @@
+"""Quantized gradients and integer histograms (Shi et al., NeurIPS 2022).
+
+Gradients become integers in [-B/2, B/2] and hessians in [0, B]
+(B = ``num_grad_quant_bins``) by stochastic rounding: ``floor(x + u)`` with
+``u`` uniform in [0, 1), so the expected integer is ``x`` exactly.  A row's
+draw is a hash of (seed, stream, global row), the same however the rows are
+spread over ranks.
+
+A histogram bin holds one integer word: the gradient sum in the high half and
+the hessian sum, never negative, in the low half::
+
+    word = sum_g * 2**SHIFT + sum_h        0 <= sum_h < 2**SHIFT
+
+Adding words adds both halves at once, and a sum of words is again a valid
+word as long as the hessian sum stays below ``2**SHIFT`` and the gradient sum
+within the high half: a leaf of ``n`` rows qualifies when ``n * B < 2**SHIFT``
+(see :func:`packed_width`).  So one integer add per value builds the
+histogram, MPI_SUM reduces words exactly (in any order), and parent - child
+subtraction stays exact.  Two widths: *narrow* int32 words (SHIFT 16) and
+*wide* int64 words (SHIFT 32).  Histograms are kept wide between steps; leaves
+small enough are built and sent narrow.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .histogram import CHUNK_ROWS, PARALLEL_MIN_ROWS, n_row_chunks
+from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
+from .random import _splitmix64
+
+NARROW_SHIFT = 16
+WIDE_SHIFT = 32
+NARROW_DTYPE = np.int32
+WIDE_DTYPE = np.int64
+QUANT_DTYPE = np.int8        # one quantized gradient or hessian (B <= 126)
+MAX_QUANT_BINS = 126
+
+_TO_UNIT_32 = 1.0 / 4294967296.0   # 2**-32
+
+
+@njit(cache=True)
+def packed_width(n_rows, n_bins):
+    """16 (narrow) or 32 (wide): the shift whose words hold the sums of ``n_rows`` rows.
+
+    Narrow needs ``n_rows * (B + 1) < 2**16``: the hessian sum (each h <= B)
+    stays below 2**16 and the gradient sum (each |g| <= ceil(B / 2)) within
+    int16.  Wide needs ``n_rows * (B + 1) < 2**32``; -1 if even that overflows.
+    """
+    total = np.int64(n_rows) * np.int64(n_bins + 1)
+    if total < (np.int64(1) << 16):
+        return NARROW_SHIFT
+    if total < (np.int64(1) << 32):
+        return WIDE_SHIFT
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def quantize_gradients(gradients, hessians, inv_g_scale, inv_h_scale, n_bins, seed, stream,
+                       row_offset, stochastic, out_g, out_h):
+    """Integer gradients and hessians.
+
+    ``x * inv_scale`` is rounded down after adding a uniform draw in [0, 1)
+    (stochastic) or rounded to nearest (not stochastic), then clipped to
+    [-ceil(B/2), ceil(B/2)] (gradients) and [0, B] (hessians) against the last
+    bit of rounding in the scale.  The draws for row i are the two 32-bit
+    halves of hash(seed, stream, row_offset + i).
+
+    Parameters
+    ----------
+    gradients, hessians : float32[n]        # IN
+    inv_g_scale, inv_h_scale : float64      # IN  1 / scale (0 when all values are 0)
+    n_bins : int                            # IN  B = num_grad_quant_bins
+    seed, stream, row_offset : int          # IN
+    stochastic : bool                       # IN
+    out_g, out_h : int8[n]                  # OUT
+    """
+    key = _splitmix64(np.uint64(seed) ^ _splitmix64(np.uint64(stream)))
+    g_max = np.float64((n_bins + 1) // 2)
+    h_max = np.float64(n_bins)
+    for i in prange(gradients.shape[0]):
+        g = np.float64(gradients[i]) * inv_g_scale
+        h = np.float64(hessians[i]) * inv_h_scale
+        u_g = 0.5
+        u_h = 0.5
+        if stochastic:
+            z = _splitmix64(key ^ np.uint64(row_offset + i))
+            u_g = np.float64(z & np.uint64(0xFFFFFFFF)) * _TO_UNIT_32
+            u_h = np.float64(z >> np.uint64(32)) * _TO_UNIT_32
+        out_g[i] = np.int8(min(max(np.floor(g + u_g), -g_max), g_max))
+        out_h[i] = np.int8(min(max(np.floor(h + u_h), 0.0), h_max))
+
+
+@njit(cache=True, inline="always")
+def _pack_range(q_g, q_h, sample_indices, shift, lo, hi, out):
+    for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:
+            prefetch_item(q_g, sample_indices[i + PREFETCH_DISTANCE])
+        r = sample_indices[i]
+        # Computed in int64; the value fits the narrow word when shift is 16.
+        out[i] = (np.int64(q_g[r]) << np.int64(shift)) + np.int64(q_h[r])
+
+
+@njit(cache=True, parallel=True)
+def _pack_parallel(q_g, q_h, sample_indices, shift, out):
+    n = sample_indices.shape[0]
+    n_blocks = (n + CHUNK_ROWS - 1) // CHUNK_ROWS
+    for k in prange(n_blocks):
+        _pack_range(q_g, q_h, sample_indices, shift, k * CHUNK_ROWS,
+                    min(n, (k + 1) * CHUNK_ROWS), out)
+
+
+@njit(cache=True)
+def gather_packed(q_g, q_h, sample_indices, shift, out):
+    """out[i] = q_g[r] * 2**shift + q_h[r] for r = sample_indices[i]: one word per row.
+
+    Parameters
+    ----------
+    q_g, q_h : int8[n_samples]             # IN
+    sample_indices : uint32[n_rows]        # IN
+    shift : int                            # IN  16 (int32 out) or 32 (int64 out)
+    out : int32|int64[>= n_rows]           # OUT
+    """
+    n = sample_indices.shape[0]
+    if n >= PARALLEL_MIN_ROWS:
+        _pack_parallel(q_g, q_h, sample_indices, shift, out)
+    else:
+        _pack_range(q_g, q_h, sample_indices, shift, 0, n, out)
+
+
+# -- histograms: the float kernels' structure, one integer add per value ----------
+
+@njit(cache=True, inline="always")
+def _accumulate_rows_int(binned_rows, sample_indices, ordered_words, feature_offsets, lo, hi,
+                         hist):
+    for b in range(hist.shape[0]):
+        hist[b] = 0
+    n_features = binned_rows.shape[1]
+    for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:
+            prefetch_row(binned_rows, sample_indices[i + PREFETCH_DISTANCE])
+        row = binned_rows[sample_indices[i]]
+        w = ordered_words[i]
+        for f in range(n_features):
+            hist[feature_offsets[f] + row[f]] += w
+
+
+@njit(cache=True, parallel=True)
+def _rowwise_chunked_int(binned_rows, sample_indices, ordered_words, feature_offsets, n_chunks,
+                         chunk_hists, hist):
+    n_rows = sample_indices.shape[0]
+    chunk = (n_rows + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        lo = c * chunk
+        _accumulate_rows_int(binned_rows, sample_indices, ordered_words, feature_offsets, lo,
+                             min(n_rows, lo + chunk), chunk_hists[c])
+    for b in prange(hist.shape[0]):
+        total = chunk_hists[0, b]
+        for c in range(1, n_chunks):
+            total += chunk_hists[c, b]
+        hist[b] = total
+
+
+@njit(cache=True)
+def build_int_histogram_rowwise(binned_rows, sample_indices, ordered_words, feature_offsets,
+                                chunk_hists, hist):
+    """Integer histogram of the rows ``sample_indices``, all features, row-wise.
+
+    Parameters
+    ----------
+    binned_rows : uint8|uint16[n_samples, n_features]  # IN  C-contiguous
+    sample_indices : uint32[n_rows]                     # IN
+    ordered_words : int32|int64[>= n_rows]              # IN  packed (g, h) of each row, in order
+    feature_offsets : int64[n_features + 1]             # IN
+    chunk_hists : same dtype as hist [MAX_CHUNKS, >= total_bins]  # scratch
+    hist : int32|int64[total_bins]                      # OUT
+    """
+    n_rows = sample_indices.shape[0]
+    n_chunks = n_row_chunks(n_rows)
+    if n_chunks == 1:
+        _accumulate_rows_int(binned_rows, sample_indices, ordered_words, feature_offsets, 0,
+                             n_rows, hist)
+    else:
+        _rowwise_chunked_int(binned_rows, sample_indices, ordered_words, feature_offsets,
+                             n_chunks, chunk_hists[:, :hist.shape[0]], hist)
+
+
+@njit(cache=True, inline="always")
+def _accumulate_column_int(column, sample_indices, ordered_words, start, end, hist):
+    for b in range(start, end):
+        hist[b] = 0
+    n = sample_indices.shape[0]
+    for i in range(n):
+        if i + PREFETCH_DISTANCE < n:
+            prefetch_item(column, sample_indices[i + PREFETCH_DISTANCE])
+        hist[start + column[sample_indices[i]]] += ordered_words[i]
+
+
+@njit(cache=True, parallel=True)
+def _colwise_parallel_int(binned_cols, sample_indices, ordered_words, feature_indices,
+                          feature_offsets, hist):
+    for j in prange(feature_indices.shape[0]):
+        f = feature_indices[j]
+        _accumulate_column_int(binned_cols[f], sample_indices, ordered_words, feature_offsets[f],
+                               feature_offsets[f + 1], hist)
+
+
+@njit(cache=True)
+def build_int_histogram_colwise(binned_cols, sample_indices, ordered_words, feature_indices,
+                                feature_offsets, hist):
+    """Integer histogram of the rows ``sample_indices`` for ``feature_indices``, column-wise.
+
+    Parameters
+    ----------
+    binned_cols : uint8|uint16[n_features, n_samples]  # IN
+    sample_indices : uint32[n_rows]                     # IN
+    ordered_words : int32|int64[>= n_rows]              # IN
+    feature_indices : int32[n_used]                     # IN
+    feature_offsets : int64[n_features + 1]             # IN
+    hist : int32|int64[total_bins]                      # OUT only the used features' bins
+    """
+    if sample_indices.shape[0] >= PARALLEL_MIN_ROWS:
+        _colwise_parallel_int(binned_cols, sample_indices, ordered_words, feature_indices,
+                              feature_offsets, hist)
+        return
+    for j in range(feature_indices.shape[0]):
+        f = feature_indices[j]
+        _accumulate_column_int(binned_cols[f], sample_indices, ordered_words, feature_offsets[f],
+                               feature_offsets[f + 1], hist)
+
+
+# -- conversions --------------------------------------------------------------------
+
+@njit(cache=True)
+def widen_words(narrow, out):
+    """Narrow int32 words -> wide int64 words (the same sums).
+
+    Parameters
+    ----------
+    narrow : int32[m]    # IN
+    out : int64[m]       # OUT
+    """
+    for b in range(narrow.shape[0]):
+        w = np.int64(narrow[b])
+        h = w & np.int64(0xFFFF)
+        g = (w - h) >> np.int64(NARROW_SHIFT)
+        out[b] = (g << np.int64(WIDE_SHIFT)) + h
+
+
+@njit(cache=True)
+def narrow_words(wide, out):
+    """Wide int64 words -> narrow int32 words; the caller knows the sums fit (packed_width).
+
+    Parameters
+    ----------
+    wide : int64[m]      # IN
+    out : int32[m]       # OUT
+    """
+    for b in range(wide.shape[0]):
+        w = wide[b]
+        h = w & np.int64(0xFFFFFFFF)
+        g = (w - h) >> np.int64(WIDE_SHIFT)
+        out[b] = np.int32((g << np.int64(NARROW_SHIFT)) + h)
+
+
+@njit(cache=True)
+def unpack_histogram(words, feature_indices, feature_offsets, g_scale, h_scale, out):
+    """Float (sum_gradients, sum_hessians) of wide words, scaled back, for the split scan.
+
+    Parameters
+    ----------
+    words : int64[total_bins]              # IN  wide words
+    feature_indices : int32[n_used]        # IN  features to unpack
+    feature_offsets : int64[n_features+1]  # IN
+    g_scale, h_scale : float64             # IN
+    out : float64[total_bins, 2]           # OUT only the features' bins are written
+    """
+    for j in range(feature_indices.shape[0]):
+        f = feature_indices[j]
+        for b in range(feature_offsets[f], feature_offsets[f + 1]):
+            w = words[b]
+            h = w & np.int64(0xFFFFFFFF)
+            g = (w - h) >> np.int64(WIDE_SHIFT)
+            out[b, 0] = np.float64(g) * g_scale
+            out[b, 1] = np.float64(h) * h_scale
+
+
+@njit(cache=True)
+def unpack_word(word):
+    """(sum_g, sum_h) integers of one wide word."""
+    h = word & np.int64(0xFFFFFFFF)
+    return (word - h) >> np.int64(WIDE_SHIFT), h
