@@ -16,7 +16,7 @@ from .native.common import (
     SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
 )
 from .native.histogram import gather_gradients, subtract_histograms
-from .native.quantize import NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, gather_packed, packed_width
+from .native.quantize import WIDE_DTYPE, packed_width
 from .native.split import leaf_output
 from .tree import Tree
 
@@ -49,7 +49,6 @@ class TreeGrower:
         self.leaf_count = np.zeros(self.num_leaves, np.int64)
         self._free_hists = []
         self.quant = None            # a GradientQuantizer while growing a quantized tree
-        self._words = {}             # quantized: per word dtype, the packed (g, h) of leaf rows
 
     # -- histogram buffers ----------------------------------------------------
     def _new_hist(self):
@@ -70,8 +69,8 @@ class TreeGrower:
 
     def _leaf_histogram(self, rows, global_count, feature_indices, hist):
         """Fill ``hist`` from the rows, whose gradients are already gathered
-        (float) or are packed here (quantized: narrow words when the leaf's
-        global count allows, see native.quantize.packed_width)."""
+        (float), or from their integer gradients (quantized: in narrow words
+        when the leaf's global count allows, see native.quantize.packed_width)."""
         if self.quant is None:
             self.learner.leaf_histogram(rows, self.ordered_gradients, self.ordered_hessians,
                                         feature_indices, hist)
@@ -80,12 +79,7 @@ class TreeGrower:
         if shift < 0:
             raise ValueError(f"a leaf of {global_count} rows overflows quantized histograms with "
                              f"num_grad_quant_bins={self.quant.n_bins}")
-        dtype = NARROW_DTYPE if shift == NARROW_SHIFT else WIDE_DTYPE
-        if dtype not in self._words:
-            self._words[dtype] = np.empty(self.data.n_samples, dtype)
-        words = self._words[dtype][:len(rows)]
-        gather_packed(self.quant.q_g, self.quant.q_h, rows, shift, words)
-        self.learner.leaf_histogram_int(rows, words, feature_indices, hist)
+        self.learner.leaf_histogram_int(rows, self.quant, shift, feature_indices, hist)
 
     def _best_split(self, hist, feature_indices, totals, record):
         if self.quant is None:

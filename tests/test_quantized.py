@@ -8,7 +8,8 @@ import dgbdt
 from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
 from dgbdt.native.quantize import (
     NARROW_SHIFT, WIDE_SHIFT, build_int_histogram_colwise, build_int_histogram_rowwise,
-    gather_packed, narrow_words, packed_width, quantize_gradients, unpack_histogram, widen_words)
+    build_wide_histogram_rowwise, gather_packed, narrow_rows, narrow_words, packed_width,
+    quantize_gradients, unpack_histogram, widen_words)
 from mpi_launch import run_mpi
 
 
@@ -163,6 +164,29 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
         np.testing.assert_array_equal(got, expected, err_msg=layout)
 
 
+@pytest.mark.parametrize("n_rows, piece_rows", [(0, 5), (1, 5), (1000, 7), (1000, 1000),
+                                                (PARALLEL_MIN_ROWS * 2 + 5, narrow_rows(4))])
+def test_wide_histogram_from_narrow_pieces_equals_the_naive_twin(n_rows, piece_rows):
+    # Rows at the extreme levels: a narrow histogram of all of them would overflow.
+    rng = np.random.default_rng(n_rows)
+    n, n_bins = max(n_rows, 10), np.array([2, 3, 256])
+    offsets = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
+    binned = np.stack([rng.integers(0, b, n) for b in n_bins], axis=1).astype(np.uint8)
+    rows = np.arange(n_rows, dtype=np.uint32)
+    q_g = rng.choice(np.array([-2, 2], np.int8), n)
+    q_h = np.full(n, 4, np.int8)
+    words = np.empty(n, np.int32)
+    gather_packed(q_g, q_h, rows, NARROW_SHIFT, words)
+    hist = np.full(offsets[-1], 7, np.int64)
+    build_wide_histogram_rowwise(binned, rows, words, offsets, piece_rows,
+                                 np.empty((MAX_CHUNKS, offsets[-1]), np.int32),
+                                 np.empty((MAX_CHUNKS, offsets[-1]), np.int64), hist)
+    got = np.zeros((offsets[-1], 2))
+    unpack_histogram(hist, np.arange(3, dtype=np.int32), offsets, 1.0, 1.0, got)
+    np.testing.assert_array_equal(got, naive_int_histogram(binned, rows, q_g, q_h, offsets,
+                                                           range(3)))
+
+
 def test_unpack_scales_back():
     words = np.array([(-3 << 32) + 5, (7 << 32) + 0], np.int64)
     out = np.zeros((2, 2))
@@ -307,3 +331,19 @@ def test_voting_parallel_quantized(tmp_path):
     assert quant["evals"]["valid"]["auc"][-1] > floats["evals"]["valid"]["auc"][-1] - 0.01
     assert (np.mean(quant["comm"]["bytes_per_tree"])
             <= 0.6 * np.mean(floats["comm"]["bytes_per_tree"]))
+
+
+@pytest.mark.parametrize("script", ["train_shards.py", "train_blocks.py"])
+def test_feature_parallel_quantized_equals_serial(tmp_path, script):
+    import importlib.util
+    from mpi_launch import TESTS
+    params = {**DIST, "tree_learner": "feature"}
+    result = run_mpi(2, script, tmp_path, json.dumps(params), 6)
+    assert result.returncode == 0, result.stderr[-3000:]
+    distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
+    spec = importlib.util.spec_from_file_location("shard_data", TESTS / "mpi" / "shard_data.py")
+    shard_data = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shard_data)
+    X, y, _, _ = shard_data.make_data()
+    serial = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 6)
+    assert distributed.dump_model()["trees"] == serial.dump_model()["trees"]

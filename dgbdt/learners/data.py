@@ -100,11 +100,11 @@ class DataParallelLearner(SerialLearner):
         # Only the owned bins are global; the rest of ``hist`` is never scanned.
         hist[lo:hi] = owned.reshape(-1, 2)
 
-    def leaf_histogram_int(self, sample_indices, words, feature_indices, hist):
+    def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
         # Words go over the wire in the width the grower chose from the leaf's
         # global row count (narrow int32 for small leaves): MPI_SUM adds them
         # exactly, and the packing guarantees no carry between halves.
-        local = self.local_int_histogram(sample_indices, words, feature_indices)
+        local = self.local_int_histogram(sample_indices, quant, shift, feature_indices)
         owned = self.comm.reduce_scatter(local, self.bin_counts)
         lo, hi = self.own_bins
         if owned.dtype == NARROW_DTYPE:

@@ -6,8 +6,9 @@ from ..native.common import HIST_DTYPE, HIST_WIDTH, SPLIT_BIN, SPLIT_DEFAULT_LEF
 from ..native.histogram import MAX_CHUNKS, build_histogram_colwise, build_histogram_rowwise
 from ..native.partition import partition_rows
 from ..native.predict import add_tree_binned
-from ..native.quantize import (NARROW_DTYPE, build_int_histogram_colwise,
-                               build_int_histogram_rowwise, unpack_histogram, widen_words)
+from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, build_int_histogram_colwise,
+                               build_int_histogram_rowwise, build_wide_histogram_rowwise,
+                               gather_packed, narrow_rows, unpack_histogram, widen_words)
 from ..native.split import find_best_split
 
 
@@ -56,30 +57,46 @@ class SerialLearner:
                                     self.data.feature_offsets, hist)
 
     # -- quantized training: integer words (native/quantize.py) ----------------------
-    def _local_words(self, dtype):
-        """Scratch histograms of one word dtype: (hist, chunk_hists)."""
-        if dtype not in self._int_scratch:
-            total = self.data.total_bins
-            chunks = np.empty((MAX_CHUNKS, total) if self.row_wise else (1, 1), dtype)
-            self._int_scratch[dtype] = (np.zeros(total, dtype), chunks)
-        return self._int_scratch[dtype]
+    def _scratch(self, name, shape, dtype):
+        """A reusable buffer (quantized training allocates its own only when used)."""
+        buf = self._int_scratch.get(name)
+        if buf is None:
+            buf = self._int_scratch[name] = np.zeros(shape, dtype)
+        return buf
 
-    def local_int_histogram(self, sample_indices, words, feature_indices):
-        """This rank's integer histogram of the rows, in the dtype of ``words``
-        (a scratch buffer, valid until the next call with that dtype)."""
-        hist, chunks = self._local_words(words.dtype.type)
+    def local_int_histogram(self, sample_indices, quant, shift, feature_indices):
+        """This rank's integer histogram of the rows, in narrow int32 words when
+        ``shift`` is narrow, else wide int64 (a scratch buffer, valid until the next
+        call).  Row-wise, rows are packed narrow even for wide leaves
+        (build_wide_histogram_rowwise sums narrow pieces)."""
+        total, n = self.data.total_bins, len(sample_indices)
+        narrow = shift == NARROW_SHIFT
+        hist = self._scratch("narrow" if narrow else "wide", total,
+                             NARROW_DTYPE if narrow else WIDE_DTYPE)
+        offsets = self.data.feature_offsets
         if self.row_wise:
-            build_int_histogram_rowwise(self.data.binned, sample_indices, words,
-                                        self.data.feature_offsets, chunks, hist)
+            words = self._scratch("narrow_words", self.data.n_samples, NARROW_DTYPE)[:n]
+            gather_packed(quant.q_g, quant.q_h, sample_indices, NARROW_SHIFT, words)
+            chunks = self._scratch("narrow_chunks", (MAX_CHUNKS, total), NARROW_DTYPE)
+            if narrow:
+                build_int_histogram_rowwise(self.data.binned, sample_indices, words, offsets,
+                                            chunks, hist)
+            else:
+                partials = self._scratch("wide_chunks", (MAX_CHUNKS, total), WIDE_DTYPE)
+                build_wide_histogram_rowwise(self.data.binned, sample_indices, words, offsets,
+                                             narrow_rows(quant.n_bins), chunks, partials, hist)
         else:
+            words = self._scratch("narrow_words" if narrow else "wide_words", self.data.n_samples,
+                                  hist.dtype)[:n]
+            gather_packed(quant.q_g, quant.q_h, sample_indices, shift, words)
             build_int_histogram_colwise(self.data.columns.T, sample_indices, words,
-                                        self.histogram_features(feature_indices),
-                                        self.data.feature_offsets, hist)
+                                        self.histogram_features(feature_indices), offsets, hist)
         return hist
 
-    def leaf_histogram_int(self, sample_indices, words, feature_indices, hist):
-        """``hist`` (wide int64 words) = the leaf's integer histogram."""
-        local = self.local_int_histogram(sample_indices, words, feature_indices)
+    def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
+        """``hist`` (wide int64 words) = the leaf's integer histogram; ``shift`` is the
+        width its global row count allows (native.quantize.packed_width)."""
+        local = self.local_int_histogram(sample_indices, quant, shift, feature_indices)
         if local.dtype == NARROW_DTYPE:
             widen_words(local, hist)
         else:

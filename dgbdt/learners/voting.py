@@ -74,8 +74,8 @@ class VotingParallelLearner(DataParallelLearner):
         super(DataParallelLearner, self).leaf_histogram(
             sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)
 
-    def leaf_histogram_int(self, sample_indices, words, feature_indices, hist):
-        SerialLearner.leaf_histogram_int(self, sample_indices, words, feature_indices, hist)
+    def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
+        SerialLearner.leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist)
 
     def _local_totals(self, hist, feature_indices, totals):
         # Every local row falls in one bin of any feature: sum the first one's bins.
