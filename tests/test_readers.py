@@ -365,3 +365,114 @@ def test_keep_features_reads_a_block_of_columns(tmp_path):
     block = read_data(path, keep_features=[1, 3])
     np.testing.assert_array_equal(block.X, whole.X[:, [1, 3]])
     np.testing.assert_array_equal(block.label, whole.label)
+
+
+# --------------------------------------------------------------------------------------
+# hardening: inputs that once escaped as other exceptions or vague messages
+
+
+def test_corrupt_gzip_is_a_data_format_error(tmp_path):
+    p = tmp_path / "a.csv.gz"
+    p.write_bytes(gzip.compress(b"1,2\n3,4\n")[:15])
+    with pytest.raises(DataFormatError, match="a.csv.gz: not a valid gzip file"):
+        read_data(p)
+    p.write_bytes(b"\x1f\x8b\x07garbage")
+    with pytest.raises(DataFormatError, match="a.csv.gz: not a valid gzip file"):
+        read_data(p)
+
+
+@pytest.mark.parametrize("text, lineno, bad", [
+    ("1 0:1\n1 99999999999999999999999999:1\n", 2, "99999999999999999999999999:1"),
+    ("1 0:1\n1 2147483647:1\n", 2, "2147483647:1"),             # columns fit int32
+    ("1 qid:1 0:1\n1 qid:" + "9" * 30 + " 0:1\n", 2, "qid:" + "9" * 30),
+    ("1 qid:1 0:1\n1 0:1\n", 2, "1 0:1"),                       # qid missing
+    ("1 0:1\n1 qid:3 0:1\n", 2, "qid:3"),                       # qid after rows without
+])
+def test_libsvm_index_and_qid_limits(tmp_path, text, lineno, bad):
+    p = write(tmp_path, "big.svm", text)
+    with pytest.raises(DataFormatError) as e:
+        read_data(p)
+    assert_error(e, "big.svm", lineno, bad)
+
+
+def test_libsvm_qid_rows_read_through_the_scan(tmp_path):
+    # scikit-learn skips the qid tokens; the Numba scan collects them
+    lines = [f"{i % 3} qid:{i // 4} {i % 5}:1.5" for i in range(2000)]
+    p = write(tmp_path, "q.svm", "\n".join(lines) + "\n# end\n")
+    d = read_data(p)
+    np.testing.assert_array_equal(d.group, [4] * 500)
+    np.testing.assert_array_equal(d.label, [i % 3 for i in range(2000)])
+
+
+def test_byte_order_mark(tmp_path):
+    p = tmp_path / "bom.csv"
+    p.write_bytes(b"\xef\xbb\xbfy,a\n1,2\n0,3\n")
+    d = read_data(p, header=True, label_column="name:y")
+    assert d.feature_names == ["a"]
+    np.testing.assert_array_equal(d.X, [[2], [3]])
+    p.write_bytes(b"\xef\xbb\xbf")
+    assert read_data(p).X.shape[0] == 0
+    p = tmp_path / "bom.svm"
+    p.write_bytes(b"\xef\xbb\xbf1 0:2\n")
+    np.testing.assert_array_equal(read_data(p).label, [1])
+
+
+@pytest.mark.parametrize("text, lineno, bad", [
+    ("1,2\n3,4\r5,6\n", 2, "carriage return (\\r) inside the line '3,4\\r5,6'"),
+    ("1,2\n3,1_0\n", 2, "cannot parse number '1_0'"),           # Python's float takes it
+    ("1,2\n3, \n", 2, "cannot parse number ' '"),
+    ("1,2\n3,nAn\n", 2, "cannot parse number 'nAn'"),
+    ("1,2\n3,4\x00\n", 2, "cannot parse number '4\\x00'"),
+    ("1,2\n3,\xff\n", 2, "cannot parse number"),
+])
+def test_delimited_errors_name_the_line(tmp_path, text, lineno, bad):
+    p = tmp_path / "bad.csv"
+    p.write_bytes(text.encode("latin-1"))
+    with pytest.raises(DataFormatError) as e:
+        read_data(p)
+    assert_error(e, "bad.csv", lineno, bad)
+
+
+def test_whitespace_only_lines_are_blank(tmp_path):
+    p = write(tmp_path, "w.csv", "1,2\n  \n\t\n3,4\n \r\n")
+    np.testing.assert_array_equal(read_data(p).X, [[2], [4]])
+
+
+def test_keep_features_out_of_range(tmp_path):
+    p = write(tmp_path, "d.csv", "1,2,3\n")
+    with pytest.raises(ValueError, match="keep_features"):
+        read_data(p, keep_features=[2])
+    p = write(tmp_path, "d.svm", "1 0:1 1:2\n")
+    with pytest.raises(ValueError, match="keep_features"):
+        read_data(p, keep_features=[-1])
+
+
+def test_long_header_line_read_whole(tmp_path):
+    from dgbdt.readers import read_header_line
+    names = [f"feature_with_a_long_name_{j}" for j in range(3000)]   # > 64 KiB
+    p = write(tmp_path, "wide.csv", ",".join(["y"] + names) + "\n" + ",".join(["1"] * 3001) + "\n")
+    assert read_header_line(p).split(",")[-1] == names[-1]
+    assert read_data(p, header=True).feature_names == names
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 37, 1000])
+def test_chunked_reader_equals_serial_reader(tmp_path, monkeypatch, chunk_bytes):
+    from dgbdt import readers
+    rng = np.random.default_rng(chunk_bytes)
+    X = rng.normal(size=(200, 5)).round(4)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    rows = [f"{i % 2},{i // 10},{w:.3f},"
+            + ",".join("" if np.isnan(v) else repr(float(v)) for v in x)
+            for i, (x, w) in enumerate(zip(X, rng.uniform(0.5, 2, 200)))]
+    rows[50:50] = ["", " "]
+    p = write(tmp_path, "c.csv", "y,q,w,a,b,c,d,e\n" + "\r\n".join(rows) + "\n")
+    kw = dict(header=True, group_column="name:q", weight_column="name:w", ignore_columns="name:b")
+    serial = read_data(p, **kw)
+    monkeypatch.setattr(readers, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(readers, "_CHUNK_BYTES", chunk_bytes)
+    chunked = read_data(p, **kw)
+    assert chunked.X.flags.c_contiguous and chunked.X.shape == (200, 4)
+    for name in ("X", "label", "weight", "group"):
+        np.testing.assert_array_equal(getattr(chunked, name), getattr(serial, name))
+    assert chunked.feature_names == serial.feature_names == ["a", "c", "d", "e"]
+    np.testing.assert_array_equal(serial.X, X[:, [0, 2, 3, 4]])

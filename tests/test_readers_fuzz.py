@@ -1,0 +1,332 @@
+"""Fuzz tests of dgbdt.readers: corrupted CSV/TSV/whitespace and LibSVM files.
+
+Whatever the bytes, ``read_data`` either returns a LoadedData whose arrays agree
+with each other, or raises DataFormatError (ValueError for column options that
+the corrupted file no longer fits) with the file's name in the message: never
+an IndexError, UnicodeDecodeError, a pandas or gzip error, ...
+
+A second property holds the chunked (multi-threaded) delimited reader to the
+serial reference: the same arrays, or the same error.
+
+``DGBDT_FUZZ_EXAMPLES=5000 pytest tests/test_readers_fuzz.py`` fuzzes longer.
+"""
+import gzip
+import os
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from dgbdt import readers
+from dgbdt.readers import DataFormatError, LoadedData, read_data
+
+FUZZ = settings(deadline=None, max_examples=int(os.environ.get("DGBDT_FUZZ_EXAMPLES", 150)),
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# ------------------------------------------------------------------ valid files
+
+numbers = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(-1000, 1000).map(str),
+    st.sampled_from(["0", "-0", "1e-3", "2.5E+2", ".5", "3.", "+7"]),
+)
+
+
+@st.composite
+def csv_files(draw):
+    """(bytes, read_data options) of a valid delimited file."""
+    sep = draw(st.sampled_from([",", "\t", " "]))
+    n_cols = draw(st.integers(1, 5))
+    n_rows = draw(st.integers(0, 7))
+    header = draw(st.booleans())
+    eol = draw(st.sampled_from(["\n", "\n", "\r\n"]))
+    missing = ["NA", "nan"] if sep == " " else ["", "NA", "nan", "NaN"]
+    lines = [sep.join(f"c{j}" for j in range(n_cols))] if header else []
+    for _ in range(n_rows):
+        label = draw(st.integers(0, 3).map(str))
+        feats = [draw(st.one_of(numbers, st.sampled_from(missing))) for _ in range(n_cols - 1)]
+        lines.append(sep.join([label] + feats))
+        if draw(st.integers(0, 9)) == 0:
+            lines.append("")                      # a blank line
+    text = eol.join(lines) + (eol if draw(st.booleans()) else "")
+    options = {"header": header}
+    columns = [{}, {}, {}, {"label_column": None}]
+    if n_cols >= 2:
+        columns += [{"weight_column": "0"}, {"group_column": "0"}, {"label_column": "1"}]
+    if n_cols >= 3:
+        columns += [{"ignore_columns": "1"}, {"weight_column": "1", "group_column": "0"}]
+    options.update(draw(st.sampled_from(columns)))
+    return text.encode(), options
+
+
+@st.composite
+def libsvm_files(draw):
+    """(bytes, read_data options) of a valid LibSVM file."""
+    zero_based = draw(st.booleans())
+    with_qid = draw(st.booleans())
+    n_rows = draw(st.integers(0, 7))
+    lines = ["# a comment"] if draw(st.booleans()) else []
+    qid = 0
+    for _ in range(n_rows):
+        qid += draw(st.integers(0, 1))
+        toks = [draw(st.integers(0, 3).map(str))] + ([f"qid:{qid}"] if with_qid else [])
+        idx = draw(st.lists(st.integers(0, 6), max_size=5, unique=True))
+        toks += [f"{j + (0 if zero_based else 1)}:{draw(numbers)}" for j in sorted(idx)]
+        line = " ".join(toks)
+        if draw(st.integers(0, 5)) == 0:
+            line += " # tail"
+        lines.append(line)
+    text = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
+    options = {"zero_based": zero_based}
+    if draw(st.integers(0, 3)) == 0:
+        options["n_features"] = draw(st.integers(1, 9))
+    return text.encode(), options
+
+
+# ------------------------------------------------------------------ corruptions
+
+BAD_TOKENS = [b"abc", b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"", b"1:2", b"-1:3", b"0:1",
+              b"qid:x", b"qid:5", b"qid:", b"qid", b"\xff\xfe", b"1_0", b"0x10", b"9" * 30,
+              b"99999999999:1", b"2147483648:1", b"9" * 30 + b":1", b"1:" + b"9" * 400,
+              b"qid:" + b"9" * 25, b"qid:" + b"9" * 400, b"9" * 5000 + b":1",
+              b"-0", b"1e", b".", b"+", b"#", b"\x00", b"\r", b"\xc3\x28", b"NA", b" ", b",",
+              b"\t", b"\xef\xbb\xbf", b"\xed\xa0\x80", b"1,2", b"\x0b", b"\x0c", b"\x1c",
+              "\u00a0".encode(), "\u0663".encode(), b'"1"', b"1;2", b"--1", b"1e5.5"]
+INTERESTING_BYTES = b",\t \n\r:#-+.eE0123456789naNAIq\x00\xff\xc3\x0b\x0c\"'"
+TOKEN_SPLIT = re.compile(rb"([,\t \n:]+)")
+
+
+def corrupt(draw, data):
+    """``data`` with 1 to 4 random corruptions."""
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2, 2, 3, 4]))):   # one alone, mostly
+        op = draw(st.sampled_from(["delete", "insert", "replace", "truncate", "token", "token",
+                                   "drop_token", "dup_token", "add_token", "add_token", "field",
+                                   "label", "garbage", "utf8", "line", "bom"]))
+        n = len(data)
+        pos = draw(st.integers(0, n))
+        if op == "delete" and n:
+            k = draw(st.integers(1, 3))
+            data = data[:min(pos, n - 1)] + data[min(pos, n - 1) + k:]
+        elif op == "insert":
+            byte = draw(st.one_of(st.sampled_from(list(INTERESTING_BYTES)), st.integers(0, 255)))
+            data = data[:pos] + bytes([byte]) + data[pos:]
+        elif op == "replace" and n:
+            byte = draw(st.one_of(st.sampled_from(list(INTERESTING_BYTES)), st.integers(0, 255)))
+            p = min(pos, n - 1)
+            data = data[:p] + bytes([byte]) + data[p + 1:]
+        elif op == "truncate":
+            data = data[:pos]
+        elif op in ("token", "drop_token", "dup_token"):
+            parts = TOKEN_SPLIT.split(data)
+            tokens = [i for i in range(0, len(parts), 2) if parts[i]]
+            if tokens:
+                i = draw(st.sampled_from(tokens))
+                if op == "token":
+                    parts[i] = draw(st.sampled_from(BAD_TOKENS))
+                elif op == "drop_token":
+                    parts[i] = b""
+                else:
+                    parts[i] = parts[i] + draw(st.sampled_from([b",", b"\t", b" "])) + parts[i]
+                data = b"".join(parts)
+        elif op == "add_token":    # a whole bad token after a separator
+            cuts = [m.end() for m in re.finditer(rb"[,\t ]", data)] or [len(data)]
+            cut = draw(st.sampled_from(cuts))
+            sep = data[cut - 1:cut] if cut else b" "
+            data = data[:cut] + draw(st.sampled_from(BAD_TOKENS)) + sep + data[cut:]
+        elif op in ("field", "label", "line"):
+            lines = data.split(b"\n")
+            i = draw(st.integers(0, len(lines) - 1))
+            if op == "field":        # one more field somewhere in the line
+                sep = draw(st.sampled_from([b",", b"\t", b" "]))
+                cut = draw(st.integers(0, len(lines[i])))
+                extra = draw(st.sampled_from([b"1.5", b"", b"x", b"3:4"]))
+                lines[i] = lines[i][:cut] + sep + extra + lines[i][cut:]
+            elif op == "label":      # a bad label
+                bad = draw(st.sampled_from([b"nan", b"inf", b"-inf", b"", b"NA", b"x", b"1e999"]))
+                lines[i] = bad + lines[i][len(TOKEN_SPLIT.split(lines[i])[0]):]
+            else:                    # duplicate, drop or blank a line
+                how = draw(st.sampled_from(["dup", "drop", "blank", "spaces"]))
+                if how == "dup":
+                    lines.insert(i, lines[i])
+                elif how == "drop":
+                    del lines[i]
+                else:
+                    lines[i] = b"" if how == "blank" else b" \t "
+            data = b"\n".join(lines)
+        elif op == "garbage":
+            data = data[:pos] + draw(st.binary(min_size=1, max_size=24)) + data[pos:]
+        elif op == "utf8":
+            data = data[:pos] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80",
+                                                      b"\xf0\x28\x8c\x28", b"\x80"])) + data[pos:]
+        elif op == "bom":
+            data = b"\xef\xbb\xbf" + data
+    return data
+
+
+# ------------------------------------------------------------------ the property
+
+
+def check_read(path, options, n_lines):
+    """read_data's result is consistent, or it raised DataFormatError/ValueError naming
+    ``path``.  Returns the result or the exception."""
+    try:
+        out = read_data(path, **options)
+    except (DataFormatError, ValueError) as exc:
+        msg = str(exc)
+        event(f"{type(exc).__name__}: {re.sub(r'[0-9]+', 'N', msg.split(': ', 1)[-1])[:40]}")
+        assert path.name in msg, f"{type(exc).__name__} without the file name: {msg}"
+        found = re.search(r", line (\d+):", msg)
+        if found:
+            assert 1 <= int(found.group(1)) <= n_lines + 1, msg
+        return exc
+    assert isinstance(out, LoadedData)
+    event("read")
+    X = out.X
+    assert X.ndim == 2 and X.dtype == np.float64
+    assert isinstance(X, np.ndarray) or sp.isspmatrix_csr(X)
+    n = X.shape[0]
+    if isinstance(X, np.ndarray):
+        assert X.flags.c_contiguous
+    else:
+        X.check_format(full_check=True)
+    if out.label is not None:
+        assert out.label.shape == (n,) and out.label.dtype == np.float64
+        assert np.isfinite(out.label).all()
+    if out.weight is not None:
+        assert out.weight.shape == (n,) and np.isfinite(out.weight).all()
+    if out.group is not None:
+        assert out.group.dtype == np.int64 and out.group.sum() == n and (out.group > 0).all()
+    if out.feature_names is not None:
+        assert len(out.feature_names) == X.shape[1]
+    assert out.init_score is None
+    return out
+
+
+def write(tmp_path_factory, data, name, gz):
+    path = tmp_path_factory.mktemp("fuzz") / name
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+@FUZZ
+@given(base=csv_files(), data=st.data())
+def test_corrupted_delimited_files(tmp_path_factory, base, data):
+    text, options = base
+    bad = corrupt(data.draw, text)
+    gz = data.draw(st.integers(0, 9)) == 0
+    fmt = data.draw(st.sampled_from(["auto"] * 6 + ["csv", "tsv", "delimited", "libsvm"]))
+    path = write(tmp_path_factory, bad, "data.csv.gz" if gz else "data.csv", gz)
+    check_read(path, {**options, "fmt": fmt}, bad.count(b"\n") + 1)
+
+
+@FUZZ
+@given(base=libsvm_files(), data=st.data())
+def test_corrupted_libsvm_files(tmp_path_factory, base, data):
+    text, options = base
+    bad = corrupt(data.draw, text)
+    gz = data.draw(st.integers(0, 9)) == 0
+    fmt = data.draw(st.sampled_from(["auto", "auto", "libsvm", "libsvm", "csv"]))
+    path = write(tmp_path_factory, bad, "data.svm.gz" if gz else "data.svm", gz)
+    check_read(path, {**options, "fmt": fmt}, bad.count(b"\n") + 1)
+
+
+@FUZZ
+@given(base=st.one_of(csv_files(), libsvm_files()), token=st.sampled_from(BAD_TOKENS),
+       data=st.data())
+def test_one_bad_token_in_a_valid_file(tmp_path_factory, base, token, data):
+    """Each bad token alone in an otherwise valid file: it cannot hide behind an
+    earlier error."""
+    text, options = base
+    where = data.draw(st.sampled_from(["replace", "insert"]))
+    parts = TOKEN_SPLIT.split(text)
+    tokens = [i for i in range(0, len(parts), 2) if parts[i]]
+    if where == "replace" and tokens:
+        parts[data.draw(st.sampled_from(tokens))] = token
+    else:
+        cuts = list(range(1, len(parts), 2)) or [0]
+        i = data.draw(st.sampled_from(cuts))
+        parts.insert(i + 1, token + (parts[i] if i < len(parts) else b" "))
+    bad = b"".join(parts)
+    path = write(tmp_path_factory, bad, "one.txt", False)
+    check_read(path, options, bad.count(b"\n") + 1)
+
+
+@FUZZ
+@given(data=st.binary(max_size=300), fmt=st.sampled_from(["auto", "libsvm", "csv"]),
+       gz_header=st.booleans())
+def test_binary_garbage(tmp_path_factory, data, fmt, gz_header):
+    if gz_header:              # looks gzipped and is not (or is cut short)
+        data = b"\x1f\x8b" + data
+    path = write(tmp_path_factory, data, "junk.bin", False)
+    check_read(path, {"fmt": fmt}, data.count(b"\n") + 1)
+
+
+def test_truncated_and_corrupt_gzip(tmp_path):
+    whole = gzip.compress(b"1,2,3\n4,5,6\n" * 50)
+    for i, data in enumerate([whole[:len(whole) // 2], whole[:12], whole[:-4] + b"\0\0\0\0",
+                              whole[:20] + bytes(30) + whole[50:]]):
+        path = tmp_path / f"d{i}.csv.gz"
+        path.write_bytes(data)
+        with pytest.raises(DataFormatError, match=f"d{i}.csv.gz"):
+            read_data(path)
+
+
+# ------------------------------------------------------------------ chunked == serial
+
+
+def read_both(path, options, chunk_bytes):
+    """(serial result or exception, chunked result or exception)."""
+    saved = readers._PARALLEL_MIN_BYTES, readers._CHUNK_BYTES
+    results = []
+    try:
+        for min_bytes, chunk in ((1 << 62, saved[1]), (0, chunk_bytes)):
+            readers._PARALLEL_MIN_BYTES, readers._CHUNK_BYTES = min_bytes, chunk
+            try:
+                results.append(read_data(path, **options))
+            except (DataFormatError, ValueError) as exc:
+                results.append(exc)
+    finally:
+        readers._PARALLEL_MIN_BYTES, readers._CHUNK_BYTES = saved
+    return results
+
+
+def assert_same(a, b):
+    if isinstance(a, Exception) or isinstance(b, Exception):
+        assert type(a) is type(b) and str(a) == str(b), (a, b)
+        return
+    np.testing.assert_array_equal(a.X, b.X)
+    for name in ("label", "weight", "group"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            np.testing.assert_array_equal(x, y)
+    assert a.feature_names == b.feature_names
+
+
+@FUZZ
+@given(base=csv_files(), data=st.data())
+def test_chunked_reader_equals_serial_reader(tmp_path_factory, base, data):
+    text, options = base
+    # more rows, so that there are several chunks
+    text = text + b"".join([text.split(b"\n", 1)[-1]] * data.draw(st.integers(0, 6)))
+    if data.draw(st.booleans()):
+        text = corrupt(data.draw, text)
+    path = write(tmp_path_factory, text, "data.csv", False)
+    serial, chunked = read_both(path, options, data.draw(st.integers(1, 64)))
+    assert_same(serial, chunked)
+    check_read(path, options, text.count(b"\n") + 1)
+
+
+def test_chunked_reader_on_blank_lines_and_crlf(tmp_path):
+    rows = [f"{i % 2},{i * 0.25},{'' if i % 7 == 0 else i}" for i in range(300)]
+    for i in (0, 5, 6, 150, 299):
+        rows.insert(i, "" if i % 2 else " \t")
+    for eol in ("\n", "\r\n"):
+        path = tmp_path / "d.csv"
+        path.write_text(eol.join(rows) + eol + eol)
+        serial, chunked = read_both(path, {}, 100)
+        assert_same(serial, chunked)
+        assert serial.X.shape == (300, 2)
