@@ -49,6 +49,8 @@ def _warm_kernels():
         # uint16 bins (max_bin > 255) and weights.
         ("regression", y_reg, {"bagging_fraction": 0.5, "bagging_freq": 1,
                                "feature_fraction": 0.5, "max_bin": 300, "min_data_in_bin": 1}),
+        # quantized training: integer histograms
+        ("binary", y_bin, {"use_quantized_grad": True, "quant_train_renew_leaf": True}),
     ]
     for objective, y, extra in cases:
         for data, layout in itertools.product((X, X_nan), LAYOUTS):
