@@ -221,16 +221,20 @@ def build_wide_histogram_rowwise(binned_rows, sample_indices, narrow_words, feat
     """
     n_rows = sample_indices.shape[0]
     total_bins = hist.shape[0]
-    n_pieces = (n_rows + piece_rows - 1) // piece_rows
-    n_workers = max(1, min(n_row_chunks(n_rows), n_pieces))
+    # As many pieces per worker, of equal size (unequal pieces left one thread
+    # with most of a medium leaf: measured 1.3x slower than even chunks).
+    n_workers = n_row_chunks(n_rows)
+    per_worker = max(1, -(-n_rows // (piece_rows * n_workers)))
+    n_pieces = n_workers * per_worker
+    piece = -(-n_rows // n_pieces)
     for c in prange(n_workers):
         partial = wide_partials[c]
         partial[:] = 0
         scratch = narrow_scratch[c]
-        for p in range(c, n_pieces, n_workers):
-            lo = p * piece_rows
+        for p in range(c * per_worker, (c + 1) * per_worker):
+            lo = min(n_rows, p * piece)
             _accumulate_rows_int(binned_rows, sample_indices, narrow_words, feature_offsets, lo,
-                                 min(n_rows, lo + piece_rows), scratch)
+                                 min(n_rows, lo + piece), scratch)
             for b in range(total_bins):
                 w = np.int64(scratch[b])
                 h = w & np.int64(0xFFFF)
