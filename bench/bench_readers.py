@@ -32,7 +32,6 @@ script run by hand, not a test.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import pathlib
@@ -45,23 +44,12 @@ import time
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from bench_core import load_datasets_module  # noqa: E402  (the generators, without numba)
 SEED = 0
 TARGETS = {"csv": 1.5, "libsvm": 1.5}   # read_data / peer <=
 MISSING_FRACTION = 0.001                # NaN cells (empty CSV fields)
 KEEP_ZERO_FRACTION = 0.1                # zeros written explicitly in the LibSVM file
-
-
-def load_datasets_module():
-    """``datasets/__init__.py`` of this checkout (``dgbdt.datasets`` outside one)."""
-    path = REPO / "datasets" / "__init__.py"
-    if path.is_file():
-        spec = importlib.util.spec_from_file_location("_bench_datasets", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    import dgbdt.datasets as module  # noqa: PLC0415
-
-    return module
 
 
 # ---------------------------------------------------------------------------
