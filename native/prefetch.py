@@ -43,7 +43,9 @@ def prefetch_item(typingctx, array, index):
 
 @intrinsic
 def prefetch_row(typingctx, array, row):
-    """Prefetch the start of row ``row`` of a 2-D array."""
+    """Prefetch row ``row`` of a C-contiguous 2-D array: its first and its last
+    element, as a short row (28 bytes) often straddles two cache lines and the
+    second would otherwise be a demand miss."""
     if not (isinstance(array, types.Array) and array.ndim == 2 and isinstance(row, types.Integer)):
         return None
 
@@ -51,6 +53,11 @@ def prefetch_row(typingctx, array, row):
         r = context.cast(builder, args[1], signature.args[1], types.intp)
         zero = context.get_constant(types.intp, 0)
         _emit_prefetch(context, builder, signature.args[0], args[0], [r, zero])
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        n_cols = builder.extract_value(ary.shape, 1)
+        last = builder.sub(n_cols, context.get_constant(types.intp, 1))
+        last = builder.select(builder.icmp_signed("<", last, zero), zero, last)
+        _emit_prefetch(context, builder, signature.args[0], args[0], [r, last])
         return context.get_dummy_value()
 
     return types.void(array, row), codegen
