@@ -99,6 +99,7 @@ def _pack_range(q_g, q_h, sample_indices, shift, lo, hi, out):
     for i in range(lo, hi):
         if i + PREFETCH_DISTANCE < hi:
             prefetch_item(q_g, sample_indices[i + PREFETCH_DISTANCE])
+            prefetch_item(q_h, sample_indices[i + PREFETCH_DISTANCE])
         r = sample_indices[i]
         # Computed in int64; the value fits the narrow word when shift is 16.
         out[i] = (np.int64(q_g[r]) << np.int64(shift)) + np.int64(q_h[r])
