@@ -29,7 +29,7 @@ class SerialLearner:
         self._chunk_hists = None
         if self.row_wise:
             self._chunk_hists = np.empty((MAX_CHUNKS, data.total_bins, HIST_WIDTH), HIST_DTYPE)
-        self._int_scratch = {}      # quantized training: per word dtype, local histograms
+        self._int_scratch = {}      # quantized training: buffers by name (see _scratch)
 
     def global_totals(self, sum_gradients, sum_hessians, count):
         return sum_gradients, sum_hessians, count
