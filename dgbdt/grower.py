@@ -16,7 +16,7 @@ from .native.common import (
     SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
 )
 from .native.histogram import gather_gradients, subtract_histograms
-from .native.quantize import WIDE_DTYPE, packed_width
+from .native.quantize import WIDE_DTYPE, packed_width, sum_levels
 from .native.split import leaf_output
 from .tree import Tree
 
@@ -112,9 +112,8 @@ class TreeGrower:
                 float(np.sum(self.ordered_hessians[:n_root], dtype=np.float64)),
                 float(n_root))
         q = self.quant
-        sums = self.learner.sum_over_rows(np.array(
-            [np.sum(q.q_g[rows], dtype=np.int64), np.sum(q.q_h[rows], dtype=np.int64), n_root],
-            np.int64))
+        sum_g, sum_h = sum_levels(q.q_g, q.q_h, rows)
+        sums = self.learner.sum_over_rows(np.array([sum_g, sum_h, n_root], np.int64))
         return float(sums[0]) * q.g_scale, float(sums[1]) * q.h_scale, float(sums[2])
 
     # -- growth -----------------------------------------------------------------

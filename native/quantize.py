@@ -94,6 +94,24 @@ def quantize_gradients(gradients, hessians, inv_g_scale, inv_h_scale, n_bins, se
         out_h[i] = np.int8(min(max(np.floor(h + u_h), 0.0), h_max))
 
 
+@njit(cache=True)
+def sum_levels(q_g, q_h, sample_indices):
+    """(sum of q_g, sum of q_h) over the rows ``sample_indices``, as int64.
+
+    Parameters
+    ----------
+    q_g, q_h : int8[n_samples]         # IN
+    sample_indices : uint32[n_rows]    # IN
+    """
+    sum_g = np.int64(0)
+    sum_h = np.int64(0)
+    for i in range(sample_indices.shape[0]):
+        r = sample_indices[i]
+        sum_g += q_g[r]
+        sum_h += q_h[r]
+    return sum_g, sum_h
+
+
 @njit(cache=True, inline="always")
 def _pack_range(q_g, q_h, sample_indices, shift, lo, hi, out):
     for i in range(lo, hi):

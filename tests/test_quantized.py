@@ -9,7 +9,7 @@ from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
 from dgbdt.native.quantize import (
     NARROW_SHIFT, WIDE_SHIFT, build_int_histogram_colwise, build_int_histogram_rowwise,
     build_wide_histogram_rowwise, gather_packed, narrow_rows, narrow_words, packed_width,
-    quantize_gradients, unpack_histogram, widen_words)
+    quantize_gradients, sum_levels, unpack_histogram, widen_words)
 from mpi_launch import run_mpi
 
 
@@ -185,6 +185,16 @@ def test_wide_histogram_from_narrow_pieces_equals_the_naive_twin(n_rows, piece_r
     unpack_histogram(hist, np.arange(3, dtype=np.int32), offsets, 1.0, 1.0, got)
     np.testing.assert_array_equal(got, naive_int_histogram(binned, rows, q_g, q_h, offsets,
                                                            range(3)))
+
+
+def test_sum_levels_equals_numpy():
+    rng = np.random.default_rng(9)
+    q_g = rng.integers(-3, 4, 5000).astype(np.int8)
+    q_h = rng.integers(0, 7, 5000).astype(np.int8)
+    rows = np.sort(rng.choice(5000, 3000, replace=False)).astype(np.uint32)
+    assert sum_levels(q_g, q_h, rows) == (q_g[rows].sum(dtype=np.int64),
+                                          q_h[rows].sum(dtype=np.int64))
+    assert sum_levels(q_g, q_h, rows[:0]) == (0, 0)
 
 
 def test_unpack_scales_back():
