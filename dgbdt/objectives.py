@@ -6,6 +6,7 @@ selected by an integer code.  A custom objective is a callable
 """
 import numpy as np
 
+from .exact_sum import global_exact_sums
 from .native import common
 from .native.objective import compute_gradients
 
@@ -78,10 +79,11 @@ class Objective:
     def set_label_weights(self, label, weight, comm):
         """Global checks and the binary label weights (is_unbalance, scale_pos_weight).
 
-        Sums are over every rank's rows (``comm.allreduce``), so all ranks agree.
+        Sums are over every rank's rows, exact (dgbdt.exact_sum), so all ranks
+        agree and get the same values whatever the number of ranks.
         """
         ww = np.ones_like(label) if weight is None else weight
-        pos, neg = comm.allreduce(np.array([np.sum(ww[label > 0]), np.sum(ww[label <= 0])]))
+        pos, neg = global_exact_sums(comm, [ww[label > 0], ww[label <= 0]])
         if not pos + neg > 0:
             raise ValueError("The sample weights sum to zero: at least one row needs a positive weight")
         if self.name == "binary":
@@ -92,10 +94,11 @@ class Objective:
 
     def init_score(self, label, weight, comm):
         """Score that minimises the loss of a constant model (boost_from_average),
-        from global sums (and a global weighted median for L1)."""
+        from exact global sums (and a global weighted median for L1): the same
+        on any number of ranks."""
         ww = np.ones_like(label) if weight is None else weight
         if self.name in ("regression", "huber"):
-            s_wy, s_w = comm.allreduce(np.array([np.sum(ww * label), np.sum(ww)]))
+            s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
             return np.array([s_wy / s_w])
         if self.name == "regression_l1":
             all_label, _ = comm.allgatherv(np.asarray(label, np.float64))
@@ -103,15 +106,12 @@ class Objective:
             return np.array([weighted_quantile(all_label, all_weight, 0.5)])
         if self.name == "binary":
             lw = self.label_weights
-            pos, neg = comm.allreduce(np.array([np.sum(ww[label > 0]), np.sum(ww[label <= 0])]))
+            pos, neg = global_exact_sums(comm, [ww[label > 0], ww[label <= 0]])
             pos *= lw[1]
             p = np.clip(pos / (pos + neg * lw[0]), 1e-15, 1 - 1e-15)
             return np.array([np.log(p / (1 - p)) / self.sigmoid])
         # multiclass: log of the class priors
-        # float64 on every rank: an empty shard's bincount would be int64 and
-        # the ranks would reduce buffers of different types.
-        counts = comm.allreduce(np.bincount(label.astype(np.int64), weights=ww,
-                                            minlength=self.num_class).astype(np.float64))
+        counts = np.array(global_exact_sums(comm, [ww[label == k] for k in range(self.num_class)]))
         return np.log(np.maximum(counts / counts.sum(), 1e-15))
 
     def gradients(self, scores, label, weight, gradients, hessians):

@@ -1,0 +1,60 @@
+"""Sums of floats over every rank's rows, exact: the same on any number of ranks.
+
+A float sum depends on the order of addition, so a global sum computed as
+allreduce(local sums) changes in the last bits with the rank layout.  Starting
+scores (boost_from_average) and label weights come from such sums; with
+integer (quantized) histograms they are all that kept models from being
+identical for any number of ranks.  Here every float64 is split exactly into
+an integer mantissa and an exponent, each rank sums them as a Python integer
+(no rounding at all), the integers are added over the ranks, and the total is
+rounded once.  The result is the correctly rounded sum (as ``math.fsum``).
+"""
+import math
+
+import numpy as np
+
+# x = M * 2**(e - 53) with |M| < 2**53 and e >= -1073 (subnormals): scaled by
+# 2**_BIAS every term is an integer.
+_BIAS = 1126
+
+
+def local_exact_sum(values):
+    """The exact sum of ``values`` times 2**_BIAS, as a Python int."""
+    x = np.asarray(values, np.float64).ravel()
+    x = x[x != 0]
+    if len(x) == 0:
+        return 0
+    if not np.all(np.isfinite(x)):
+        raise ValueError("cannot sum non-finite values exactly")
+    mantissa, exponent = np.frexp(x)
+    m = (mantissa * 2.0**53).astype(np.int64)                 # exact
+    shift = exponent.astype(np.int64) - 53 + _BIAS            # >= 0
+    # Sum mantissas per exponent in int64 without overflow: 32-bit halves.
+    shifts, group = np.unique(shift, return_inverse=True)
+    high = np.zeros(len(shifts), np.int64)
+    low = np.zeros(len(shifts), np.int64)
+    np.add.at(high, group, m >> 32)
+    np.add.at(low, group, m & 0xFFFFFFFF)
+    return sum(((int(h) << 32) + int(lo)) << int(s) for h, lo, s in zip(high, low, shifts))
+
+
+def global_exact_sums(comm, arrays):
+    """Correctly rounded sums of each array over every rank's values (a list of floats)."""
+    totals = [local_exact_sum(a) for a in arrays]
+    if comm.size > 1:
+        text = ",".join(format(t, "x") for t in totals).encode()
+        gathered, counts = comm.allgatherv(np.frombuffer(text, np.uint8))
+        totals = [0] * len(arrays)
+        at = 0
+        for count in counts:
+            part = bytes(gathered[at:at + count]).decode().split(",")
+            at += count
+            totals = [t + int(p, 16) for t, p in zip(totals, part)]
+    return [_to_float(t) for t in totals]
+
+
+def _to_float(total):
+    try:
+        return total / (1 << _BIAS)        # int / int: rounded once, correctly
+    except OverflowError:                  # beyond the float range, as a float sum would be
+        return math.inf if total > 0 else -math.inf

@@ -1,0 +1,39 @@
+"""Exact global sums: correctly rounded, and the same however the values are split."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dgbdt.comm import SerialComm
+from dgbdt.exact_sum import global_exact_sums, local_exact_sum
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(finite, max_size=60), st.lists(st.integers(0, 60), max_size=3))
+def test_exact_sum_is_fsum_and_split_invariant(values, cuts):
+    x = np.array(values, np.float64)
+    total = global_exact_sums(SerialComm(), [x])[0]
+    try:
+        expected = math.fsum(values)
+    except OverflowError:
+        expected = total
+        assert math.isinf(total)
+    assert total == expected
+    parts = np.split(x, sorted(c for c in cuts if c <= len(x)))
+    assert sum(local_exact_sum(p) for p in parts) == local_exact_sum(x)
+
+
+def test_wide_dynamic_range_and_subnormals():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=5000) * np.exp(rng.uniform(-300, 300, 5000))
+    x[:3] = [5e-324, -5e-324, 1e-310]
+    assert global_exact_sums(SerialComm(), [x, x[:10], []]) == [math.fsum(x), math.fsum(x[:10]), 0.0]
+
+
+def test_non_finite_values_are_refused():
+    with pytest.raises(ValueError, match="non-finite"):
+        local_exact_sum([1.0, np.inf])
