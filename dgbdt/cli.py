@@ -190,9 +190,9 @@ def _read_options(io):
                 else (ignore or ()), zero_based=_truthy(io["zero_based"]))
 
 
-def _world(io_size_hint):
+def _world(n_ranks):
     """The MPI world when launched on several ranks, else None (no MPI initialised)."""
-    if io_size_hint <= 1:
+    if n_ranks <= 1:
         return None
     from .comm import world_comm
     return world_comm()
@@ -209,7 +209,7 @@ def _read_for_training(path, io, comm, tree_learner, rank_files):
         return distributed_io.read_column_block(path, comm, options)
     if rank_files:
         own = path.replace("{rank}", str(comm.rank))
-        return distributed_io._agreed(comm, lambda: read_data(own, **options)), None
+        return distributed_io.run_agreed(comm, lambda: read_data(own, **options)), None
     return distributed_io.read_row_part(path, comm, options), None
 
 
@@ -283,7 +283,7 @@ def run_predict(io, params):
         booster = Booster(model_file=io["input_model"])
         X = read_data(io["data"], **options).X
     else:
-        booster = distributed_io._agreed(comm, lambda: Booster(model_file=io["input_model"]))
+        booster = distributed_io.run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
         X = distributed_io.read_row_part(io["data"], comm, options).X
     leaf_index = _truthy(io["predict_leaf_index"])
     n_iter = _int(io, "num_iteration_predict")
@@ -300,7 +300,7 @@ def run_predict(io, params):
         write_atomic(io["output_result"], text.decode())
         n_rows = X.shape[0]
     else:
-        text = distributed_io._agreed(comm, predict)
+        text = distributed_io.run_agreed(comm, predict)
         distributed_io.write_parts_in_order(io["output_result"], text, comm)
         n_rows = int(comm.allreduce(np.array([X.shape[0]], np.int64))[0])
     if comm is None or comm.rank == 0:

@@ -24,7 +24,7 @@ from . import readers
 from .comm import agree_on_errors
 
 
-def _agreed(comm, step):
+def run_agreed(comm, step):
     """Run ``step()`` on this rank; every rank raises if any rank's step raised."""
     result, error = None, None
     try:
@@ -60,21 +60,21 @@ def read_row_part(path, comm, options):
         data = None if gzipped else readers.read_part(path, comm.rank, comm.size)
         parts = None
         if gzipped and comm.rank == 0:
-            parts = readers.split_parts(readers._read_bytes(path), comm.size)
+            parts = readers.split_parts(readers.read_file_bytes(path), comm.size)
         return found_fmt, sep, header_text, gzipped, data, parts
 
-    found_fmt, sep, header_text, gzipped, data, parts = _agreed(comm, local_read)
+    found_fmt, sep, header_text, gzipped, data, parts = run_agreed(comm, local_read)
     if gzipped:
         data = comm.scatter_bytes(parts)
         del parts
     first_line = 1 + _exclusive_sum(comm, readers.count_lines(data))[0]
-    out = _agreed(comm, lambda: readers.parse_text(
+    out = run_agreed(comm, lambda: readers.parse_text(
         path, data, fmt=found_fmt, sep=sep, header_text=header_text, first_line=first_line,
         **options))
     del data
     _agree_on_width(comm, out, found_fmt, path)
     row_offset, n_total = _exclusive_sum(comm, out.X.shape[0])
-    _agreed(comm, lambda: readers.read_side_files(path, out, row_offset, n_total))
+    run_agreed(comm, lambda: readers.read_side_files(path, out, row_offset, n_total))
     return out
 
 
@@ -117,14 +117,14 @@ def read_column_block(path, comm, options):
             out.X = out.X[:, block].tocsr()
             return out, block
         # Delimited: count the columns on the first lines, then convert only this block.
-        head = readers._read_head(path)
+        head = readers.read_head(path)
         head = head[:head.rfind(b"\n") + 1] or head
         rest = {k: v for k, v in options.items() if k != "fmt"}
         n_features = readers.parse_text(path, head, fmt=fmt, sep=sep, **rest).X.shape[1]
         block = column_block(n_features, comm.rank, comm.size)
         return readers.read_data(path, keep_features=block, **options), block
 
-    return _agreed(comm, local_read)
+    return run_agreed(comm, local_read)
 
 
 def write_parts_in_order(path, data, comm):
@@ -145,7 +145,7 @@ def write_parts_in_order(path, data, comm):
         os.close(fd)
         return tmp.encode()
 
-    tmp = comm.bcast_bytes(_agreed(comm, create)).decode()
+    tmp = comm.bcast_bytes(run_agreed(comm, create)).decode()
 
     def write():
         fd = os.open(tmp, os.O_WRONLY)
@@ -159,7 +159,7 @@ def write_parts_in_order(path, data, comm):
             os.close(fd)
 
     try:
-        _agreed(comm, write)
+        run_agreed(comm, write)
         if comm.rank == 0:
             umask = os.umask(0)
             os.umask(umask)

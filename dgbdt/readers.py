@@ -51,7 +51,7 @@ import scipy.sparse as sp
 
 __all__ = ["DataFormatError", "LoadedData", "read_data", "sniff_format", "parse_text",
            "read_part", "split_parts", "count_lines", "is_gzip", "read_header_line",
-           "read_side_files"]
+           "read_side_files", "read_file_bytes", "read_head"]
 
 NA_TOKENS = ("", "NA", "N/A", "na", "nan", "NaN", "NAN", "-nan", "null", "NULL", "None")
 _NA_SET = frozenset(NA_TOKENS)
@@ -93,7 +93,8 @@ def _bad_gzip(path, exc):
     return DataFormatError(f"{path}: not a valid gzip file ({exc})")
 
 
-def _read_bytes(path):
+def read_file_bytes(path):
+    """The whole content of a file, decompressed when gzipped."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"data file not found: {path!r}")
@@ -107,7 +108,7 @@ def _read_bytes(path):
     return data
 
 
-def _read_head(path, n_bytes=1 << 16, whole_first_line=False):
+def read_head(path, n_bytes=1 << 16, whole_first_line=False):
     """The first ``n_bytes`` of a file's content (decompressed when gzipped); with
     ``whole_first_line``, more when the first line is longer."""
     path = os.fspath(path)
@@ -200,7 +201,7 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
     """
     path = os.fspath(path)
     fmt, sep = sniff_format(path, fmt, header)
-    out = parse_text(path, _read_bytes(path), fmt=fmt, sep=sep, header=header,
+    out = parse_text(path, read_file_bytes(path), fmt=fmt, sep=sep, header=header,
                      label_column=label_column, weight_column=weight_column,
                      group_column=group_column, ignore_columns=ignore_columns,
                      zero_based=zero_based, n_features=n_features, keep_features=keep_features)
@@ -214,7 +215,7 @@ def sniff_format(path, fmt="auto", header=False):
     decides from the same bytes, so all parse their parts alike."""
     if fmt not in _FORMATS:
         raise ValueError(f"fmt must be one of {_FORMATS}, got {fmt!r}")
-    head = _read_head(path)
+    head = read_head(path)
     if fmt == "auto":
         fmt = "libsvm" if _looks_like_libsvm(head) else "delimited"
     if fmt == "libsvm":
@@ -324,7 +325,7 @@ def is_gzip(path):
 
 def read_header_line(path):
     """The first line of a file (gzip or not), for the column names of a part."""
-    head = _read_head(path, whole_first_line=True)
+    head = read_head(path, whole_first_line=True)
     return head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
 
 
