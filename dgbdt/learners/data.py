@@ -112,7 +112,9 @@ class DataParallelLearner(SerialLearner):
         else:
             hist[lo:hi] = owned
 
+    def scanned_features(self, feature_indices):
+        return np.intersect1d(feature_indices, self.owned).astype(np.int32)
+
     def best_split(self, hist, feature_indices, totals, record):
-        mine = np.intersect1d(feature_indices, self.owned).astype(np.int32)
-        super().best_split(hist, mine, totals, record)
+        super().best_split(hist, self.scanned_features(feature_indices), totals, record)
         agree_best_split(self.comm, record)

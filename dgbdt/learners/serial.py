@@ -45,6 +45,10 @@ class SerialLearner:
         """The (local) features whose bins this rank builds."""
         return feature_indices
 
+    def scanned_features(self, feature_indices):
+        """The (local) features whose bins this rank's split scan reads."""
+        return self.histogram_features(feature_indices)
+
     def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
                        feature_indices, hist):
         if self.row_wise:
@@ -106,7 +110,7 @@ class SerialLearner:
         """best_split on integer words: scaled back to floats, then the usual scan."""
         if not hasattr(self, "_unpacked"):
             self._unpacked = np.zeros((self.data.total_bins, HIST_WIDTH), HIST_DTYPE)
-        unpack_histogram(words, self.histogram_features(feature_indices),
+        unpack_histogram(words, self.scanned_features(feature_indices),
                          self.data.feature_offsets, quant.g_scale, quant.h_scale, self._unpacked)
         self.best_split(self._unpacked, feature_indices, totals, record)
 
