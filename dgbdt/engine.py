@@ -103,19 +103,27 @@ def make_comm(cfg):
                           "pip install 'dgbdt[mpi]'") from exc
 
 
-def check_same_params(comm, cfg):
-    """Every rank must train with the same parameters (hash compared with rank 0's)."""
+def _ranks_unlike_rank0(comm, text):
+    """Ranks whose ``text`` hashes differently from rank 0's (every rank gets the same list)."""
     import hashlib
-    import json
-    text = json.dumps({k: v for k, v in cfg.items() if not callable(v)}, sort_keys=True, default=str)
     digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
     digests = comm.allgather(digest)
-    bad = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
+    return [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
+
+
+def _agreed_error(error):
+    error.dgbdt_agreed = True          # every rank sees the same digests and raises
+    return error
+
+
+def check_same_params(comm, cfg):
+    """Every rank must train with the same parameters (hash compared with rank 0's)."""
+    import json
+    text = json.dumps({k: v for k, v in cfg.items() if not callable(v)}, sort_keys=True, default=str)
+    bad = _ranks_unlike_rank0(comm, text)
     if bad:
-        error = ValueError(f"Ranks {bad} were given other parameters than rank 0: every rank must "
-                           "call train() with the same params")
-        error.dgbdt_agreed = True          # every rank sees the same digests and raises
-        raise error
+        raise _agreed_error(ValueError(f"Ranks {bad} were given other parameters than rank 0: "
+                                       "every rank must call train() with the same params"))
 
 
 def check_same_rows(comm, dataset):
@@ -132,14 +140,10 @@ def check_same_rows(comm, dataset):
 
 def check_same_model(comm, booster):
     """Every rank must hold the same model (hash of the model file compared)."""
-    import hashlib
-    digest = hashlib.sha256(booster.model_to_string(-1).encode()).digest()
-    digests = comm.allgather(np.frombuffer(digest, dtype=np.uint8))
-    bad = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
+    bad = _ranks_unlike_rank0(comm, booster.model_to_string(-1))
     if bad:
-        error = RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0")
-        error.dgbdt_agreed = True          # every rank sees the same digests and raises
-        raise error
+        raise _agreed_error(RuntimeError(f"check_consistency: ranks {bad} hold another model "
+                                         "than rank 0"))
 
 
 def _num_threads(cfg, comm):

@@ -54,14 +54,13 @@ class TreeGrower:
     def _new_hist(self):
         # Quantized: one wide int64 word per bin (native/quantize.py); else (g, h) floats.
         if self.quant is not None:
-            for i, h in enumerate(self._free_hists):
-                if h.dtype == WIDE_DTYPE:
-                    return self._free_hists.pop(i)
-            return np.empty(self.data.total_bins, WIDE_DTYPE)
+            dtype, shape = WIDE_DTYPE, self.data.total_bins
+        else:
+            dtype, shape = HIST_DTYPE, (self.data.total_bins, HIST_WIDTH)
         for i, h in enumerate(self._free_hists):
-            if h.dtype == HIST_DTYPE:
+            if h.dtype == dtype:
                 return self._free_hists.pop(i)
-        return np.empty((self.data.total_bins, HIST_WIDTH), HIST_DTYPE)
+        return np.empty(shape, dtype)
 
     def _release(self, hist):
         if hist is not None:
@@ -100,12 +99,12 @@ class TreeGrower:
         self._leaf_histogram(rows, global_count, feature_indices, hist)
         return hist
 
-    def _root_totals(self, n_root):
+    def _root_totals(self, n_root, gradients, hessians):
         """Global (sum_g, sum_h, count) of the root: float sums, or, quantized,
         integer sums scaled back (exact, so the same on any number of ranks)."""
         rows = self.sample_indices[:n_root]
         if self.quant is None:
-            gather_gradients(self._gradients, self._hessians, rows, self.ordered_gradients,
+            gather_gradients(gradients, hessians, rows, self.ordered_gradients,
                              self.ordered_hessians)
             return self.learner.global_totals(
                 float(np.sum(self.ordered_gradients[:n_root], dtype=np.float64)),
@@ -134,14 +133,13 @@ class TreeGrower:
         """
         learner = self.learner
         self.quant = quant
-        self._gradients, self._hessians = gradients, hessians
         tree = Tree(self.num_leaves)
         n_root = root_rows.shape[0]
         self.sample_indices[:n_root] = root_rows
         self.leaf_begin[0] = 0
         self.leaf_count[0] = n_root
 
-        totals = self._root_totals(n_root)
+        totals = self._root_totals(n_root, gradients, hessians)
         tree.leaf_value[0] = leaf_output(totals[0], totals[1], self.lambda_l1, self.lambda_l2,
                                          self.max_delta_step)
         tree.leaf_weight[0] = totals[1]

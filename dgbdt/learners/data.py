@@ -80,16 +80,8 @@ class DataParallelLearner(SerialLearner):
                            for r in range(comm.size)]
         self.recv_counts = [2 * c for c in self.bin_counts]
 
-    def global_totals(self, sum_gradients, sum_hessians, count):
-        g, h, c = self.comm.allreduce(np.array([sum_gradients, sum_hessians, count]))
-        return float(g), float(h), float(c)
-
     def sum_over_rows(self, values):
         return self.comm.allreduce(np.asarray(values))
-
-    def global_counts(self, n_left, n_right):
-        left, right = self.comm.allreduce(np.array([n_left, n_right], np.int64))
-        return int(left), int(right)
 
     def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
                        feature_indices, hist):

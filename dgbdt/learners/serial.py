@@ -31,15 +31,18 @@ class SerialLearner:
             self._chunk_hists = np.empty((MAX_CHUNKS, data.total_bins, HIST_WIDTH), HIST_DTYPE)
         self._int_scratch = {}      # quantized training: buffers by name (see _scratch)
 
+    def sum_over_rows(self, values):
+        """Sums over every rank's rows (this rank holds them all); the
+        row-sharded learners sum over the ranks."""
+        return np.asarray(values)
+
     def global_totals(self, sum_gradients, sum_hessians, count):
-        return sum_gradients, sum_hessians, count
+        g, h, c = self.sum_over_rows(np.array([sum_gradients, sum_hessians, count]))
+        return float(g), float(h), float(c)
 
     def global_counts(self, n_left, n_right):
-        return n_left, n_right
-
-    def sum_over_rows(self, values):
-        """Sums over every rank's rows (this rank holds them all)."""
-        return values
+        left, right = self.sum_over_rows(np.array([n_left, n_right], np.int64))
+        return int(left), int(right)
 
     def histogram_features(self, feature_indices):
         """The (local) features whose bins this rank builds."""
@@ -108,11 +111,10 @@ class SerialLearner:
 
     def best_split_int(self, words, feature_indices, totals, record, quant):
         """best_split on integer words: scaled back to floats, then the usual scan."""
-        if not hasattr(self, "_unpacked"):
-            self._unpacked = np.zeros((self.data.total_bins, HIST_WIDTH), HIST_DTYPE)
+        unpacked = self._scratch("unpacked", (self.data.total_bins, HIST_WIDTH), HIST_DTYPE)
         unpack_histogram(words, self.scanned_features(feature_indices),
-                         self.data.feature_offsets, quant.g_scale, quant.h_scale, self._unpacked)
-        self.best_split(self._unpacked, feature_indices, totals, record)
+                         self.data.feature_offsets, quant.g_scale, quant.h_scale, unpacked)
+        self.best_split(unpacked, feature_indices, totals, record)
 
     def best_split(self, hist, feature_indices, totals, record):
         find_best_split(hist, feature_indices, self.data.feature_offsets, self.data.nan_bins,

@@ -24,8 +24,8 @@ import numpy as np
 
 from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN, SPLIT_FEATURE,
                              SPLIT_GAIN)
-from ..native.quantize import (NARROW_SHIFT, narrow_words, packed_width, unpack_histogram,
-                               widen_words)
+from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, narrow_words, packed_width,
+                               unpack_histogram, widen_words)
 from ..native.split import best_gain_per_feature, find_best_split
 from .data import DataParallelLearner, agree_best_split, owner_blocks
 from .serial import SerialLearner
@@ -58,6 +58,18 @@ def elect(proposals, top_k, rule):
     return np.sort(chosen).astype(np.int32)
 
 
+def _as_narrow(wide):
+    out = np.empty(len(wide), NARROW_DTYPE)
+    narrow_words(wide, out)
+    return out
+
+
+def _as_wide(narrow):
+    out = np.empty(len(narrow), WIDE_DTYPE)
+    widen_words(narrow, out)
+    return out
+
+
 class VotingParallelLearner(DataParallelLearner):
     def __init__(self, data, split_params, comm, top_k, rule):
         super().__init__(data, split_params, comm)
@@ -71,8 +83,8 @@ class VotingParallelLearner(DataParallelLearner):
     def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
                        feature_indices, hist):
         # Local only: the vote decides what is sent.
-        super(DataParallelLearner, self).leaf_histogram(
-            sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)
+        SerialLearner.leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
+                                     feature_indices, hist)
 
     def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
         SerialLearner.leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist)
@@ -99,13 +111,16 @@ class VotingParallelLearner(DataParallelLearner):
             proposal[:len(order), 1] = gains[order]
         return elect(self.comm.allgather(proposal), self.top_k, self.rule)
 
-    def _reduce_elected(self, hist, elected, width):
+    def _reduce_elected(self, hist, elected, width, pack=None):
         """Step 3: the elected features' bins of ``hist`` (``width`` values per bin)
-        summed over ranks; returns (this rank's owned features, their summed bins)."""
+        summed over ranks; returns (this rank's owned features, their summed bins).
+        ``pack`` converts the bins to send (quantized: narrow words)."""
         offsets = self.data.feature_offsets
         n_bins = offsets[elected + 1] - offsets[elected]
         blocks = owner_blocks(n_bins, self.comm.size)
         send = np.concatenate([hist[offsets[f]:offsets[f + 1]] for f in elected]).reshape(-1)
+        if pack is not None:
+            send = pack(send)
         counts = [width * int(n_bins[blocks[r]:blocks[r + 1]].sum())
                   for r in range(self.comm.size)]
         owned = elected[blocks[self.comm.rank]:blocks[self.comm.rank + 1]]
@@ -142,24 +157,18 @@ class VotingParallelLearner(DataParallelLearner):
     def best_split_int(self, words, feature_indices, totals, record, quant):
         # The vote reads the local words scaled back to floats; the elected
         # features' words travel narrow when the leaf's global count allows.
-        if not hasattr(self, "_unpacked"):
-            self._unpacked = np.zeros_like(self._global)
+        unpacked = self._scratch("unpacked", self._global.shape, self._global.dtype)
         offsets = self.data.feature_offsets
-        unpack_histogram(words, feature_indices, offsets, quant.g_scale, quant.h_scale,
-                         self._unpacked)
-        elected = self._vote(self._unpacked, feature_indices, totals)
+        unpack_histogram(words, feature_indices, offsets, quant.g_scale, quant.h_scale, unpacked)
+        elected = self._vote(unpacked, feature_indices, totals)
         if len(elected) == 0:
             self._no_split(record)
             return
-        send = words
-        if packed_width(int(totals[2]), quant.n_bins) == NARROW_SHIFT:
-            send = np.empty(len(words), np.int32)
-            narrow_words(words, send)
-        owned, summed = self._reduce_elected(send, elected, 1)
-        if summed.dtype != words.dtype:
-            wide = np.empty(len(summed), words.dtype)
-            widen_words(summed, wide)
-            summed = wide
+        narrow = packed_width(int(totals[2]), quant.n_bins) == NARROW_SHIFT
+        owned, summed = self._reduce_elected(words, elected, 1,
+                                             pack=_as_narrow if narrow else None)
+        if narrow:
+            summed = _as_wide(summed)
         # Scale the owned global words back to floats in place of the float path's sums.
         n_owned_bins = len(summed)
         owned_offsets = np.concatenate([[0], np.cumsum(offsets[owned + 1] - offsets[owned])])
