@@ -298,18 +298,20 @@ def read_part(path, part, n_parts):
         return fh.read(end - start)
 
 
+def _line_start_in(data, pos):
+    """The first line start at or after ``pos`` in the bytes ``data`` (``len(data)``
+    if none): the rule of :func:`_line_start_at_or_after`, in memory."""
+    size = len(data)
+    if pos <= 0 or pos >= size:
+        return min(max(pos, 0), size)
+    i = data.find(b"\n", pos - 1)
+    return size if i < 0 else i + 1
+
+
 def split_parts(data, n_parts):
     """``data`` cut into ``n_parts`` by the rule of :func:`part_bounds` (for gzip input,
     which one rank decompresses and scatters)."""
-    size = len(data)
-
-    def line_start(pos):
-        if pos <= 0 or pos >= size:
-            return min(max(pos, 0), size)
-        i = data.find(b"\n", pos - 1)
-        return size if i < 0 else i + 1
-
-    cuts = [line_start(size * p // n_parts) for p in range(n_parts + 1)]
+    cuts = [_line_start_in(data, len(data) * p // n_parts) for p in range(n_parts + 1)]
     return [data[cuts[p]:cuts[p + 1]] for p in range(n_parts)]
 
 
@@ -564,10 +566,9 @@ def _n_threads():
 
 def _chunk_bounds(data, start, size):
     """``[(lo, hi), ...]`` covering ``data[start:]``, cut after a newline every ~``size`` bytes."""
-    bounds, lo, n = [], start, len(data)
-    while lo < n:
-        hi = data.find(b"\n", min(lo + size, n) - 1)
-        hi = n if hi < 0 else hi + 1
+    bounds, lo = [], start
+    while lo < len(data):
+        hi = _line_start_in(data, lo + size)
         bounds.append((lo, hi))
         lo = hi
     return bounds
