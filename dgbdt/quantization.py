@@ -9,14 +9,15 @@ the same model on any number of ranks.  See native/quantize.py.
 """
 import numpy as np
 
-from .native.quantize import QUANT_DTYPE, quantize_gradients
+from .native.quantize import NARROW_DTYPE, QUANT_DTYPE, pack_words, quantize_gradients
 from .native.split import leaf_output
 
 STREAM_QUANTIZE = 5
 
 
 class GradientQuantizer:
-    """Integer gradients of one tree: ``q_g``, ``q_h`` and their scales.
+    """Integer gradients of one tree: ``q_g``, ``q_h``, their scales, and every
+    row's narrow word ``row_words`` (native.quantize.pack_words).
 
     ``g_scale`` maps an integer gradient back to a float one; a leaf's
     gradient sum is ``sum(q_g) * g_scale``.
@@ -30,6 +31,7 @@ class GradientQuantizer:
         self.row_comm = row_comm
         self.q_g = np.zeros(n_samples, QUANT_DTYPE)
         self.q_h = np.zeros(n_samples, QUANT_DTYPE)
+        self.row_words = np.zeros(n_samples, NARROW_DTYPE)
         self.g_scale = self.h_scale = 1.0
 
     def quantize(self, gradients, hessians, tree_index):
@@ -44,6 +46,7 @@ class GradientQuantizer:
                            1.0 / self.h_scale if h_max > 0 else 0.0, self.n_bins, self.seed,
                            STREAM_QUANTIZE * 1_000_003 + tree_index, self.row_offset,
                            self.stochastic, self.q_g, self.q_h)
+        pack_words(self.q_g, self.q_h, self.row_words)
         return self
 
 

@@ -13,6 +13,7 @@ No fastmath here: the gains are compared for equality across ranks.
 """
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from .common import (
     SPLIT_GAIN, SPLIT_FEATURE, SPLIT_BIN, SPLIT_DEFAULT_LEFT,
@@ -55,9 +56,29 @@ def leaf_gain(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step)
     return -(2.0 * sg * value + (sum_hessians + lambda_l2) * value * value)
 
 
+def _bin_sums(hist, b, g_scale, h_scale):
+    """(sum_gradients, sum_hessians) of bin ``b``: a float histogram's row, or a
+    quantized histogram's packed int64 word (native/quantize.py) scaled back."""
+
+
+@overload(_bin_sums, inline="always")
+def _bin_sums_impl(hist, b, g_scale, h_scale):
+    if hist.ndim == 2:
+        def read_floats(hist, b, g_scale, h_scale):
+            return hist[b, 0], hist[b, 1]
+        return read_floats
+
+    def read_word(hist, b, g_scale, h_scale):
+        word = hist[b]
+        h = word & np.int64(0xFFFFFFFF)                 # hessian: the low 32 bits
+        return np.float64((word - h) >> np.int64(32)) * g_scale, np.float64(h) * h_scale
+    return read_word
+
+
 @njit(cache=True)
 def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
-                    sum_gradients, sum_hessians, count, split_params, out):
+                    sum_gradients, sum_hessians, count, split_params, out,
+                    g_scale=1.0, h_scale=1.0):
     """Best split of one leaf over the features ``feature_indices``.
 
     For every feature the thresholds are scanned left to right; when the leaf
@@ -68,13 +89,16 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
 
     Parameters
     ----------
-    hist : float64[total_bins, 2]          # IN  the leaf's histogram
+    hist : float64[total_bins, 2]          # IN  the leaf's histogram, or
+           int64[total_bins]               #     its quantized wide words, read as
+                                           #     (g * g_scale, h * h_scale) bin by bin
     feature_indices : int32[n_used]        # IN  candidate features, ascending
     feature_offsets : int64[n_features+1]  # IN
     nan_bins : int32[n_features]           # IN  NaN bin within the feature, -1 if none
     sum_gradients, sum_hessians, count : float  # IN  the leaf's totals (exact count)
     split_params : float64[SPLIT_PARAMS_SIZE]  # IN
     out : float64[SPLIT_RECORD_SIZE]       # OUT the best split; feature -1 if none
+    g_scale, h_scale : float64             # IN  quantized words only
     """
     l1 = split_params[SP_LAMBDA_L1]
     l2 = split_params[SP_LAMBDA_L2]
@@ -99,8 +123,7 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
         nan_h = 0.0
         if nan_bin >= 0:
             n_value_bins -= 1
-            nan_g = hist[start + nan_bin, 0]
-            nan_h = hist[start + nan_bin, 1]
+            nan_g, nan_h = _bin_sums(hist, start + nan_bin, g_scale, h_scale)
         # NaN rows present: each threshold is tried with NaN right (direction 0)
         # and NaN left (1), and "every value left, NaN right" is a split too.
         has_nan_rows = nan_bin >= 0 and (nan_h != 0.0 or nan_g != 0.0)
@@ -109,8 +132,9 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
         value_g = 0.0
         value_h = 0.0
         for b in range(n_thresholds):
-            value_g += hist[start + b, 0]
-            value_h += hist[start + b, 1]
+            bin_g, bin_h = _bin_sums(hist, start + b, g_scale, h_scale)
+            value_g += bin_g
+            value_h += bin_h
             for direction in range(n_directions):
                 if direction == 1:
                     if b == n_value_bins - 1:

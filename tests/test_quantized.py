@@ -8,7 +8,7 @@ import dgbdt
 from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
 from dgbdt.native.quantize import (
     NARROW_SHIFT, WIDE_SHIFT, build_int_histogram_colwise, build_int_histogram_rowwise,
-    build_wide_histogram_rowwise, gather_packed, narrow_rows, narrow_words, packed_width,
+    build_wide_histogram_rowwise, gather_packed, narrow_rows, narrow_words, pack_words, packed_width,
     quantize_gradients, sum_levels, unpack_histogram, widen_words)
 from mpi_launch import run_mpi
 
@@ -105,6 +105,15 @@ def test_words_at_the_width_limit_add_exactly_in_any_grouping(n_bins):
             assert out[0, 0] == g_level * n and out[0, 1] == q_h.sum(dtype=np.int64)
 
 
+def test_pack_words_packs_every_row_narrow():
+    rng = np.random.default_rng(4)
+    q_g = rng.integers(-63, 64, 10_000).astype(np.int8)
+    q_h = rng.integers(0, 127, 10_000).astype(np.int8)
+    out = np.empty(10_000, np.int32)
+    pack_words(q_g, q_h, out)
+    np.testing.assert_array_equal(out, q_g.astype(np.int64) * 65536 + q_h)
+
+
 def test_widen_and_narrow_are_inverse():
     rng = np.random.default_rng(3)
     g = rng.integers(-32768, 32768, 1000)
@@ -144,16 +153,23 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
     dtype = np.int32 if shift == NARROW_SHIFT else np.int64
     words = np.empty(n, dtype)
     gather_packed(q_g, q_h, rows, shift, words)
+    row_words = np.empty(n, np.int32)           # every row's narrow word, by row index
+    pack_words(q_g, q_h, row_words)
     expected = naive_int_histogram(binned, rows, q_g, q_h, offsets, range(n_features))
     features = np.arange(n_features, dtype=np.int32)
+    total = offsets[-1]
     for layout in ("row", "col"):
-        hist = np.full(offsets[-1], 99, dtype)
-        if layout == "row":
-            build_int_histogram_rowwise(np.ascontiguousarray(binned), rows, words, offsets,
-                                        np.empty((MAX_CHUNKS, offsets[-1]), dtype), hist)
-        else:
+        hist = np.full(total, 99, dtype)
+        if layout == "col":
             build_int_histogram_colwise(np.asfortranarray(binned).T, rows, words, features,
                                         offsets, hist)
+        elif shift == NARROW_SHIFT:
+            build_int_histogram_rowwise(np.ascontiguousarray(binned), rows, row_words, offsets,
+                                        np.empty((MAX_CHUNKS, total), np.int32), hist)
+        else:       # row-wise wide: summed from narrow pieces that fit
+            build_wide_histogram_rowwise(np.ascontiguousarray(binned), rows, row_words, offsets,
+                                         narrow_rows(1), np.empty((MAX_CHUNKS, total), np.int32),
+                                         np.empty((MAX_CHUNKS, total), np.int64), hist)
         wide = np.empty(len(hist), np.int64)
         if dtype == np.int32:
             widen_words(hist, wide)
@@ -169,16 +185,16 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
 def test_wide_histogram_from_narrow_pieces_equals_the_naive_twin(n_rows, piece_rows):
     # Rows at the extreme levels: a narrow histogram of all of them would overflow.
     rng = np.random.default_rng(n_rows)
-    n, n_bins = max(n_rows, 10), np.array([2, 3, 256])
+    n, n_bins = max(2 * n_rows, 10), np.array([2, 3, 256])
     offsets = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
     binned = np.stack([rng.integers(0, b, n) for b in n_bins], axis=1).astype(np.uint8)
-    rows = np.arange(n_rows, dtype=np.uint32)
+    rows = np.sort(rng.choice(n, n_rows, replace=False)).astype(np.uint32)
     q_g = rng.choice(np.array([-2, 2], np.int8), n)
     q_h = np.full(n, 4, np.int8)
-    words = np.empty(n, np.int32)
-    gather_packed(q_g, q_h, rows, NARROW_SHIFT, words)
+    row_words = np.empty(n, np.int32)
+    pack_words(q_g, q_h, row_words)
     hist = np.full(offsets[-1], 7, np.int64)
-    build_wide_histogram_rowwise(binned, rows, words, offsets, piece_rows,
+    build_wide_histogram_rowwise(binned, rows, row_words, offsets, piece_rows,
                                  np.empty((MAX_CHUNKS, offsets[-1]), np.int32),
                                  np.empty((MAX_CHUNKS, offsets[-1]), np.int64), hist)
     got = np.zeros((offsets[-1], 2))
@@ -359,3 +375,33 @@ def test_feature_parallel_quantized_equals_serial(tmp_path, script):
     X, y, _, _ = shard_data.make_data()
     serial = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 6)
     assert distributed.dump_model()["trees"] == serial.dump_model()["trees"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_split_scan_on_words_equals_the_scan_on_unpacked_floats(seed):
+    # find_best_split reads packed words scaled back bin by bin: the same record,
+    # bit for bit, as scanning the histogram unpacked to floats first.
+    from dgbdt.native import common
+    from dgbdt.native.split import find_best_split
+    rng = np.random.default_rng(seed)
+    n_bins = np.array([5, 30, 2, 255])
+    offsets = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
+    nan_bins = np.array([4, -1, 1, 254], np.int32)
+    g = rng.integers(-400, 400, offsets[-1])
+    h = rng.integers(0, 800, offsets[-1])
+    h[offsets[2] + 1] = 0                                  # a NaN bin without rows
+    words = (g * 2**32 + h).astype(np.int64)
+    features = np.array([0, 1, 2, 3], np.int32)
+    gs, hs = 0.37, 0.011
+    floats = np.zeros((offsets[-1], 2))
+    unpack_histogram(words, features, offsets, gs, hs, floats)
+    params = np.zeros(common.SPLIT_PARAMS_SIZE)
+    params[common.SP_LAMBDA_L2] = 1.0
+    params[common.SP_MIN_DATA_IN_LEAF] = 20
+    params[common.SP_MIN_SUM_HESSIAN] = 1e-3
+    totals = (g[:5].sum() * gs, h[:5].sum() * hs, 1000.0)
+    got, want = np.empty(common.SPLIT_RECORD_SIZE), np.empty(common.SPLIT_RECORD_SIZE)
+    find_best_split(words, features, offsets, nan_bins, *totals, params, got, gs, hs)
+    find_best_split(floats, features, offsets, nan_bins, *totals, params, want)
+    assert want[common.SPLIT_FEATURE] >= 0
+    np.testing.assert_array_equal(got, want)

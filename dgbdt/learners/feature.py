@@ -25,6 +25,6 @@ class FeatureParallelLearner(SerialLearner):
     def histogram_features(self, feature_indices):
         return np.intersect1d(feature_indices, self.owned).astype(np.int32)
 
-    def best_split(self, hist, feature_indices, totals, record):
-        super().best_split(hist, self.histogram_features(feature_indices), totals, record)
+    def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
+        super().best_split(hist, self.histogram_features(feature_indices), totals, record, scales)
         agree_best_split(self.comm, record)

@@ -52,8 +52,8 @@ class FeatureBlockLearner(SerialLearner):
         local = self.local_of_global[feature_indices]
         return np.sort(local[local >= 0]).astype(np.int32)
 
-    def best_split(self, hist, feature_indices, totals, record):
-        super().best_split(hist, self.histogram_features(feature_indices), totals, record)
+    def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
+        super().best_split(hist, self.histogram_features(feature_indices), totals, record, scales)
         if record[SPLIT_FEATURE] >= 0:
             record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
         agree_best_split(self.comm, record)

@@ -8,7 +8,7 @@ from ..native.partition import partition_rows
 from ..native.predict import add_tree_binned
 from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, build_int_histogram_colwise,
                                build_int_histogram_rowwise, build_wide_histogram_rowwise,
-                               gather_packed, narrow_rows, unpack_histogram, widen_words)
+                               gather_packed, narrow_rows, widen_words)
 from ..native.split import find_best_split
 
 
@@ -74,24 +74,23 @@ class SerialLearner:
     def local_int_histogram(self, sample_indices, quant, shift, feature_indices):
         """This rank's integer histogram of the rows, in narrow int32 words when
         ``shift`` is narrow, else wide int64 (a scratch buffer, valid until the next
-        call).  Row-wise, rows are packed narrow even for wide leaves
-        (build_wide_histogram_rowwise sums narrow pieces)."""
+        call).  Row-wise, the kernels read every row's narrow word by row index,
+        wide leaves too (build_wide_histogram_rowwise sums narrow pieces)."""
         total, n = self.data.total_bins, len(sample_indices)
         narrow = shift == NARROW_SHIFT
         hist = self._scratch("narrow" if narrow else "wide", total,
                              NARROW_DTYPE if narrow else WIDE_DTYPE)
         offsets = self.data.feature_offsets
         if self.row_wise:
-            words = self._scratch("narrow_words", self.data.n_samples, NARROW_DTYPE)[:n]
-            gather_packed(quant.q_g, quant.q_h, sample_indices, NARROW_SHIFT, words)
             chunks = self._scratch("narrow_chunks", (MAX_CHUNKS, total), NARROW_DTYPE)
             if narrow:
-                build_int_histogram_rowwise(self.data.binned, sample_indices, words, offsets,
-                                            chunks, hist)
+                build_int_histogram_rowwise(self.data.binned, sample_indices, quant.row_words,
+                                            offsets, chunks, hist)
             else:
                 partials = self._scratch("wide_chunks", (MAX_CHUNKS, total), WIDE_DTYPE)
-                build_wide_histogram_rowwise(self.data.binned, sample_indices, words, offsets,
-                                             narrow_rows(quant.n_bins), chunks, partials, hist)
+                build_wide_histogram_rowwise(self.data.binned, sample_indices, quant.row_words,
+                                             offsets, narrow_rows(quant.n_bins), chunks, partials,
+                                             hist)
         else:
             words = self._scratch("narrow_words" if narrow else "wide_words", self.data.n_samples,
                                   hist.dtype)[:n]
@@ -110,15 +109,12 @@ class SerialLearner:
             hist[:] = local
 
     def best_split_int(self, words, feature_indices, totals, record, quant):
-        """best_split on integer words: scaled back to floats, then the usual scan."""
-        unpacked = self._scratch("unpacked", (self.data.total_bins, HIST_WIDTH), HIST_DTYPE)
-        unpack_histogram(words, self.scanned_features(feature_indices),
-                         self.data.feature_offsets, quant.g_scale, quant.h_scale, unpacked)
-        self.best_split(unpacked, feature_indices, totals, record)
+        """best_split on integer words, scaled back to floats bin by bin by the scan."""
+        self.best_split(words, feature_indices, totals, record, (quant.g_scale, quant.h_scale))
 
-    def best_split(self, hist, feature_indices, totals, record):
+    def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
         find_best_split(hist, feature_indices, self.data.feature_offsets, self.data.nan_bins,
-                        totals[0], totals[1], totals[2], self.split_params, record)
+                        totals[0], totals[1], totals[2], self.split_params, record, *scales)
 
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])
