@@ -19,6 +19,10 @@ from .params import resolve_params
 # kernel's sequential per-feature scan wins (measured: bench/README.md).
 ROW_WISE_MAX_TOTAL_BINS = 65536
 
+#: Parameters that decide a Dataset's bins (``seed`` picks the bin-finding
+#: sample, so it matters only when the sample is not every row).
+BINNING_KEYS = ("max_bin", "min_data_in_bin", "bin_construct_sample_cnt", "seed")
+
 
 def choose_layout(cfg, total_bins):
     """'row' or 'col': the binned layout for these params and this many bins.
@@ -179,6 +183,7 @@ class Dataset:
         self.row_offset = 0      # global index of this rank's first row (row-sharded training)
         self.n_total = self.n_samples
         self.layout = None       # "row" (C order) or "col" (F order)
+        self._binning = None     # the BINNING_KEYS values the bins were made with
 
     # -- construction -------------------------------------------------------
     def construct(self, params=None, comm=None):
@@ -188,9 +193,12 @@ class Dataset:
         rows are a shard of one global data set: bin boundaries are found on
         the global sample (the same as on one process).
         """
-        if self.binned is not None:
-            return self
         cfg = resolve_params({**self.params, **(params or {})})
+        if self.binned is not None:
+            if self._binned_as(cfg, params):
+                self._follow_forced_layout(cfg)
+                return self
+            self.binned = self.bin_mapper = None        # re-bin from the raw data
         if comm is not None and comm.size > 1:
             counts = comm.allgather(np.array([self.n_samples], np.int64))[:, 0]
             self.row_offset, self.n_total = int(counts[:comm.rank].sum()), int(counts.sum())
@@ -209,9 +217,45 @@ class Dataset:
             self.binned = self._bin_with(mapper)
         else:
             self._find_bins_and_bin(cfg, comm)
+        self._binning = self._binning_of(cfg)
         if self.free_raw_data:
             self._source = None
         return self
+
+    def _binning_of(self, cfg):
+        binning = {key: cfg[key] for key in BINNING_KEYS}
+        if self.n_total <= cfg["bin_construct_sample_cnt"]:
+            binning["seed"] = None                 # every row was in the sample
+        return binning
+
+    def _binned_as(self, cfg, params):
+        """Whether the existing bins are the ones ``cfg`` asks for; if not and the
+        raw data is gone, a ValueError (LightGBM: "Cannot change max_bin after
+        constructed Dataset handle")."""
+        if self.reference is not None:
+            self.reference.construct(params)
+            same = self.bin_mapper is self.reference.bin_mapper
+            what = "its reference Dataset was re-binned since"
+        else:
+            wanted = self._binning_of(cfg)
+            changed = [k for k in BINNING_KEYS if wanted[k] != self._binning[k]]
+            same = not changed
+            what = ", ".join(f"{k}={wanted[k]} (was {self._binning[k]})" for k in changed)
+            what = f"the params ask for {what}"
+        if same:
+            return True
+        if self._source is None:
+            raise ValueError(f"This Dataset is already binned and {what}; its raw data was freed, "
+                             "so it cannot be binned again: create a new Dataset, or create it "
+                             "with free_raw_data=False")
+        return False
+
+    def _follow_forced_layout(self, cfg):
+        """force_row_wise / force_col_wise asked of a Dataset binned in the other layout."""
+        wanted = "col" if cfg["force_col_wise"] else "row" if cfg["force_row_wise"] else self.layout
+        if wanted != self.layout:
+            self.binned = (np.ascontiguousarray if wanted == "row" else np.asfortranarray)(self.binned)
+            self.layout = wanted
 
     def _bin_with(self, mapper):
         binned = np.empty((self.n_samples, self.n_features), dtype=mapper.bin_dtype,

@@ -661,3 +661,35 @@ def test_nan_in_unseen_feature_follows_zero():
     Xt = np.array([[np.nan, 0.0], [0.0, 0.0], [2.0, 0.0]])
     p = b.predict(Xt)
     assert p[0] == p[1] != p[2]
+
+
+# -- a Dataset reused with other binning params ---------------------------------------------
+
+def _reuse_data():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(1500, 4))
+    return X, X[:, 0] + 0.3 * rng.normal(size=1500)
+
+
+def test_rebinning_a_freed_dataset_is_an_error_naming_the_parameter():
+    X, y = _reuse_data()
+    ds = dgbdt.Dataset(X, y)
+    dgbdt.train({"max_bin": 255, "verbosity": -1}, ds, 3)
+    with pytest.raises(ValueError, match=r"max_bin=15 \(was 255\).*free_raw_data=False"):
+        dgbdt.train({"max_bin": 15, "verbosity": -1}, ds, 3)
+    # the seed picks the bin sample only when it is not every row: no error
+    dgbdt.train({"max_bin": 255, "seed": 9, "verbosity": -1}, ds, 3)
+
+
+def test_a_dataset_keeping_raw_data_is_rebinned_with_its_validation_set():
+    X, y = _reuse_data()
+    ds = dgbdt.Dataset(X, y, free_raw_data=False)
+    valid = dgbdt.Dataset(X[:300], y[:300], reference=ds, free_raw_data=False)
+    dgbdt.train({"max_bin": 255, "verbosity": -1}, ds, 3, valid_sets=[valid])
+    params = {"max_bin": 15, "verbosity": -1, "force_col_wise": True}
+    reused = dgbdt.train(params, ds, 5, valid_sets=[valid])
+    fresh_ds = dgbdt.Dataset(X, y)
+    fresh = dgbdt.train(params, fresh_ds, 5, valid_sets=[dgbdt.Dataset(X[:300], y[:300], reference=fresh_ds)])
+    assert reused.model_to_string() == fresh.model_to_string()
+    assert ds.layout == "col" and valid.bin_mapper is ds.bin_mapper
+    assert ds.bin_mapper.feature_offsets[-1] <= 4 * 15
