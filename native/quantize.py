@@ -363,28 +363,6 @@ def narrow_words(wide, out):
 
 
 @njit(cache=True)
-def unpack_histogram(words, feature_indices, feature_offsets, g_scale, h_scale, out):
-    """Float (sum_gradients, sum_hessians) of wide words, scaled back, for the split scan.
-
-    Parameters
-    ----------
-    words : int64[total_bins]              # IN  wide words
-    feature_indices : int32[n_used]        # IN  features to unpack
-    feature_offsets : int64[n_features+1]  # IN
-    g_scale, h_scale : float64             # IN
-    out : float64[total_bins, 2]           # OUT only the features' bins are written
-    """
-    for j in range(feature_indices.shape[0]):
-        f = feature_indices[j]
-        for b in range(feature_offsets[f], feature_offsets[f + 1]):
-            w = words[b]
-            h = w & np.int64(0xFFFFFFFF)
-            g = (w - h) >> np.int64(WIDE_SHIFT)
-            out[b, 0] = np.float64(g) * g_scale
-            out[b, 1] = np.float64(h) * h_scale
-
-
-@njit(cache=True)
 def unpack_word(word):
     """(sum_g, sum_h) integers of one wide word."""
     h = word & np.int64(0xFFFFFFFF)

@@ -174,7 +174,8 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
 
 @njit(cache=True)
 def best_gain_per_feature(hist, feature_indices, feature_offsets, nan_bins,
-                          sum_gradients, sum_hessians, count, split_params, gains):
+                          sum_gradients, sum_hessians, count, split_params, gains,
+                          g_scale=1.0, h_scale=1.0):
     """The best split gain of every feature on its own (voting-parallel's local vote).
 
     Parameters
@@ -185,5 +186,5 @@ def best_gain_per_feature(hist, feature_indices, feature_offsets, nan_bins,
     record = np.empty(SPLIT_RECORD_SIZE, np.float64)
     for j in range(feature_indices.shape[0]):
         find_best_split(hist, feature_indices[j:j + 1], feature_offsets, nan_bins,
-                        sum_gradients, sum_hessians, count, split_params, record)
+                        sum_gradients, sum_hessians, count, split_params, record, g_scale, h_scale)
         gains[j] = record[SPLIT_GAIN]

@@ -9,8 +9,16 @@ from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
 from dgbdt.native.quantize import (
     NARROW_SHIFT, WIDE_SHIFT, build_int_histogram_colwise, build_int_histogram_rowwise,
     build_wide_histogram_rowwise, gather_packed, narrow_rows, narrow_words, pack_words, packed_width,
-    quantize_gradients, sum_levels, unpack_histogram, widen_words)
+    quantize_gradients, sum_levels, unpack_word, widen_words)
 from mpi_launch import run_mpi
+
+
+def unpack(words, g_scale=1.0, h_scale=1.0):
+    """Naive twin of reading wide words: (sum_g * g_scale, sum_h * h_scale) per bin."""
+    words = np.asarray(words, np.int64)
+    h = words & 0xFFFFFFFF
+    g = (words - h) >> 32
+    return np.stack([g.astype(np.float64) * g_scale, h.astype(np.float64) * h_scale], axis=1)
 
 
 def quantize(g, h, n_bins, stream=7, row_offset=0, stochastic=True, seed=1):
@@ -100,8 +108,7 @@ def test_words_at_the_width_limit_add_exactly_in_any_grouping(n_bins):
                 widen_words(np.array([total], np.int32), wide)
             else:
                 wide[0] = total
-            out = np.zeros((1, 2))
-            unpack_histogram(wide, np.array([0], np.int32), np.array([0, 1]), 1.0, 1.0, out)
+            out = unpack(wide)
             assert out[0, 0] == g_level * n and out[0, 1] == q_h.sum(dtype=np.int64)
 
 
@@ -175,9 +182,7 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
             widen_words(hist, wide)
         else:
             wide[:] = hist
-        got = np.zeros((offsets[-1], 2))
-        unpack_histogram(wide, features, offsets, 1.0, 1.0, got)
-        np.testing.assert_array_equal(got, expected, err_msg=layout)
+        np.testing.assert_array_equal(unpack(wide), expected, err_msg=layout)
 
 
 @pytest.mark.parametrize("n_rows, piece_rows", [(0, 5), (1, 5), (1000, 7), (1000, 1000),
@@ -197,9 +202,7 @@ def test_wide_histogram_from_narrow_pieces_equals_the_naive_twin(n_rows, piece_r
     build_wide_histogram_rowwise(binned, rows, row_words, offsets, piece_rows,
                                  np.empty((MAX_CHUNKS, offsets[-1]), np.int32),
                                  np.empty((MAX_CHUNKS, offsets[-1]), np.int64), hist)
-    got = np.zeros((offsets[-1], 2))
-    unpack_histogram(hist, np.arange(3, dtype=np.int32), offsets, 1.0, 1.0, got)
-    np.testing.assert_array_equal(got, naive_int_histogram(binned, rows, q_g, q_h, offsets,
+    np.testing.assert_array_equal(unpack(hist), naive_int_histogram(binned, rows, q_g, q_h, offsets,
                                                            range(3)))
 
 
@@ -213,11 +216,11 @@ def test_sum_levels_equals_numpy():
     assert sum_levels(q_g, q_h, rows[:0]) == (0, 0)
 
 
-def test_unpack_scales_back():
-    words = np.array([(-3 << 32) + 5, (7 << 32) + 0], np.int64)
-    out = np.zeros((2, 2))
-    unpack_histogram(words, np.array([0], np.int32), np.array([0, 2]), 0.5, 0.25, out)
-    np.testing.assert_array_equal(out, [[-1.5, 1.25], [3.5, 0.0]])
+def test_unpack_word_splits_the_halves():
+    assert unpack_word(np.int64((-3 << 32) + 5)) == (-3, 5)
+    assert unpack_word(np.int64((7 << 32) + 0xFFFFFFFF)) == (7, 0xFFFFFFFF)
+    np.testing.assert_array_equal(unpack(np.array([(-3 << 32) + 5], np.int64), 0.5, 0.25),
+                                  [[-1.5, 1.25]])
 
 
 # -- training -----------------------------------------------------------------------------
@@ -393,8 +396,7 @@ def test_split_scan_on_words_equals_the_scan_on_unpacked_floats(seed):
     words = (g * 2**32 + h).astype(np.int64)
     features = np.array([0, 1, 2, 3], np.int32)
     gs, hs = 0.37, 0.011
-    floats = np.zeros((offsets[-1], 2))
-    unpack_histogram(words, features, offsets, gs, hs, floats)
+    floats = unpack(words, gs, hs)
     params = np.zeros(common.SPLIT_PARAMS_SIZE)
     params[common.SP_LAMBDA_L2] = 1.0
     params[common.SP_MIN_DATA_IN_LEAF] = 20

@@ -25,7 +25,7 @@ import numpy as np
 from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN, SPLIT_FEATURE,
                              SPLIT_GAIN)
 from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, narrow_words, packed_width,
-                               unpack_histogram, widen_words)
+                               unpack_word, widen_words)
 from ..native.split import best_gain_per_feature, find_best_split
 from .data import DataParallelLearner, agree_best_split, owner_blocks
 from .serial import SerialLearner
@@ -89,22 +89,28 @@ class VotingParallelLearner(DataParallelLearner):
     def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
         SerialLearner.leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist)
 
-    def _local_totals(self, hist, feature_indices, totals):
+    def _local_totals(self, hist, feature_indices, totals, scales):
         # Every local row falls in one bin of any feature: sum the first one's bins.
         offsets = self.data.feature_offsets
         f = feature_indices[0]
-        g, h = hist[offsets[f]:offsets[f + 1]].sum(axis=0)
+        bins = hist[offsets[f]:offsets[f + 1]]
+        if bins.ndim == 1:              # quantized words: their sum is the leaf's word
+            g, h = unpack_word(bins.sum())
+            g, h = float(g) * scales[0], float(h) * scales[1]
+        else:
+            g, h = bins.sum(axis=0)
         count = h * totals[2] / totals[1] if totals[1] > 0 else 0.0
         return g, h, count
 
-    def _vote(self, hist, feature_indices, totals):
-        """Steps 1-2: the features every rank elects from the local histograms."""
+    def _vote(self, hist, feature_indices, totals, scales=(1.0, 1.0)):
+        """Steps 1-2: the features every rank elects from the local histograms
+        (floats, or quantized words read with ``scales``)."""
         proposal = np.full((self.top_k, 2), -1.0)
         if len(feature_indices):
-            g, h, c = self._local_totals(hist, feature_indices, totals)
+            g, h, c = self._local_totals(hist, feature_indices, totals, scales)
             gains = np.empty(len(feature_indices))
             best_gain_per_feature(hist, feature_indices, self.data.feature_offsets,
-                                  self.data.nan_bins, g, h, c, self.local_params, gains)
+                                  self.data.nan_bins, g, h, c, self.local_params, gains, *scales)
             order = np.lexsort((feature_indices, -gains))[:self.top_k]
             order = order[np.isfinite(gains[order])]
             proposal[:len(order), 0] = feature_indices[order]
@@ -126,18 +132,21 @@ class VotingParallelLearner(DataParallelLearner):
         owned = elected[blocks[self.comm.rank]:blocks[self.comm.rank + 1]]
         return owned, self.comm.reduce_scatter(send, counts)
 
-    def _scan_owned(self, owned, summed, totals, record):
-        """Step 4: owners scan the global bins with the real constraints; the best
-        record wins on every rank."""
+    def _scan_owned(self, owned, summed, totals, record, scales=(1.0, 1.0)):
+        """Step 4: owners scan the global bins (floats, or wide words read with
+        ``scales``) with the real constraints; the best record wins on every rank."""
         offsets = self.data.feature_offsets
-        summed = summed.reshape(-1, HIST_WIDTH)
+        if summed.dtype == WIDE_DTYPE:
+            target = self._scratch("global_words", self.data.total_bins, WIDE_DTYPE)
+        else:
+            target, summed = self._global, summed.reshape(-1, HIST_WIDTH)
         at = 0
         for f in owned:
             width = offsets[f + 1] - offsets[f]
-            self._global[offsets[f]:offsets[f + 1]] = summed[at:at + width]
+            target[offsets[f]:offsets[f + 1]] = summed[at:at + width]
             at += width
-        find_best_split(self._global, owned, offsets, self.data.nan_bins,
-                        totals[0], totals[1], totals[2], self.split_params, record)
+        find_best_split(target, owned, offsets, self.data.nan_bins,
+                        totals[0], totals[1], totals[2], self.split_params, record, *scales)
         agree_best_split(self.comm, record)
 
     @staticmethod
@@ -155,12 +164,10 @@ class VotingParallelLearner(DataParallelLearner):
         self._scan_owned(owned, summed, totals, record)
 
     def best_split_int(self, words, feature_indices, totals, record, quant):
-        # The vote reads the local words scaled back to floats; the elected
-        # features' words travel narrow when the leaf's global count allows.
-        unpacked = self._scratch("unpacked", self._global.shape, self._global.dtype)
-        offsets = self.data.feature_offsets
-        unpack_histogram(words, feature_indices, offsets, quant.g_scale, quant.h_scale, unpacked)
-        elected = self._vote(unpacked, feature_indices, totals)
+        # The vote and the owners' scan read words scaled back bin by bin; the
+        # elected features' words travel narrow when the leaf's global count allows.
+        scales = (quant.g_scale, quant.h_scale)
+        elected = self._vote(words, feature_indices, totals, scales)
         if len(elected) == 0:
             self._no_split(record)
             return
@@ -169,10 +176,4 @@ class VotingParallelLearner(DataParallelLearner):
                                              pack=_as_narrow if narrow else None)
         if narrow:
             summed = _as_wide(summed)
-        # Scale the owned global words back to floats in place of the float path's sums.
-        n_owned_bins = len(summed)
-        owned_offsets = np.concatenate([[0], np.cumsum(offsets[owned + 1] - offsets[owned])])
-        floats = np.empty((n_owned_bins, HIST_WIDTH))
-        unpack_histogram(summed, np.arange(len(owned), dtype=np.int32), owned_offsets,
-                         quant.g_scale, quant.h_scale, floats)
-        self._scan_owned(owned, floats, totals, record)
+        self._scan_owned(owned, summed, totals, record, scales)
