@@ -16,7 +16,7 @@ from .native.common import (
     SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
 )
 from .native.histogram import gather_gradients, subtract_histograms
-from .native.quantize import WIDE_DTYPE, packed_width, sum_levels
+from .native.quantize import PAIRS, WIDE_DTYPE, add_words_to_pairs, packed_width, sum_levels
 from .native.split import leaf_output
 from .tree import Tree
 
@@ -51,14 +51,16 @@ class TreeGrower:
         self.quant = None            # a GradientQuantizer while growing a quantized tree
 
     # -- histogram buffers ----------------------------------------------------
-    def _new_hist(self):
-        # Quantized: one wide int64 word per bin (native/quantize.py); else (g, h) floats.
+    def _new_hist(self, pairs=False):
+        # Quantized: one wide int64 word per bin, or two int64 for leaves too large
+        # for words (native/quantize.py); else (g, h) floats.
         if self.quant is not None:
-            dtype, shape = WIDE_DTYPE, self.data.total_bins
+            dtype = WIDE_DTYPE
+            shape = (self.data.total_bins, 2) if pairs else self.data.total_bins
         else:
             dtype, shape = HIST_DTYPE, (self.data.total_bins, HIST_WIDTH)
         for i, h in enumerate(self._free_hists):
-            if h.dtype == dtype:
+            if h.dtype == dtype and h.shape == shape:
                 return self._free_hists.pop(i)
         return np.empty(shape, dtype)
 
@@ -66,19 +68,34 @@ class TreeGrower:
         if hist is not None:
             self._free_hists.append(hist)
 
-    def _leaf_histogram(self, rows, global_count, feature_indices, hist):
-        """Fill ``hist`` from the rows, whose gradients are already gathered
-        (float), or from their integer gradients (quantized: in narrow words
-        when the leaf's global count allows, see native.quantize.packed_width)."""
+    def _leaf_histogram(self, rows, global_count, feature_indices):
+        """The histogram of the rows, whose gradients are already gathered (float),
+        or of their integer gradients (quantized: built in the width the leaf's
+        global count allows, see native.quantize.packed_width)."""
         if self.quant is None:
+            hist = self._new_hist()
             self.learner.leaf_histogram(rows, self.ordered_gradients, self.ordered_hessians,
                                         feature_indices, hist)
-            return
+            return hist
         shift = packed_width(int(global_count), self.quant.n_bins)
-        if shift < 0:
-            raise ValueError(f"a leaf of {global_count} rows overflows quantized histograms with "
-                             f"num_grad_quant_bins={self.quant.n_bins}")
+        hist = self._new_hist(pairs=shift == PAIRS)
         self.learner.leaf_histogram_int(rows, self.quant, shift, feature_indices, hist)
+        return hist
+
+    def _subtract(self, parent, child):
+        """parent -= child (exact on integer words and pairs); returns the child,
+        as pairs when the parent is (a child small enough for words is built as words)."""
+        if self.quant is None:
+            subtract_histograms(parent, child, parent)
+            return child
+        if parent.ndim == 2 and child.ndim == 1:
+            pairs = self._new_hist(pairs=True)
+            pairs[:] = 0
+            add_words_to_pairs(child, pairs)
+            self._release(child)
+            child = pairs
+        np.subtract(parent, child, out=parent)
+        return child
 
     def _best_split(self, hist, feature_indices, totals, record):
         if self.quant is None:
@@ -95,9 +112,7 @@ class TreeGrower:
         if self.quant is None:
             gather_gradients(gradients, hessians, rows, self.ordered_gradients,
                              self.ordered_hessians)
-        hist = self._new_hist()
-        self._leaf_histogram(rows, global_count, feature_indices, hist)
-        return hist
+        return self._leaf_histogram(rows, global_count, feature_indices)
 
     def _root_totals(self, n_root, gradients, hessians):
         """Global (sum_g, sum_h, count) of the root: float sums, or, quantized,
@@ -152,9 +167,8 @@ class TreeGrower:
         leaf_totals = [None] * self.num_leaves
         leaf_totals[0] = totals
         if self.num_leaves > 1 and self._can_split(totals[2], 0):
-            hists[0] = self._new_hist()
-            self._leaf_histogram(self.sample_indices[:n_root], totals[2], feature_indices,
-                                 hists[0])
+            hists[0] = self._leaf_histogram(self.sample_indices[:n_root], totals[2],
+                                            feature_indices)
             self._best_split(hists[0], feature_indices, totals, records[0])
             gains[0] = records[0, SPLIT_GAIN]
 
@@ -202,11 +216,7 @@ class TreeGrower:
             else:
                 small, large, small_count = right, leaf, right_count
             small_hist = self._histogram(small, small_count, gradients, hessians, feature_indices)
-            if self.quant is None:
-                subtract_histograms(parent_hist, small_hist, parent_hist)
-            else:
-                np.subtract(parent_hist, small_hist, out=parent_hist)   # exact on words
-            hists[small], hists[large] = small_hist, parent_hist
+            hists[small], hists[large] = self._subtract(parent_hist, small_hist), parent_hist
             for child, ok in ((leaf, left_ok), (right, right_ok)):
                 if ok:
                     self._best_split(hists[child], feature_indices, leaf_totals[child],

@@ -13,12 +13,14 @@ the hessian sum, never negative, in the low half::
 
 Adding words adds both halves at once, and a sum of words is again a valid
 word as long as the hessian sum stays below ``2**SHIFT`` and the gradient sum
-within the high half: a leaf of ``n`` rows qualifies when ``n * B < 2**SHIFT``
+within the high half: a leaf of ``n`` rows qualifies when ``n * (B + 1) < 2**SHIFT``
 (see :func:`packed_width`).  So one integer add per value builds the
 histogram, MPI_SUM reduces words exactly (in any order), and parent - child
 subtraction stays exact.  Two widths: *narrow* int32 words (SHIFT 16) and
 *wide* int64 words (SHIFT 32).  Histograms are kept wide between steps; leaves
-small enough are built and sent narrow.
+small enough are built and sent narrow.  A leaf too large even for wide words
+(over all ranks) is held as *pairs*, two int64 sums per bin, added up from
+wide words of row pieces that fit (:func:`add_words_to_pairs`).
 """
 import numpy as np
 from numba import njit, prange
@@ -29,6 +31,7 @@ from .random import _splitmix64
 
 NARROW_SHIFT = 16
 WIDE_SHIFT = 32
+PAIRS = 0        # leaves too large for wide words: (sum_g, sum_h) as two int64 per bin
 NARROW_DTYPE = np.int32
 WIDE_DTYPE = np.int64
 QUANT_DTYPE = np.int8        # one quantized gradient or hessian (B <= 126)
@@ -43,23 +46,29 @@ _TO_UNIT_32 = 1.0 / 4294967296.0   # 2**-32
 
 @njit(cache=True)
 def packed_width(n_rows, n_bins):
-    """16 (narrow) or 32 (wide): the shift whose words hold the sums of ``n_rows`` rows.
+    """16 (narrow), 32 (wide) or PAIRS: how to hold the sums of ``n_rows`` rows.
 
     Narrow needs ``n_rows * (B + 1) < 2**16``: the hessian sum (each h <= B)
     stays below 2**16 and the gradient sum (each |g| <= ceil(B / 2)) within
-    int16.  Wide needs ``n_rows * (B + 1) < 2**32``; -1 if even that overflows.
+    int16.  Wide needs ``n_rows * (B + 1) < 2**32``.  Beyond that (859 million
+    rows at B = 4, 34 million at B = 126), PAIRS: separate int64 sums.
     """
     total = np.int64(n_rows) * np.int64(n_bins + 1)
     if total < (np.int64(1) << 16):
         return NARROW_SHIFT
     if total < (np.int64(1) << 32):
         return WIDE_SHIFT
-    return -1
+    return PAIRS
 
 
 def narrow_rows(n_bins):
     """The most rows whose sums fit narrow words (packed_width is narrow up to here)."""
     return ((1 << NARROW_SHIFT) - 1) // (n_bins + 1)
+
+
+def wide_rows(n_bins):
+    """The most rows whose sums fit wide words."""
+    return ((1 << WIDE_SHIFT) - 1) // (n_bins + 1)
 
 
 @njit(cache=True, parallel=True)
@@ -360,6 +369,23 @@ def narrow_words(wide, out):
         h = w & np.int64(0xFFFFFFFF)
         g = (w - h) >> np.int64(WIDE_SHIFT)
         out[b] = np.int32((g << np.int64(NARROW_SHIFT)) + h)
+
+
+@njit(cache=True)
+def add_words_to_pairs(wide, pairs):
+    """pairs[b] += (sum_g, sum_h) of the wide word wide[b]: wide words into the
+    int64 pairs of a leaf too large for them (summed piece by piece).
+
+    Parameters
+    ----------
+    wide : int64[m]          # IN
+    pairs : int64[m, 2]      # IN/OUT
+    """
+    for b in range(wide.shape[0]):
+        w = wide[b]
+        h = w & np.int64(0xFFFFFFFF)
+        pairs[b, 0] += (w - h) >> np.int64(WIDE_SHIFT)
+        pairs[b, 1] += h
 
 
 @njit(cache=True)

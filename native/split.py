@@ -12,7 +12,7 @@ optional clip of the leaf value (``max_delta_step``) as in LightGBM:
 No fastmath here: the gains are compared for equality across ranks.
 """
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.extending import overload
 
 from .common import (
@@ -58,15 +58,21 @@ def leaf_gain(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step)
 
 def _bin_sums(hist, b, g_scale, h_scale):
     """(sum_gradients, sum_hessians) of bin ``b``: a float histogram's row, or a
-    quantized histogram's packed int64 word (native/quantize.py) scaled back."""
+    quantized histogram's packed int64 word or int64 pair (native/quantize.py)
+    scaled back."""
 
 
 @overload(_bin_sums, inline="always")
 def _bin_sums_impl(hist, b, g_scale, h_scale):
-    if hist.ndim == 2:
+    if hist.ndim == 2 and isinstance(hist.dtype, types.Float):
         def read_floats(hist, b, g_scale, h_scale):
             return hist[b, 0], hist[b, 1]
         return read_floats
+
+    if hist.ndim == 2:                                  # quantized int64 pairs
+        def read_pairs(hist, b, g_scale, h_scale):
+            return np.float64(hist[b, 0]) * g_scale, np.float64(hist[b, 1]) * h_scale
+        return read_pairs
 
     def read_word(hist, b, g_scale, h_scale):
         word = hist[b]
@@ -90,7 +96,8 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
     Parameters
     ----------
     hist : float64[total_bins, 2]          # IN  the leaf's histogram, or
-           int64[total_bins]               #     its quantized wide words, read as
+           int64[total_bins]               #     its quantized wide words, or
+           int64[total_bins, 2]            #     its quantized pairs, read as
                                            #     (g * g_scale, h * h_scale) bin by bin
     feature_indices : int32[n_used]        # IN  candidate features, ascending
     feature_offsets : int64[n_features+1]  # IN

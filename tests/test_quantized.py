@@ -1,5 +1,6 @@
 """Quantized training: integer kernels against naive twins, and training with them."""
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -7,10 +8,12 @@ import pytest
 import dgbdt
 from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
 from dgbdt.native.quantize import (
-    NARROW_SHIFT, WIDE_SHIFT, build_int_histogram_colwise, build_int_histogram_rowwise,
-    build_wide_histogram_rowwise, gather_packed, narrow_rows, narrow_words, pack_words, packed_width,
-    quantize_gradients, sum_levels, unpack_word, widen_words)
-from mpi_launch import run_mpi
+    NARROW_SHIFT, PAIRS, WIDE_SHIFT, add_words_to_pairs, build_int_histogram_colwise,
+    build_int_histogram_rowwise, build_wide_histogram_rowwise, gather_packed, narrow_rows,
+    narrow_words, pack_words, packed_width, quantize_gradients, sum_levels, unpack_word, widen_words)
+from mpi_launch import TESTS, run_mpi
+
+sys.path.insert(0, str(TESTS / "mpi"))        # tests/mpi/force_pairs.py
 
 
 def unpack(words, g_scale=1.0, h_scale=1.0):
@@ -85,7 +88,7 @@ def test_packed_width_boundaries():
     assert packed_width(13107, 4) == NARROW_SHIFT        # 13107 * 5 = 65535
     assert packed_width(13108, 4) == WIDE_SHIFT
     assert packed_width((2**32 - 1) // 5, 4) == WIDE_SHIFT
-    assert packed_width(2**32 // 5 + 1, 4) == -1
+    assert packed_width(2**32 // 5 + 1, 4) == PAIRS          # two int64 per bin
 
 
 @pytest.mark.parametrize("n_bins", [4, 15])
@@ -119,6 +122,16 @@ def test_pack_words_packs_every_row_narrow():
     out = np.empty(10_000, np.int32)
     pack_words(q_g, q_h, out)
     np.testing.assert_array_equal(out, q_g.astype(np.int64) * 65536 + q_h)
+
+
+def test_add_words_to_pairs_splits_and_accumulates():
+    rng = np.random.default_rng(6)
+    g = rng.integers(-2**31, 2**31, 500)
+    h = rng.integers(0, 2**32, 500)
+    pairs = np.ones((500, 2), np.int64)
+    add_words_to_pairs((g * 2**32 + h).astype(np.int64), pairs)
+    add_words_to_pairs((g * 2**32 + h).astype(np.int64), pairs)
+    np.testing.assert_array_equal(pairs, np.stack([2 * g + 1, 2 * h + 1], axis=1))
 
 
 def test_widen_and_narrow_are_inverse():
@@ -246,6 +259,32 @@ def test_quantized_training_is_close_to_float_training():
     assert aucs[True] > 0.75 and abs(aucs[True] - aucs[False]) < 0.01, aucs
 
 
+@pytest.mark.parametrize("layout", ["force_row_wise", "force_col_wise"])
+def test_pairs_for_large_leaves_give_the_same_model(monkeypatch, layout):
+    # Leaves too large for wide words (forced above 400 rows here) are summed
+    # as int64 pairs from wide pieces: the same sums, the same model.
+    import dgbdt.grower as grower_module
+    import dgbdt.learners.serial as serial_module
+    from force_pairs import force_pairs
+    X, y = higgs()
+    params = {**QUANT, layout: True}
+    plain = dgbdt.train(params, dgbdt.Dataset(X, y), 5).model_to_string()
+    force_pairs(400, monkeypatch.setattr)
+    calls = {"pieces": 0, "subtractions": 0}
+
+    def spy(name, module):
+        real = module.add_words_to_pairs
+
+        def counted(*args):
+            calls[name] += 1
+            return real(*args)
+        monkeypatch.setattr(module, "add_words_to_pairs", counted)
+    spy("pieces", serial_module)
+    spy("subtractions", grower_module)
+    assert dgbdt.train(params, dgbdt.Dataset(X, y), 5).model_to_string() == plain
+    assert calls["pieces"] > 5 and calls["subtractions"] > 0, calls
+
+
 def test_quantized_model_does_not_depend_on_layout_or_threads():
     # Integer sums do not depend on the order of addition: row- and column-wise
     # histograms, chunked or not, give the same model, bit for bit.
@@ -353,6 +392,20 @@ def test_integer_histograms_make_models_independent_of_the_rank_count(tmp_path):
             models[name, k] = (out / "model.json").read_bytes()
     assert models["float", 1] != models["float", 3]
     assert models["quantized", 1] == models["quantized", 3]
+
+
+@pytest.mark.parametrize("learner", ["data", "voting"])
+def test_leaves_too_large_for_wide_words_as_pairs_give_the_same_models(tmp_path, monkeypatch,
+                                                                         learner):
+    # Leaves over 300 rows held as int64 pairs, summed from pieces of 100 rows
+    # (tests/mpi/force_pairs.py): the same sums, so the same model bit for bit,
+    # on 1 and 3 ranks.
+    params = {**DIST, "tree_learner": learner, "top_k": 5}
+    plain = train_on(tmp_path, 3, params)[0]
+    monkeypatch.setenv("DGBDT_TEST_PAIRS_ABOVE", "300")
+    for k in (1, 3) if learner == "data" else (3,):
+        (tmp_path / "pairs").mkdir(exist_ok=True)
+        assert train_on(tmp_path / "pairs", k, params)[0] == plain, f"K={k}"
 
 
 def test_voting_parallel_quantized(tmp_path):

@@ -75,7 +75,7 @@ class DataParallelLearner(SerialLearner):
         self.owned = np.arange(lo, hi, dtype=np.int32)
         self.own_bins = (int(offsets[lo]), int(offsets[hi]))
         # Reduce-scatter counts in bins; float histograms send 2 float64 per bin,
-        # integer (quantized) ones one word per bin.
+        # integer (quantized) ones one word per bin, or two int64 (pairs).
         self.bin_counts = [int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
                            for r in range(comm.size)]
         self.recv_counts = [2 * c for c in self.bin_counts]
@@ -97,12 +97,14 @@ class DataParallelLearner(SerialLearner):
         # global row count (narrow int32 for small leaves): MPI_SUM adds them
         # exactly, and the packing guarantees no carry between halves.
         local = self.local_int_histogram(sample_indices, quant, shift, feature_indices)
-        owned = self.comm.reduce_scatter(local, self.bin_counts)
+        pairs = local.ndim == 2        # a leaf too large for wide words: two int64 per bin
+        owned = self.comm.reduce_scatter(local.reshape(-1),
+                                         self.recv_counts if pairs else self.bin_counts)
         lo, hi = self.own_bins
         if owned.dtype == NARROW_DTYPE:
             widen_words(owned, hist[lo:hi])
         else:
-            hist[lo:hi] = owned
+            hist[lo:hi] = owned.reshape(-1, 2) if pairs else owned
 
     def scanned_features(self, feature_indices):
         return np.intersect1d(feature_indices, self.owned).astype(np.int32)

@@ -6,9 +6,10 @@ from ..native.common import HIST_DTYPE, HIST_WIDTH, SPLIT_BIN, SPLIT_DEFAULT_LEF
 from ..native.histogram import MAX_CHUNKS, build_histogram_colwise, build_histogram_rowwise
 from ..native.partition import partition_rows
 from ..native.predict import add_tree_binned
-from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, build_int_histogram_colwise,
+from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, PAIRS, WIDE_DTYPE, WIDE_SHIFT,
+                               add_words_to_pairs, build_int_histogram_colwise,
                                build_int_histogram_rowwise, build_wide_histogram_rowwise,
-                               gather_packed, narrow_rows, widen_words)
+                               gather_packed, narrow_rows, wide_rows, widen_words)
 from ..native.split import find_best_split
 
 
@@ -73,9 +74,20 @@ class SerialLearner:
 
     def local_int_histogram(self, sample_indices, quant, shift, feature_indices):
         """This rank's integer histogram of the rows, in narrow int32 words when
-        ``shift`` is narrow, else wide int64 (a scratch buffer, valid until the next
-        call).  Row-wise, the kernels read every row's narrow word by row index,
-        wide leaves too (build_wide_histogram_rowwise sums narrow pieces)."""
+        ``shift`` is narrow, wide int64 words when wide, int64 pairs for PAIRS (a
+        scratch buffer, valid until the next call).  Row-wise, the kernels read
+        every row's narrow word by row index, wide leaves too
+        (build_wide_histogram_rowwise sums narrow pieces)."""
+        if shift == PAIRS:
+            # Wide words of pieces that fit them, added up as pairs.
+            pairs = self._scratch("pairs", (self.data.total_bins, 2), WIDE_DTYPE)
+            pairs[:] = 0
+            piece = wide_rows(quant.n_bins)
+            for lo in range(0, len(sample_indices), piece):
+                words = self.local_int_histogram(sample_indices[lo:lo + piece], quant, WIDE_SHIFT,
+                                                 feature_indices)
+                add_words_to_pairs(words, pairs)
+            return pairs
         total, n = self.data.total_bins, len(sample_indices)
         narrow = shift == NARROW_SHIFT
         hist = self._scratch("narrow" if narrow else "wide", total,
@@ -100,8 +112,9 @@ class SerialLearner:
         return hist
 
     def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
-        """``hist`` (wide int64 words) = the leaf's integer histogram; ``shift`` is the
-        width its global row count allows (native.quantize.packed_width)."""
+        """``hist`` = the leaf's integer histogram: wide int64 words, or int64 pairs
+        when ``shift`` is PAIRS, the width its global row count allows
+        (native.quantize.packed_width)."""
         local = self.local_int_histogram(sample_indices, quant, shift, feature_indices)
         if local.dtype == NARROW_DTYPE:
             widen_words(local, hist)

@@ -97,6 +97,9 @@ class VotingParallelLearner(DataParallelLearner):
         if bins.ndim == 1:              # quantized words: their sum is the leaf's word
             g, h = unpack_word(bins.sum())
             g, h = float(g) * scales[0], float(h) * scales[1]
+        elif bins.dtype == WIDE_DTYPE:  # quantized pairs
+            g, h = bins.sum(axis=0)
+            g, h = float(g) * scales[0], float(h) * scales[1]
         else:
             g, h = bins.sum(axis=0)
         count = h * totals[2] / totals[1] if totals[1] > 0 else 0.0
@@ -132,14 +135,18 @@ class VotingParallelLearner(DataParallelLearner):
         owned = elected[blocks[self.comm.rank]:blocks[self.comm.rank + 1]]
         return owned, self.comm.reduce_scatter(send, counts)
 
-    def _scan_owned(self, owned, summed, totals, record, scales=(1.0, 1.0)):
-        """Step 4: owners scan the global bins (floats, or wide words read with
-        ``scales``) with the real constraints; the best record wins on every rank."""
+    def _scan_owned(self, owned, summed, totals, record, scales=(1.0, 1.0), pairs=False):
+        """Step 4: owners scan the global bins (floats, or quantized wide words or
+        pairs read with ``scales``) with the real constraints; the best record
+        wins on every rank."""
         offsets = self.data.feature_offsets
-        if summed.dtype == WIDE_DTYPE:
-            target = self._scratch("global_words", self.data.total_bins, WIDE_DTYPE)
-        else:
+        if summed.dtype != WIDE_DTYPE:
             target, summed = self._global, summed.reshape(-1, HIST_WIDTH)
+        elif pairs:
+            target = self._scratch("global_pairs", (self.data.total_bins, 2), WIDE_DTYPE)
+            summed = summed.reshape(-1, 2)
+        else:
+            target = self._scratch("global_words", self.data.total_bins, WIDE_DTYPE)
         at = 0
         for f in owned:
             width = offsets[f + 1] - offsets[f]
@@ -171,9 +178,10 @@ class VotingParallelLearner(DataParallelLearner):
         if len(elected) == 0:
             self._no_split(record)
             return
-        narrow = packed_width(int(totals[2]), quant.n_bins) == NARROW_SHIFT
-        owned, summed = self._reduce_elected(words, elected, 1,
+        pairs = words.ndim == 2        # a leaf too large for wide words
+        narrow = not pairs and packed_width(int(totals[2]), quant.n_bins) == NARROW_SHIFT
+        owned, summed = self._reduce_elected(words, elected, 2 if pairs else 1,
                                              pack=_as_narrow if narrow else None)
         if narrow:
             summed = _as_wide(summed)
-        self._scan_owned(owned, summed, totals, record, scales)
+        self._scan_owned(owned, summed, totals, record, scales, pairs)

@@ -4,6 +4,7 @@ argv: K, out_dir, params_json, n_rounds
 """
 import hashlib
 import json
+import os
 import sys
 
 import numpy as np
@@ -14,6 +15,9 @@ from shard_data import make_data, shard_bounds
 
 k, out_dir, params, n_rounds = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
 comm = world_comm()
+if os.environ.get("DGBDT_TEST_PAIRS_ABOVE"):       # quantized leaves held as pairs
+    from force_pairs import force_pairs
+    force_pairs(int(os.environ["DGBDT_TEST_PAIRS_ABOVE"]))
 assert comm.size == k, f"world size {comm.size}, expected {k}: wrong mpiexec?"
 X, y, X_valid, y_valid = make_data()
 lo, hi = shard_bounds(len(y), k)[comm.rank]
