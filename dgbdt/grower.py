@@ -56,7 +56,7 @@ class TreeGrower:
         # for words (native/quantize.py); else (g, h) floats.
         if self.quant is not None:
             dtype = WIDE_DTYPE
-            shape = (self.data.total_bins, 2) if pairs else self.data.total_bins
+            shape = (self.data.total_bins, 2) if pairs else (self.data.total_bins,)
         else:
             dtype, shape = HIST_DTYPE, (self.data.total_bins, HIST_WIDTH)
         for i, h in enumerate(self._free_hists):
