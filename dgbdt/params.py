@@ -254,8 +254,8 @@ _ROWS = [
           "rounding), histograms are integers: faster, 2-4x fewer bytes in data- and "
           "voting-parallel training, and the same model on any number of ranks."),
     Param("num_grad_quant_bins", 4, int, (),
-          "Integer levels of quantized gradients (hessians get as many, gradients half on each "
-          "side of 0).", lo=2, hi=126),
+          "Integer levels of quantized gradients: hessians 0..B, gradients -(B // 2)..B // 2 "
+          "(LightGBM's scales).", lo=2, hi=126),
     Param("quant_train_renew_leaf", False, bool, (),
           "With quantized training, compute leaf values from the original float gradients "
           "(summed over all ranks)."),

@@ -39,8 +39,9 @@ class GradientQuantizer:
         if len(gradients):
             local[:] = np.max(np.abs(gradients)), np.max(np.abs(hessians))
         g_max, h_max = self.row_comm.allreduce(local, op="max")
-        # Gradients spread over [-B/2, B/2], hessians (>= 0) over [0, B].
-        self.g_scale = g_max / (self.n_bins / 2.0) if g_max > 0 else 1.0
+        # Gradients spread over [-(B // 2), B // 2], hessians (>= 0) over [0, B]:
+        # LightGBM's scales, integer division included (B = 3 gives 3 levels).
+        self.g_scale = g_max / (self.n_bins // 2) if g_max > 0 else 1.0
         self.h_scale = h_max / self.n_bins if h_max > 0 else 1.0
         quantize_gradients(gradients, hessians, 1.0 / self.g_scale if g_max > 0 else 0.0,
                            1.0 / self.h_scale if h_max > 0 else 0.0, self.n_bins, self.seed,

@@ -1,8 +1,9 @@
 """Quantized gradients and integer histograms (Shi et al., NeurIPS 2022).
 
-Gradients become integers in [-B/2, B/2] and hessians in [0, B]
-(B = ``num_grad_quant_bins``) by stochastic rounding: ``floor(x + u)`` with
-``u`` uniform in [0, 1), so the expected integer is ``x`` exactly.  A row's
+Gradients become integers in [-(B // 2), B // 2] and hessians in [0, B]
+(B = ``num_grad_quant_bins``; the scales and ranges are LightGBM's, integer
+division included) by stochastic rounding: ``floor(x + u)`` with ``u``
+uniform in [0, 1), so the expected integer is ``x`` exactly.  A row's
 draw is a hash of (seed, stream, global row), the same however the rows are
 spread over ranks.
 
@@ -49,7 +50,7 @@ def packed_width(n_rows, n_bins):
     """16 (narrow), 32 (wide) or PAIRS: how to hold the sums of ``n_rows`` rows.
 
     Narrow needs ``n_rows * (B + 1) < 2**16``: the hessian sum (each h <= B)
-    stays below 2**16 and the gradient sum (each |g| <= ceil(B / 2)) within
+    stays below 2**16 and the gradient sum (each |g| <= B // 2) within
     int16.  Wide needs ``n_rows * (B + 1) < 2**32``.  Beyond that (859 million
     rows at B = 4, 34 million at B = 126), PAIRS: separate int64 sums.
     """
@@ -77,9 +78,9 @@ def quantize_gradients(gradients, hessians, inv_g_scale, inv_h_scale, n_bins, se
     """Integer gradients and hessians.
 
     ``x * inv_scale`` is rounded down after adding a uniform draw in [0, 1)
-    (stochastic) or rounded to nearest (not stochastic), then clipped to
-    [-ceil(B/2), ceil(B/2)] (gradients) and [0, B] (hessians) against the last
-    bit of rounding in the scale.  The draws for row i are the two 32-bit
+    (stochastic) or rounded to nearest, halves away from zero, as LightGBM
+    does (not stochastic), then clipped to [-(B // 2), B // 2] (gradients) and
+    [0, B] (hessians) against the last bit of rounding in the scale.  The draws for row i are the two 32-bit
     halves of hash(seed, stream, row_offset + i).
 
     Parameters
@@ -92,19 +93,22 @@ def quantize_gradients(gradients, hessians, inv_g_scale, inv_h_scale, n_bins, se
     out_g, out_h : int8[n]                  # OUT
     """
     key = _splitmix64(np.uint64(seed) ^ _splitmix64(np.uint64(stream)))
-    g_max = np.float64((n_bins + 1) // 2)
+    g_max = np.float64(n_bins // 2)
     h_max = np.float64(n_bins)
     for i in prange(gradients.shape[0]):
         g = np.float64(gradients[i]) * inv_g_scale
         h = np.float64(hessians[i]) * inv_h_scale
-        u_g = 0.5
-        u_h = 0.5
         if stochastic:
             z = _splitmix64(key ^ np.uint64(row_offset + i))
-            u_g = np.float64(z & np.uint64(0xFFFFFFFF)) * _TO_UNIT_32
-            u_h = np.float64(z >> np.uint64(32)) * _TO_UNIT_32
-        out_g[i] = np.int8(min(max(np.floor(g + u_g), -g_max), g_max))
-        out_h[i] = np.int8(min(max(np.floor(h + u_h), 0.0), h_max))
+            level_g = np.floor(g + np.float64(z & np.uint64(0xFFFFFFFF)) * _TO_UNIT_32)
+            level_h = np.floor(h + np.float64(z >> np.uint64(32)) * _TO_UNIT_32)
+        else:
+            level_g = np.floor(abs(g) + 0.5)
+            if g < 0.0:
+                level_g = -level_g
+            level_h = np.floor(h + 0.5)
+        out_g[i] = np.int8(min(max(level_g, -g_max), g_max))
+        out_h[i] = np.int8(min(max(level_h, 0.0), h_max))
 
 
 @njit(cache=True)

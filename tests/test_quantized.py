@@ -25,7 +25,7 @@ def unpack(words, g_scale=1.0, h_scale=1.0):
 
 
 def quantize(g, h, n_bins, stream=7, row_offset=0, stochastic=True, seed=1):
-    g_scale = np.abs(g).max() / (n_bins / 2)
+    g_scale = np.abs(g).max() / (n_bins // 2)
     h_scale = np.abs(h).max() / n_bins
     q_g, q_h = np.empty(len(g), np.int8), np.empty(len(g), np.int8)
     quantize_gradients(g.astype(np.float32), h.astype(np.float32), 1 / g_scale, 1 / h_scale,
@@ -41,13 +41,16 @@ def test_quantized_values_stay_in_range_and_round_to_a_neighbour(n_bins):
     g, h = rng.normal(size=5000), rng.uniform(0, 3, 5000)
     q_g, q_h, gs, hs = quantize(g, h, n_bins)
     g32, h32 = g.astype(np.float32).astype(np.float64), h.astype(np.float32).astype(np.float64)
-    assert np.all(np.abs(q_g) <= (n_bins + 1) // 2) and q_h.min() >= 0 and q_h.max() <= n_bins
+    assert np.all(np.abs(q_g) <= n_bins // 2) and q_h.min() >= 0 and q_h.max() <= n_bins
     # stochastic rounding picks the level just below or just above
     assert np.all((q_g == np.floor(g32 / gs)) | (q_g == np.floor(g32 / gs) + 1))
     assert np.all((q_h == np.floor(h32 / hs)) | (q_h == np.floor(h32 / hs) + 1))
-    # round to nearest without stochastic rounding
+    # round to nearest without stochastic rounding, halves away from zero (LightGBM)
     q_g, q_h, _, _ = quantize(g, h, n_bins, stochastic=False)
-    np.testing.assert_array_equal(q_g, np.clip(np.floor(g32 / gs + 0.5), -(n_bins // 2 + 1), n_bins))
+    x = g32 / gs
+    np.testing.assert_array_equal(q_g, np.clip(np.sign(x) * np.floor(np.abs(x) + 0.5),
+                                               -(n_bins // 2), n_bins // 2))
+    np.testing.assert_array_equal(q_h, np.clip(np.floor(h32 / hs + 0.5), 0, n_bins))
 
 
 def test_stochastic_rounding_is_unbiased():
