@@ -194,11 +194,8 @@ class Dataset:
         the global sample (the same as on one process).
         """
         cfg = resolve_params({**self.params, **(params or {})})
-        if self.binned is not None:
-            if self._binned_as(cfg, params):
-                self._follow_forced_layout(cfg)
-                return self
-            self.binned = self.bin_mapper = None        # re-bin from the raw data
+        if comm is not None:            # training says how rows are sharded (else: as before)
+            self.row_offset, self.n_total = 0, self.n_samples
         if comm is not None and comm.size > 1:
             counts = comm.allgather(np.array([self.n_samples], np.int64))[:, 0]
             self.row_offset, self.n_total = int(counts[:comm.rank].sum()), int(counts.sum())
@@ -206,6 +203,12 @@ class Dataset:
             if np.any(widths != self.n_features):
                 raise ValueError(f"Ranks hold different numbers of features: {widths.tolist()}; "
                                  "with row-sharded training every rank needs all columns")
+        n_ranks = comm.size if comm is not None else None
+        if self.binned is not None:
+            if self._binned_as(cfg, params, n_ranks):
+                self._follow_forced_layout(cfg)
+                return self
+            self.binned = self.bin_mapper = None        # re-bin from the raw data
         if self.reference is not None:
             self.reference.construct(params)
             mapper = self.reference.bin_mapper
@@ -217,18 +220,21 @@ class Dataset:
             self.binned = self._bin_with(mapper)
         else:
             self._find_bins_and_bin(cfg, comm)
-        self._binning = self._binning_of(cfg)
+        self._binning = self._binning_of(cfg, n_ranks or 1)
         if self.free_raw_data:
             self._source = None
         return self
 
-    def _binning_of(self, cfg):
+    def _binning_of(self, cfg, n_ranks):
         binning = {key: cfg[key] for key in BINNING_KEYS}
         if self.n_total <= cfg["bin_construct_sample_cnt"]:
             binning["seed"] = None                 # every row was in the sample
+        # Row-sharded bins come from every rank's rows: binned on one rank alone,
+        # a shard's bins are its own.  None: not said (a reference's construct).
+        binning["ranks"] = n_ranks
         return binning
 
-    def _binned_as(self, cfg, params):
+    def _binned_as(self, cfg, params, n_ranks=None):
         """Whether the existing bins are the ones ``cfg`` asks for; if not and the
         raw data is gone, a ValueError (LightGBM: "Cannot change max_bin after
         constructed Dataset handle")."""
@@ -237,11 +243,14 @@ class Dataset:
             same = self.bin_mapper is self.reference.bin_mapper
             what = "its reference Dataset was re-binned since"
         else:
-            wanted = self._binning_of(cfg)
-            changed = [k for k in BINNING_KEYS if wanted[k] != self._binning[k]]
+            wanted = self._binning_of(cfg, n_ranks)
+            changed = [k for k in wanted if wanted[k] != self._binning[k]
+                       and not (k == "ranks" and n_ranks is None)]
             same = not changed
-            what = ", ".join(f"{k}={wanted[k]} (was {self._binning[k]})" for k in changed)
-            what = f"the params ask for {what}"
+            what = "; ".join(
+                f"it was binned on {self._binning[k]} rank(s) and trains row-sharded on {wanted[k]}"
+                if k == "ranks" else f"the params ask for {k}={wanted[k]} (was {self._binning[k]})"
+                for k in changed)
         if same:
             return True
         if self._source is None:

@@ -322,8 +322,8 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
                                         tree_index)
             quant = quantizer.quantize(gradients[k], hessians[k], tree_index) if quantizer else None
             tree = grower.grow(gradients[k], hessians[k], bag, features, quant)
-            if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
-                renew_leaf_values(tree, grower, gradients[k], hessians[k], learner, cfg)
+            if quant is not None and cfg["quant_train_renew_leaf"]:      # stumps too
+                renew_leaf_values(tree, grower, gradients[k], hessians[k], row_comm, cfg)
             if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
                 objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
                                             grower.leaf_count, label, scores[k], weight, row_comm)

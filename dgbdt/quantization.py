@@ -9,6 +9,7 @@ the same model on any number of ranks.  See native/quantize.py.
 """
 import numpy as np
 
+from .exact_sum import grouped_exact_sums
 from .native.quantize import NARROW_DTYPE, QUANT_DTYPE, pack_words, quantize_gradients
 from .native.split import leaf_output
 
@@ -51,17 +52,14 @@ class GradientQuantizer:
         return self
 
 
-def renew_leaf_values(tree, grower, gradients, hessians, learner, cfg):
+def renew_leaf_values(tree, grower, gradients, hessians, row_comm, cfg):
     """Leaf values from the original float gradients (``quant_train_renew_leaf``):
-    per-leaf sums over this rank's rows, summed over the ranks."""
+    each leaf's sums over every rank's rows, exact (dgbdt.exact_sum), so the
+    leaf values do not depend on the number of ranks either."""
     n_leaves = tree.n_leaves
-    sums = np.zeros((n_leaves, 2))
+    begin, count = grower.leaf_begin[:n_leaves], grower.leaf_count[:n_leaves]
+    sum_g = grouped_exact_sums(row_comm, gradients, grower.sample_indices, begin, count)
+    sum_h = grouped_exact_sums(row_comm, hessians, grower.sample_indices, begin, count)
     for leaf in range(n_leaves):
-        begin, count = grower.leaf_begin[leaf], grower.leaf_count[leaf]
-        rows = grower.sample_indices[begin:begin + count]
-        sums[leaf] = (np.sum(gradients[rows], dtype=np.float64),
-                      np.sum(hessians[rows], dtype=np.float64))
-    sums = learner.sum_over_rows(sums.reshape(-1)).reshape(n_leaves, 2)
-    for leaf in range(n_leaves):
-        tree.leaf_value[leaf] = leaf_output(sums[leaf, 0], sums[leaf, 1], cfg["lambda_l1"],
+        tree.leaf_value[leaf] = leaf_output(sum_g[leaf], sum_h[leaf], cfg["lambda_l1"],
                                             cfg["lambda_l2"], cfg["max_delta_step"])

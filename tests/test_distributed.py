@@ -230,3 +230,14 @@ def test_data_parallel_objectives_use_global_statistics(tmp_path, objective, met
     assert_same_model(distributed, serial)
     np.testing.assert_allclose(info["evals"]["valid"][metric], serial_evals["valid"][metric],
                                rtol=1e-9)
+
+
+def test_a_dataset_binned_before_row_sharded_training(tmp_path):
+    # Binned by the user on one rank's rows: refused when its raw data is gone
+    # (every rank ends), re-binned over all ranks when it was kept.
+    result = run_mpi(2, "preconstructed.py", tmp_path, "freed")
+    assert result.returncode != 0
+    assert "binned on 1 rank(s) and trains row-sharded on 2" in result.stderr
+    result = run_mpi(2, "preconstructed.py", tmp_path, "kept")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((tmp_path / "result.json").read_text())["same_model"]

@@ -346,6 +346,18 @@ def test_renew_leaf_uses_the_float_gradients():
     assert not np.allclose(plain.trees[0].leaf_value, tree.leaf_value, rtol=1e-9, atol=0)
 
 
+def test_renew_leaf_renews_a_single_leaf_tree_too():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(2000, 3)), rng.exponential(size=2000) * 10
+    params = {"objective": "regression", "verbosity": -1, "boost_from_average": False,
+              "min_data_in_leaf": 1500, "learning_rate": 1.0, "use_quantized_grad": True,
+              "quant_train_renew_leaf": True}
+    stump = dgbdt.train(params, dgbdt.Dataset(X, y), 1).trees[0]
+    assert stump.n_leaves == 1
+    # the float mean label (L2 with lambda_l2 0), not the quantized sums' estimate
+    assert stump.leaf_value[0] == pytest.approx(y.astype(np.float32).astype(float).mean(), rel=1e-9)
+
+
 # -- distributed ----------------------------------------------------------------------------
 
 DIST = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.2, "min_data_in_leaf": 10,
@@ -384,7 +396,10 @@ def test_integer_histograms_make_models_independent_of_the_rank_count(tmp_path):
     params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 10,
               "verbosity": -1, "tree_learner": "data"}
     runs = {"float": {"use_quantized_grad": False, "boost_from_average": False},
-            "quantized": {"use_quantized_grad": True}}
+            "quantized": {"use_quantized_grad": True},
+            # leaf values from the float gradients: exact global sums per leaf
+            "renewed": {"use_quantized_grad": True, "quant_train_renew_leaf": True,
+                        "boost_from_average": False}}
     models = {}
     for name, extra in runs.items():
         for k in (1, 3):
@@ -395,6 +410,7 @@ def test_integer_histograms_make_models_independent_of_the_rank_count(tmp_path):
             models[name, k] = (out / "model.json").read_bytes()
     assert models["float", 1] != models["float", 3]
     assert models["quantized", 1] == models["quantized", 3]
+    assert models["renewed", 1] == models["renewed", 3]
 
 
 @pytest.mark.parametrize("learner", ["data", "voting"])

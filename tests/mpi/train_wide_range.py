@@ -16,7 +16,7 @@ k, out_dir, params, n_rounds = int(sys.argv[1]), sys.argv[2], json.loads(sys.arg
 comm = world_comm()
 assert comm.size == k, f"world size {comm.size}, expected {k}: wrong mpiexec?"
 X, _, _, _ = make_data()
-y = np.exp(6.0 * X[:, 0]) * np.where(X[:, 1] > 0, 1.0, -1e-3)
+y = np.exp(6.0 * X[:, 0]) * np.where(X[:, 1] > 0, 1.0, -1e-3) + np.where(X[:, 2] > 0, 1e-9, 0.0)
 lo, hi = shard_bounds(len(y), k)[comm.rank]
 booster = dgbdt.train(params, dgbdt.Dataset(X[lo:hi], y[lo:hi]), n_rounds)
 if comm.rank == 0:
