@@ -24,7 +24,8 @@ import numpy as np
 
 from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN, SPLIT_FEATURE,
                              SPLIT_GAIN)
-from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, WIDE_DTYPE, narrow_words, packed_width,
+from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, PAIRS, WIDE_DTYPE, WIDE_SHIFT,
+                               narrow_words, packed_width,
                                unpack_word, widen_words)
 from ..native.split import best_gain_per_feature, find_best_split
 from .data import DataParallelLearner, agree_best_split, owner_blocks
@@ -178,8 +179,11 @@ class VotingParallelLearner(DataParallelLearner):
         if len(elected) == 0:
             self._no_split(record)
             return
-        pairs = words.ndim == 2        # a leaf too large for wide words
-        narrow = not pairs and packed_width(int(totals[2]), quant.n_bins) == NARROW_SHIFT
+        width = packed_width(int(totals[2]), quant.n_bins)
+        pairs = words.ndim == 2        # a leaf too large for wide words, or a child of one
+        if pairs and width != PAIRS:   # ...that fits words again: send those
+            words, pairs = (words[:, 0] << WIDE_SHIFT) + words[:, 1], False
+        narrow = width == NARROW_SHIFT
         owned, summed = self._reduce_elected(words, elected, 2 if pairs else 1,
                                              pack=_as_narrow if narrow else None)
         if narrow:
