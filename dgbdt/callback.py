@@ -218,11 +218,15 @@ class _EarlyStoppingCallback:
 
     def _init(self, env):
         results = env.evaluation_result_list
-        if not results or all(_is_train_set(r[0], env) for r in results):
+        if not results:
             raise ValueError(
-                "For early stopping, at least one dataset and eval metric is required "
-                "for evaluation (the training data itself is not used)"
+                "For early stopping, at least one dataset and eval metric is required for evaluation"
             )
+        if all(_is_train_set(r[0], env) for r in results):
+            # As LightGBM: the training data alone does not stop training.
+            self.enabled = False
+            _log("[Warning] Only training set found, disabling early stopping.")
+            return
         boosting = {env.params.get(k) for k in ("boosting", "boosting_type", "boost")} if env.params else set()
         if "dart" in boosting:
             self.enabled = False

@@ -6,6 +6,8 @@ Binned data is an (n_samples, n_features) array, row-major (C order) or
 column-major (F order): ``layout`` says which, chosen by shape (see
 ``choose_layout``), and the histogram kernel follows it.
 """
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -43,8 +45,8 @@ def _is_dataframe(data):
 
 
 def _dataframe_columns(df):
-    for name in df.columns:
-        col = df[name]
+    for i, name in enumerate(df.columns):
+        col = df.iloc[:, i]          # by position: names may repeat
         if str(col.dtype) == "category":
             raise TypeError(f"Column {name!r} is categorical; categorical features are not "
                             "supported yet: encode it as numbers (e.g. .cat.codes)")
@@ -104,14 +106,37 @@ class FeatureSource:
 
 
 def _as_1d(values, name, n_samples, dtype=np.float64):
+    """One value per row; a column vector (n, 1), e.g. a one-column DataFrame, is
+    flattened with a warning (as LightGBM does), any other 2-D shape refused."""
     if values is None:
         return None
     if _is_dataframe(values):
         values = values.to_numpy()
-    arr = np.asarray(values, dtype=dtype).ravel() if np.ndim(values) <= 1 else np.asarray(values, dtype=dtype)
+    arr = np.asarray(values, dtype=dtype)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn(f"{name} is a column vector of shape {arr.shape}; using it as 1-D",
+                      stacklevel=3)
+    elif arr.ndim > 1:
+        raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}")
+    arr = arr.ravel()
     if arr.shape[0] != n_samples:
         raise ValueError(f"{name} has {arr.shape[0]} entries but data has {n_samples} rows")
     return arr
+
+
+def _check_label(label):
+    if label is not None and not np.all(np.isfinite(label)):
+        bad = int(np.flatnonzero(~np.isfinite(label))[0])
+        raise ValueError(f"label contains {label[bad]} at row {bad}; labels must be finite")
+    return label
+
+
+def _check_weight(weight):
+    if weight is not None and (not np.all(np.isfinite(weight)) or np.any(weight < 0)):
+        bad = int(np.flatnonzero(~(np.isfinite(weight) & (weight >= 0)))[0])
+        raise ValueError(f"weight contains {weight[bad]} at row {bad}; "
+                         "weights must be finite and >= 0")
+    return weight
 
 
 class Dataset:
@@ -145,23 +170,16 @@ class Dataset:
         n_samples, n_features = self._source.shape
         self.n_samples = int(n_samples)
         self.n_features = int(n_features)
-        self.label = _as_1d(label, "label", self.n_samples)
-        self.weight = _as_1d(weight, "weight", self.n_samples)
+        self.label = _check_label(_as_1d(label, "label", self.n_samples))
+        self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         self.init_score = None if init_score is None else np.asarray(init_score, dtype=np.float64)
         if self.init_score is not None and (self.init_score.size == 0
                                             or self.init_score.size % max(self.n_samples, 1)):
             # (n,), (n, n_classes) or LightGBM's flat class-major (n * n_classes,)
             raise ValueError(f"init_score has {self.init_score.size} values; expected a multiple of "
                              f"the {self.n_samples} rows (n_samples or n_samples x n_classes)")
-        if self.label is not None and not np.all(np.isfinite(self.label)):
-            bad = int(np.flatnonzero(~np.isfinite(self.label))[0])
-            raise ValueError(f"label contains {self.label[bad]} at row {bad}; labels must be finite")
-        if self.weight is not None:
-            if not np.all(np.isfinite(self.weight)) or np.any(self.weight < 0):
-                bad = int(np.flatnonzero(~(np.isfinite(self.weight) & (self.weight >= 0)))[0])
-                raise ValueError(f"weight contains {self.weight[bad]} at row {bad}; "
-                                 "weights must be finite and >= 0")
         self.reference = reference
+        self._reference_from_train = False   # set by train when it picked the reference
         self.params = dict(params or {})
         self.free_raw_data = free_raw_data
         self.feature_indices = None
@@ -177,6 +195,9 @@ class Dataset:
             names = [str(n) for n in feature_name]
             if len(names) != self.n_features:
                 raise ValueError(f"feature_name has {len(names)} names but data has {self.n_features} features")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"feature names must be unique; {repeated[0]!r} appears more than once")
         self.feature_name = names
         self.bin_mapper = None
         self.binned = None       # (n_samples, n_features), C or F order
@@ -187,7 +208,9 @@ class Dataset:
 
     # -- construction -------------------------------------------------------
     def construct(self, params=None, comm=None):
-        """Bin the data (once).  ``params`` are the training params.
+        """Bin the data with its own params overridden by ``params`` (train's); a
+        Dataset binned already is kept, or binned again when the binning params
+        or the row sharding changed (see ``_binned_as``).
 
         With a ``comm`` of several ranks (row-sharded training), this rank's
         rows are a shard of one global data set: bin boundaries are found on
@@ -241,11 +264,13 @@ class Dataset:
         if self.reference is not None:
             self.reference.construct(params)
             same = self.bin_mapper is self.reference.bin_mapper
-            what = "its reference Dataset was re-binned since"
+            what = "its bins are not those of its reference Dataset (another one, or re-binned since)"
         else:
             wanted = self._binning_of(cfg, n_ranks)
             changed = [k for k in wanted if wanted[k] != self._binning[k]
                        and not (k == "ranks" and n_ranks is None)]
+            if "ranks" in changed:
+                changed = ["ranks"]            # the seed rule follows the row count
             same = not changed
             what = "; ".join(
                 f"it was binned on {self._binning[k]} rank(s) and trains row-sharded on {wanted[k]}"
@@ -318,11 +343,11 @@ class Dataset:
         return list(self.feature_name)
 
     def set_label(self, label):
-        self.label = _as_1d(label, "label", self.n_samples)
+        self.label = _check_label(_as_1d(label, "label", self.n_samples))
         return self
 
     def set_weight(self, weight):
-        self.weight = _as_1d(weight, "weight", self.n_samples)
+        self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         return self
 
     def set_init_score(self, init_score):

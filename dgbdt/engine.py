@@ -214,10 +214,18 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             # Sums over rows (bins, init scores, metrics) go over the ranks only
             # when rows are sharded; feature-parallel ranks hold the same rows.
             row_comm = comm if cfg["tree_learner"] in ("data", "voting") else SerialComm()
+            if row_comm.size > 1:
+                # When some ranks have weights, the others weigh their rows 1: every
+                # rank then takes the same (weighted) path through the collectives.
+                has_weight = row_comm.allreduce(np.array([train_set.weight is not None], np.int64))
+                if has_weight[0] and train_set.weight is None:
+                    train_set.weight = np.ones(train_set.n_samples)
             blocks = None
             if cfg["tree_learner"] == "feature" and comm.size > 1:
                 check_same_rows(comm, train_set)
-            _construct_keeping_raw(train_set, cfg, row_comm, keep=init_model is not None)
+            # The Dataset's own params, overridden by the ones given to train
+            # (as in LightGBM): the raw params, not cfg, whose defaults would win.
+            _construct_keeping_raw(train_set, params, row_comm, keep=init_model is not None)
             if train_set.feature_indices is not None and comm.size > 1:
                 if cfg["tree_learner"] != "feature":
                     raise ValueError("Dataset(feature_indices=...) is for tree_learner='feature'")
@@ -236,7 +244,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             booster._comm_stats = comm.stats
             booster = _boost(cfg, train_set, booster, objective, custom_objective, k_out,
                              valid_sets, valid_names, feval, init_model, callbacks, comm, row_comm,
-                             blocks)
+                             blocks, params)
             if cfg["check_consistency"] and comm.size > 1:
                 check_same_model(comm, booster)
             return booster
@@ -252,9 +260,10 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
 
 
 def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets, valid_names,
-           feval, init_model, callbacks, comm, row_comm, blocks=None):
+           feval, init_model, callbacks, comm, row_comm, blocks=None, params=None):
     """The boosting loop.  ``comm`` connects the learners; ``row_comm`` sums
-    over rows (the same as ``comm`` when rows are sharded, serial otherwise)."""
+    over rows (the same as ``comm`` when rows are sharded, serial otherwise);
+    ``params`` are train's own (validation sets are constructed with them)."""
     data = TrainingData(train_set, comm, blocks)
     n = data.n_samples
     label, weight = train_set.label, train_set.weight
@@ -268,13 +277,17 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
         booster.init_score = init_booster.init_score.copy()
         if train_set.init_score is None:
             scores += _init_model_scores(init_booster, train_set, k_out)
+        if not _same_bins(init_booster.bin_mapper, train_set.bin_mapper):
+            # The init model's trees have bin thresholds of other bins: the model
+            # claims no bins at all, so it is never replayed on bins again.
+            booster.bin_mapper = None
         _free_raw(train_set)
     elif objective and cfg["boost_from_average"] and train_set.init_score is None:
         booster.init_score = objective.init_score(label, weight, row_comm)
         scores += booster.init_score[:, None]
 
     eval_sets = _make_eval_sets(train_set, scores, valid_sets, valid_names, cfg, booster, k_out,
-                                init_booster)
+                                init_booster, params)
     metrics = [get_metric(m) for m in cfg["metric"]]
 
     learner = make_learner(cfg, data, split_params_vector(cfg), comm)
@@ -433,7 +446,7 @@ def _update_scores(tree, grower, learner, data, bagged, scores):
 
 
 def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, booster, k_out,
-                    init_booster):
+                    init_booster, params=None):
     """Data sets to evaluate each round; the training set shares the live training scores."""
     sets = []
     if cfg["is_provide_training_metric"]:
@@ -448,9 +461,11 @@ def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, boost
             booster._train_data_name = name
         else:
             name = valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
-            if vs.reference is None:
-                vs.reference = train_set
-            _construct_keeping_raw(vs, cfg, None, keep=init_booster is not None)
+            if vs.reference is None or (vs._reference_from_train and vs.reference is not train_set):
+                # No reference of the user's: this training set's bins (re-binned
+                # if an earlier training gave it another's, as LightGBM does).
+                vs.reference, vs._reference_from_train = train_set, True
+            _construct_keeping_raw(vs, params, None, keep=init_booster is not None)
             if vs.bin_mapper is not train_set.bin_mapper:
                 raise ValueError(f"Validation set {name!r} was binned with another reference; "
                                  "create it with reference=train_set")

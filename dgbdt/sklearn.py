@@ -318,18 +318,17 @@ class DGBDTModel(BaseEstimator):
                 vx, vy = pair
                 is_train = vx is raw_Xy[0] and vy is raw_Xy[1]
                 if is_train:
-                    # The training data gets its own Dataset (binned with the training
-                    # mapper) rather than train_set itself: the engine does not evaluate
-                    # train_set when it is listed in valid_sets.
-                    vx, vy, vw, vinit = X, y, sample_weight, init_score
+                    # train_set itself: the engine evaluates it on the training scores
+                    # under this name, and early stopping skips it, as LightGBM's.
+                    valid_sets.append(train_set)
                 else:
                     vx = self._validate_X(vx, reset=False)
                     vy = np.asarray(vy).ravel() if encode_y is None else encode_y(vy)
                     vw, vinit = weights[i], inits[i]
                     if vw is not None:
                         vw = _check_sample_weight(vw, vx, dtype=np.float64)
-                valid_sets.append(Dataset(vx, label=vy, weight=vw, init_score=vinit,
-                                          feature_name=feature_name, reference=train_set))
+                    valid_sets.append(Dataset(vx, label=vy, weight=vw, init_score=vinit,
+                                              feature_name=feature_name, reference=train_set))
                 if eval_names is not None and i < len(eval_names):
                     valid_names.append(eval_names[i])
                 else:
@@ -447,22 +446,35 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         tags.classifier_tags.multi_label = False
         return tags
 
-    def _global_labels(self, y):
-        """The distinct labels of every rank's ``y`` under distributed training
-        (a rank's shard may lack a class); this rank's ``y`` otherwise."""
+    def _sharded_comm(self):
+        """The world communicator when rows are sharded over several ranks
+        (data- and voting-parallel under mpiexec), else None."""
         from .params import PARAMS, canonical_name
         learner = self.tree_learner
         for key, value in self._other_params.items():
             if canonical_name(key) == "tree_learner":
                 learner = value
-        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") == "serial":
-            return y
+        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") not in ("data",
+                                                                                      "voting"):
+            return None
         from .comm import world_comm
         comm = world_comm()
-        if comm.size == 1:
+        return comm if comm.size > 1 else None
+
+    def _global_labels(self, y):
+        """The distinct labels of every rank's ``y`` under row-sharded training
+        (a rank's shard may lack a class); this rank's ``y`` otherwise."""
+        comm = self._sharded_comm()
+        if comm is None:
             return y
         # Once per fit, so a pickled all-gather of the label sets is fine here.
         return np.concatenate([np.asarray(u) for u in comm._comm.allgather(np.unique(y))])
+
+    def _class_totals(self, y_enc, n_classes, weights=None):
+        """Per-class row counts (or weight sums) over every rank's rows."""
+        totals = np.bincount(y_enc.astype(np.int64), weights=weights, minlength=n_classes)
+        comm = self._sharded_comm()
+        return totals if comm is None else comm.allreduce(totals.astype(np.float64))
 
     def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
             eval_sample_weight=None, eval_metric=None, feature_name="auto", callbacks=None,
@@ -496,9 +508,13 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         if sample_weight is not None or class_weight is not None:
             w = (_check_sample_weight_compat(sample_weight, Xv) if sample_weight is not None
                  else np.ones(len(y_enc)))
-            if class_weight is not None:
+            if isinstance(class_weight, str) and class_weight == "balanced":
+                # scikit-learn's n_samples / (n_classes * count), counted over all ranks
+                counts = self._class_totals(y_enc, len(classes))
+                w = w * (counts.sum() / (len(classes) * counts))[y_enc.astype(np.int64)]
+            elif class_weight is not None:
                 w = w * compute_sample_weight(class_weight, y_enc)
-            if np.count_nonzero(np.bincount(y_enc.astype(np.int64), weights=w) > 0) < 2:
+            if np.count_nonzero(self._class_totals(y_enc, len(classes), w) > 0) < 2:
                 raise ValueError("Only one class has a positive total weight; the classifier "
                                  "needs samples of at least 2 classes with non-zero weight")
             sample_weight = w

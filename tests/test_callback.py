@@ -201,13 +201,17 @@ def test_errors():
     msg = "at least one dataset and eval metric is required"
     with pytest.raises(ValueError, match=msg):
         _run([early_stopping(2)], [[], []])
-    with pytest.raises(ValueError, match=msg):
-        _run([early_stopping(2)], _hist("l2", [1.0, 2.0], data="training"))
     with pytest.raises(ValueError, match="non-negative"):
         _run([early_stopping(2, min_delta=-0.1)], _hist("l2", [1.0]))
     with pytest.raises(ValueError, match="as many as metrics"):
         _run([early_stopping(2, min_delta=[0.1, 0.2, 0.3])],
              _zip(_hist("l2", [1.0]), _hist("l1", [1.0])))
+
+
+def test_training_data_alone_disables_early_stopping(capsys):
+    # LightGBM 4.7: "Only training set found, disabling early stopping."
+    assert _run([early_stopping(2)], _hist("l2", [1.0, 2.0, 3.0, 4.0], data="training")) is None
+    assert "Only training set found, disabling early stopping" in capsys.readouterr().out
 
 
 def test_dart_disables(capsys):

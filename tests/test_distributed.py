@@ -174,16 +174,19 @@ def test_vote_election_rules():
     assert len(elect(np.full((2, 2, 2), -1.0), 2, "votes")) == 0
 
 
-def test_classifier_under_mpiexec_equals_serial(tmp_path):
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_classifier_under_mpiexec_equals_serial(tmp_path, class_weight):
+    # class_weight="balanced" counts the classes over every rank's rows
     from dgbdt import DGBDTClassifier
     out = tmp_path / "proba.npy"
-    result = run_mpi(2, "estimator.py", out)
+    result = run_mpi(2, "estimator.py", out, *([class_weight] if class_weight else []))
     assert result.returncode == 0, result.stderr[-3000:]
     proba = np.load(out)
     X, y, X_valid, _ = shard_data.make_data()
     labels = np.where(X[:, 0] > 1.0, "c", np.where(y > 0, "b", "a"))
     order = np.argsort(labels == "c", kind="stable")
-    serial = DGBDTClassifier(n_estimators=10, num_leaves=15).fit(X[order], labels[order])
+    serial = DGBDTClassifier(n_estimators=10, num_leaves=15,
+                             class_weight=class_weight).fit(X[order], labels[order])
     np.testing.assert_allclose(proba, serial.predict_proba(X_valid), atol=1e-6)
 
 
@@ -241,3 +244,18 @@ def test_a_dataset_binned_before_row_sharded_training(tmp_path):
     result = run_mpi(2, "preconstructed.py", tmp_path, "kept")
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads((tmp_path / "result.json").read_text())["same_model"]
+
+
+def test_weights_on_some_ranks_only(tmp_path):
+    # Ranks without weights weigh their rows 1 (they used to skip the weights'
+    # all-gather the others made, and every rank hung).
+    result = run_mpi(2, "partial_weights.py", tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    X, y, _, _ = shard_data.make_data()
+    lo, hi = shard_data.shard_bounds(len(y), 2)[0]
+    weight = np.ones(len(y))
+    weight[lo:hi] = np.linspace(0.5, 2.0, hi - lo)
+    serial = dgbdt.train({"objective": "regression_l1", "num_leaves": 15, "verbosity": -1},
+                         dgbdt.Dataset(X, y, weight=weight), 5)
+    distributed = dgbdt.Booster(model_file=str(tmp_path / "model.json"))
+    np.testing.assert_allclose(distributed.predict(X), serial.predict(X), atol=1e-6)

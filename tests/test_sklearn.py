@@ -565,3 +565,21 @@ def test_regression_close_to_lightgbm():
     mse_ours = np.mean((ours.predict(Xv) - yv) ** 2)
     mse_theirs = np.mean((theirs.predict(Xv) - yv) ** 2)
     assert mse_ours < 1.2 * mse_theirs, (mse_ours, mse_theirs)
+
+
+def test_training_eval_set_with_a_custom_name_is_not_used_for_early_stopping():
+    # As LightGBM: the training pair in eval_set, whatever eval_names calls it,
+    # is evaluated on the training scores and never decides the best iteration
+    # (here the validation loss only grows: best iteration 1, not the last).
+    import dgbdt
+    from dgbdt import DGBDTRegressor
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = X[:, 0] + rng.normal(size=400) * 0.5
+    Xv = rng.normal(size=(200, 4))
+    yv = -Xv[:, 0] + rng.normal(size=200)
+    model = DGBDTRegressor(n_estimators=12, learning_rate=0.05).fit(
+        X, y, eval_set=[(X, y), (Xv, yv)], eval_names=["train", "val"],
+        callbacks=[dgbdt.early_stopping(20, verbose=False)])
+    assert model.best_iteration_ == 1 == 1 + int(np.argmin(model.evals_result_["val"]["l2"]))
+    assert model.evals_result_["train"]["l2"][-1] < model.evals_result_["train"]["l2"][0]

@@ -693,3 +693,79 @@ def test_a_dataset_keeping_raw_data_is_rebinned_with_its_validation_set():
     assert reused.model_to_string() == fresh.model_to_string()
     assert ds.layout == "col" and valid.bin_mapper is ds.bin_mapper
     assert ds.bin_mapper.feature_offsets[-1] <= 4 * 15
+
+
+def test_dataset_params_are_used_and_train_params_override_them():
+    X, y = _reuse_data()
+    ds = dgbdt.Dataset(X, y, params={"max_bin": 15})
+    dgbdt.train({"verbosity": -1}, ds, 2)
+    assert ds.bin_mapper.feature_offsets[-1] <= 4 * 15
+    pre = dgbdt.Dataset(X, y, params={"max_bin": 15})
+    pre.construct()
+    dgbdt.train({"verbosity": -1}, pre, 2)          # no "max_bin=255" asked of it
+    ds = dgbdt.Dataset(X, y, params={"max_bin": 15})
+    dgbdt.train({"verbosity": -1, "max_bin": 31}, ds, 2)
+    assert 4 * 15 < ds.bin_mapper.feature_offsets[-1] <= 4 * 31
+
+
+def test_continuing_a_model_whose_trees_have_other_bins():
+    # m2 holds m1's trees (255 bins) and its own (15 bins): it must never be
+    # replayed on bins, only predicted from raw values.
+    X, y = _reuse_data()
+    p = {"objective": "regression", "verbosity": -1, "num_leaves": 7, "metric": "l2",
+         "is_provide_training_metric": True}
+    m1 = dgbdt.train(p, dgbdt.Dataset(X, y), 5)
+    m2 = dgbdt.train({**p, "max_bin": 15}, dgbdt.Dataset(X, y), 3, init_model=m1)
+    freed = dgbdt.Dataset(X, y)
+    freed.construct({**p, "max_bin": 15})
+    with pytest.raises(ValueError, match="init_model was binned differently"):
+        dgbdt.train({**p, "max_bin": 15}, freed, 1, init_model=m2)
+    evals = {}
+    m3 = dgbdt.train({**p, "max_bin": 15}, dgbdt.Dataset(X, y), 1, init_model=m2,
+                     callbacks=[dgbdt.record_evaluation(evals)])
+    assert evals["training"]["l2"][-1] == pytest.approx(np.mean((m3.predict(X) - y) ** 2))
+
+
+def test_a_validation_set_reused_with_another_training_set():
+    X, y = _reuse_data()
+    valid = dgbdt.Dataset(X[:300], y[:300], free_raw_data=False)
+    a = dgbdt.Dataset(X[:1000], y[:1000])
+    dgbdt.train({"verbosity": -1, "max_bin": 63}, a, 2, valid_sets=[valid])
+    b = dgbdt.Dataset(X[500:], y[500:])
+    evals = {}
+    dgbdt.train({"verbosity": -1, "metric": "l2"}, b, 3, valid_sets=[valid],
+                callbacks=[dgbdt.record_evaluation(evals)])
+    assert valid.bin_mapper is b.bin_mapper
+    fresh = {}
+    b2 = dgbdt.Dataset(X[500:], y[500:])
+    dgbdt.train({"verbosity": -1, "metric": "l2"}, b2, 3,
+                valid_sets=[dgbdt.Dataset(X[:300], y[:300], reference=b2)],
+                callbacks=[dgbdt.record_evaluation(fresh)])
+    assert evals["valid_0"]["l2"] == fresh["valid_0"]["l2"]
+    # raw data freed: cannot be re-binned for another training set
+    freed_valid = dgbdt.Dataset(X[:300], y[:300])
+    dgbdt.train({"verbosity": -1, "max_bin": 63}, a, 1, valid_sets=[freed_valid])
+    with pytest.raises(ValueError, match="not those of its reference"):
+        dgbdt.train({"verbosity": -1}, b, 1, valid_sets=[freed_valid])
+
+
+def test_column_vector_labels_are_flattened_and_other_shapes_refused():
+    X, y = _reuse_data()
+    with pytest.warns(UserWarning, match="column vector"):
+        ds = dgbdt.Dataset(X, y.reshape(-1, 1), weight=np.ones((len(y), 1)))
+    flat = dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, y, weight=np.ones(len(y))), 3)
+    assert dgbdt.train({"verbosity": -1}, ds, 3).model_to_string() == flat.model_to_string()
+    with pytest.raises(ValueError, match=r"label must be 1-D .* shape \(1500, 2\)"):
+        dgbdt.Dataset(X, np.stack([y, y], axis=1))
+    with pytest.raises(ValueError, match="labels must be finite"):
+        dgbdt.Dataset(X, y).set_label(np.full(len(y), np.nan))
+    with pytest.raises(ValueError, match="weights must be finite and >= 0"):
+        dgbdt.Dataset(X, y).set_weight(-np.ones(len(y)))
+
+
+def test_repeated_feature_names_are_refused():
+    pd = pytest.importorskip("pandas")
+    X, y = _reuse_data()
+    df = pd.DataFrame(X, columns=["a", "b", "a", "c"])
+    with pytest.raises(ValueError, match="'a' appears more than once"):
+        dgbdt.Dataset(df, y)

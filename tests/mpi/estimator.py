@@ -1,6 +1,6 @@
 """Rank script: the scikit-learn classifier on row shards (rank 0 lacks class 'c').
 
-argv: K, out_npy
+argv: K, out_npy[, class_weight]
 """
 import sys
 
@@ -11,6 +11,7 @@ from dgbdt.comm import world_comm
 from shard_data import make_data
 
 k, out = int(sys.argv[1]), sys.argv[2]
+class_weight = sys.argv[3] if len(sys.argv) > 3 else None
 comm = world_comm()
 assert comm.size == k
 X, y, X_valid, _ = make_data()
@@ -18,7 +19,8 @@ labels = np.where(X[:, 0] > 1.0, "c", np.where(y > 0, "b", "a"))
 order = np.argsort(labels == "c", kind="stable")        # every 'c' row at the end
 X, labels = X[order], labels[order]
 lo, hi = comm.rank * len(X) // k, (comm.rank + 1) * len(X) // k
-clf = DGBDTClassifier(n_estimators=10, num_leaves=15, tree_learner="data").fit(X[lo:hi], labels[lo:hi])
+clf = DGBDTClassifier(n_estimators=10, num_leaves=15, tree_learner="data",
+                      class_weight=class_weight).fit(X[lo:hi], labels[lo:hi])
 if comm.rank == 0:
     assert "c" not in set(labels[lo:hi])
     assert list(clf.classes_) == ["a", "b", "c"], clf.classes_     # every class, globally
