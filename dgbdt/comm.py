@@ -2,11 +2,15 @@
 
 ``SerialComm`` is the one-process implementation (no MPI initialised);
 ``MPIComm`` wraps mpi4py's upper-case buffer methods (``Allreduce``,
-``Reduce_scatter``, ``Allgatherv``, ``Bcast``), never pickled objects.
+``Reduce_scatter``, ``Allgatherv``, ``Bcast``).  Only a few once-per-training
+exchanges of small Python objects (feature-parallel column blocks' bin
+mappers, the scikit-learn classifier's label sets) use mpi4py's pickled
+``allgather`` on ``_comm``; they are not counted.
 
 Byte counts: each call adds the size of *this rank's send buffer* to its kind
-(``allreduce``, ``reduce_scatter``, ``allgather``, ``bcast``), so learners can
-be compared exactly; what the network carries on top (e.g. a ring allreduce
+(``allreduce``, ``reduce_scatter``, ``allgather``, ``bcast``, ``scatter``; an
+``allgatherv`` is two calls: the sizes, then the data), so learners can be
+compared exactly; what the network carries on top (e.g. a ring allreduce
 sends about twice its buffer) is left to the scaling model in ``bench/``.
 ``begin_tree()`` / ``end_tree()`` bracket what one tree costs (growth and the
 training-score update); evaluation traffic counts in the totals only.

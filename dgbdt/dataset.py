@@ -173,8 +173,9 @@ class Dataset:
         self.label = _check_label(_as_1d(label, "label", self.n_samples))
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         self.init_score = None if init_score is None else np.asarray(init_score, dtype=np.float64)
-        if self.init_score is not None and (self.init_score.size == 0
-                                            or self.init_score.size % max(self.n_samples, 1)):
+        if self.init_score is not None and (
+                (self.init_score.size == 0) != (self.n_samples == 0)      # an empty shard: none
+                or self.init_score.size % max(self.n_samples, 1)):
             # (n,), (n, n_classes) or LightGBM's flat class-major (n * n_classes,)
             raise ValueError(f"init_score has {self.init_score.size} values; expected a multiple of "
                              f"the {self.n_samples} rows (n_samples or n_samples x n_classes)")

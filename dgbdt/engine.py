@@ -126,16 +126,16 @@ def check_same_params(comm, cfg):
                                        "every rank must call train() with the same params"))
 
 
-def check_same_rows(comm, dataset):
+def check_same_rows(comm, dataset, what="the training set"):
     """Feature-parallel ranks must hold the same rows (LightGBM's replicated mode)."""
     label = dataset.label if dataset.label is not None else np.zeros(0)
     blocks = dataset.feature_indices is not None
     mine = np.array([dataset.n_samples, 0 if blocks else dataset.n_features, float(np.sum(label))])
     every = comm.allgather(mine)
     if not np.all(every == every[0]):
-        raise ValueError("tree_learner='feature' needs the same rows on every rank (all columns, "
-                         "or a block of columns with Dataset(feature_indices=...)); got "
-                         f"(rows, columns, label sum) = {every.tolist()}")
+        raise ValueError(f"tree_learner='feature' needs the same rows of {what} on every rank "
+                         "(all columns, or a block of columns with Dataset(feature_indices=...)); "
+                         f"got (rows, columns, label sum) = {every.tolist()}")
 
 
 def check_same_model(comm, booster):
@@ -217,9 +217,13 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             if row_comm.size > 1:
                 # When some ranks have weights, the others weigh their rows 1: every
                 # rank then takes the same (weighted) path through the collectives.
-                has_weight = row_comm.allreduce(np.array([train_set.weight is not None], np.int64))
-                if has_weight[0] and train_set.weight is None:
+                # Likewise a missing init_score is zeros when other ranks have one.
+                has = row_comm.allreduce(np.array([train_set.weight is not None,
+                                                   train_set.init_score is not None], np.int64))
+                if has[0] and train_set.weight is None:
                     train_set.weight = np.ones(train_set.n_samples)
+                if has[1] and train_set.init_score is None:
+                    train_set.init_score = np.zeros(train_set.n_samples * k_out)
             blocks = None
             if cfg["tree_learner"] == "feature" and comm.size > 1:
                 check_same_rows(comm, train_set)
@@ -288,6 +292,11 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
 
     eval_sets = _make_eval_sets(train_set, scores, valid_sets, valid_names, cfg, booster, k_out,
                                 init_booster, params)
+    if cfg["tree_learner"] == "feature" and comm.size > 1:
+        # Replicated rows: metrics are computed by each rank on its own copy.
+        for es in eval_sets:
+            if es.dataset is not train_set:
+                check_same_rows(comm, es.dataset, f"validation set {es.name!r}")
     metrics = [get_metric(m) for m in cfg["metric"]]
 
     learner = make_learner(cfg, data, split_params_vector(cfg), comm)
@@ -356,12 +365,16 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
         booster._add_trees(new_trees)
         results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, row_comm)
         env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, results)
+        stop = None
         try:
             for c in after:
                 c(env)
-        except cb.EarlyStopException as stop:
-            booster.best_iteration = stop.best_iteration + 1
-            booster.best_score = _score_dict(stop.best_score)
+        except cb.EarlyStopException as exc:
+            stop = exc
+        stop_at = _agreed_stop(comm, stop)
+        if stop_at is not None:
+            booster.best_iteration = stop_at + 1
+            booster.best_score = _score_dict(stop.best_score if stop else results)
             break
         booster.best_score = _score_dict(results)   # LightGBM: the last round's results
         if all(t.n_leaves == 1 for t in new_trees):
@@ -498,11 +511,42 @@ def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm):
             value = global_metric(comm, m, es.dataset.label, preds, es.dataset.weight, kw)
             results.append((es.name, m.name, value, m.higher_better))
         if feval is not None:
+            fpreds = raw[:, 0] if k_out == 1 and objective is None else preds
+            fdata = es.dataset
+            if comm.size > 1:
+                fdata, fpreds = _all_rows(comm, es.dataset, fpreds)
             for fn in (feval if isinstance(feval, (list, tuple)) else [feval]):
-                out = fn(raw[:, 0] if k_out == 1 and objective is None else preds, es.dataset)
+                out = fn(fpreds, fdata)
                 for name, value, higher in (out if isinstance(out, list) else [out]):
                     results.append((es.name, name, float(value), bool(higher)))
     return results
+
+
+def _all_rows(comm, dataset, preds):
+    """Every rank's labels, weights and predictions, for a custom ``feval``
+    (which cannot be summed over ranks): a Dataset without features, and the
+    predictions.  n floats per evaluation, as for AUC."""
+    label, _ = comm.allgatherv(np.asarray(dataset.label, np.float64))
+    weight = None
+    if comm.allreduce(np.array([dataset.weight is not None], np.int64))[0]:
+        w = np.ones(dataset.n_samples) if dataset.weight is None else dataset.weight
+        weight, _ = comm.allgatherv(np.asarray(w, np.float64))
+    all_preds, _ = comm.allgatherv(np.asarray(preds, np.float64).ravel())
+    if np.ndim(preds) == 2:
+        all_preds = all_preds.reshape(len(label), -1)
+    return Dataset(np.empty((len(label), 0)), label=label, weight=weight), all_preds
+
+
+def _agreed_stop(comm, stop):
+    """The iteration every rank stops at, or None: any rank's early stop (with
+    global metrics they all stop together) ends every rank's loop at the
+    earliest best iteration, so no rank is left in a collective alone."""
+    if comm.size == 1:
+        return None if stop is None else stop.best_iteration
+    mine = np.array([-1 if stop is not None else 0,
+                     stop.best_iteration if stop is not None else np.iinfo(np.int64).max], np.int64)
+    flag, best = comm.allreduce(mine, op="min")
+    return None if flag == 0 else int(best)
 
 
 def global_metric(comm, metric, label, preds, weight, kw):

@@ -382,6 +382,26 @@ class DGBDTModel(BaseEstimator):
         check_is_fitted(self, "booster_")
         return self.booster_.feature_name()
 
+    def _sharded_comm(self):
+        """The world communicator when rows are sharded over several ranks
+        (data- and voting-parallel under mpiexec), else None."""
+        from .params import PARAMS, canonical_name
+        learner = self.tree_learner
+        for key, value in self._other_params.items():
+            if canonical_name(key) == "tree_learner":
+                learner = value
+        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") not in ("data",
+                                                                                      "voting"):
+            return None
+        from .comm import world_comm
+        comm = world_comm()
+        return comm if comm.size > 1 else None
+
+    def _min_samples(self):
+        """Rows a fit needs on this rank: 2, or none when rows are sharded over
+        ranks (a rank with no rows still takes part)."""
+        return 0 if self._sharded_comm() is not None else 2
+
 
 class DGBDTRegressor(RegressorMixin, DGBDTModel):
     """Gradient-boosted trees regressor (LightGBM's ``LGBMRegressor`` API).
@@ -422,8 +442,8 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         self
         """
         Xv, yv = _validate_data(self, X, y, reset=True, accept_sparse=_ACCEPT_SPARSE,
-                                dtype=_X_DTYPES, ensure_all_finite=False, ensure_min_samples=2,
-                                y_numeric=True)
+                                dtype=_X_DTYPES, ensure_all_finite=False,
+                                ensure_min_samples=self._min_samples(), y_numeric=True)
         yv = np.asarray(yv, dtype=np.float64)
         objective = self.objective if self.objective is not None else "regression"
         return self._fit((X, y), Xv, yv, sample_weight, init_score, eval_set, eval_names,
@@ -445,21 +465,6 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         tags.classifier_tags.multi_class = True
         tags.classifier_tags.multi_label = False
         return tags
-
-    def _sharded_comm(self):
-        """The world communicator when rows are sharded over several ranks
-        (data- and voting-parallel under mpiexec), else None."""
-        from .params import PARAMS, canonical_name
-        learner = self.tree_learner
-        for key, value in self._other_params.items():
-            if canonical_name(key) == "tree_learner":
-                learner = value
-        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") not in ("data",
-                                                                                      "voting"):
-            return None
-        from .comm import world_comm
-        comm = world_comm()
-        return comm if comm.size > 1 else None
 
     def _global_labels(self, y):
         """The distinct labels of every rank's ``y`` under row-sharded training
@@ -489,7 +494,8 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         self
         """
         Xv, yv = _validate_data(self, X, y, reset=True, accept_sparse=_ACCEPT_SPARSE,
-                                dtype=_X_DTYPES, ensure_all_finite=False, ensure_min_samples=2)
+                                dtype=_X_DTYPES, ensure_all_finite=False,
+                                ensure_min_samples=self._min_samples())
         check_classification_targets(yv)
         encoder = LabelEncoder().fit(self._global_labels(yv))
         classes = encoder.classes_

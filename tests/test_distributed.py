@@ -174,12 +174,14 @@ def test_vote_election_rules():
     assert len(elect(np.full((2, 2, 2), -1.0), 2, "votes")) == 0
 
 
-@pytest.mark.parametrize("class_weight", [None, "balanced"])
-def test_classifier_under_mpiexec_equals_serial(tmp_path, class_weight):
-    # class_weight="balanced" counts the classes over every rank's rows
+@pytest.mark.parametrize("class_weight, shards", [(None, "halves"), ("balanced", "halves"),
+                                                  (None, "tiny")])
+def test_classifier_under_mpiexec_equals_serial(tmp_path, class_weight, shards):
+    # class_weight="balanced" counts the classes over every rank's rows; a rank
+    # may hold a single row
     from dgbdt import DGBDTClassifier
     out = tmp_path / "proba.npy"
-    result = run_mpi(2, "estimator.py", out, *([class_weight] if class_weight else []))
+    result = run_mpi(2, "estimator.py", out, class_weight or "none", shards)
     assert result.returncode == 0, result.stderr[-3000:]
     proba = np.load(out)
     X, y, X_valid, _ = shard_data.make_data()
@@ -259,3 +261,58 @@ def test_weights_on_some_ranks_only(tmp_path):
                          dgbdt.Dataset(X, y, weight=weight), 5)
     distributed = dgbdt.Booster(model_file=str(tmp_path / "model.json"))
     np.testing.assert_allclose(distributed.predict(X), serial.predict(X), atol=1e-6)
+
+
+def _edge_case(tmp_path, case, k=3):
+    result = run_mpi(k, "edge_cases.py", tmp_path, case, timeout=90)
+    return result, (json.loads((tmp_path / "result.json").read_text())
+                    if (tmp_path / "result.json").exists() else None)
+
+
+def _mean_prediction(preds, data):
+    return "mean_pred", float(np.mean(preds)), True
+
+
+def test_custom_feval_is_computed_over_every_ranks_rows(tmp_path):
+    # Each rank used to compute it on its own rows (an empty one: NaN), and
+    # early stopping then ended ranks at different rounds: a hang.
+    result, out = _edge_case(tmp_path, "feval")
+    assert result.returncode == 0, result.stderr[-3000:]
+    X, y, Xv, yv = shard_data.make_data()
+    train = dgbdt.Dataset(X, y)
+    evals = {}
+    serial = dgbdt.train({"objective": "binary", "num_leaves": 7, "verbosity": -1, "metric": "None",
+                          "early_stopping_round": 2}, train, 30,
+                         valid_sets=[dgbdt.Dataset(Xv, yv, reference=train)], feval=_mean_prediction,
+                         callbacks=[dgbdt.record_evaluation(evals)])
+    np.testing.assert_allclose(out["evals"]["valid_0"]["mean_pred"], evals["valid_0"]["mean_pred"],
+                               rtol=1e-9)
+    assert out["best_iteration"] == serial.best_iteration
+
+
+def test_init_score_on_every_rank_but_an_empty_one(tmp_path):
+    result, out = _edge_case(tmp_path, "init_score")
+    assert result.returncode == 0, result.stderr[-3000:]
+    X, y, Xv, _ = shard_data.make_data()
+    serial = dgbdt.train({"objective": "regression", "num_leaves": 7, "verbosity": -1},
+                         dgbdt.Dataset(X, y, init_score=np.full(len(y), 0.25)), 3)
+    np.testing.assert_allclose(out["raw"], serial.predict(Xv, raw_score=True), atol=1e-6)
+
+
+def test_column_blocks_break_ties_by_global_feature(tmp_path):
+    result, out = _edge_case(tmp_path, "blocks_tie", k=2)
+    assert result.returncode == 0, result.stderr[-3000:]
+    X, y, _, _ = shard_data.make_data()
+    X = X.copy()
+    X[:, 25] = 2.0 * X[:, 8]
+    serial = dgbdt.train({"objective": "binary", "num_leaves": 7, "verbosity": -1},
+                         dgbdt.Dataset(X, y), 2)
+    ours = [t["split_feature"] for t in out["model"]]
+    assert ours == [t["split_feature"] for t in serial.dump_model()["trees"]]
+    assert any(8 in f for f in ours) and not any(25 in f for f in ours)
+
+
+def test_feature_parallel_validation_rows_must_match(tmp_path):
+    result, _ = _edge_case(tmp_path, "valid_rows")
+    assert result.returncode != 0
+    assert "same rows of validation set 'valid_0' on every rank" in result.stderr

@@ -13,7 +13,10 @@ Per split (LightGBM's scheme, see REFERENCE.md):
 5. rows are partitioned locally; child counts are summed globally.
 
 A rank with no rows still takes part in every collective with zeros (LightGBM
-#4026: stale buffers on empty ranks gave huge leaf values).
+#4026: stale buffers on empty ranks gave huge leaf values).  The reduce-scatter
+sends every feature's bins, also those ``feature_fraction`` left out of this
+tree (never scanned; fixed counts keep the owner blocks simple), so its bytes
+do not fall with ``feature_fraction``.
 """
 import numpy as np
 

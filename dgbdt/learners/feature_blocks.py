@@ -48,9 +48,11 @@ class FeatureBlockLearner(SerialLearner):
         self.local_of_global[self.global_of_local] = np.arange(len(self.global_of_local))
 
     def histogram_features(self, feature_indices):
-        """This rank's columns among the (global) ``feature_indices``, as local indices."""
+        """This rank's columns among the (global) ``feature_indices``, as local indices
+        in global order (not sorted: ties between equal gains go to the lower
+        global feature, as on one process)."""
         local = self.local_of_global[feature_indices]
-        return np.sort(local[local >= 0]).astype(np.int32)
+        return local[local >= 0].astype(np.int32)
 
     def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
         super().best_split(hist, self.histogram_features(feature_indices), totals, record, scales)

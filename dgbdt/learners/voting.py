@@ -17,8 +17,10 @@ picks the few features worth sending.  For each new leaf:
 
 Local histograms of the larger child are parent - smaller on *local* data,
 so both children get a vote; there is no global subtraction (elected sets
-differ between siblings).  Bytes per leaf: K x top_k x 16 for the vote plus
-(2 top_k features' bins) x 16: independent of the number of features.
+differ between siblings).  Bytes each rank sends per leaf: top_k x 16 for
+the vote (each rank receives K x top_k x 16) plus the elected features' bins
+x 16 (2 top_k features with ``voting_rule=votes``, top_k with
+``weighted_gain``): independent of the number of features.
 """
 import numpy as np
 
