@@ -118,11 +118,15 @@ class Booster:
         return list(self.feature_names)
 
     def _n_trees_for(self, num_iteration, start_iteration=0):
-        if num_iteration is None:
-            num_iteration = self.best_iteration if self.best_iteration > 0 else -1
+        """(first tree, end tree) of iterations [start, start + num_iteration), as
+        LightGBM: start clamped to [0, iterations]; num_iteration None means the
+        best iteration when starting at 0 and there is one, else all; <= 0 all."""
         total = self.current_iteration()
-        end = total if num_iteration <= 0 else min(total, start_iteration + num_iteration)
-        return start_iteration * self.num_tree_per_iteration, end * self.num_tree_per_iteration
+        start = max(0, min(int(start_iteration or 0), total))
+        if num_iteration is None:
+            num_iteration = self.best_iteration if start == 0 and self.best_iteration > 0 else -1
+        end = total if num_iteration <= 0 else min(total, start + num_iteration)
+        return start * self.num_tree_per_iteration, end * self.num_tree_per_iteration
 
     def feature_importance(self, importance_type="split", iteration=None):
         """Per feature: number of splits ("split") or total gain ("gain")."""
@@ -194,14 +198,17 @@ class Booster:
         return transform_by_name(self.objective, result, self.objective_params.get("sigmoid", 1.0))
 
     # -- model file -------------------------------------------------------------
-    def _header(self):
+    def _header(self, n_iterations=None):
         mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
         params = {k: v for k, v in self.params.items() if isinstance(v, (int, float, str, bool, list))
                   or v is None}
         header = {"objective": self.objective, "objective_params": self.objective_params,
                   "num_class": self.num_class, "num_tree_per_iteration": self.num_tree_per_iteration,
                   "init_score": self.init_score.tolist(), "num_features": self.num_feature(),
-                  "feature_names": self.feature_names, "best_iteration": int(self.best_iteration),
+                  "feature_names": self.feature_names,
+                  # a best iteration beyond the iterations saved is no best one
+                  "best_iteration": int(self.best_iteration)
+                  if n_iterations is None or self.best_iteration <= n_iterations else 0,
                   "params": params}
         if mapper is not None:
             header["bin_upper_bounds"] = mapper["upper_bounds"]
@@ -210,7 +217,7 @@ class Booster:
 
     def model_to_string(self, num_iteration=None):
         _, end = self._n_trees_for(num_iteration if num_iteration is not None else -1)
-        return model_to_json(self._header(), self.trees[:end])
+        return model_to_json(self._header(end // self.num_tree_per_iteration), self.trees[:end])
 
     def save_model(self, filename, num_iteration=None):
         """Write the model as JSON (atomically: temp file + rename)."""

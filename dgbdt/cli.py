@@ -64,7 +64,8 @@ IO_HELP = {
     "predict_raw_score": "predict raw scores instead of probabilities",
     "predict_leaf_index": "predict the leaf index of every tree",
     "num_iteration_predict": "predict with the first N iterations (<= 0: all, or the best)",
-    "start_iteration_predict": "predict from this iteration on",
+    "start_iteration_predict": "predict from this iteration on (clamped to the model's iterations; "
+                               "with a start > 0 every later iteration is used, not the best ones)",
     "snapshot_freq": "write <output_model>.snapshot_iter_<i> every N iterations (<= 0: never)",
     "pre_partition": "under mpiexec: each rank reads its own file (data=train.{rank}.csv) "
                      "instead of its byte range of one file",
@@ -113,7 +114,7 @@ def help_text(width=100):
 
 def read_config_file(path):
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:      # a BOM is not part of a key
             lines = fh.read().splitlines()
     except FileNotFoundError:
         raise CliError(f"config file not found: {path}") from None
@@ -147,9 +148,11 @@ def parse_arguments(argv):
         if key in ("config", "config_file"):
             from_file.extend(read_config_file(value))
     io, params = dict(IO_DEFAULTS), {}
+    io["_given"] = set()                # I/O keys set by the user (not defaults)
     for key, value in from_file + [(k, v) for k, v in pairs if k not in ("config", "config_file")]:
         if key in _IO_ALIAS:
             io[_IO_ALIAS[key]] = value
+            io["_given"].add(_IO_ALIAS[key])
         elif _is_model_param(key):
             params[key] = value
         else:
@@ -180,6 +183,18 @@ def _unsupported_or_unknown(key):
         alias_of = f" (alias of {canonical!r})" if canonical != close[0] else ""
         hint = f" Did you mean {close[0]!r}{alias_of}?"
     raise CliError(f"unknown parameter {key!r}.{hint}")
+
+
+#: I/O keys that say which columns of a data file are not features; training
+#: records them in the model, and predict reads files the same way by default.
+COLUMN_KEYS = ("label_column", "weight_column", "group_column", "ignore_column")
+
+
+def _with_model_columns(io, booster):
+    """``io`` with the column keys of the model's training where not given."""
+    recorded = {k: booster.params[k] for k in COLUMN_KEYS
+                if k in booster.params and k not in io.get("_given", ())}
+    return {**io, **recorded}
 
 
 def _read_options(io):
@@ -233,39 +248,54 @@ def run_train(io, params):
     for path in filter(None, (p.strip() for p in (io.get("valid_data") or "").split(","))):
         # Validation rows are sharded like the training rows ({rank} files only if named so).
         v, v_block = _read_for_training(path, io, comm, learner, rank_files and "{rank}" in path)
+        if v_block is None:      # LibSVM rows may stop before the training data's last feature
+            v.X = _fit_width(v.X, train_set.n_features, path, io["data"], "training data")
         valid_sets.append(Dataset(v.X, v.label, weight=v.weight, init_score=v.init_score,
                                   reference=train_set, feature_indices=v_block))
         valid_names.append(os.path.basename(path))
     if cfg["is_provide_training_metric"]:
         valid_sets.insert(0, train_set)
         valid_names.insert(0, "training")
-    callbacks = [log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
+    # Metric and progress lines are information: verbosity >= 1, as LightGBM's
+    callbacks = ([log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
+                 if cfg["verbosity"] >= 1 else [])
     if _int(io, "snapshot_freq") > 0:
         callbacks.append(checkpoint(io["output_model"], _int(io, "snapshot_freq")))
     booster = train(params, train_set, valid_sets=valid_sets or None,
                     valid_names=valid_names or None, init_model=io.get("input_model"),
                     callbacks=callbacks)
+    booster.params.update({k: io[k] for k in COLUMN_KEYS if io.get(k) is not None})
     if comm is None or comm.rank == 0:
         booster.save_model(io["output_model"])
-        print(f"dgbdt: trained {booster.current_iteration()} iterations; model written to "
-              f"{io['output_model']}", flush=True)
+        if cfg["verbosity"] >= 1:
+            print(f"dgbdt: trained {booster.current_iteration()} iterations; model written to "
+                  f"{io['output_model']}", flush=True)
 
 
-def _fit_width(X, n_model, data_path, model_path):
-    """LibSVM rows may stop before the model's last feature; any other width is an error."""
+def _fit_width(X, n_model, data_path, model_path, what="the model"):
+    """LibSVM rows may stop before the model's last feature; any other width is an
+    error.  No rows (an empty file or part) have no width to check."""
     width = X.shape[1]
+    if X.shape[0] == 0:
+        return np.zeros((0, n_model))
     if hasattr(X, "tocsr") and width < n_model:
         X = X.tocsr().copy()
         X.resize((X.shape[0], n_model))
     elif width != n_model:
-        hint = (" (a file without a label column needs label_column=)" if width == n_model + 1
-                else "")
-        raise CliError(f"{data_path} has {width} feature columns but the model {model_path} was "
-                       f"trained on {n_model}{hint}")
+        hint = ""
+        if width == n_model - 1:
+            hint = " (a file without a label column needs label_column= with no value)"
+        elif width > n_model:
+            hint = (" (columns left out in training -- weight_column, group_column, "
+                    "ignore_column -- must be left out here too)")
+        raise CliError(f"{data_path} has {width} feature columns but {what} {model_path} "
+                       f"has {n_model}{hint}")
     return X
 
 
 def _format_predictions(pred, n_rows, leaf_index):
+    if n_rows == 0:                     # an empty file, or an empty part under mpiexec
+        return b""
     pred = np.asarray(pred).reshape(n_rows, -1)
     fmt = "%d" if leaf_index else "%.17g"
     return "".join("\t".join(fmt % v for v in row) + "\n" for row in pred).encode()
@@ -278,12 +308,16 @@ def run_predict(io, params):
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
     comm = _world(launched_size())
-    options = _read_options(io)
     if comm is None:
         booster = Booster(model_file=io["input_model"])
-        X = read_data(io["data"], **options).X
     else:
         booster = distributed_io.run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
+    # The file's columns as in training unless said otherwise (LightGBM keeps
+    # the label index in the model); side files (.weight, .init) are not used.
+    options = {**_read_options(_with_model_columns(io, booster)), "side_files": False}
+    if comm is None:
+        X = read_data(io["data"], **options).X
+    else:
         X = distributed_io.read_row_part(io["data"], comm, options).X
     leaf_index = _truthy(io["predict_leaf_index"])
     n_iter = _int(io, "num_iteration_predict")
@@ -321,6 +355,7 @@ def run(argv):
     try:
         io, params = parse_arguments(args)
         task = task or io["task"]
+        task = {"prediction": "predict", "test": "predict"}.get(task, task)   # LightGBM's aliases
         if task == "train":
             run_train(io, params)
         elif task == "predict":

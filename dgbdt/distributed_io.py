@@ -51,6 +51,7 @@ def read_row_part(path, comm, options):
     path = os.fspath(path)
     options = dict(options)
     fmt = options.pop("fmt", "auto")
+    side_files = options.pop("side_files", True)
     header = options.get("header", False)
 
     def local_read():
@@ -74,7 +75,8 @@ def read_row_part(path, comm, options):
     del data
     _agree_on_width(comm, out, found_fmt, path)
     row_offset, n_total = _exclusive_sum(comm, out.X.shape[0])
-    run_agreed(comm, lambda: readers.read_side_files(path, out, row_offset, n_total))
+    if side_files:
+        run_agreed(comm, lambda: readers.read_side_files(path, out, row_offset, n_total))
     return out
 
 
@@ -100,6 +102,16 @@ def column_block(n_features, rank, size):
     return np.arange(n_features * rank // size, n_features * (rank + 1) // size)
 
 
+def _first_lines(path, n_lines):
+    """The start of a file holding at least its first ``n_lines`` whole lines."""
+    n_bytes = 1 << 16
+    while True:
+        head = readers.read_head(path, n_bytes)
+        if head.count(b"\n") >= n_lines or len(head) < n_bytes:
+            return head
+        n_bytes *= 4
+
+
 def read_column_block(path, comm, options):
     """All rows of ``path`` with only this rank's block of columns.
 
@@ -116,8 +128,10 @@ def read_column_block(path, comm, options):
             block = column_block(out.X.shape[1], comm.rank, comm.size)
             out.X = out.X[:, block].tocsr()
             return out, block
-        # Delimited: count the columns on the first lines, then convert only this block.
-        head = readers.read_head(path)
+        # Delimited: count the columns on the first whole lines (the header and
+        # a row: a first line of 64 KiB or more is read to its end), then
+        # convert only this block.
+        head = _first_lines(path, 2 if options.get("header", False) else 1)
         head = head[:head.rfind(b"\n") + 1] or head
         rest = {k: v for k, v in options.items() if k != "fmt"}
         n_features = readers.parse_text(path, head, fmt=fmt, sep=sep, **rest).X.shape[1]

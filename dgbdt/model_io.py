@@ -48,6 +48,8 @@ def write_atomic(path, text):
     """Write ``text`` to ``path`` through a temp file in the same folder + rename."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -117,6 +119,9 @@ def model_from_json(text, source="model string"):
     n_features = doc["num_features"]
     if not isinstance(n_features, int) or n_features < 0:
         _fail(source, f"invalid num_features {n_features!r}")
+    for key in ("feature_names", "init_score", "trees"):
+        if not isinstance(doc[key], list):
+            _fail(source, f"{key} must be a list, got {type(doc[key]).__name__}")
     if len(doc["feature_names"]) != n_features:
         _fail(source, "feature_names does not match num_features")
     k = doc["num_tree_per_iteration"]
@@ -124,7 +129,12 @@ def model_from_json(text, source="model string"):
         _fail(source, "the number of trees is not a multiple of num_tree_per_iteration")
     if len(doc["init_score"]) != doc["num_class"]:
         _fail(source, "init_score must hold one value per class")
-    trees = [_check_tree(source, i, t, n_features) for i, t in enumerate(doc["trees"])]
+    try:
+        trees = [_check_tree(source, i, t, n_features) for i, t in enumerate(doc["trees"])]
+    except (TypeError, KeyError, ValueError) as exc:
+        if isinstance(exc, ModelFormatError):
+            raise
+        _fail(source, f"malformed tree: {exc}")
     return doc, trees
 
 

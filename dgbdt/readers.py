@@ -165,7 +165,7 @@ def _line_at(data, lineno):
 
 def read_data(path, *, header=False, label_column="0", weight_column=None, group_column=None,
               ignore_columns=(), zero_based=True, n_features=None, fmt="auto",
-              keep_features=None) -> LoadedData:
+              keep_features=None, side_files=True) -> LoadedData:
     """Read a CSV/TSV/whitespace or LibSVM text file (optionally gzipped).
 
     Parameters
@@ -187,6 +187,9 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
     fmt : {"auto", "libsvm", "csv", "tsv", "delimited"}
     keep_features : sequence of int, optional
         Keep only these columns of ``X`` (feature-parallel training reads its own block).
+    side_files : bool
+        Read ``<path>.weight``, ``.init`` and ``.query`` when they exist (not for
+        prediction, which uses none of them).
 
     Returns
     -------
@@ -205,7 +208,8 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
                      label_column=label_column, weight_column=weight_column,
                      group_column=group_column, ignore_columns=ignore_columns,
                      zero_based=zero_based, n_features=n_features, keep_features=keep_features)
-    read_side_files(path, out)
+    if side_files:
+        read_side_files(path, out)
     return out
 
 

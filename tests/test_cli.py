@@ -211,5 +211,91 @@ def test_predict_with_a_model_of_another_width(tmp_path, capsys):
     out = tmp_path / "p.txt"
     assert run(["predict", f"data={wide}", f"input_model={model}", f"output_result={out}"]) == 1
     err = capsys.readouterr().err
-    assert "wide.csv has 3 feature columns but the model" in err and "trained on 2" in err
+    assert "wide.csv has 3 feature columns but the model" in err and "has 2" in err
     assert not out.exists()
+
+
+# -- found in review: predict reads files as training did, and edge cases ----------------
+
+def _labelled_csv(path, X, y, label_at=0):
+    rows = [np.insert(np.round(x, 4), label_at, t) for x, t in zip(X, y)]
+    path.write_text("".join(",".join(f"{v:g}" for v in r) + "\n" for r in rows))
+    return path
+
+
+def _xy(n=300, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, (X[:, 0] + X[:, 1] > 0).astype(float)
+
+
+def test_predict_reads_the_columns_the_model_was_trained_with(tmp_path):
+    # LightGBM keeps the label index in the model: a file with the label in
+    # column 2 predicts right without saying label_column again.
+    X, y = _xy()
+    data = _labelled_csv(tmp_path / "lab2.csv", X, y, label_at=2)
+    model, out = tmp_path / "m.json", tmp_path / "p.txt"
+    assert run(["train", f"data={data}", "label_column=2", "objective=binary", "num_trees=5",
+                f"output_model={model}", "verbosity=-1"]) == 0
+    assert run(["predict", f"data={data}", f"input_model={model}", f"output_result={out}"]) == 0
+    expected = dgbdt.Booster(model_file=str(model)).predict(X)
+    np.testing.assert_allclose(np.loadtxt(out), expected, rtol=1e-15)
+
+
+def test_predict_ignores_side_files_and_handles_an_empty_file(tmp_path):
+    X, y = _xy()
+    data = _labelled_csv(tmp_path / "d.csv", X, y)
+    model, out = tmp_path / "m.json", tmp_path / "p.txt"
+    assert run(["train", f"data={data}", "objective=binary", "num_trees=3",
+                f"output_model={model}", "verbosity=-1"]) == 0
+    (tmp_path / "d.csv.init").write_text("0\n" * 99)          # stale: 99 lines, 300 rows
+    assert run(["predict", f"data={data}", f"input_model={model}", f"output_result={out}"]) == 0
+    assert len(np.loadtxt(out)) == 300
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert run(["predict", f"data={empty}", f"input_model={model}", f"output_result={out}"]) == 0
+    assert out.read_text() == ""
+
+
+def test_width_hint_for_a_file_without_label(tmp_path, capsys):
+    X, y = _xy()
+    data = _labelled_csv(tmp_path / "d.csv", X, y)
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={data}", "objective=binary", "num_trees=2",
+                f"output_model={model}", "verbosity=-1"]) == 0
+    nolabel = tmp_path / "x.csv"
+    nolabel.write_text("".join(",".join(f"{v:g}" for v in r) + "\n" for r in X))
+    assert run(["predict", f"data={nolabel}", f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}"]) == 1
+    assert "needs label_column= with no value" in capsys.readouterr().err
+    assert run(["predict", f"data={nolabel}", f"input_model={model}", "label_column=",
+                f"output_result={tmp_path / 'p.txt'}"]) == 0
+
+
+def test_libsvm_validation_rows_may_stop_before_the_last_feature(tmp_path):
+    X, y = _xy(d=10)
+    X[:, 8:] = np.where(np.abs(X[:, 8:]) > 1, X[:, 8:], 0)
+
+    def libsvm(path, X, y):
+        path.write_text("".join(f"{int(t)} " + " ".join(f"{j}:{v:.4f}" for j, v in enumerate(r) if v)
+                                + "\n" for r, t in zip(X, y)))
+        return path
+    train = libsvm(tmp_path / "tr.svm", X, y)
+    valid = libsvm(tmp_path / "va.svm", X[:50, :8], y[:50])            # highest index 7
+    assert run(["train", f"data={train}", f"valid_data={valid}", "objective=binary",
+                "num_trees=3", f"output_model={tmp_path / 'm.json'}", "verbosity=-1"]) == 0
+
+
+def test_lightgbm_spellings_bom_and_silence(tmp_path, capsys):
+    X, y = _xy()
+    data = _labelled_csv(tmp_path / "d.csv", X, y)
+    conf = tmp_path / "c.conf"
+    conf.write_text("\ufefftask = train\nobjective = binary\nnum_trees = 3\nverbosity = -1\n",
+                    encoding="utf-8")
+    assert run([f"config={conf}", f"data={data}", f"output_model={tmp_path / 'm.json'}"]) == 0
+    assert capsys.readouterr().out == ""                               # verbosity -1: silent
+    assert run([f"data={data}", "task=prediction", f"input_model={tmp_path / 'm.json'}",
+                f"output_result={tmp_path / 'p.txt'}"]) == 0
+    assert run(["train", f"data={data}", f"output_model={tmp_path / 'no' / 'm.json'}",
+                "verbosity=-1"]) == 1
+    assert f"folder {tmp_path / 'no'} does not exist" in capsys.readouterr().err

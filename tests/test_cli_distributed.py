@@ -15,7 +15,7 @@ from mpi_launch import run_mpi
 from test_distributed import assert_same_trees
 
 TRAIN = ["objective=binary", "num_trees=8", "num_leaves=15", "min_data_in_leaf=10",
-         "learning_rate=0.2", "metric=auc", "verbosity=-1"]
+         "learning_rate=0.2", "metric=auc", "verbosity=1"]
 
 
 def write_csv(path, n_rows=2400, seed=0, header=True):
@@ -138,3 +138,19 @@ def test_serial_learner_under_mpiexec_is_an_error(tmp_path):
     assert result.returncode != 0
     assert "started on 2 ranks but tree_learner=serial" in result.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+def test_feature_parallel_reads_every_column_of_a_long_first_line(tmp_path):
+    # A first line longer than the 64 KiB read to count columns lost columns.
+    rng = np.random.default_rng(2)
+    n_features = 12000
+    X = rng.integers(100_000, 1_000_000, size=(40, n_features))
+    y = (X[:, 0] > 550_000).astype(int)
+    data = tmp_path / "wide.csv"
+    data.write_text("".join(f"{t}," + ",".join(map(str, r)) + "\n" for t, r in zip(y, X)))
+    assert len(data.read_text().split("\n", 1)[0]) > 1 << 16
+    result = cli_mpi(2, "train", f"data={data}", "tree_learner=feature", "objective=binary",
+                     "num_trees=2", "min_data_in_leaf=5", f"output_model={tmp_path / 'm.json'}",
+                     "verbosity=-1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert dgbdt.Booster(model_file=str(tmp_path / "m.json")).num_feature() == n_features

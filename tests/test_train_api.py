@@ -769,3 +769,22 @@ def test_repeated_feature_names_are_refused():
     df = pd.DataFrame(X, columns=["a", "b", "a", "c"])
     with pytest.raises(ValueError, match="'a' appears more than once"):
         dgbdt.Dataset(df, y)
+
+
+def test_iteration_ranges_are_clamped_as_in_lightgbm():
+    X, y = _reuse_data()
+    valid = dgbdt.Dataset(X[:300], y[:300])
+    booster = dgbdt.train({"verbosity": -1, "num_leaves": 4, "early_stopping_round": 3,
+                           "learning_rate": 0.5}, dgbdt.Dataset(X[300:], y[300:]), 40,
+                          valid_sets=[valid])
+    total, best = booster.current_iteration(), booster.best_iteration
+    assert 0 < best < total
+    raw = lambda **kw: booster.predict(X, raw_score=True, **kw)      # noqa: E731
+    # a negative start is 0 (it used to read before the first tree: a crash)
+    np.testing.assert_array_equal(raw(start_iteration=-2), raw(start_iteration=0))
+    # from a start > 0 without num_iteration: every later iteration, not best ones
+    np.testing.assert_array_equal(raw(start_iteration=2), raw(start_iteration=2, num_iteration=-1))
+    assert booster.predict(X, pred_leaf=True, start_iteration=total + 5).shape == (len(X), 0)
+    # a saved prefix shorter than the best iteration records no best iteration
+    short = dgbdt.Booster(model_str=booster.model_to_string(num_iteration=best - 1))
+    assert short.best_iteration == 0 and short.current_iteration() == best - 1
