@@ -83,17 +83,26 @@ class Objective:
         agree and get the same values whatever the number of ranks.
         """
         ww = np.ones_like(label) if weight is None else weight
-        pos, neg = global_exact_sums(comm, [ww[label > 0], ww[label <= 0]])
-        if not pos + neg > 0:
+        rows, pos_w, neg_w = global_exact_sums(
+            comm, [np.ones(len(label)), ww[label > 0], ww[label <= 0]])
+        if rows == 0:
+            raise ValueError("The training data has no rows")
+        if not pos_w + neg_w > 0:
             raise ValueError("The sample weights sum to zero: at least one row needs a positive weight")
         if self.name == "binary":
+            # is_unbalance weighs the classes by their row counts, as LightGBM
+            # (not by their weight sums)
+            pos, neg = global_exact_sums(comm, [np.ones(int(np.sum(label > 0))),
+                                                np.ones(int(np.sum(label <= 0)))])
             if self._is_unbalance and pos > 0 and neg > 0:
                 self.label_weights = np.array([pos / neg, 1.0]) if pos > neg else np.array([1.0, neg / pos])
             else:
                 self.label_weights = np.array([1.0, self._scale_pos_weight])
 
     def init_score(self, label, weight, comm):
-        """Score that minimises the loss of a constant model (boost_from_average),
+        """The starting score of boost_from_average, as LightGBM's BoostFromScore:
+        the weighted mean (L2, huber), median (L1), log-odds of the weighted
+        positive share (binary; class weights left out) or log class priors,
         from exact global sums (and a global weighted median for L1): the same
         on any number of ranks."""
         ww = np.ones_like(label) if weight is None else weight
@@ -105,10 +114,10 @@ class Objective:
             all_weight = None if weight is None else comm.allgatherv(np.asarray(weight, np.float64))[0]
             return np.array([weighted_quantile(all_label, all_weight, 0.5)])
         if self.name == "binary":
-            lw = self.label_weights
+            # the weighted share of positives; is_unbalance / scale_pos_weight do
+            # not enter it (LightGBM's BoostFromScore)
             pos, neg = global_exact_sums(comm, [ww[label > 0], ww[label <= 0]])
-            pos *= lw[1]
-            p = np.clip(pos / (pos + neg * lw[0]), 1e-15, 1 - 1e-15)
+            p = np.clip(pos / (pos + neg), 1e-15, 1 - 1e-15)
             return np.array([np.log(p / (1 - p)) / self.sigmoid])
         # multiclass: log of the class priors
         counts = np.array(global_exact_sums(comm, [ww[label == k] for k in range(self.num_class)]))

@@ -120,7 +120,7 @@ METRIC_ALIASES: dict[str, str] = _invert({
     "binary_logloss": ("binary",),
     "binary_error": (),
     "auc": (),
-    "multi_logloss": ("multiclass", "softmax", "multiclassova"),
+    "multi_logloss": ("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"),
     "multi_error": (),
 })
 
@@ -467,6 +467,13 @@ def _check_combination(p: dict[str, object]) -> None:
         if obj != "multiclass" and p["num_class"] != 1:
             raise ValueError(f"Parameter 'num_class' must be 1 for objective {obj!r}, "
                              f"got num_class={p['num_class']}")
+        # LightGBM: "Multiclass objective and metrics don't match"
+        multi = {m for m in p["metric"] if m in ("multi_logloss", "multi_error")}
+        single = {m for m in p["metric"] if m in ("binary_logloss", "binary_error", "auc")}
+        if obj == "multiclass" and single or obj != "multiclass" and multi:
+            bad = sorted(single if obj == "multiclass" else multi)
+            raise ValueError(f"metric {bad[0]!r} does not fit objective {obj!r} "
+                             f"(multiclass objectives take multi_logloss / multi_error only)")
 
 
 # --------------------------------------------------------------------------- #

@@ -164,7 +164,11 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
                     best_gain = gain
                     out[SPLIT_FEATURE] = f
                     out[SPLIT_BIN] = b
-                    out[SPLIT_DEFAULT_LEFT] = 1.0 if direction == 1 else 0.0
+                    # NaN left when tried so, or when the feature has NaN values but
+                    # this leaf has none: LightGBM's reverse scan (NaN left) comes
+                    # first and keeps such a tie
+                    out[SPLIT_DEFAULT_LEFT] = 1.0 if direction == 1 or (
+                        nan_bin >= 0 and not has_nan_rows) else 0.0
                     out[SPLIT_LEFT_GRAD] = left_g
                     out[SPLIT_LEFT_HESS] = left_h
                     out[SPLIT_LEFT_COUNT] = left_c

@@ -107,7 +107,10 @@ def candidates(hist, features, offsets, nan_bins, totals):
                 if default_left:
                     g += float(nan[0])
                     h += float(nan[1])
-                out.append((int(f), b, default_left, (g, h, estimate_left_count(h, totals))))
+                # A feature with a NaN bin but no NaN rows here sends NaN left at
+                # prediction (LightGBM's reverse scan keeps that tie).
+                recorded = default_left or (nan_bin >= 0 and not has_nan_rows)
+                out.append((int(f), b, recorded, (g, h, estimate_left_count(h, totals))))
     return out
 
 
@@ -356,15 +359,16 @@ def test_nan_bin_with_gradient_but_no_hessian_has_rows():
 
 def test_empty_nan_bin_adds_no_candidates():
     # A NaN bin with zero gradient and hessian has no rows: no NaN-left
-    # candidates and no "all values left" split, whatever it would score.
+    # candidates and no "all values left" split, whatever it would score; NaN
+    # at prediction goes left (LightGBM's reverse scan keeps that tie).
     feature = [(-3.0, 1.0), (3.0, 1.0), (0.0, 0.0)]
     hist, offsets = _hist_from_bins([feature])
     nan_bins = np.array([2], np.int32)
     totals = (0.0, 2.0, 2.0)
     _, _, scored = twin_best_split(hist, [0], offsets, nan_bins, totals, split_params())
-    assert [s[1:] for s in scored] == [(0, 0, False)]
+    assert [s[1:] for s in scored] == [(0, 0, True)]
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params())
-    assert _choice(rec) == (0, 0, 0.0)
+    assert _choice(rec) == (0, 0, 1.0)
     check_against_twin(hist, [0], offsets, nan_bins, totals, split_params())
 
 

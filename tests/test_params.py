@@ -290,7 +290,18 @@ def test_callable_objective_kept():
 
 @pytest.mark.parametrize("alias,canon", sorted(METRIC_ALIASES.items()))
 def test_metric_aliases(alias, canon):
-    assert resolve_params({"metric": alias})["metric"] == [canon]
+    objective = {"objective": "multiclass", "num_class": 3} if canon.startswith("multi") else {}
+    assert resolve_params({"metric": alias, **objective})["metric"] == [canon]
+
+
+@pytest.mark.parametrize("objective, metric", [("binary", "multi_logloss"), ("regression", "ova"),
+                                               ("multiclass", "auc"),
+                                               ("multiclass", "binary_logloss")])
+def test_metrics_must_fit_the_objective(objective, metric):
+    # LightGBM refuses these at once ("Multiclass objective and metrics don't match")
+    extra = {"num_class": 3} if objective == "multiclass" else {}
+    with pytest.raises(ValueError, match="does not fit objective"):
+        resolve_params({"objective": objective, "metric": metric, **extra})
 
 
 def test_metric_forms():
