@@ -8,6 +8,8 @@ from .model_io import load_model_file, model_from_json, model_to_json, write_ato
 from .native.predict import predict_leaf_index, predict_raw
 from .objectives import transform_by_name
 
+_LARGEST = float(np.finfo(np.float64).max)     # stands for +inf in model files
+
 # Rows converted to float64 at a time when predicting (bounds the extra memory).
 PREDICT_CHUNK_ROWS = 1 << 17
 
@@ -153,7 +155,11 @@ class Booster:
             self._flat = dict(
                 node_offsets=np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
                 leaf_offsets=np.concatenate([[0], np.cumsum(leaf_counts)]).astype(np.int64),
-                split_feature=cat("split_feature", np.int32), threshold=cat("threshold", np.float64),
+                split_feature=cat("split_feature", np.int32),
+                # The largest float stands for +inf in model files (strict JSON):
+                # a "values left, NaN right" split sends +inf values left too.
+                threshold=np.where(cat("threshold", np.float64) >= _LARGEST, np.inf,
+                                   cat("threshold", np.float64)),
                 default_left=cat("default_left", np.uint8), left_child=cat("left_child", np.int32),
                 right_child=cat("right_child", np.int32), leaf_value=cat("leaf_value", np.float64))
         return self._flat

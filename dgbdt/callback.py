@@ -235,6 +235,10 @@ class _EarlyStoppingCallback:
         if self.verbose:
             _log(f"Training until validation scores don't improve for {self.stopping_rounds} rounds")
         self.first_metric = results[0][1]
+        # the pairs that can stop training, in order (the first one is reported
+        # when training ends without an early stop)
+        self._tracked = [i for i, r in enumerate(results) if not _is_train_set(r[0], env)
+                         and (not self.first_metric_only or r[1] == self.first_metric)]
         self.best_score = []
         self.best_iter = []
         self.best_score_list = []
@@ -248,6 +252,16 @@ class _EarlyStoppingCallback:
             else:
                 self.best_score.append(float("inf"))
                 self.cmp_op.append(partial(lambda cur, best, d: cur < best - d, d=delta))
+
+    def best_so_far(self):
+        """(best iteration, its results) that the last iteration would report, or
+        None: training that ends early for another reason (nothing left to
+        split) still learns its best iteration, as LightGBM's loop, which keeps
+        evaluating, does."""
+        if not self.enabled or not getattr(self, "_tracked", None):
+            return None
+        i = self._tracked[0]
+        return self.best_iter[i], self.best_score_list[i]
 
     def _stop(self, i, message, metric_name):
         if self.verbose:

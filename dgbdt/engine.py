@@ -344,11 +344,16 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
                                         tree_index)
             quant = quantizer.quantize(gradients[k], hessians[k], tree_index) if quantizer else None
             tree = grower.grow(gradients[k], hessians[k], bag, features, quant)
-            if quant is not None and cfg["quant_train_renew_leaf"]:      # stumps too
+            if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
                 renew_leaf_values(tree, grower, gradients[k], hessians[k], row_comm, cfg)
             if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
                 objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
                                             grower.leaf_count, label, scores[k], weight, row_comm)
+            if tree.n_leaves == 1:
+                # A tree that cannot split adds nothing (LightGBM never fits its
+                # leaf; a first one is a constant tree at the starting score,
+                # which dgbdt keeps apart in init_score).
+                tree.leaf_value[0] = 0.0
             tree.scale(cfg["learning_rate"])
             _update_scores(tree, grower, learner, data, bag is not all_rows, scores[k])
             comm.stats.end_tree()     # validation traffic counts in the totals, not per tree
@@ -360,7 +365,13 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             # Nothing left to split: LightGBM stops here too, and keeps these
             # stumps only when the model has no trees yet.  Asking the model,
             # not this run's first iteration, makes a resumed run stop where an
-            # uninterrupted one does.
+            # uninterrupted one does.  Early stopping still reports its best.
+            for c in after:
+                best = c.best_so_far() if hasattr(c, "best_so_far") else None
+                if best is not None:
+                    booster.best_iteration = best[0] + 1
+                    booster.best_score = _score_dict(best[1])
+                    return booster
             break
         booster._add_trees(new_trees)
         results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, row_comm)

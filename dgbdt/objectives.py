@@ -17,21 +17,34 @@ _EMPTY = np.zeros(0, np.float64)
 
 
 def weighted_quantile(values, weights, q):
-    """Weighted quantile (q in [0, 1]); the median with q = 0.5.
+    """Weighted quantile (q in [0, 1]); the median with q = 0.5, as LightGBM 4.7
+    computes it for L1 (starting score and leaf values).
 
-    Unweighted data gives numpy's linearly interpolated quantile.
+    Unweighted (or all weights 1, which LightGBM drops): numpy's linearly
+    interpolated quantile.  Weighted: values sorted (stably), cumulative
+    weights ``cdf``, ``pos`` the first index with ``cdf > q * total``; the
+    first or last value at the ends, else interpolated between values
+    ``pos - 1`` and ``pos`` when ``cdf[pos] - cdf[pos - 1] >= 1`` and value
+    ``pos - 1`` otherwise (LightGBM's WeightedPercentileFun, measured against
+    LightGBM 4.7 in tests/test_lightgbm_agreement.py).
     """
     if len(values) == 0:
         return 0.0
-    if weights is None:
+    if weights is None or np.all(weights == 1.0):
         return float(np.quantile(values, q))
     order = np.argsort(values, kind="stable")
     v, w = values[order], weights[order]
-    cum = np.cumsum(w)
-    if cum[-1] <= 0:
+    cdf = np.cumsum(w)
+    if cdf[-1] <= 0:
         return float(np.quantile(values, q))
-    k = int(np.searchsorted(cum, q * cum[-1], side="left"))
-    return float(v[min(k, len(v) - 1)])
+    threshold = cdf[-1] * q
+    pos = min(int(np.searchsorted(cdf, threshold, side="right")), len(v) - 1)
+    if pos == 0 or pos == len(v) - 1:
+        return float(v[pos])
+    step = cdf[pos] - cdf[pos - 1]
+    if step >= 1.0:
+        return float((threshold - cdf[pos - 1]) / step * (v[pos] - v[pos - 1]) + v[pos - 1])
+    return float(v[pos - 1])
 
 
 def softmax(raw):

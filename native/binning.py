@@ -19,6 +19,7 @@ from numba import njit, prange
 # writes the constant as the float literal 1e-35f, so its value is float32(1e-35)
 # = 1.0000000180025095e-35; those bounds appear in its models as split thresholds.
 K_ZERO_THRESHOLD = float(np.float32(1e-35))
+_BELOW_LARGEST = float(np.nextafter(np.finfo(np.float64).max, 0.0))
 
 
 @njit(cache=True, inline="always")
@@ -26,9 +27,19 @@ def _bound_between(low, high):
     """Upper bound of a bin that ends at ``low`` when the next starts at ``high``.
 
     The midpoint, moved up one ulp (LightGBM's GetDoubleUpperBound): the bound
-    then stays >= low even when low and high are one ulp apart.
+    then stays >= low even when low and high are one ulp apart.  A bound is
+    never +inf: between huge values the midpoint is taken without overflow, and
+    below +inf the bound is the float below the largest one (which stands for
+    +inf in model files: dgbdt.binning), so +inf values get a bin of their
+    own, predictions from raw values agree with the bins, and model files stay
+    strict JSON.
     """
-    return np.nextafter((low + high) / 2.0, np.inf)
+    mid = (low + high) / 2.0
+    if mid == np.inf:
+        mid = low / 2.0 + high / 2.0
+        if mid == np.inf:                       # high is +inf
+            return max(low, _BELOW_LARGEST)
+    return min(np.nextafter(mid, np.inf), _BELOW_LARGEST)
 
 
 @njit(cache=True, inline="always")

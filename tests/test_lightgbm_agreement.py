@@ -198,3 +198,51 @@ def test_nan_at_prediction_where_the_leaf_had_no_nan_rows():
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 1)
     T = np.array([[np.nan, 0.0], [np.nan, 1.0], [15, 0.0], [3, 0.0]])
     np.testing.assert_allclose(ours.predict(T), theirs.predict(T), atol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["regression_l1", "huber", "binary"])
+def test_a_first_tree_that_cannot_split_is_the_starting_score(objective):
+    # A constant feature: LightGBM keeps one constant tree at the starting score.
+    y = np.array([0, 0, 0, 1, 5.0] * 20)
+    y = (y > 0).astype(float) if objective == "binary" else y
+    X = np.zeros((100, 1))
+    params = {"objective": objective, "alpha": 0.5}
+    theirs = lgb.train({**params, **LGB_ONLY}, lgb.Dataset(X, y), 10)
+    ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 10)
+    assert ours.num_trees() == theirs.num_trees() == 1
+    np.testing.assert_allclose(ours.predict(X, raw_score=True), theirs.predict(X, raw_score=True),
+                               atol=1e-12)
+
+
+def test_best_iteration_when_nothing_is_left_to_split():
+    # Separable data: trees stop splitting before early stopping triggers;
+    # LightGBM's loop keeps evaluating and reports the best iteration.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(float)
+    params = {"objective": "binary", "learning_rate": 0.3, "verbose": -1}
+    out = {}
+    for name, mod in (("lgb", lgb), ("dgbdt", dgbdt)):
+        train = mod.Dataset(X[:200], y[:200])
+        valid = mod.Dataset(X[200:], y[200:], reference=train)
+        out[name] = mod.train(params, train, 200, valid_sets=[valid],
+                              callbacks=[mod.early_stopping(5, verbose=False)])
+    assert out["dgbdt"].best_iteration == out["lgb"].best_iteration > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weighted_l1_starting_score_and_leaf_values(seed):
+    # LightGBM's weighted median (interpolated only across a cumulative-weight
+    # step of at least 1; all-one weights count as none), for the starting score
+    # and for the leaf values L1 renews.
+    rng = np.random.default_rng(seed)
+    X, y = _prebinned("regression", seed=seed)
+    w = rng.choice([0.3, 0.5, 1.0, 1.5, 2.0, 3.0], len(y))
+    params = {**BASE, "objective": "regression_l1", "learning_rate": 0.5, "min_data_in_leaf": 20}
+    lgb_params = {**params, **LGB_ONLY}
+    theirs = lgb.train(lgb_params, lgb.Dataset(X, y, weight=w, params=lgb_params), num_boost_round=3)
+    ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=w), 3)
+    _compare(X, theirs, ours, atol=1e-5)
+    unit = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=np.ones(len(y))), 3)
+    plain = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 3)
+    np.testing.assert_array_equal(unit.predict(X), plain.predict(X))

@@ -346,16 +346,17 @@ def test_renew_leaf_uses_the_float_gradients():
     assert not np.allclose(plain.trees[0].leaf_value, tree.leaf_value, rtol=1e-9, atol=0)
 
 
-def test_renew_leaf_renews_a_single_leaf_tree_too():
+def test_a_tree_that_cannot_split_adds_nothing_renewed_or_not():
+    # LightGBM never fits the leaf of a tree without a split: the model stays at
+    # its starting score (here 0: boost_from_average off).
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(2000, 3)), rng.exponential(size=2000) * 10
     params = {"objective": "regression", "verbosity": -1, "boost_from_average": False,
-              "min_data_in_leaf": 1500, "learning_rate": 1.0, "use_quantized_grad": True,
-              "quant_train_renew_leaf": True}
-    stump = dgbdt.train(params, dgbdt.Dataset(X, y), 1).trees[0]
-    assert stump.n_leaves == 1
-    # the float mean label (L2 with lambda_l2 0), not the quantized sums' estimate
-    assert stump.leaf_value[0] == pytest.approx(y.astype(np.float32).astype(float).mean(), rel=1e-9)
+              "min_data_in_leaf": 1500, "learning_rate": 1.0, "use_quantized_grad": True}
+    for renew in (False, True):
+        booster = dgbdt.train({**params, "quant_train_renew_leaf": renew}, dgbdt.Dataset(X, y), 3)
+        assert booster.num_trees() == 1 and booster.trees[0].leaf_value[0] == 0.0
+        assert np.all(booster.predict(X) == 0.0)
 
 
 # -- distributed ----------------------------------------------------------------------------

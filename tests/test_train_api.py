@@ -788,3 +788,26 @@ def test_iteration_ranges_are_clamped_as_in_lightgbm():
     # a saved prefix shorter than the best iteration records no best iteration
     short = dgbdt.Booster(model_str=booster.model_to_string(num_iteration=best - 1))
     assert short.best_iteration == 0 and short.current_iteration() == best - 1
+
+
+def test_infinite_values_train_save_and_predict_like_their_bins():
+    # +inf in training used to give bounds of +inf: a model that could not be
+    # saved (strict JSON) and raw predictions that disagreed with the bins.
+    import pickle
+    rng = np.random.default_rng(0)
+    x = rng.choice(np.array([0.0, 1.0, 2.0, np.inf, -np.inf, np.nan]), 600)
+    y = np.where(np.isposinf(x), 10.0, np.where(np.isneginf(x), -5.0, np.nan_to_num(x, nan=3.0)))
+    X = x[:, None]
+    ds = dgbdt.Dataset(X, y, free_raw_data=False)
+    evals = {}
+    booster = dgbdt.train({"objective": "regression", "num_leaves": 8, "min_data_in_leaf": 5,
+                           "min_data_in_bin": 1, "learning_rate": 1.0, "metric": "l2",
+                           "verbosity": -1}, ds, 3, valid_sets=[ds], valid_names=["train"],
+                          callbacks=[dgbdt.record_evaluation(evals)])
+    from_raw = np.mean((booster.predict(X) - y) ** 2)
+    assert evals["train"]["l2"][-1] == pytest.approx(from_raw, abs=1e-12)
+    assert from_raw < 1e-6
+    again = pickle.loads(pickle.dumps(booster))
+    np.testing.assert_array_equal(again.predict(X), booster.predict(X))
+    np.testing.assert_allclose(booster.predict(np.array([[np.inf], [-np.inf]])), [10.0, -5.0],
+                               atol=1e-6)
