@@ -118,7 +118,8 @@ def log_evaluation(period: int = 1, show_stdv: bool = True, show_comm: bool = Fa
     show_stdv : bool, default=True
         Append the standard deviation when results carry one (cv).
     show_comm : bool, default=False
-        Append the bytes this rank sent for the last tree (distributed training).
+        Append the bytes this rank handed to collectives (its send buffers) for the
+        last tree (distributed training).
 
     Returns
     -------

@@ -185,9 +185,10 @@ def _unsupported_or_unknown(key):
     raise CliError(f"unknown parameter {key!r}.{hint}")
 
 
-#: I/O keys that say which columns of a data file are not features; training
-#: records them in the model, and predict reads files the same way by default.
-COLUMN_KEYS = ("label_column", "weight_column", "group_column", "ignore_column")
+#: I/O keys that say how a data file's columns map to features (which are not
+#: features; LibSVM's first index); training records them in the model, and
+#: predict reads files the same way by default.
+COLUMN_KEYS = ("label_column", "weight_column", "group_column", "ignore_column", "zero_based")
 
 
 def _with_model_columns(io, booster):

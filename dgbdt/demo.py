@@ -97,6 +97,6 @@ def run_demo(argv=None):
         say(f"test AUC {auc:.4f}; model file {size_mb:.2f} MB, reloaded model predicts "
             f"{'identically' if same else 'DIFFERENTLY'}")
         if size > 1:
-            say(f"communication: {stats['total_bytes'] / 1e6:.1f} MB sent by rank 0, "
+            say(f"communication: rank 0 handed {stats['total_bytes'] / 1e6:.1f} MB to collectives, "
                 f"{np.median(per_tree) / 1e3:.1f} kB per tree (median)")
     return 0 if same else 1

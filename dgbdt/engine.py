@@ -5,7 +5,10 @@ sub-sampling (keyed on (seed, iteration, row/feature), see native.random),
 one tree per class, shrinkage, score updates for training and validation
 data, evaluation, callbacks.
 """
+import warnings
+
 import numpy as np
+
 import numba
 
 from . import callback as cb
@@ -133,9 +136,10 @@ def check_same_rows(comm, dataset, what="the training set"):
     mine = np.array([dataset.n_samples, 0 if blocks else dataset.n_features, float(np.sum(label))])
     every = comm.allgather(mine)
     if not np.all(every == every[0]):
-        raise ValueError(f"tree_learner='feature' needs the same rows of {what} on every rank "
-                         "(all columns, or a block of columns with Dataset(feature_indices=...)); "
-                         f"got (rows, columns, label sum) = {every.tolist()}")
+        raise _agreed_error(ValueError(
+            f"tree_learner='feature' needs the same rows of {what} on every rank (all columns, "
+            "or a block of columns with Dataset(feature_indices=...)); got (rows, columns, "
+            f"label sum) = {every.tolist()}"))
 
 
 def check_same_model(comm, booster):
@@ -193,6 +197,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
 
     comm = make_comm(cfg)
     comm.stats = CommStats()          # this training's communication only
+    if cfg["num_machines"] > 1 and cfg["num_machines"] != comm.size and comm.rank == 0:
+        warnings.warn(f"num_machines={cfg['num_machines']} but {comm.size} process(es) run; "
+                      "dgbdt uses the processes mpiexec started", stacklevel=2)
     old_threads = numba.get_num_threads()
     numba.set_num_threads(_num_threads(cfg, comm))
     cb.set_logging_rank(comm.rank)

@@ -305,7 +305,8 @@ _ROWS = [
           "Also evaluate metrics on the training data."),
     # network
     Param("num_machines", 1, int, ("num_machine",),
-          "Number of processes (MPI ranks) taking part.", lo=1),
+          "Accepted for LightGBM configs; dgbdt takes the number of processes from "
+          "mpiexec (a different value is warned about).", lo=1),
 ]
 
 PARAMS: dict[str, Param] = {p.name: p for p in _ROWS}

@@ -803,8 +803,11 @@ def _rescan_delimited(path, data, sep, line_no, exc, base=0):
             continue
         for field in _split(text, sep):
             if not field_re.fullmatch(field):
-                return _error(path, int(ln) + base, "cannot parse number", field.strip() or field,
-                              text)
+                error = _error(path, int(ln) + base, "cannot parse number",
+                               field.strip() or field, text)
+                if int(ln) + base == 1:           # column names? (LightGBM: header=true)
+                    error = DataFormatError(f"{error} (a header line? give header=true)")
+                return error
         break  # fields fine one by one: should not happen; the generic message then
     return DataFormatError(f"{path}: {exc}")
 

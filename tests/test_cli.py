@@ -299,3 +299,23 @@ def test_lightgbm_spellings_bom_and_silence(tmp_path, capsys):
     assert run(["train", f"data={data}", f"output_model={tmp_path / 'no' / 'm.json'}",
                 "verbosity=-1"]) == 1
     assert f"folder {tmp_path / 'no'} does not exist" in capsys.readouterr().err
+
+
+def test_predict_remembers_one_based_libsvm_and_hints_at_headers(tmp_path, capsys):
+    X, y = _xy(d=5)
+    one_based = tmp_path / "d.svm"
+    one_based.write_text("".join(f"{int(t)} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(r))
+                                 + "\n" for r, t in zip(X, y)))
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={one_based}", "zero_based=false", "objective=binary",
+                "num_trees=3", f"output_model={model}", "verbosity=-1"]) == 0
+    for extra in ([], ["zero_based=false"]):
+        out = tmp_path / f"p{len(extra)}.txt"
+        assert run(["predict", f"data={one_based}", f"input_model={model}",
+                    f"output_result={out}", *extra]) == 0
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "p0.txt"), np.loadtxt(tmp_path / "p1.txt"))
+    with_header = tmp_path / "h.csv"
+    with_header.write_text("y,a,b\n1,2,3\n0,1,1\n")
+    assert run(["train", f"data={with_header}", f"output_model={model}"]) == 1
+    err = capsys.readouterr().err
+    assert "line 1: cannot parse number" in err and "header=true" in err
