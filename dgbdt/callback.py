@@ -254,14 +254,20 @@ class _EarlyStoppingCallback:
                 self.best_score.append(float("inf"))
                 self.cmp_op.append(partial(lambda cur, best, d: cur < best - d, d=delta))
 
-    def best_so_far(self):
-        """(best iteration, its results) that the last iteration would report, or
-        None: training that ends early for another reason (nothing left to
-        split) still learns its best iteration, as LightGBM's loop, which keeps
-        evaluating, does."""
+    def best_so_far(self, end_iteration):
+        """(best iteration, its results) that this callback would report if the
+        metrics stayed as they are until ``end_iteration``, or None.  Training
+        that ends for another reason (nothing left to split) thus learns its best
+        iteration as LightGBM's loop, which keeps evaluating frozen metrics, does:
+        the first tracked pair with the earliest best iteration stops it, unless
+        the last iteration comes first (then the first tracked pair's best)."""
         if not self.enabled or not getattr(self, "_tracked", None):
             return None
-        i = self._tracked[0]
+        earliest = min(self.best_iter[i] for i in self._tracked)
+        if earliest + self.stopping_rounds < end_iteration - 1:
+            i = next(i for i in self._tracked if self.best_iter[i] == earliest)
+        else:
+            i = self._tracked[0]
         return self.best_iter[i], self.best_score_list[i]
 
     def _stop(self, i, message, metric_name):

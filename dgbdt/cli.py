@@ -191,6 +191,15 @@ def _unsupported_or_unknown(key):
 COLUMN_KEYS = ("label_column", "weight_column", "group_column", "ignore_column", "zero_based")
 
 
+def _record_columns(columns):
+    """A callback writing the column keys into the model before each iteration,
+    so that snapshots (``snapshot_freq``) predict like the final model."""
+    def record(env):
+        env.model.params.update(columns)
+    record.before_iteration = True
+    return record
+
+
 def _with_model_columns(io, booster):
     """``io`` with the column keys of the model's training where not given."""
     recorded = {k: booster.params[k] for k in COLUMN_KEYS
@@ -260,12 +269,14 @@ def run_train(io, params):
     # Metric and progress lines are information: verbosity >= 1, as LightGBM's
     callbacks = ([log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
                  if cfg["verbosity"] >= 1 else [])
+    columns = {k: io[k] for k in COLUMN_KEYS if io.get(k) is not None}
     if _int(io, "snapshot_freq") > 0:
+        callbacks.append(_record_columns(columns))     # snapshots carry them too
         callbacks.append(checkpoint(io["output_model"], _int(io, "snapshot_freq")))
     booster = train(params, train_set, valid_sets=valid_sets or None,
                     valid_names=valid_names or None, init_model=io.get("input_model"),
                     callbacks=callbacks)
-    booster.params.update({k: io[k] for k in COLUMN_KEYS if io.get(k) is not None})
+    booster.params.update(columns)
     if comm is None or comm.rank == 0:
         booster.save_model(io["output_model"])
         if cfg["verbosity"] >= 1:

@@ -196,9 +196,10 @@ class Dataset:
             names = [str(n) for n in feature_name]
             if len(names) != self.n_features:
                 raise ValueError(f"feature_name has {len(names)} names but data has {self.n_features} features")
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"feature names must be unique; {repeated[0]!r} appears more than once")
+        if len(set(names)) != len(names):
+            seen = set()
+            repeated = next(n for n in names if n in seen or seen.add(n))
+            raise ValueError(f"feature names must be unique; {repeated!r} appears more than once")
         self.feature_name = names
         self.bin_mapper = None
         self.binned = None       # (n_samples, n_features), C or F order
@@ -217,6 +218,8 @@ class Dataset:
         rows are a shard of one global data set: bin boundaries are found on
         the global sample (the same as on one process).
         """
+        if self.binned is not None and params is None and comm is None:
+            return self                 # nothing asked of the bins: keep them (LightGBM)
         cfg = resolve_params({**self.params, **(params or {})})
         if comm is not None:            # training says how rows are sharded (else: as before)
             self.row_offset, self.n_total = 0, self.n_samples

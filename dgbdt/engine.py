@@ -374,7 +374,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             # not this run's first iteration, makes a resumed run stop where an
             # uninterrupted one does.  Early stopping still reports its best.
             for c in after:
-                best = c.best_so_far() if hasattr(c, "best_so_far") else None
+                best = c.best_so_far(end_iter) if hasattr(c, "best_so_far") else None
                 if best is not None:
                     booster.best_iteration = best[0] + 1
                     booster.best_score = _score_dict(best[1])

@@ -20,8 +20,9 @@ def weighted_quantile(values, weights, q):
     """Weighted quantile (q in [0, 1]); the median with q = 0.5, as LightGBM 4.7
     computes it for L1 (starting score and leaf values).
 
-    Unweighted (or all weights 1, which LightGBM drops): numpy's linearly
-    interpolated quantile.  Weighted: values sorted (stably), cumulative
+    Unweighted (``weights`` None; LightGBM drops a Dataset's weights when they
+    are all 1, see Objective.set_label_weights): numpy's linearly interpolated
+    quantile.  Weighted: values sorted (stably), cumulative
     weights ``cdf``, ``pos`` the first index with ``cdf > q * total``; the
     first or last value at the ends, else interpolated between values
     ``pos - 1`` and ``pos`` when ``cdf[pos] - cdf[pos - 1] >= 1`` and value
@@ -30,7 +31,7 @@ def weighted_quantile(values, weights, q):
     """
     if len(values) == 0:
         return 0.0
-    if weights is None or np.all(weights == 1.0):
+    if weights is None:
         return float(np.quantile(values, q))
     order = np.argsort(values, kind="stable")
     v, w = values[order], weights[order]
@@ -69,6 +70,7 @@ class Objective:
         self.alpha = cfg["alpha"]
         self.sigmoid = cfg["sigmoid"]
         self.label_weights = np.ones(2)
+        self.unit_weights = True         # no weights, or all 1 (set_label_weights decides)
         self._scale_pos_weight = cfg["scale_pos_weight"]
         self._is_unbalance = cfg["is_unbalance"]
         self.renews_leaves = self.name == "regression_l1"
@@ -96,6 +98,9 @@ class Objective:
         agree and get the same values whatever the number of ranks.
         """
         ww = np.ones_like(label) if weight is None else weight
+        # LightGBM drops weights that are all 1 (its weighted median differs)
+        mine = np.array([weight is None or bool(np.all(weight == 1.0))], np.int64)
+        self.unit_weights = bool(comm.allreduce(mine, op="min")[0])
         rows, pos_w, neg_w = global_exact_sums(
             comm, [np.ones(len(label)), ww[label > 0], ww[label <= 0]])
         if rows == 0:
@@ -124,7 +129,8 @@ class Objective:
             return np.array([s_wy / s_w])
         if self.name == "regression_l1":
             all_label, _ = comm.allgatherv(np.asarray(label, np.float64))
-            all_weight = None if weight is None else comm.allgatherv(np.asarray(weight, np.float64))[0]
+            all_weight = (None if self.unit_weights
+                          else comm.allgatherv(np.asarray(weight, np.float64))[0])
             return np.array([weighted_quantile(all_label, all_weight, 0.5)])
         if self.name == "binary":
             # the weighted share of positives; is_unbalance / scale_pos_weight do
@@ -154,7 +160,7 @@ class Objective:
                                for k in range(n_leaves)])
         leaf_of, _ = comm.allgatherv(leaf_of.astype(np.int64))
         residual, _ = comm.allgatherv(label[rows] - scores[rows])
-        w = None if weight is None else comm.allgatherv(np.asarray(weight[rows], np.float64))[0]
+        w = None if self.unit_weights else comm.allgatherv(np.asarray(weight[rows], np.float64))[0]
         order = np.argsort(leaf_of, kind="stable")
         bounds = np.searchsorted(leaf_of[order], np.arange(n_leaves + 1))
         for leaf in range(n_leaves):

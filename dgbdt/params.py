@@ -470,7 +470,7 @@ def _check_combination(p: dict[str, object]) -> None:
                              f"got num_class={p['num_class']}")
         # LightGBM: "Multiclass objective and metrics don't match"
         multi = {m for m in p["metric"] if m in ("multi_logloss", "multi_error")}
-        single = {m for m in p["metric"] if m in ("binary_logloss", "binary_error", "auc")}
+        single = set(p["metric"]) - multi
         if obj == "multiclass" and single or obj != "multiclass" and multi:
             bad = sorted(single if obj == "multiclass" else multi)
             raise ValueError(f"metric {bad[0]!r} does not fit objective {obj!r} "

@@ -511,7 +511,11 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
                 raise ValueError(f"class_weight has labels {unknown!r} that are not in y; "
                                  f"classes are {classes.tolist()!r}")
             class_weight = {int(encoder.transform([k])[0]): v for k, v in class_weight.items()}
-        if sample_weight is not None or class_weight is not None:
+        weighted = sample_weight is not None
+        comm = self._sharded_comm()
+        if comm is not None:      # every rank takes the same path (its collectives)
+            weighted = bool(comm.allreduce(np.array([weighted], np.int64))[0])
+        if weighted or class_weight is not None:
             w = (_check_sample_weight_compat(sample_weight, Xv) if sample_weight is not None
                  else np.ones(len(y_enc)))
             if isinstance(class_weight, str) and class_weight == "balanced":

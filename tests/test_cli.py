@@ -319,3 +319,16 @@ def test_predict_remembers_one_based_libsvm_and_hints_at_headers(tmp_path, capsy
     assert run(["train", f"data={with_header}", f"output_model={model}"]) == 1
     err = capsys.readouterr().err
     assert "line 1: cannot parse number" in err and "header=true" in err
+
+
+def test_snapshots_record_the_columns_too(tmp_path):
+    X, y = _xy()
+    data = _labelled_csv(tmp_path / "lab2.csv", X, y, label_at=2)
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={data}", "label_column=2", "objective=binary", "num_trees=4",
+                "snapshot_freq=2", f"output_model={model}", "verbosity=-1"]) == 0
+    snapshot = tmp_path / "m.json.snapshot_iter_2"
+    out = tmp_path / "p.txt"
+    assert run(["predict", f"data={data}", f"input_model={snapshot}", f"output_result={out}"]) == 0
+    np.testing.assert_allclose(np.loadtxt(out), dgbdt.Booster(model_file=str(snapshot)).predict(X),
+                               rtol=1e-15)

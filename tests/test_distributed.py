@@ -175,20 +175,23 @@ def test_vote_election_rules():
 
 
 @pytest.mark.parametrize("class_weight, shards", [(None, "halves"), ("balanced", "halves"),
-                                                  (None, "tiny")])
+                                                  (None, "tiny"), (None, "weights0")])
 def test_classifier_under_mpiexec_equals_serial(tmp_path, class_weight, shards):
     # class_weight="balanced" counts the classes over every rank's rows; a rank
     # may hold a single row
     from dgbdt import DGBDTClassifier
     out = tmp_path / "proba.npy"
-    result = run_mpi(2, "estimator.py", out, class_weight or "none", shards)
+    result = run_mpi(2, "estimator.py", out, class_weight or "none", shards, timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
     proba = np.load(out)
     X, y, X_valid, _ = shard_data.make_data()
     labels = np.where(X[:, 0] > 1.0, "c", np.where(y > 0, "b", "a"))
     order = np.argsort(labels == "c", kind="stable")
-    serial = DGBDTClassifier(n_estimators=10, num_leaves=15,
-                             class_weight=class_weight).fit(X[order], labels[order])
+    weight = None
+    if shards == "weights0":           # rank 0's half weighs 2, the rest 1
+        weight = np.where(np.arange(len(X)) < len(X) // 2, 2.0, 1.0)
+    serial = DGBDTClassifier(n_estimators=10, num_leaves=15, class_weight=class_weight).fit(
+        X[order], labels[order], sample_weight=weight)
     np.testing.assert_allclose(proba, serial.predict_proba(X_valid), atol=1e-6)
 
 

@@ -246,3 +246,37 @@ def test_weighted_l1_starting_score_and_leaf_values(seed):
     unit = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=np.ones(len(y))), 3)
     plain = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 3)
     np.testing.assert_array_equal(unit.predict(X), plain.predict(X))
+
+
+def test_best_iteration_of_the_earliest_stalled_validation_set():
+    # Nothing left to split after a few rounds: LightGBM keeps evaluating frozen
+    # metrics and stops on the set whose best came first (here 'b', at 1).
+    X = np.repeat([[0.0], [1.0]], 200, axis=0)
+    y = X[:, 0] * 2.0
+    yb = np.where(X[:, 0] > 0, 0.1, 0.0)
+    params = {"objective": "regression", "num_leaves": 2, "learning_rate": 0.5,
+              "min_data_in_leaf": 1, "min_gain_to_split": 0.5, "boost_from_average": False,
+              "max_bin": 255, "min_data_in_bin": 1, "metric": "l2", "verbose": -1}
+    best = {}
+    for name, mod in (("lgb", lgb), ("dgbdt", dgbdt)):
+        train = mod.Dataset(X, y)
+        sets = [mod.Dataset(X, y, reference=train), mod.Dataset(X, yb, reference=train)]
+        best[name] = mod.train(params, train, 50, valid_sets=sets, valid_names=["a", "b"],
+                               callbacks=[mod.early_stopping(20, verbose=False)]).best_iteration
+    assert best["dgbdt"] == best["lgb"] == 1
+
+
+def test_weighted_l1_leaf_whose_rows_all_weigh_one():
+    # LightGBM drops all-one weights for a whole Dataset only: a leaf of rows
+    # that all weigh 1 still gets the weighted median.
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 10, size=(400, 1)).astype(float)
+    y = (X[:, 0] + rng.normal(size=400)).astype(np.float32).astype(float)
+    w = np.ones(400)
+    w[X[:, 0] < 2] = rng.choice([0.5, 2.0, 3.0], int((X[:, 0] < 2).sum()))
+    params = {"objective": "regression_l1", "num_leaves": 2, "min_data_in_leaf": 20,
+              "learning_rate": 1.0, "lambda_l2": 0.0, "max_bin": 255, "min_data_in_bin": 1}
+    theirs = lgb.train({**params, **LGB_ONLY}, lgb.Dataset(X, y, weight=w), 1)
+    ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=w), 1)
+    xs = np.arange(10.0)[:, None]
+    np.testing.assert_allclose(ours.predict(xs), theirs.predict(xs), atol=1e-6)

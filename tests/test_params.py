@@ -296,7 +296,8 @@ def test_metric_aliases(alias, canon):
 
 @pytest.mark.parametrize("objective, metric", [("binary", "multi_logloss"), ("regression", "ova"),
                                                ("multiclass", "auc"),
-                                               ("multiclass", "binary_logloss")])
+                                               ("multiclass", "binary_logloss"),
+                                               ("multiclass", "l2")])
 def test_metrics_must_fit_the_objective(objective, metric):
     # LightGBM refuses these at once ("Multiclass objective and metrics don't match")
     extra = {"num_class": 3} if objective == "multiclass" else {}

@@ -811,3 +811,13 @@ def test_infinite_values_train_save_and_predict_like_their_bins():
     np.testing.assert_array_equal(again.predict(X), booster.predict(X))
     np.testing.assert_allclose(booster.predict(np.array([[np.inf], [-np.inf]])), [10.0, -5.0],
                                atol=1e-6)
+
+
+def test_construct_without_params_keeps_the_bins():
+    X, y = _reuse_data()
+    ds = dgbdt.Dataset(X, y)
+    dgbdt.train({"verbosity": -1, "max_bin": 15}, ds, 2)
+    bins = ds.bin_mapper
+    assert ds.construct() is ds and ds.bin_mapper is bins
+    valid = ds.create_valid(X[:100], y[:100]).construct()
+    assert valid.bin_mapper is bins
