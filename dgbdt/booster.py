@@ -152,14 +152,14 @@ class Booster:
             cat = (lambda name, dtype: np.ascontiguousarray(
                 np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0),
                 dtype=dtype))
+            threshold = cat("threshold", np.float64)
             self._flat = dict(
                 node_offsets=np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
                 leaf_offsets=np.concatenate([[0], np.cumsum(leaf_counts)]).astype(np.int64),
                 split_feature=cat("split_feature", np.int32),
                 # The largest float stands for +inf in model files (strict JSON):
                 # a "values left, NaN right" split sends +inf values left too.
-                threshold=np.where(cat("threshold", np.float64) >= _LARGEST, np.inf,
-                                   cat("threshold", np.float64)),
+                threshold=np.where(threshold >= _LARGEST, np.inf, threshold),
                 default_left=cat("default_left", np.uint8), left_child=cat("left_child", np.int32),
                 right_child=cat("right_child", np.int32), leaf_value=cat("leaf_value", np.float64))
         return self._flat

@@ -45,6 +45,21 @@ INT_PREFETCH_DISTANCE = 2 * PREFETCH_DISTANCE
 _TO_UNIT_32 = 1.0 / 4294967296.0   # 2**-32
 
 
+@njit(cache=True, inline="always")
+def word_halves(word, shift):
+    """(sum_g, sum_h) of a packed word: the hessian sum is the low ``shift`` bits
+    (never negative), the gradient sum the rest, sign included."""
+    w = np.int64(word)
+    h = w & ((np.int64(1) << np.int64(shift)) - np.int64(1))
+    return (w - h) >> np.int64(shift), h
+
+
+@njit(cache=True, inline="always")
+def _narrow_to_wide(word):
+    g, h = word_halves(word, NARROW_SHIFT)
+    return (g << np.int64(WIDE_SHIFT)) + h
+
+
 @njit(cache=True)
 def packed_width(n_rows, n_bins):
     """16 (narrow), 32 (wide) or PAIRS: how to hold the sums of ``n_rows`` rows.
@@ -287,9 +302,7 @@ def build_wide_histogram_rowwise(binned_rows, sample_indices, row_words, feature
             _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets, lo,
                                  min(n_rows, lo + piece), scratch)
             for b in range(total_bins):
-                w = np.int64(scratch[b])
-                h = w & np.int64(0xFFFF)
-                partial[b] += (((w - h) >> np.int64(NARROW_SHIFT)) << np.int64(WIDE_SHIFT)) + h
+                partial[b] += _narrow_to_wide(scratch[b])
     for b in prange(total_bins):
         total = wide_partials[0, b]
         for c in range(1, n_workers):
@@ -353,10 +366,7 @@ def widen_words(narrow, out):
     out : int64[m]       # OUT
     """
     for b in range(narrow.shape[0]):
-        w = np.int64(narrow[b])
-        h = w & np.int64(0xFFFF)
-        g = (w - h) >> np.int64(NARROW_SHIFT)
-        out[b] = (g << np.int64(WIDE_SHIFT)) + h
+        out[b] = _narrow_to_wide(narrow[b])
 
 
 @njit(cache=True)
@@ -369,9 +379,7 @@ def narrow_words(wide, out):
     out : int32[m]       # OUT
     """
     for b in range(wide.shape[0]):
-        w = wide[b]
-        h = w & np.int64(0xFFFFFFFF)
-        g = (w - h) >> np.int64(WIDE_SHIFT)
+        g, h = word_halves(wide[b], WIDE_SHIFT)
         out[b] = np.int32((g << np.int64(NARROW_SHIFT)) + h)
 
 
@@ -386,14 +394,12 @@ def add_words_to_pairs(wide, pairs):
     pairs : int64[m, 2]      # IN/OUT
     """
     for b in range(wide.shape[0]):
-        w = wide[b]
-        h = w & np.int64(0xFFFFFFFF)
-        pairs[b, 0] += (w - h) >> np.int64(WIDE_SHIFT)
+        g, h = word_halves(wide[b], WIDE_SHIFT)
+        pairs[b, 0] += g
         pairs[b, 1] += h
 
 
 @njit(cache=True)
 def unpack_word(word):
     """(sum_g, sum_h) integers of one wide word."""
-    h = word & np.int64(0xFFFFFFFF)
-    return (word - h) >> np.int64(WIDE_SHIFT), h
+    return word_halves(word, WIDE_SHIFT)

@@ -23,6 +23,7 @@ from .common import (
     SP_LAMBDA_L1, SP_LAMBDA_L2, SP_MIN_GAIN_TO_SPLIT, SP_MIN_DATA_IN_LEAF,
     SP_MIN_SUM_HESSIAN, SP_MAX_DELTA_STEP,
 )
+from .quantize import WIDE_SHIFT, word_halves
 
 
 @njit(cache=True, inline="always")
@@ -75,9 +76,8 @@ def _bin_sums_impl(hist, b, g_scale, h_scale):
         return read_pairs
 
     def read_word(hist, b, g_scale, h_scale):
-        word = hist[b]
-        h = word & np.int64(0xFFFFFFFF)                 # hessian: the low 32 bits
-        return np.float64((word - h) >> np.int64(32)) * g_scale, np.float64(h) * h_scale
+        g, h = word_halves(hist[b], WIDE_SHIFT)
+        return np.float64(g) * g_scale, np.float64(h) * h_scale
     return read_word
 
 
