@@ -3,7 +3,14 @@
 A histogram GBDT with Numba kernels, LightGBM's parameters and API shape,
 scikit-learn estimators, and MPI tree learners.
 """
-from .booster import Booster
+from .comm import install_abort_hook, under_launcher
+
+if under_launcher():
+    # An uncaught exception on one rank, even before dgbdt's first collective,
+    # aborts every rank (only once mpi4py has initialised MPI; see the hook).
+    install_abort_hook()
+
+from .booster import Booster  # noqa: E402
 from .callback import (EarlyStopException, checkpoint, early_stopping, log_evaluation, log_progress,
                        record_evaluation)
 from .dataset import Dataset

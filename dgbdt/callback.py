@@ -351,9 +351,14 @@ class _CheckpointCallback:
         self.path = os.fspath(path)
         self.freq = freq
 
+    def writes_at(self, iteration):
+        """Whether rank 0 writes a snapshot after ``iteration`` (the other ranks
+        then wait for it with a slow phase's allowance)."""
+        return self.freq > 0 and (iteration + 1) % self.freq == 0
+
     def __call__(self, env):
         done = env.iteration + 1          # iterations in the model, init model's included
-        if self.freq > 0 and done % self.freq == 0 and logging_rank() == 0:
+        if self.writes_at(env.iteration) and logging_rank() == 0:
             # Every rank holds the same model (distributed training); one writes it.
             env.model.save_model(f"{self.path}.snapshot_iter_{done}", num_iteration=-1)
 

@@ -15,11 +15,14 @@ sends about twice its buffer) is left to the scaling model in ``bench/``.
 ``begin_tree()`` / ``end_tree()`` bracket what one tree costs (growth and the
 training-score update); evaluation traffic counts in the totals only.
 """
+import contextlib
 import os
 import sys
 import traceback
 
 import numpy as np
+
+from .deadline import SLOW_PHASE_SECONDS, Watchdog
 
 KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
 
@@ -87,24 +90,67 @@ class SerialComm:
         """Rank r receives ``parts[r]`` of the root's list of byte strings."""
         return bytes(parts[0])
 
+    def allgather_object(self, obj):
+        """Every rank's picklable ``obj``, as a list (small, once-per-training data)."""
+        return [obj]
+
+    def set_time_out(self, minutes):
+        """Deadline of every later collective (one process: nothing to wait for)."""
+
+    def slow_phase(self, reason, seconds=None):
+        """A phase legitimately slow on some rank: its collectives wait longer."""
+        return contextlib.nullcontext()
+
     def abort(self, code=1):
         sys.exit(code)
 
 
 class MPIComm(SerialComm):
-    """MPI_COMM_WORLD through mpi4py (imported only when this is created)."""
+    """MPI_COMM_WORLD through mpi4py (imported only when this is created).
 
-    def __init__(self, comm=None):
+    Every collective has a deadline (``set_time_out``, LightGBM's ``time_out``
+    in minutes, default 120; longer inside ``slow_phase``): see dgbdt.deadline.
+    """
+
+    def __init__(self, comm=None, watchdog=None):
         super().__init__()
         from mpi4py import MPI
         self._MPI = MPI
         self._comm = comm if comm is not None else MPI.COMM_WORLD
         self.rank = self._comm.Get_rank()
         self.size = self._comm.Get_size()
+        self._watch = watchdog or Watchdog(self.rank, self.size)
+        self._watch.rank, self._watch.size = self.rank, self.size
+        self._run("MPI_Comm_dup", self._watch.attach, MPI, self._comm)
         # Ranks sharing this machine: they share its cores too.
-        local = self._comm.Split_type(MPI.COMM_TYPE_SHARED)
+        local = self._run("MPI_Comm_split_type", self._comm.Split_type, MPI.COMM_TYPE_SHARED)
         self.local_size = local.Get_size()
         local.Free()
+
+    def _run(self, kind, call, *args, **kwargs):
+        """``call(...)``, a blocking collective, under its deadline."""
+        watch = self._watch
+        watch.enter(kind)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            watch.current = None
+
+    def set_time_out(self, minutes):
+        self._watch.set_time_out(minutes)
+
+    @contextlib.contextmanager
+    def slow_phase(self, reason, seconds=None):
+        """Collectives inside wait at least ``seconds`` (default SLOW_PHASE_SECONDS):
+        a cold compile, rank 0 decompressing gzip or writing a snapshot."""
+        self._watch.phases.append((reason, SLOW_PHASE_SECONDS if seconds is None else seconds))
+        try:
+            yield
+        finally:
+            self._watch.phases.pop()
+
+    def allgather_object(self, obj):
+        return self._run("allgather (objects)", self._comm.allgather, obj)
 
     def _op(self, op):
         return {"sum": self._MPI.SUM, "max": self._MPI.MAX, "min": self._MPI.MIN}[op]
@@ -112,7 +158,7 @@ class MPIComm(SerialComm):
     def allreduce(self, values, op="sum"):
         send = np.ascontiguousarray(values)
         recv = np.empty_like(send)
-        self._comm.Allreduce(send, recv, op=self._op(op))
+        self._run("allreduce", self._comm.Allreduce, send, recv, op=self._op(op))
         self.stats.add("allreduce", send.nbytes)
         return recv
 
@@ -120,15 +166,15 @@ class MPIComm(SerialComm):
         """Sum ``values`` over ranks; rank r receives elements of block r (``counts[r]`` long)."""
         send = np.ascontiguousarray(values)
         recv = np.empty(int(counts[self.rank]), dtype=send.dtype)
-        self._comm.Reduce_scatter(send, recv, recvcounts=[int(c) for c in counts],
-                                  op=self._MPI.SUM)
+        self._run("reduce_scatter", self._comm.Reduce_scatter, send, recv,
+                  recvcounts=[int(c) for c in counts], op=self._MPI.SUM)
         self.stats.add("reduce_scatter", send.nbytes)
         return recv
 
     def allgather(self, values):
         send = np.ascontiguousarray(values)
         recv = np.empty((self.size,) + send.shape, dtype=send.dtype)
-        self._comm.Allgather(send, recv)
+        self._run("allgather", self._comm.Allgather, send, recv)
         self.stats.add("allgather", send.nbytes)
         return recv
 
@@ -137,7 +183,8 @@ class MPIComm(SerialComm):
         counts = self.allgather(np.array([send.shape[0]], np.int64))[:, 0]
         recv = np.empty(int(counts.sum()), dtype=send.dtype)
         displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        self._comm.Allgatherv(send, [recv, counts.tolist(), displs.tolist(), self._mpi_type(send)])
+        self._run("allgatherv", self._comm.Allgatherv, send,
+                  [recv, counts.tolist(), displs.tolist(), self._mpi_type(send)])
         self.stats.add("allgather", send.nbytes)
         return recv, counts
 
@@ -146,7 +193,7 @@ class MPIComm(SerialComm):
 
     def bcast(self, values, root=0):
         buf = np.array(values, copy=True)
-        self._comm.Bcast(buf, root=root)
+        self._run("bcast", self._comm.Bcast, buf, root=root)
         self.stats.add("bcast", buf.nbytes if self.rank == root else 0)
         return buf
 
@@ -174,7 +221,7 @@ class MPIComm(SerialComm):
             displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
             send = [flat, counts.tolist(), displs.tolist(), self._MPI.BYTE]
             self.stats.add("scatter", flat.nbytes)
-        self._comm.Scatterv(send, [recv, self._MPI.BYTE], root=root)
+        self._run("scatterv", self._comm.Scatterv, send, [recv, self._MPI.BYTE], root=root)
         return recv.tobytes()
 
     def abort(self, code=1):
@@ -212,12 +259,21 @@ def abort_on_exception(comm, exc):
     """Print the failing rank's traceback and bring every rank down (MPI_Abort).
 
     LightGBM hung every rank when one failed inside training (fixed by calling
-    MPI_Abort, PR #2600); a rank must never leave the others waiting.
+    MPI_Abort, PR #2600); a rank must never leave the others waiting.  A
+    ``sys.exit(code)`` (SystemExit) or Ctrl-C on one rank ends the job too,
+    with that exit code.
     """
-    sys.stderr.write(f"dgbdt: rank {comm.rank} of {comm.size} failed:\n")
+    what = "failed"
+    code = 1
+    if isinstance(exc, SystemExit):
+        what = f"called sys.exit({exc.code!r}) during training"
+        code = exc.code if isinstance(exc.code, int) and exc.code != 0 else 1
+    elif isinstance(exc, KeyboardInterrupt):
+        what = "was interrupted (KeyboardInterrupt) during training"
+    sys.stderr.write(f"dgbdt: rank {comm.rank} of {comm.size} {what}; ending every rank:\n")
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     sys.stderr.flush()
-    comm.abort(1)
+    comm.abort(code)
 
 
 _WORLD = None
@@ -249,24 +305,57 @@ def launched_rank():
     return 0
 
 
-def world_comm():
-    """The MPI world communicator (created once; initialises MPI).
-
-    Also installs an exception hook: an exception that nothing catches on one
-    rank aborts every rank (as ``python -m mpi4py script.py`` does), instead of
-    leaving the others waiting in a collective.
-    """
+def world_comm(time_out_minutes=None):
+    """The MPI world communicator (created once; initialises MPI under a deadline:
+    a rank that never starts MPI ends the job instead of hanging it)."""
     global _WORLD
     if _WORLD is None:
-        _WORLD = MPIComm()
-        if _WORLD.size > 1:
-            previous_hook = sys.excepthook
-
-            def abort_all(exc_type, exc, tb):
-                previous_hook(exc_type, exc, tb)
-                sys.stderr.flush()
-                if not getattr(exc, "dgbdt_agreed", False):
-                    _WORLD.abort(1)
-
-            sys.excepthook = abort_all
+        install_abort_hook()
+        watch = Watchdog(launched_rank(), launched_size())
+        if time_out_minutes is not None:
+            watch.set_time_out(time_out_minutes)
+        if watch.size > 1:
+            watch.enter("MPI_Init")
+        try:
+            from mpi4py import MPI   # noqa: F401  (initialises MPI)
+        finally:
+            watch.leave()
+        _WORLD = MPIComm(watchdog=watch)
+    if time_out_minutes is not None:
+        _WORLD.set_time_out(time_out_minutes)
     return _WORLD
+
+
+ABORT_HOOK_VARIABLE = "DGBDT_NO_ABORT_HOOK"
+
+
+def install_abort_hook():
+    """An exception nothing catches on one rank aborts every rank (as ``python -m
+    mpi4py script.py`` does) instead of leaving the others in a collective.
+
+    Installed at ``import dgbdt`` under an MPI launcher, without importing
+    mpi4py (that would initialise MPI): the hook aborts only when mpi4py is
+    already imported, MPI is initialised and not finalised, and there are
+    several ranks.  ``DGBDT_NO_ABORT_HOOK=1`` turns it off.  (``SystemExit``
+    never reaches ``sys.excepthook``; training catches it itself.)
+    """
+    if os.environ.get(ABORT_HOOK_VARIABLE, "") not in ("", "0") or \
+            getattr(sys.excepthook, "dgbdt_abort_hook", False):
+        return
+    previous_hook = sys.excepthook
+
+    def abort_all(exc_type, exc, tb):
+        previous_hook(exc_type, exc, tb)
+        sys.stderr.flush()
+        MPI = sys.modules.get("mpi4py.MPI")
+        if MPI is None or getattr(exc, "dgbdt_agreed", False):
+            return
+        try:
+            running = MPI.Is_initialized() and not MPI.Is_finalized()
+            if running and MPI.COMM_WORLD.Get_size() > 1:
+                MPI.COMM_WORLD.Abort(1)
+        except Exception:  # noqa: BLE001 -- the hook must never raise itself
+            pass
+
+    abort_all.dgbdt_abort_hook = True
+    sys.excepthook = abort_all

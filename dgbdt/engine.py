@@ -5,7 +5,9 @@ sub-sampling (keyed on (seed, iteration, row/feature), see native.random),
 one tree per class, shrinkage, score updates for training and validation
 data, evaluation, callbacks.
 """
+import contextlib
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -95,12 +97,13 @@ def sampled_features(n_features, fraction, seed, tree_index):
 
 
 def make_comm(cfg):
-    """SerialComm for tree_learner=serial; otherwise MPI's world (initialises MPI)."""
+    """SerialComm for tree_learner=serial (no collectives: per-rank serial jobs
+    are legitimate); otherwise MPI's world (initialises MPI) with cfg's time_out."""
     if cfg["tree_learner"] == "serial":
         return SerialComm()
     try:
         from .comm import world_comm
-        return world_comm()
+        return world_comm(cfg["time_out"])
     except ImportError as exc:
         raise ImportError(f"tree_learner={cfg['tree_learner']!r} needs mpi4py and an MPI library: "
                           "pip install 'dgbdt[mpi]'") from exc
@@ -117,16 +120,6 @@ def _ranks_unlike_rank0(comm, text):
 def _agreed_error(error):
     error.dgbdt_agreed = True          # every rank sees the same digests and raises
     return error
-
-
-def check_same_params(comm, cfg):
-    """Every rank must train with the same parameters (hash compared with rank 0's)."""
-    import json
-    text = json.dumps({k: v for k, v in cfg.items() if not callable(v)}, sort_keys=True, default=str)
-    bad = _ranks_unlike_rank0(comm, text)
-    if bad:
-        raise _agreed_error(ValueError(f"Ranks {bad} were given other parameters than rank 0: "
-                                       "every rank must call train() with the same params"))
 
 
 def check_same_rows(comm, dataset, what="the training set"):
@@ -178,13 +171,17 @@ def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
 
 
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None, feval=None,
-          init_model=None, callbacks=None, keep_training_booster=False):
-    """Train a gradient-boosted tree model (LightGBM's ``train`` signature).
+          init_model=None, keep_training_booster=False, callbacks=None):
+    """Train a gradient-boosted tree model (LightGBM's ``train`` signature and order).
 
     ``num_iterations`` (or an alias) in ``params`` overrides ``num_boost_round``.
     ``params["objective"]`` may be a callable ``fobj(preds, train_data) -> (grad, hess)``;
     ``feval(preds, eval_data) -> (name, value, is_higher_better)`` or a list of them.
+    ``keep_training_booster`` is accepted for LightGBM's signature (a dgbdt
+    Booster is always a plain model).
     """
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
     params = dict(params or {})
     if not any(ALIASES.get(k) == "num_iterations" for k in params):
         params["num_iterations"] = num_boost_round
@@ -203,71 +200,140 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     old_threads = numba.get_num_threads()
     numba.set_num_threads(_num_threads(cfg, comm))
     cb.set_logging_rank(comm.rank)
+    run = _Run(cfg, params, train_set, objective, custom_objective, k_out, comm)
     try:
-        # Errors a rank finds in its own data are agreed before any collective:
-        # every rank then raises, none is left waiting.
-        error = None
+        _agree_on_inputs(run, valid_sets, valid_names, feval, init_model)
         try:
-            if train_set.label is None:
-                raise ValueError("train_set has no label")
-            if objective:
-                objective.check_labels(train_set.label, train_set.weight)
-        except (ValueError, TypeError) as exc:
-            error = exc
-        agree_on_errors(comm, error)
-        try:
-            if comm.size > 1:
-                check_same_params(comm, cfg)       # raises the same error on every rank
-            # Sums over rows (bins, init scores, metrics) go over the ranks only
-            # when rows are sharded; feature-parallel ranks hold the same rows.
-            row_comm = comm if cfg["tree_learner"] in ("data", "voting") else SerialComm()
-            if row_comm.size > 1:
-                # When some ranks have weights, the others weigh their rows 1: every
-                # rank then takes the same (weighted) path through the collectives.
-                # Likewise a missing init_score is zeros when other ranks have one.
-                has = row_comm.allreduce(np.array([train_set.weight is not None,
-                                                   train_set.init_score is not None], np.int64))
-                if has[0] and train_set.weight is None:
-                    train_set.weight = np.ones(train_set.n_samples)
-                if has[1] and train_set.init_score is None:
-                    train_set.init_score = np.zeros(train_set.n_samples * k_out)
-            blocks = None
-            if cfg["tree_learner"] == "feature" and comm.size > 1:
-                check_same_rows(comm, train_set)
-            # The Dataset's own params, overridden by the ones given to train
-            # (as in LightGBM): the raw params, not cfg, whose defaults would win.
-            _construct_keeping_raw(train_set, params, row_comm, keep=init_model is not None)
-            if train_set.feature_indices is not None and comm.size > 1:
-                if cfg["tree_learner"] != "feature":
-                    raise ValueError("Dataset(feature_indices=...) is for tree_learner='feature'")
-                if init_model is not None:
-                    raise NotImplementedError("init_model with feature_indices column blocks")
-                blocks = assemble_global_mapper(comm, train_set)
-            if objective:
-                objective.set_label_weights(train_set.label, train_set.weight, row_comm)
-            booster = Booster()
-            booster._setup("custom" if custom_objective else objective.name,
-                           {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
-                           np.zeros(k_out), blocks[1] if blocks else train_set.feature_name,
-                           blocks[0] if blocks else train_set.bin_mapper,
-                           {k: v for k, v in cfg.items() if k != "objective"}
-                           | {"objective": "custom" if custom_objective else cfg["objective"]})
-            booster._comm_stats = comm.stats
-            booster = _boost(cfg, train_set, booster, objective, custom_objective, k_out,
-                             valid_sets, valid_names, feval, init_model, callbacks, comm, row_comm,
-                             blocks, params)
-            if cfg["check_consistency"] and comm.size > 1:
-                check_same_model(comm, booster)
-            return booster
-        except Exception as exc:
+            return _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
+        except BaseException as exc:
             # Past this point ranks may be inside collectives: bring them all
-            # down, unless every rank raises this same error anyway.
+            # down, unless every rank raises this same error anyway.  BaseException:
+            # sys.exit() or Ctrl-C on one rank never reaches sys.excepthook.
             if comm.size > 1 and not getattr(exc, "dgbdt_agreed", False):
                 abort_on_exception(comm, exc)
             raise
     finally:
         numba.set_num_threads(old_threads)
         cb.set_logging_rank(0)
+
+
+class _Run:
+    """What one call of train() decided before boosting (shared by its helpers)."""
+
+    def __init__(self, cfg, params, train_set, objective, custom_objective, k_out, comm):
+        self.cfg, self.params, self.train_set = cfg, params, train_set
+        self.objective, self.custom_objective, self.k_out = objective, custom_objective, k_out
+        self.comm = comm
+        # Sums over rows (bins, init scores, metrics) go over the ranks only
+        # when rows are sharded; feature-parallel ranks hold the same rows.
+        self.row_comm = comm if cfg["tree_learner"] in ("data", "voting") else SerialComm()
+
+
+def _agree_on_inputs(run, valid_sets, valid_names, feval, init_model):
+    """Errors a rank finds in its own inputs, and what every rank must agree on,
+    are settled before any other collective: every rank then raises the same
+    error, none is left waiting."""
+    error = None
+    try:
+        if run.train_set.label is None:
+            raise ValueError("train_set has no label")
+        if run.objective:
+            run.objective.check_labels(run.train_set.label, run.train_set.weight)
+    except (ValueError, TypeError) as exc:
+        error = exc
+    agree_on_errors(run.comm, error)
+    if run.comm.size > 1:
+        check_same_setup(run.comm, _setup_description(run, valid_sets, valid_names, feval,
+                                                      init_model))
+
+
+def _setup_description(run, valid_sets, valid_names, feval, init_model):
+    """What must be the same on every rank, as a JSON-able dict."""
+    cfg = run.cfg
+    fevals = feval if isinstance(feval, (list, tuple)) else [feval] if feval is not None else []
+    sets = [] if valid_sets is None else list(valid_sets) \
+        if isinstance(valid_sets, (list, tuple)) else [valid_sets]
+    names = [valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
+             for i in range(len(sets))]
+    return {
+        "the validation set names": names,
+        "which validation sets are train_set": [vs is run.train_set for vs in sets],
+        "the number of feval functions": len(fevals),
+        "a custom objective given": run.custom_objective is not None,
+        "init_model given": init_model is not None,
+        "train_set's Dataset params": getattr(run.train_set, "params", {}),
+        "the validation sets' Dataset params": [getattr(vs, "params", None) for vs in sets],
+        **{f"params[{k!r}]": v for k, v in cfg.items() if not callable(v)},
+    }
+
+
+def check_same_setup(comm, description):
+    """Every rank must call train() alike: its description (params, feval, fobj,
+    validation sets, Dataset params, init_model) hashed and compared with rank
+    0's; on a difference every rank raises the same error naming the first
+    item that differs."""
+    import json
+    text = json.dumps(description, sort_keys=True, default=str)
+    bad = _ranks_unlike_rank0(comm, text)
+    if not bad:
+        return
+    texts = comm.allgather_object(text)
+    mine, theirs = json.loads(texts[0]), json.loads(texts[bad[0]])
+    key = next(k for k in [*description, *theirs] if mine.get(k) != theirs.get(k))
+    raise _agreed_error(ValueError(
+        f"Ranks {bad} called train() unlike rank 0: {key} is {_short(theirs.get(key))} on rank "
+        f"{bad[0]} but {_short(mine.get(key))} on rank 0. Every rank must call train() with the "
+        "same params, feval, objective, validation sets (names and Dataset params) and "
+        "init_model presence"))
+
+
+def _short(value, width=120):
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks):
+    cfg, train_set, comm, row_comm = run.cfg, run.train_set, run.comm, run.row_comm
+    k_out, objective, custom_objective = run.k_out, run.objective, run.custom_objective
+    if row_comm.size > 1:
+        # When some ranks have weights, the others weigh their rows 1: every
+        # rank then takes the same (weighted) path through the collectives.
+        # Likewise a missing init_score is zeros when other ranks have one.
+        has = row_comm.allreduce(np.array([train_set.weight is not None,
+                                           train_set.init_score is not None], np.int64))
+        if has[0] and train_set.weight is None:
+            train_set.weight = np.ones(train_set.n_samples)
+        if has[1] and train_set.init_score is None:
+            train_set.init_score = np.zeros(train_set.n_samples * k_out)
+    blocks = None
+    if cfg["tree_learner"] == "feature" and comm.size > 1:
+        check_same_rows(comm, train_set)
+    # The Dataset's own params, overridden by the ones given to train
+    # (as in LightGBM): the raw params, not cfg, whose defaults would win.
+    with comm.slow_phase("constructing the Dataset (binning; a cold Numba compile)"):
+        _construct_keeping_raw(train_set, run.params, row_comm, keep=init_model is not None)
+    if train_set.feature_indices is not None and comm.size > 1:
+        if cfg["tree_learner"] != "feature":
+            raise ValueError("Dataset(feature_indices=...) is for tree_learner='feature'")
+        if init_model is not None:
+            raise NotImplementedError("init_model with feature_indices column blocks")
+        blocks = assemble_global_mapper(comm, train_set)
+    if objective:
+        objective.set_label_weights(train_set.label, train_set.weight, row_comm)
+    booster = Booster()
+    booster._setup("custom" if custom_objective else objective.name,
+                   {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
+                   np.zeros(k_out), blocks[1] if blocks else train_set.feature_name,
+                   blocks[0] if blocks else train_set.bin_mapper,
+                   {k: v for k, v in cfg.items() if k != "objective"}
+                   | {"objective": "custom" if custom_objective else cfg["objective"]})
+    booster._comm_stats = comm.stats
+    booster = _boost(cfg, train_set, booster, objective, custom_objective, k_out,
+                     valid_sets, valid_names, feval, init_model, callbacks, comm, row_comm,
+                     blocks, run.params)
+    if cfg["check_consistency"] and comm.size > 1:
+        check_same_model(comm, booster)
+    return booster
 
 
 def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets, valid_names,
@@ -328,75 +394,87 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
     for c in callbacks:
         if hasattr(c, "begin_training"):      # e.g. log_progress starts its clock
             c.begin_training(cb.CallbackEnv(booster, cfg, first_iter, first_iter, end_iter, None))
-    for it in range(first_iter, end_iter):
-        env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, None)
-        for c in before:
-            c(env)
-        if custom_objective:
-            _custom_gradients(custom_objective, scores, train_set, k_out, gradients, hessians)
-        else:
-            objective.gradients(scores, label, weight, gradients, hessians)
-        if bagging and (it % cfg["bagging_freq"] == 0 or it == first_iter):
-            # Bags are keyed on the global iteration: the bag of iteration it
-            # is the one drawn at the last multiple of bagging_freq, so a run
-            # resumed from a model (init_model) at any iteration uses the same
-            # bags as one that never stopped.
-            bag_iter = it - it % cfg["bagging_freq"]
-            bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, bag_iter, data.row_offset)
-        new_trees = []
-        for k in range(k_out):
-            tree_index = it * k_out + k
-            comm.stats.begin_tree()
-            features = sampled_features(data.n_features_global, cfg["feature_fraction"], ff_seed,
-                                        tree_index)
-            quant = quantizer.quantize(gradients[k], hessians[k], tree_index) if quantizer else None
-            tree = grower.grow(gradients[k], hessians[k], bag, features, quant)
-            if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
-                renew_leaf_values(tree, grower, gradients[k], hessians[k], row_comm, cfg)
-            if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
-                objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
-                                            grower.leaf_count, label, scores[k], weight, row_comm)
-            if tree.n_leaves == 1:
-                # A tree that cannot split adds nothing (LightGBM never fits its
-                # leaf; a first one is a constant tree at the starting score,
-                # which dgbdt keeps apart in init_score).
-                tree.leaf_value[0] = 0.0
-            tree.scale(cfg["learning_rate"])
-            _update_scores(tree, grower, learner, data, bag is not all_rows, scores[k])
-            comm.stats.end_tree()     # validation traffic counts in the totals, not per tree
-            for es in eval_sets:
-                if es.dataset is not train_set:
-                    learner.add_tree_scores(tree, es.dataset.binned, data.nan_bins, es.scores[k])
-            new_trees.append(tree)
-        if all(t.n_leaves == 1 for t in new_trees) and booster.trees:
-            # Nothing left to split: LightGBM stops here too, and keeps these
-            # stumps only when the model has no trees yet.  Asking the model,
-            # not this run's first iteration, makes a resumed run stop where an
-            # uninterrupted one does.  Early stopping still reports its best.
-            for c in after:
-                best = c.best_so_far(end_iter) if hasattr(c, "best_so_far") else None
-                if best is not None:
-                    booster.best_iteration = best[0] + 1
-                    booster.best_score = _score_dict(best[1])
-                    return booster
-            break
-        booster._add_trees(new_trees)
-        results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, row_comm)
-        env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, results)
-        stop = None
-        try:
-            for c in after:
+    # The first iteration compiles kernels on a cold Numba cache: its collectives
+    # wait at least the slow-phase allowance, whatever time_out says.
+    first_phase = contextlib.ExitStack()
+    first_phase.enter_context(comm.slow_phase("the first iteration (a cold Numba compile)"))
+    try:
+        for it in range(first_iter, end_iter):
+            if it == first_iter + 1:
+                first_phase.close()
+            env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, None)
+            for c in before:
                 c(env)
-        except cb.EarlyStopException as exc:
-            stop = exc
-        stop_at = _agreed_stop(comm, stop)
-        if stop_at is not None:
-            booster.best_iteration = stop_at + 1
-            booster.best_score = _score_dict(stop.best_score if stop else results)
-            break
-        booster.best_score = _score_dict(results)   # LightGBM: the last round's results
-        if all(t.n_leaves == 1 for t in new_trees):
-            break
+            if custom_objective:
+                _custom_gradients(custom_objective, scores, train_set, k_out, gradients, hessians)
+            else:
+                objective.gradients(scores, label, weight, gradients, hessians)
+            if bagging and (it % cfg["bagging_freq"] == 0 or it == first_iter):
+                # Bags are keyed on the global iteration: the bag of iteration it
+                # is the one drawn at the last multiple of bagging_freq, so a run
+                # resumed from a model (init_model) at any iteration uses the same
+                # bags as one that never stopped.
+                bag_iter = it - it % cfg["bagging_freq"]
+                bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, bag_iter, data.row_offset)
+            new_trees = []
+            for k in range(k_out):
+                tree_index = it * k_out + k
+                comm.stats.begin_tree()
+                features = sampled_features(data.n_features_global, cfg["feature_fraction"], ff_seed,
+                                            tree_index)
+                quant = quantizer.quantize(gradients[k], hessians[k], tree_index) if quantizer else None
+                tree = grower.grow(gradients[k], hessians[k], bag, features, quant)
+                if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
+                    renew_leaf_values(tree, grower, gradients[k], hessians[k], row_comm, cfg)
+                if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
+                    objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
+                                                grower.leaf_count, label, scores[k], weight, row_comm)
+                if tree.n_leaves == 1:
+                    # A tree that cannot split adds nothing (LightGBM never fits its
+                    # leaf; a first one is a constant tree at the starting score,
+                    # which dgbdt keeps apart in init_score).
+                    tree.leaf_value[0] = 0.0
+                tree.scale(cfg["learning_rate"])
+                _update_scores(tree, grower, learner, data, bag is not all_rows, scores[k])
+                comm.stats.end_tree()     # validation traffic counts in the totals, not per tree
+                for es in eval_sets:
+                    if es.dataset is not train_set:
+                        learner.add_tree_scores(tree, es.dataset.binned, data.nan_bins, es.scores[k])
+                new_trees.append(tree)
+            if all(t.n_leaves == 1 for t in new_trees) and booster.trees:
+                # Nothing left to split: LightGBM stops here too, and keeps these
+                # stumps only when the model has no trees yet.  Asking the model,
+                # not this run's first iteration, makes a resumed run stop where an
+                # uninterrupted one does.  Early stopping still reports its best.
+                for c in after:
+                    best = c.best_so_far(end_iter) if hasattr(c, "best_so_far") else None
+                    if best is not None:
+                        booster.best_iteration = best[0] + 1
+                        booster.best_score = _score_dict(best[1])
+                        return booster
+                break
+            booster._add_trees(new_trees)
+            results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, row_comm)
+            env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, results)
+            stop = None
+            try:
+                for c in after:
+                    c(env)
+            except cb.EarlyStopException as exc:
+                stop = exc
+            # Rank 0 may still be writing a snapshot: the others wait longer for it.
+            writing = any(c.writes_at(it) for c in after if hasattr(c, "writes_at"))
+            with comm.slow_phase("rank 0 writing a snapshot") if writing else contextlib.nullcontext():
+                stop_at = _agreed_stop(comm, stop)
+            if stop_at is not None:
+                booster.best_iteration = stop_at + 1
+                booster.best_score = _score_dict(stop.best_score if stop else results)
+                break
+            booster.best_score = _score_dict(results)   # LightGBM: the last round's results
+            if all(t.n_leaves == 1 for t in new_trees):
+                break
+    finally:
+        first_phase.close()
     return booster
 
 

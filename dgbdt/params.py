@@ -307,6 +307,11 @@ _ROWS = [
     Param("num_machines", 1, int, ("num_machine",),
           "Accepted for LightGBM configs; dgbdt takes the number of processes from "
           "mpiexec (a different value is warned about).", lo=1),
+    Param("time_out", 120.0, float, (),
+          "Minutes a rank waits in one collective before the job ends with a message naming "
+          "it and the ranks that did not join (LightGBM's key; floats accepted). A cold "
+          "compile, gzip decompression on rank 0 and snapshot writes wait at least 30 "
+          "minutes.", lo=0, lo_open=True),
 ]
 
 PARAMS: dict[str, Param] = {p.name: p for p in _ROWS}

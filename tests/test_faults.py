@@ -1,0 +1,78 @@
+"""Fault injection under ``mpiexec -n 3``: no job ever hangs.
+
+Each case runs in its own process group (tests/mpi_launch.py) with its own
+copy of the warmed Numba cache, and ``time_out=0.2`` minutes (12 s): a rank
+left waiting in a collective must end every rank, non-zero, with a message
+naming the collective and the ranks that did not join; an error every rank
+can see is raised on every rank at once.  No model is written by a job that
+failed.
+"""
+import os
+import shutil
+import time
+
+import pytest
+
+from mpi_launch import run_mpi
+
+pytestmark = pytest.mark.slow
+
+# case -> (what stderr must say, seconds the job may take)
+DEADLINE = 30
+FAST = 5
+CASES = {
+    # a rank that silently stays away: the others' deadline names the collective and the rank
+    "exit_without_train": (("did not complete within 12 s", "rank 2 did not join",
+                            "rank 2 did not answer"), DEADLINE),
+    "serial_on_one_rank": (("did not complete within 12 s", "rank 2 did not join",
+                            "tree_learner='serial'"), DEADLINE),
+    "sigstop": (("allreduce", "did not complete within 12 s", "rank 2 did not join",
+                 "stopped"), DEADLINE),
+    # a rank that fails: it ends every rank at once
+    "sys_exit_in_callback": (("rank 2 of 3 called sys.exit(3) during training",), FAST),
+    "exception_in_callback": (("callback failed on the last rank",), FAST),
+    "raise_before_dgbdt": (("rank script failed before any dgbdt call",), FAST),
+    "sigkill": ((), FAST),
+    "sigterm": ((), FAST),
+    # what every rank must agree on is checked at the start of train()
+    "feval_on_rank0": (("the number of feval functions is 0 on rank 1 but 1 on rank 0",), FAST),
+    "dataset_params_on_one_rank": (("train_set's Dataset params is {'max_bin': 15} on rank 2",),
+                                   FAST),
+    "valid_sets_on_one_rank": (("the validation set names is ['valid_0'] on rank 2 but []",),
+                               FAST),
+    "valid_names_differ": (("the validation set names is ['eval_b'] on rank 2 but ['eval_a']",),
+                           FAST),
+    "init_model_on_one_rank": (("init_model given is True on rank 2 but False on rank 0",), FAST),
+}
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """A copy of the session's warmed Numba cache for this case alone."""
+    source = os.environ.get("NUMBA_CACHE_DIR")
+    target = tmp_path / "numba-cache"
+    if source and os.path.isdir(source):
+        shutil.copytree(source, target)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(target))
+    return target
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_misbehaving_rank_ends_the_job(case, tmp_path, private_cache):
+    messages, limit = CASES[case]
+    out = tmp_path / "out"
+    out.mkdir()
+    start = time.time()
+    result = run_mpi(3, "faults.py", case, out, timeout=90)
+    end = time.time()
+    # Timed from the fault when the rank script recorded it (after start-up).
+    fault = out / "fault_time"
+    elapsed = end - (float(fault.read_text()) if fault.exists() else start)
+    assert result.returncode != 0, result.stdout + result.stderr
+    for message in messages:
+        assert message in result.stderr, result.stderr[-4000:]
+    assert elapsed < limit, f"{case} took {elapsed:.1f} s\n{result.stderr[-3000:]}"
+    assert not (out / "model.json").exists()
+    assert case not in ("sigkill", "sigterm", "sigstop", "sys_exit_in_callback",
+                        "exception_in_callback") or fault.exists()
+    assert "finished" not in result.stdout or case == "serial_on_one_rank"
