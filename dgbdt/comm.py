@@ -4,8 +4,9 @@
 ``MPIComm`` wraps mpi4py's upper-case buffer methods (``Allreduce``,
 ``Reduce_scatter``, ``Allgatherv``, ``Bcast``).  Only a few once-per-training
 exchanges of small Python objects (feature-parallel column blocks' bin
-mappers, the scikit-learn classifier's label sets) use mpi4py's pickled
-``allgather`` on ``_comm``; they are not counted.
+mappers, the scikit-learn classifier's label sets) use ``allgather_object``
+(mpi4py's pickled ``allgather``); they are not counted.  Every collective has
+a deadline (dgbdt.deadline).
 
 Byte counts: each call adds the size of *this rank's send buffer* to its kind
 (``allreduce``, ``reduce_scatter``, ``allgather``, ``bcast``, ``scatter``; an

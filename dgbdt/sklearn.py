@@ -473,7 +473,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         if comm is None:
             return y
         # Once per fit, so a pickled all-gather of the label sets is fine here.
-        return np.concatenate([np.asarray(u) for u in comm._comm.allgather(np.unique(y))])
+        return np.concatenate([np.asarray(u) for u in comm.allgather_object(np.unique(y))])
 
     def _class_totals(self, y_enc, n_classes, weights=None):
         """Per-class row counts (or weight sums) over every rank's rows."""

@@ -23,7 +23,7 @@ def assemble_global_mapper(comm, dataset):
     cover every column exactly once.  Returns (mapper, names, owner_of)."""
     mine = (dataset.feature_indices.tolist(), [ub.tolist() for ub in dataset.bin_mapper.upper_bounds],
             dataset.bin_mapper.nan_bins.tolist(), list(dataset.feature_name))
-    blocks = comm._comm.allgather(mine)          # once per training: pickling is fine
+    blocks = comm.allgather_object(mine)          # once per training: pickling is fine
     n_features = sum(len(b[0]) for b in blocks)
     owner_of = np.full(n_features, -1, np.int64)
     upper_bounds, nan_bins, names = [None] * n_features, np.zeros(n_features, np.int32), [None] * n_features
