@@ -3,20 +3,24 @@
 A histogram GBDT with Numba kernels, LightGBM's parameters and API shape,
 scikit-learn estimators, and MPI tree learners.
 """
-from .comm import install_abort_hook, under_launcher
+__version__ = "0.1.0"
 
+from . import jit_cache  # noqa: E402
+from .comm import install_abort_hook, under_launcher  # noqa: E402
+
+# Before any kernel is defined: Numba's cache folder (keyed on the version and
+# native/, private, fault-tolerant; see dgbdt.jit_cache).
+jit_cache.configure(__version__)
 if under_launcher():
     # An uncaught exception on one rank, even before dgbdt's first collective,
     # aborts every rank (only once mpi4py has initialised MPI; see the hook).
     install_abort_hook()
 
 from .booster import Booster  # noqa: E402
-from .callback import (EarlyStopException, checkpoint, early_stopping, log_evaluation, log_progress,
-                       record_evaluation)
-from .dataset import Dataset
-from .engine import train
-
-__version__ = "0.1.0"
+from .callback import (EarlyStopException, checkpoint, early_stopping, log_evaluation,  # noqa: E402
+                       log_progress, record_evaluation)
+from .dataset import Dataset  # noqa: E402
+from .engine import train  # noqa: E402
 
 __all__ = ["Booster", "Dataset", "train", "early_stopping", "log_evaluation",
            "record_evaluation", "checkpoint", "log_progress", "EarlyStopException",

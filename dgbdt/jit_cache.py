@@ -1,0 +1,154 @@
+"""Where Numba caches dgbdt's compiled kernels, and why a broken cache never breaks dgbdt.
+
+Run once at ``import dgbdt``, before ``dgbdt.native`` is imported (Numba picks
+a kernel's cache folder when the kernel is defined):
+
+* **The folder is keyed** on dgbdt's version and a hash of ``native/``:
+  Numba's staleness check sees only the file that defines a kernel, so after
+  an upgrade that changes an inlined callee in another module it would load
+  stale machine code.  A new key is a new, empty folder.
+* **The base** is ``$NUMBA_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/dgbdt``
+  (``~/.cache/dgbdt``), else the installed ``native/__pycache__``.  A folder
+  is used only when it is ours: owned by this user, not writable by group or
+  others, and writable.  The cache is pickle: a folder another local user can
+  write to would let them plant code.
+* **When none is usable**, a private folder (``mkdtemp``, mode 0700) serves
+  this process, with one warning: kernels then compile in every process.
+* **A truncated or corrupted cache file** (``.nbi`` index, ``.nbc`` data) makes
+  the kernel compile again (the bad index is removed and rewritten), and a
+  failed cache write is skipped: neither ever fails a dgbdt call.
+
+The chosen folder is also put in ``NUMBA_CACHE_DIR``, so processes started
+from this one (``mpiexec`` ranks of the tests) share it; a base already keyed
+is not keyed twice.
+"""
+import hashlib
+import os
+import pathlib
+import stat
+import sys
+import tempfile
+
+NATIVE = pathlib.Path(__file__).resolve().parent.parent / "native"
+_FOLDER = None
+
+
+def native_folder():
+    """The installed kernels' folder (``dgbdt.native``), found without importing it."""
+    import importlib.util
+    spec = importlib.util.find_spec("dgbdt.native")
+    if spec is not None and spec.submodule_search_locations:
+        return pathlib.Path(list(spec.submodule_search_locations)[0])
+    return NATIVE
+
+
+def cache_key(version):
+    """'dgbdt-<version>-<12 hex digits of the hash of native/*.py>'."""
+    digest = hashlib.sha256()
+    for path in sorted(native_folder().glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"dgbdt-{version}-{digest.hexdigest()[:12]}"
+
+
+def _is_ours(path):
+    """Create ``path`` (0700) if needed; True when it is a folder owned by this
+    user, not writable by group or others, and writable."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            return False
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return False
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+def _candidates(key):
+    given = os.environ.get("NUMBA_CACHE_DIR", "")
+    if given:
+        # A base that is already keyed (a child of a configured process) is kept.
+        yield given if os.path.basename(os.path.normpath(given)) == key else \
+            os.path.join(given, key)
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    yield os.path.join(xdg, "dgbdt", key)
+    yield os.path.join(native_folder(), "__pycache__", key)
+
+
+def choose_folder(key):
+    """The first usable candidate, else a private temporary folder (warned about)."""
+    for path in _candidates(key):
+        if _is_ours(path):
+            return path, False
+    return tempfile.mkdtemp(prefix=f"{key}-"), True
+
+
+def _warn(text):
+    from .comm import launched_rank
+    if launched_rank() == 0:
+        sys.stderr.write(f"dgbdt: warning: {text}\n")
+        sys.stderr.flush()
+
+
+def configure(version):
+    """Point Numba's cache at dgbdt's folder and make cache faults harmless."""
+    global _FOLDER
+    if _FOLDER is not None:
+        return _FOLDER
+    folder, temporary = choose_folder(cache_key(version))
+    if temporary:
+        _warn(f"no writable private folder for the Numba cache (tried NUMBA_CACHE_DIR, "
+              f"~/.cache/dgbdt, the installed package); using {folder} for this process only, "
+              "so kernels compile again in every process")
+    os.environ["NUMBA_CACHE_DIR"] = folder
+    from numba.core import config
+    config.CACHE_DIR = folder
+    _guard_cache(folder)
+    _FOLDER = folder
+    return folder
+
+
+def _guard_cache(folder):
+    """Numba's cache, for kernels cached under ``folder``: a load that fails for
+    any reason compiles instead (removing the bad index), a save that fails is
+    skipped.  Other libraries' Numba caches are left to Numba."""
+    from numba.core import caching
+    cls = caching.Cache
+    if getattr(cls, "_dgbdt_guarded", None) is not None:
+        cls._dgbdt_guarded.add(folder)
+        return
+    load, save = cls._load_overload, cls._save_overload
+    cls._dgbdt_guarded = guarded = {folder}
+
+    def ours(cache):
+        path = str(getattr(cache, "_cache_path", ""))
+        return any(path.startswith(f) for f in guarded)
+
+    def guarded_load(self, sig, target_context):
+        try:
+            return load(self, sig, target_context)
+        except Exception:  # noqa: BLE001 -- truncated/corrupted pickle, bad data
+            if not ours(self):
+                raise
+            _remove(getattr(self._cache_file, "_index_path", None))
+            return None
+
+    def guarded_save(self, sig, data):
+        try:
+            save(self, sig, data)
+        except Exception:  # noqa: BLE001 -- a full disk or a broken index: skip caching
+            if not ours(self):
+                raise
+            _remove(getattr(self._cache_file, "_index_path", None))
+
+    cls._load_overload, cls._save_overload = guarded_load, guarded_save
+
+
+def _remove(path):
+    if path:
+        try:
+            os.remove(path)
+        except OSError:
+            pass

@@ -1,0 +1,123 @@
+"""Numba's cache never breaks dgbdt (dgbdt.jit_cache): keyed, private, fault-tolerant."""
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from dgbdt import __version__, jit_cache
+
+TRAIN = ("import numpy as np, dgbdt; X = np.random.default_rng(0).random((300, 3)); "
+         "b = dgbdt.train({'verbosity': -1, 'num_leaves': 4}, dgbdt.Dataset(X, X[:, 0]), 3); "
+         "print('trained', b.num_trees())")
+
+
+def _run(code, **env):
+    full = {**os.environ, **env}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full, timeout=600)
+
+
+def test_the_cache_folder_is_keyed_on_version_and_kernel_sources(tmp_path, monkeypatch):
+    native = tmp_path / "native"
+    shutil.copytree(jit_cache.native_folder(), native, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(jit_cache, "native_folder", lambda: native)
+    key = jit_cache.cache_key(__version__)
+    assert key.startswith(f"dgbdt-{__version__}-")
+    assert jit_cache.cache_key("9.9") != key
+    # an inlined callee in another module changes: a new (empty) folder
+    (native / "prefetch.py").write_text((native / "prefetch.py").read_text() + "\n# changed\n")
+    assert jit_cache.cache_key(__version__) != key
+
+
+def test_the_configured_folder_is_private_and_keyed():
+    folder = os.environ["NUMBA_CACHE_DIR"]
+    assert os.path.basename(folder) == jit_cache.cache_key(__version__)
+    info = os.stat(folder)
+    assert info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    import numba
+    assert numba.config.CACHE_DIR == folder
+
+
+def test_a_folder_others_can_write_is_never_used(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)                    # e.g. a folder in /tmp another user made
+    private = tmp_path / "private"
+    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([str(shared), str(private)]))
+    folder, temporary = jit_cache.choose_folder("k")
+    assert folder == str(private) and not temporary
+    assert stat.S_IMODE(os.stat(private).st_mode) & 0o077 == 0
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a folder to another user")
+def test_a_folder_of_another_user_is_never_used(tmp_path, monkeypatch):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir(mode=0o700)
+    os.chown(foreign, 12345, 12345)
+    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([str(foreign)]))
+    folder, temporary = jit_cache.choose_folder("k")
+    assert temporary and folder != str(foreign)
+
+
+def test_no_usable_folder_gives_a_private_temporary_one(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([str(blocker / "x")]))
+    folder, temporary = jit_cache.choose_folder("k")
+    try:
+        assert temporary
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_no_writable_location_trains_with_one_warning(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    # every candidate lies under a plain file: none can be created
+    code = ("from dgbdt import jit_cache as j, __version__ as v\n"
+            f"j._candidates = lambda key: iter([{str(blocker / 'x')!r}])\n"
+            "j._FOLDER = None\n"
+            "import os, numba\n"
+            "folder = j.configure(v)\n"
+            "assert numba.config.CACHE_DIR == folder == os.environ['NUMBA_CACHE_DIR']\n"
+            "print(oct(os.stat(folder).st_mode & 0o777))\n")
+    result = _run(code, NUMBA_CACHE_DIR=str(blocker / "y"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "0o700"
+    assert result.stderr.count("dgbdt: warning: no writable private folder") == 1
+
+
+def _copy_session_cache(tmp_path):
+    """A copy of this session's warm cache under a fresh base folder."""
+    base = tmp_path / "cache"
+    key = jit_cache.cache_key(__version__)
+    shutil.copytree(os.environ["NUMBA_CACHE_DIR"], base / key)
+    return base, base / key
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_a_damaged_cache_file_recompiles_instead_of_failing(tmp_path, damage):
+    base, folder = _copy_session_cache(tmp_path)
+    damaged = 0
+    for path in sorted(folder.rglob("*")):
+        # the split scan and the histogram kernels, index and data files alike
+        if path.suffix in (".nbi", ".nbc") and ("split" in path.name or "histogram" in path.name):
+            data = path.read_bytes()
+            path.write_bytes(data[:len(data) // 2] if damage == "truncate" else b"\x80garbage")
+            damaged += 1
+    assert damaged
+    result = _run(TRAIN, NUMBA_CACHE_DIR=str(base))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "trained 3" in result.stdout
+    # the damaged entries were replaced: a second run loads them
+    again = _run(TRAIN, NUMBA_CACHE_DIR=str(base))
+    assert again.returncode == 0 and "trained 3" in again.stdout, again.stderr[-3000:]
+
+
+def test_a_child_process_shares_the_keyed_folder(tmp_path):
+    result = _run("import os, dgbdt; print(os.environ['NUMBA_CACHE_DIR'])")
+    assert result.stdout.strip() == os.environ["NUMBA_CACHE_DIR"]
