@@ -1,4 +1,5 @@
 """Command line entry point: ``dgbdt <command>`` / ``python -m dgbdt <command>``."""
+import os
 import sys
 
 USAGE = """usage: dgbdt <command> [options]
@@ -12,6 +13,18 @@ commands:
 
 
 def main(argv=None):
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `dgbdt --help | head`: the reader left.  Point stdout at /dev/null so
+        # that the interpreter's final flush does not raise again (Python's
+        # advice), and exit as a process killed by SIGPIPE would (128 + 13).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _main(argv):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         from .cli import help_text

@@ -15,6 +15,7 @@ by byte range too and writes one file in input order.
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -86,8 +87,16 @@ class CliError(Exception):
     """A user error: printed as one line, exit status 1."""
 
 
-def _truthy(value):
-    return str(value).strip().lower() in ("true", "1", "yes", "+")
+_TRUE, _FALSE = ("true", "1", "yes", "+"), ("false", "0", "no", "-")
+
+
+def _flag(io, key):
+    """A boolean I/O key: true/false (LightGBM's +/-, and 1/0, yes/no); anything
+    else is an error naming the key."""
+    value = str(io[key]).strip().lower()
+    if value not in _TRUE + _FALSE:
+        raise CliError(f"{key} must be true or false, got {io[key]!r}")
+    return value in _TRUE
 
 
 def _int(io, key):
@@ -112,12 +121,26 @@ def help_text(width=100):
             + f"\n\nModel parameters:\n{params_table_text(width)}")
 
 
+CONFIG_MAX_BYTES = 1 << 24
+
+
 def read_config_file(path):
+    from .files import check_regular_file
     try:
-        with open(path, encoding="utf-8-sig") as fh:      # a BOM is not part of a key
-            lines = fh.read().splitlines()
-    except FileNotFoundError:
-        raise CliError(f"config file not found: {path}") from None
+        check_regular_file(path, "config file")      # a FIFO would block open()
+        with open(path, "rb") as fh:
+            data = fh.read(CONFIG_MAX_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if len(data) > CONFIG_MAX_BYTES:
+        raise CliError(f"config file {path} is larger than {CONFIG_MAX_BYTES >> 20} MiB")
+    try:
+        text = data.decode("utf-8-sig")                 # a BOM is not part of a key
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise CliError(f"{path}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})") \
+            from None
+    lines = text.splitlines()
     pairs = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
@@ -156,7 +179,7 @@ def parse_arguments(argv):
         elif _is_model_param(key):
             params[key] = value
         else:
-            _unsupported_or_unknown(key)
+            _unsupported_or_unknown(key, value)
     return io, params
 
 
@@ -165,16 +188,19 @@ def _is_model_param(key):
     return key in ALIASES
 
 
-def _unsupported_or_unknown(key):
-    """Warn about a LightGBM key dgbdt does not support; raise for any other key."""
+def _unsupported_or_unknown(key, value):
+    """A LightGBM key dgbdt does not support: warned about when it changes
+    nothing, an error when it changes the model or the output (the Python
+    API's rule, dgbdt.params.lightgbm_only_key); any other key is an error
+    naming the closest valid key."""
     import difflib
     from .lightgbm_keys import lightgbm_canonical
-    from .params import ALIASES
-    lgb = lightgbm_canonical(key)
-    if lgb is not None:
-        if launched_rank() == 0:
-            print(f"dgbdt: warning: LightGBM parameter {key!r}{f' ({lgb})' if lgb != key else ''}"
-                  " is not supported by dgbdt yet; ignored", file=sys.stderr, flush=True)
+    from .params import ALIASES, lightgbm_only_key
+    if lightgbm_canonical(key) is not None:
+        try:
+            warnings.warn(lightgbm_only_key(key, value), stacklevel=2)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
         return
     close = difflib.get_close_matches(key, [*ALIASES, *_IO_ALIAS], n=1)
     hint = " See `dgbdt train --help`."
@@ -209,10 +235,10 @@ def _with_model_columns(io, booster):
 
 def _read_options(io):
     ignore = io.get("ignore_column")
-    return dict(header=_truthy(io["header"]), label_column=io["label_column"] or None,
+    return dict(header=_flag(io, "header"), label_column=io["label_column"] or None,
                 weight_column=io.get("weight_column"), group_column=io.get("group_column"),
                 ignore_columns=ignore.split(",") if ignore and not ignore.startswith("name:")
-                else (ignore or ()), zero_based=_truthy(io["zero_based"]))
+                else (ignore or ()), zero_based=_flag(io, "zero_based"))
 
 
 def _world(n_ranks):
@@ -250,7 +276,7 @@ def run_train(io, params):
                        "tree_learner=data, voting or feature")
     comm = _world(size if cfg["tree_learner"] != "serial" else 1)
     learner = cfg["tree_learner"]
-    rank_files = _truthy(io["pre_partition"])
+    rank_files = _flag(io, "pre_partition")
     loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
     train_set = Dataset(loaded.X, loaded.label, weight=loaded.weight, init_score=loaded.init_score,
                         feature_name=loaded.feature_names or "auto", feature_indices=block)
@@ -313,6 +339,11 @@ def _format_predictions(pred, n_rows, leaf_index):
     return "".join("\t".join(fmt % v for v in row) + "\n" for row in pred).encode()
 
 
+def _verbosity(params):
+    from .params import resolve_params
+    return resolve_params(params)["verbosity"]
+
+
 def run_predict(io, params):
     from . import Booster, distributed_io
     from .model_io import write_atomic
@@ -331,12 +362,12 @@ def run_predict(io, params):
         X = read_data(io["data"], **options).X
     else:
         X = distributed_io.read_row_part(io["data"], comm, options).X
-    leaf_index = _truthy(io["predict_leaf_index"])
+    leaf_index = _flag(io, "predict_leaf_index")
     n_iter = _int(io, "num_iteration_predict")
 
     def predict():
         x = _fit_width(X, booster.num_feature(), io["data"], io["input_model"])
-        pred = booster.predict(x, raw_score=_truthy(io["predict_raw_score"]), pred_leaf=leaf_index,
+        pred = booster.predict(x, raw_score=_flag(io, "predict_raw_score"), pred_leaf=leaf_index,
                                num_iteration=n_iter if n_iter > 0 else None,
                                start_iteration=_int(io, "start_iteration_predict"))
         return _format_predictions(pred, x.shape[0], leaf_index)
@@ -349,14 +380,12 @@ def run_predict(io, params):
         text = distributed_io.run_agreed(comm, predict)
         distributed_io.write_parts_in_order(io["output_result"], text, comm)
         n_rows = int(comm.allreduce(np.array([X.shape[0]], np.int64))[0])
-    if comm is None or comm.rank == 0:
+    if (comm is None or comm.rank == 0) and _verbosity(params) >= 1:
         print(f"dgbdt: {n_rows} predictions written to {io['output_result']}", flush=True)
 
 
 def run(argv):
     """``dgbdt [train|predict] key=value ... [config=FILE]``; returns the exit status."""
-    from .model_io import ModelFormatError
-    from .readers import DataFormatError
     args = list(argv)
     task = None
     if args and "=" not in args[0] and args[0] not in ("-h", "--help"):
@@ -364,6 +393,29 @@ def run(argv):
     if "-h" in args or "--help" in args:
         print(help_text())
         return 0
+    with warnings.catch_warnings():
+        _print_warnings_once()
+        return _run_task(task, args)
+
+
+def _print_warnings_once():
+    """Warnings as ``dgbdt: warning: ...`` lines, each text once, from rank 0
+    (the Python API's UserWarnings would print source lines, once per call)."""
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if text not in seen and launched_rank() == 0:
+            seen.add(text)
+            print(f"dgbdt: warning: {text}", file=sys.stderr, flush=True)
+
+    warnings.simplefilter("always")
+    warnings.showwarning = show
+
+
+def _run_task(task, args):
+    from .model_io import ModelFormatError
+    from .readers import DataFormatError
     try:
         io, params = parse_arguments(args)
         task = task or io["task"]

@@ -6,6 +6,7 @@ one tree per class, shrinkage, score updates for training and validation
 data, evaluation, callbacks.
 """
 import contextlib
+import os
 import warnings
 from collections.abc import Mapping
 
@@ -159,9 +160,18 @@ class _EvalSet:
 
 def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
     preds = scores[0] if k_out == 1 else scores.T.copy()
-    grad, hess = fobj(preds, train_set)
-    grad = np.asarray(grad, dtype=np.float64)
-    hess = np.asarray(hess, dtype=np.float64)
+    out = fobj(preds, train_set)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"The custom objective {getattr(fobj, '__name__', fobj)!r} must return "
+                        f"(grad, hess), got {type(out).__name__}")
+    try:
+        grad = np.asarray(out[0], dtype=np.float64)
+        hess = np.asarray(out[1], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"The custom objective's gradients and hessians must be numeric arrays "
+                        f"({exc})") from None
+    if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
+        raise ValueError("The custom objective returned non-finite gradients or hessians")
     n = scores.shape[1]
     if grad.shape not in ((n,), (n, k_out)) or hess.shape != grad.shape or grad.size != n * k_out:
         raise ValueError(f"Custom objective returned gradients of shape {grad.shape} and hessians of "
@@ -349,7 +359,7 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
     scores = _start_scores(train_set, k_out)
     init_booster = None
     if init_model is not None:
-        init_booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
+        init_booster = _load_init_model(init_model, booster, k_out)
         booster.trees = list(init_booster.trees)
         booster.init_score = init_booster.init_score.copy()
         if train_set.init_score is None:
@@ -478,6 +488,23 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
     return booster
 
 
+def _load_init_model(init_model, booster, k_out):
+    """The init model as a Booster, refused when it cannot continue this training."""
+    if not isinstance(init_model, (Booster, str, os.PathLike)):
+        raise TypeError(f"init_model must be a Booster or a model file path, got "
+                        f"{type(init_model).__name__}")
+    init = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
+    if init.num_tree_per_iteration != k_out or init.num_class != k_out:
+        raise ValueError(f"init_model has {init.num_class} output(s) per row "
+                         f"({init.num_tree_per_iteration} trees per iteration, objective "
+                         f"{init.objective!r}) but this training has {k_out} (objective "
+                         f"{booster.objective!r}): continue a model with its own kind of objective")
+    if init.num_feature() != booster.num_feature():
+        raise ValueError(f"init_model has {init.num_feature()} features but the training data has "
+                         f"{booster.num_feature()}")
+    return init
+
+
 def _start_scores(dataset, k_out):
     n = dataset.n_samples
     scores = np.zeros((k_out, n), np.float64)
@@ -603,8 +630,9 @@ def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm):
         raw = es.scores.T
         preds = objective.transform(raw) if objective else (raw[:, 0] if k_out == 1 else raw)
         for m in metrics:
-            kw = {"alpha": cfg["alpha"]} if m.name == "huber" else {}
-            value = global_metric(comm, m, es.dataset.label, preds, es.dataset.weight, kw)
+            kw = _metric_options(m.name, cfg)
+            value = global_metric(comm, m, es.dataset.label, raw if m.raw_scores else preds,
+                                  es.dataset.weight, kw)
             results.append((es.name, m.name, value, m.higher_better))
         if feval is not None:
             fpreds = raw[:, 0] if k_out == 1 and objective is None else preds
@@ -616,6 +644,16 @@ def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm):
                 for name, value, higher in (out if isinstance(out, list) else [out]):
                     results.append((es.name, name, float(value), bool(higher)))
     return results
+
+
+def _metric_options(name, cfg):
+    """A metric's parameters from the training params."""
+    if name == "huber":
+        return {"alpha": cfg["alpha"]}
+    if name == "auc_mu" and cfg["auc_mu_weights"] is not None:
+        k = cfg["num_class"]
+        return {"weights_matrix": np.array(cfg["auc_mu_weights"]).reshape(k, k) * (1 - np.eye(k))}
+    return {}
 
 
 def _all_rows(comm, dataset, preds):

@@ -152,3 +152,17 @@ def _remove(path):
             os.remove(path)
         except OSError:
             pass
+
+
+def kernels_compiled():
+    """How many kernel variants this process compiled (Numba cache misses of
+    dgbdt.native's kernels); 0 when every kernel came from the cache."""
+    from numba.core.registry import CPUDispatcher
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("dgbdt.native.") or module is None:
+            continue
+        for obj in vars(module).values():
+            if isinstance(obj, CPUDispatcher) and getattr(obj, "_cache", None) is not None:
+                count += sum(obj.stats.cache_misses.values())
+    return count

@@ -16,7 +16,8 @@ tests/test_lightgbm_keys.py checks it against the installed lightgbm.
 
 from __future__ import annotations
 
-__all__ = ["LIGHTGBM_PARAMS", "LIGHTGBM_ALIASES", "lightgbm_canonical"]
+__all__ = ["DEFAULTS", "HARMLESS", "LIGHTGBM_ALIASES", "LIGHTGBM_PARAMS", "is_lightgbm_default",
+           "lightgbm_canonical"]
 
 # canonical name -> its aliases, in the order of LightGBM's docs sections
 LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
@@ -187,3 +188,61 @@ LIGHTGBM_ALIASES: dict[str, str] = {
 def lightgbm_canonical(key: str) -> str | None:
     """LightGBM's canonical name of a parameter name or alias; None if LightGBM does not know it."""
     return LIGHTGBM_ALIASES.get(key.strip())
+
+
+# -- LightGBM keys dgbdt does not implement: which are harmless -------------------
+#: Keys that change neither the model nor the output: hardware, speed, sockets,
+#: file caching, and keys that only act together with a feature that is itself
+#: refused (dart's, goss's, categorical, ranking and other objectives' settings).
+#: They are accepted with a warning.
+HARMLESS: frozenset[str] = frozenset({
+    "config", "device_type", "histogram_pool_size", "is_enable_sparse", "enable_bundle",
+    "two_round", "save_binary", "precise_float_parser", "local_listen_port",
+    "machine_list_filename", "machines", "gpu_platform_id", "gpu_device_id", "gpu_use_dp",
+    "num_gpu", "gpu_device_id_list",
+    "linear_lambda", "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop",
+    "drop_seed", "top_rate", "other_rate", "min_data_per_group", "max_cat_threshold", "cat_l2",
+    "cat_smooth", "max_cat_to_onehot", "monotone_constraints_method", "monotone_penalty",
+    "cegb_tradeoff", "refit_decay_rate", "extra_seed", "pred_early_stop_freq",
+    "pred_early_stop_margin", "convert_model_language", "convert_model", "objective_seed",
+    "fair_c", "poisson_max_delta_step", "tweedie_variance_power", "lambdarank_truncation_level",
+    "lambdarank_norm", "label_gain", "lambdarank_position_bias_regularization",
+})
+
+#: LightGBM's defaults (include/LightGBM/config.h, 4.7) of the other keys dgbdt
+#: does not implement: set to its default, such a key changes nothing and is
+#: accepted with a warning; any other value changes the model or the output
+#: and is refused.  "" stands for an empty list (constraints, file names).
+DEFAULTS: dict[str, object] = {
+    "data_sample_strategy": "bagging", "pos_bagging_fraction": 1.0, "neg_bagging_fraction": 1.0,
+    "bagging_by_query": False, "feature_fraction_bynode": 1.0, "extra_trees": False,
+    "monotone_constraints": "", "feature_contri": "", "forcedsplits_filename": "",
+    "cegb_penalty_split": 0.0, "cegb_penalty_feature_lazy": "",
+    "cegb_penalty_feature_coupled": "", "path_smooth": 0.0, "interaction_constraints": "",
+    "saved_feature_importance_type": 0, "linear_tree": False, "max_bin_by_feature": "",
+    "data_random_seed": 1, "use_missing": True, "zero_as_missing": False,
+    "feature_pre_filter": True, "categorical_feature": "", "forcedbins_filename": "",
+    "parser_config_file": "", "predict_contrib": False, "predict_disable_shape_check": False,
+    "pred_early_stop": False, "reg_sqrt": False, "eval_at": "", "multi_error_top_k": 1,
+}
+
+
+def is_lightgbm_default(key: str, value: object) -> bool:
+    """Whether ``value`` (text from a config file, or a Python value) is LightGBM's
+    default of the canonical ``key`` listed in :data:`DEFAULTS`."""
+    default = DEFAULTS[key]
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if isinstance(default, bool):
+            return text in (("true", "+", "1") if default else ("false", "-", "0"))
+        if isinstance(default, (int, float)):
+            try:
+                return float(text) == default
+            except ValueError:
+                return False
+        return text == default
+    if default == "":
+        return value is None or (isinstance(value, (list, tuple)) and len(value) == 0)
+    if isinstance(default, bool):
+        return isinstance(value, (bool, int)) and bool(value) == default and value in (0, 1)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == default

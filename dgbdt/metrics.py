@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Metric", "METRICS", "get_metric"]
+__all__ = ["METRICS", "Metric", "auc", "auc_mu", "get_metric"]
 
 # LightGBM clips probabilities at kEpsilon, a *float* constant (meta.h:
 # ``const score_t kEpsilon = 1e-15f``); ``-std::log(kEpsilon)`` therefore
@@ -159,6 +159,42 @@ def auc(label, pred, weight=None):
     return 1.0
 
 
+def auc_mu(label, raw, weight=None, weights_matrix=None):
+    """AUC-mu (Kleiman & Page, ICML 2019) as LightGBM's AucMuMetric (single process only).
+
+    For every pair of classes i < j, the rows of i and j are ordered by
+    ``t1 * (raw_row . v)`` with ``v = W[i] - W[j]`` and ``t1 = v[i] - v[j]``, and
+    each row of class i counts the (weighted) rows of class j below it, ties
+    half; the sum over pairs, each divided by its two class sizes (weights),
+    times 2 / (K (K - 1)).  ``raw`` are raw scores (n, K), not probabilities,
+    as LightGBM; ``weights_matrix`` (K, K) defaults to ones off the diagonal.
+    A class without rows gives NaN (LightGBM divides by zero too).
+    """
+    label = _as_1d(label, "label")
+    raw = np.asarray(raw, dtype=np.float64)
+    if raw.ndim != 2 or raw.shape[0] != label.shape[0]:
+        raise ValueError(f"raw scores must have shape (n, n_classes), got {raw.shape}")
+    k = raw.shape[1]
+    W = np.ones((k, k)) - np.eye(k) if weights_matrix is None else np.asarray(weights_matrix, float)
+    w = np.ones(label.shape[0]) if weight is None else _as_1d(weight, "weight")
+    cls = label.astype(np.int64)
+    total = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(k):
+            for j in range(i + 1, k):
+                v = W[i] - W[j]
+                dist = (v[i] - v[j]) * (raw @ v)
+                in_i, in_j = cls == i, cls == j
+                order = np.argsort(dist[in_j], kind="stable")
+                d_j, w_j = dist[in_j][order], w[in_j][order]
+                below = np.concatenate(([0.0], np.cumsum(w_j)))
+                lo = np.searchsorted(d_j, dist[in_i], side="left")
+                hi = np.searchsorted(d_j, dist[in_i], side="right")
+                s = np.sum(w[in_i] * (below[lo] + 0.5 * (below[hi] - below[lo])))
+                total += s / w[in_i].sum() / w_j.sum()
+    return float(2.0 * total / k / (k - 1))
+
+
 @dataclass(frozen=True)
 class Metric:
     """An evaluation metric.
@@ -178,6 +214,9 @@ class Metric:
     direct : callable or None
         ``direct(label, pred, weight=None, **kw) -> float`` for metrics
         without ``partial``.
+    raw_scores : bool
+        ``pred`` are raw scores, not transformed predictions (``auc_mu``, as
+        LightGBM).
     """
 
     name: str
@@ -185,6 +224,7 @@ class Metric:
     partial: Callable | None
     finalize: Callable | None
     direct: Callable | None = None
+    raw_scores: bool = False
 
     def compute(self, label, pred, weight=None, **kw) -> float:
         """Single-process value of the metric.
@@ -220,6 +260,7 @@ METRICS: dict[str, Metric] = {
         Metric("auc", True, None, None, auc),
         Metric("multi_logloss", False, _pointwise(_multi_logloss, 2), _mean),
         Metric("multi_error", False, _pointwise(_multi_error, 2), _mean),
+        Metric("auc_mu", True, None, None, auc_mu, raw_scores=True),
     )
 }
 

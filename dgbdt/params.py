@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .lightgbm_keys import DEFAULTS as LIGHTGBM_DEFAULTS
+from .lightgbm_keys import HARMLESS, is_lightgbm_default, lightgbm_canonical
+
 __all__ = [
     "Param",
     "PARAMS",
@@ -61,6 +64,8 @@ class Param:
     @property
     def allowed(self) -> str:
         """What values are allowed, as a phrase: 'an integer in [2, 131072]'."""
+        if self.name == "auc_mu_weights":
+            return "a list of finite numbers, or comma-separated text of them"
         if self.choices is not None:
             canon = list(dict.fromkeys(self.choices.values()))
             text = "one of " + ", ".join(repr(c) for c in canon)
@@ -122,6 +127,7 @@ METRIC_ALIASES: dict[str, str] = _invert({
     "auc": (),
     "multi_logloss": ("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"),
     "multi_error": (),
+    "auc_mu": (),
 })
 
 _NO_METRIC = ("none", "na", "null", "custom")
@@ -144,8 +150,31 @@ def _convert_objective(p: Param, value: object) -> object:
         raise _error(p, value, TypeError)
     canon = p.choices.get(value.strip().lower())
     if canon is None:
-        raise _error(p, value)
+        error = _error(p, value)
+        close = difflib.get_close_matches(value.strip().lower(), list(p.choices), n=1)
+        if close:
+            error = ValueError(f"{error}. Did you mean {close[0]!r}?")
+        raise error
     return canon
+
+
+def _convert_float_list(p: Param, value: object) -> tuple[float, ...] | None:
+    """A list of finite numbers, or comma-separated text of them; "" / None / [] -> None."""
+    if value is None or (isinstance(value, str) and value.strip() == ""):
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple, np.ndarray)):
+        raise _error(p, value, TypeError)
+    out = []
+    for item in items:
+        try:
+            x = float(item.strip() if isinstance(item, str) else item)
+        except (TypeError, ValueError):
+            raise _error(p, value) from None
+        if isinstance(item, bool) or not math.isfinite(x):
+            raise _error(p, value)
+        out.append(x)
+    return tuple(out) or None
 
 
 def _convert_metric(p: Param, value: object) -> list[str] | None:
@@ -298,6 +327,10 @@ _ROWS = [
     Param("metric", "", str, ("metrics", "metric_types"),
           "Metrics to evaluate; \"\" means the objective's default, 'None' means none.",
           choices=METRIC_ALIASES, convert=_convert_metric),
+    Param("auc_mu_weights", "", str, (),
+          "Row-major num_class x num_class weights of the auc_mu metric (a list, or comma-"
+          "separated); \"\" means 1 off the diagonal. Its diagonal is taken as zero.",
+          convert=_convert_float_list),
     Param("metric_freq", 1, int, ("output_freq",),
           "Evaluate metrics every k iterations.", lo=1),
     Param("is_provide_training_metric", False, bool,
@@ -336,6 +369,26 @@ def canonical_name(key: str) -> str:
     else:
         hint = "See dgbdt.params.PARAMS for the parameters."
     raise ValueError(f"Unknown parameter {key!r}. {hint}")
+
+
+def lightgbm_only_key(key: str, value: object) -> str:
+    """For a LightGBM key dgbdt does not implement: the warning text when it
+    changes nothing (hardware, speed and socket keys, keys of refused features,
+    LightGBM's default value, command-line keys given to the Python API);
+    ValueError naming it when it would change the model or the output."""
+    name = lightgbm_canonical(key)
+    shown = repr(key.strip()) + (f" ({name})" if name != key.strip() else "")
+    if name in LIGHTGBM_DEFAULTS:
+        if is_lightgbm_default(name, value):
+            return (f"LightGBM parameter {shown} is not supported by dgbdt yet; its value "
+                    f"{value!r} is LightGBM's default, which is what dgbdt does")
+        raise ValueError(f"LightGBM parameter {shown}={value!r} is not supported by dgbdt yet, "
+                         "and it would change the model or its output: remove it (LightGBM's "
+                         f"default is {LIGHTGBM_DEFAULTS[name]!r})")
+    if name in HARMLESS:
+        return (f"LightGBM parameter {shown} is not supported by dgbdt yet; ignored (it changes "
+                "neither the model nor its output)")
+    return f"LightGBM parameter {shown} is a command-line key; ignored by the Python API"
 
 
 # --------------------------------------------------------------------------- #
@@ -446,6 +499,9 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, obje
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
     given: dict[str, list[tuple[str, object]]] = {}
     for key, value in params.items():
+        if isinstance(key, str) and key.strip() not in ALIASES and lightgbm_canonical(key):
+            warnings.warn(lightgbm_only_key(key, value), UserWarning, stacklevel=2)
+            continue
         given.setdefault(canonical_name(key), []).append((key.strip(), value))
     out: dict[str, object] = {}
     for name, p in PARAMS.items():
@@ -474,12 +530,29 @@ def _check_combination(p: dict[str, object]) -> None:
             raise ValueError(f"Parameter 'num_class' must be 1 for objective {obj!r}, "
                              f"got num_class={p['num_class']}")
         # LightGBM: "Multiclass objective and metrics don't match"
-        multi = {m for m in p["metric"] if m in ("multi_logloss", "multi_error")}
+        multi = {m for m in p["metric"] if m in ("multi_logloss", "multi_error", "auc_mu")}
         single = set(p["metric"]) - multi
         if obj == "multiclass" and single or obj != "multiclass" and multi:
             bad = sorted(single if obj == "multiclass" else multi)
-            raise ValueError(f"metric {bad[0]!r} does not fit objective {obj!r} "
-                             f"(multiclass objectives take multi_logloss / multi_error only)")
+            raise ValueError(f"metric {bad[0]!r} does not fit objective {obj!r} (multiclass "
+                             "objectives take multi_logloss / multi_error / auc_mu only)")
+    _check_auc_mu_weights(p)
+
+
+def _check_auc_mu_weights(p: dict[str, object]) -> None:
+    """LightGBM's rules (Config::GetAucMuWeights): num_class^2 values, non-zero
+    off the diagonal; the diagonal is taken as zero."""
+    weights = p["auc_mu_weights"]
+    if weights is None:
+        return
+    k = p["num_class"]
+    if len(weights) != k * k:
+        raise ValueError(f"Parameter 'auc_mu_weights' must have num_class^2 = {k * k} values "
+                         f"(a row-major {k} x {k} matrix), got {len(weights)}")
+    for pos, w in enumerate(weights):
+        if pos // k != pos % k and abs(w) < 1e-35:
+            raise ValueError(f"Parameter 'auc_mu_weights' must be non-zero off the diagonal; "
+                             f"position {pos} (row {pos // k}, column {pos % k}) is {w!r}")
 
 
 # --------------------------------------------------------------------------- #

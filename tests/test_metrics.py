@@ -29,9 +29,10 @@ KIND = {"l2": "regression", "rmse": "regression", "l1": "regression", "huber": "
 
 
 def test_registry_names():
-    assert set(METRICS) == set(KIND)
+    assert set(METRICS) == set(KIND) | {"auc_mu"}       # auc_mu takes raw scores: tested below
     assert all(m.name == name for name, m in METRICS.items())
-    assert [n for n, m in METRICS.items() if m.higher_better] == ["auc"]
+    assert [n for n, m in METRICS.items() if m.higher_better] == ["auc", "auc_mu"]
+    assert [n for n, m in METRICS.items() if m.raw_scores] == ["auc_mu"]
     assert METRICS["auc"].partial is None
 
 
@@ -202,3 +203,96 @@ def test_agrees_with_lightgbm(task, weighted):
     for name in names:
         ours = get_metric(name).compute(y, pred, w, **kw.get(name, {}))
         assert ours == pytest.approx(record[name][-1], rel=1e-10, abs=1e-12), name
+
+
+# --------------------------------------------------------------------------- #
+# auc_mu (LightGBM's AucMuMetric)
+# --------------------------------------------------------------------------- #
+def _naive_auc_mu(label, raw, weight, W):
+    """Pairs of rows of classes i < j compared one by one, ties half."""
+    k = raw.shape[1]
+    w = np.ones(len(label)) if weight is None else weight
+    total = 0.0
+    for i in range(k):
+        for j in range(i + 1, k):
+            v = W[i] - W[j]
+            dist = (v[i] - v[j]) * (raw @ v)
+            s = 0.0
+            for a in np.flatnonzero(label == i):
+                for b in np.flatnonzero(label == j):
+                    s += w[a] * w[b] * (1.0 if dist[b] < dist[a] else 0.5 if dist[b] == dist[a]
+                                        else 0.0)
+            total += s / w[label == i].sum() / w[label == j].sum()
+    return 2.0 * total / k / (k - 1)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("matrix", [False, True])
+def test_auc_mu_against_a_naive_twin(seed, weighted, matrix):
+    from dgbdt.metrics import auc_mu
+    rng = np.random.default_rng(seed)
+    n, k = 80, 4
+    label = rng.integers(0, k, n).astype(float)
+    raw = np.round(rng.normal(size=(n, k)), 1)          # many ties
+    weight = _weights(rng, weighted, n)
+    W = rng.uniform(0.5, 3.0, (k, k)) * (1 - np.eye(k)) if matrix else None
+    expected = _naive_auc_mu(label, raw, weight, np.ones((k, k)) - np.eye(k) if W is None else W)
+    assert auc_mu(label, raw, weight, W) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("matrix", [False, True])
+def test_auc_mu_equals_lightgbm(weighted, matrix):
+    lgb = pytest.importorskip("lightgbm")
+    from sklearn.datasets import make_classification
+
+    from dgbdt.metrics import auc_mu
+    X, y = make_classification(600, 8, n_informative=5, n_classes=5, random_state=0)
+    rng = np.random.default_rng(1)
+    # LightGBM stores weights as float32
+    weight = rng.uniform(0.5, 2.0, len(y)).astype(np.float32) if weighted else None
+    params = {"objective": "multiclass", "num_class": 5, "metric": "auc_mu", "verbose": -1,
+              "num_leaves": 7}
+    W = None
+    if matrix:
+        W = np.arange(25, dtype=float).reshape(5, 5) % 7 + 1
+        np.fill_diagonal(W, 0)
+        params["auc_mu_weights"] = W.ravel().tolist()
+    rec = {}
+    booster = lgb.train(params, lgb.Dataset(X, y), 3,
+                        valid_sets=[lgb.Dataset(X, y, weight=weight)],
+                        callbacks=[lgb.record_evaluation(rec)])
+    ours = [auc_mu(y, booster.predict(X, raw_score=True, num_iteration=i),
+                   None if weight is None else weight.astype(np.float64), W) for i in (1, 2, 3)]
+    np.testing.assert_allclose(ours, rec["valid_0"]["auc_mu"], rtol=1e-12)
+
+
+def test_auc_mu_weights_are_checked_like_lightgbm():
+    from dgbdt.params import resolve_params
+    base = {"objective": "multiclass", "num_class": 3, "metric": "auc_mu"}
+    cfg = resolve_params({**base, "auc_mu_weights": "0,1,2,3,0,4,5,6,0"})
+    assert cfg["auc_mu_weights"] == (0, 1, 2, 3, 0, 4, 5, 6, 0)
+    assert resolve_params(base)["auc_mu_weights"] is None
+    with pytest.raises(ValueError, match="must have num_class\\^2 = 9 values"):
+        resolve_params({**base, "auc_mu_weights": [1, 2]})
+    with pytest.raises(ValueError, match="non-zero off the diagonal; position 1"):
+        resolve_params({**base, "auc_mu_weights": [0, 0, 1, 1, 0, 1, 1, 1, 0]})
+    with pytest.raises(ValueError, match="auc_mu_weights"):
+        resolve_params({**base, "auc_mu_weights": "0,x,1"})
+    with pytest.raises(ValueError, match="does not fit objective 'binary'"):
+        resolve_params({"objective": "binary", "metric": "auc_mu"})
+
+
+def test_auc_mu_in_training_uses_raw_scores_over_every_rank_alike():
+    import dgbdt
+    from dgbdt.metrics import auc_mu
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.5, 0.5]).astype(float)
+    rec = {}
+    booster = dgbdt.train({"objective": "multiclass", "num_class": 3, "verbosity": -1,
+                           "metric": "auc_mu", "num_leaves": 5}, dgbdt.Dataset(X, y), 3,
+                          valid_sets=[dgbdt.Dataset(X, y)], callbacks=[dgbdt.record_evaluation(rec)])
+    expected = auc_mu(y, booster.predict(X, raw_score=True))
+    assert rec["valid_0"]["auc_mu"][-1] == pytest.approx(expected, rel=1e-12)

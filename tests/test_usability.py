@@ -1,0 +1,186 @@
+"""What a new user trips over: messages, warnings, LightGBM's keys and signatures."""
+import inspect
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import dgbdt
+from dgbdt.cli import run
+
+MULTICLASS_CONF = """# LightGBM's examples/multiclass_classification/train.conf, as written
+task = train
+boosting_type = gbdt
+objective = multiclass
+metric = multi_logloss,auc_mu
+auc_mu_weights = 0,1,2,3,4,5,0,6,7,8,9,10,0,11,12,13,14,15,0,16,17,18,19,20,0
+num_class = 5
+metric_freq = 1
+is_training_metric = true
+label_column = 0
+max_bin = 255
+data = {data}
+valid_data = {valid}
+early_stopping = 10
+num_trees = 100
+learning_rate = 0.05
+num_leaves = 31
+output_model = {model}
+"""
+
+
+def _csv(tmp_path, n=120):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    path = tmp_path / "d.csv"
+    path.write_text("".join(f"{t}," + ",".join(f"{v:.5f}" for v in r) + "\n"
+                            for t, r in zip(y, X)))
+    return path
+
+
+def test_help_into_a_closed_pipe_has_no_traceback():
+    result = subprocess.run(f"{sys.executable} -m dgbdt --help | head -1", shell=True,
+                            capture_output=True, text=True, timeout=120)
+    assert result.stdout.startswith("usage: dgbdt")
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
+
+
+def test_an_objective_typo_gets_did_you_mean(tmp_path, capsys):
+    with pytest.raises(ValueError, match="Did you mean 'binary'"):
+        dgbdt.train({"objective": "binar"}, dgbdt.Dataset(np.zeros((4, 1)), np.zeros(4)))
+    assert run(["train", f"data={_csv(tmp_path)}", "objective=binar"]) == 1
+    assert "Did you mean 'binary'?" in capsys.readouterr().err
+
+
+def test_a_conflicting_alias_on_the_command_line_warns_once(tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={_csv(tmp_path)}", "num_trees=3", "num_iterations=2",
+                f"output_model={model}", "verbosity=-1"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("Both 'num_iterations'='2' and 'num_trees'='3'") == 1, err
+    assert err.startswith("dgbdt: warning: ") and "UserWarning" not in err
+    assert dgbdt.Booster(model_file=model).current_iteration() == 2
+
+
+def test_verbosity_minus_one_predict_prints_nothing(tmp_path, capsys):
+    data, model = _csv(tmp_path), tmp_path / "m.json"
+    assert run(["train", f"data={data}", "num_trees=2", f"output_model={model}",
+                "verbosity=-1"]) == 0
+    capsys.readouterr()
+    assert run(["predict", f"data={data}", f"input_model={model}", "verbosity=-1",
+                f"output_result={tmp_path / 'p.txt'}"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert run(["predict", f"data={data}", f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}"]) == 0
+    assert "120 predictions written" in capsys.readouterr().out
+
+
+def test_train_takes_lightgbms_parameter_order():
+    lightgbm = pytest.importorskip("lightgbm")
+    ours = list(inspect.signature(dgbdt.train).parameters)
+    theirs = list(inspect.signature(lightgbm.train).parameters)
+    assert ours == theirs
+    # positional callers: keep_training_booster, then callbacks
+    seen = []
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0]), 2, None, None, None, None, False,
+                [lambda env: seen.append(env.iteration)])
+    assert seen == [0, 1]
+
+
+@pytest.mark.parametrize("key, value", [
+    ("use_missing", "false"), ("zero_as_missing", "true"), ("eval_at", "1,3"),
+    ("predict_contrib", "true"), ("monotone_constraints", "1,0,0"), ("pred_early_stop", "true"),
+    ("max_bin_by_feature", "10,20,30"), ("forcedsplits_filename", "s.json"),
+    ("categorical_feature", "0"), ("linear_tree", "true"), ("extra_trees", "true"),
+])
+def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key, value):
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={_csv(tmp_path)}", f"{key}={value}",
+                f"output_model={model}"]) == 1
+    err = capsys.readouterr().err
+    assert f"'{key}'={value!r} is not supported by dgbdt yet" in err
+    assert "would change the model or its output" in err and not model.exists()
+    with pytest.raises(ValueError, match=f"'{key}'.* is not supported by dgbdt yet"):
+        dgbdt.train({key: value}, dgbdt.Dataset(np.zeros((4, 1)), np.zeros(4)))
+
+
+@pytest.mark.parametrize("key, value", [
+    ("save_binary", "true"), ("gpu_device_id", "0"), ("local_listen_port", "12400"),
+    ("is_enable_sparse", "true"), ("use_missing", "true"), ("zero_as_missing", "false"),
+    ("machine_list_file", "mlist.txt"), ("device_type", "cpu"),
+])
+def test_a_harmless_lightgbm_key_is_a_warning(tmp_path, capsys, key, value):
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={_csv(tmp_path)}", f"{key}={value}", "num_trees=2",
+                f"output_model={model}", "verbosity=-1"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("dgbdt: warning: LightGBM parameter") == 1 and model.exists()
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dgbdt.train({key: value, "verbosity": -1}, dgbdt.Dataset(X, X[:, 0]), 2)
+    assert any("is not supported by dgbdt yet" in str(w.message) for w in caught)
+
+
+def test_lightgbms_multiclass_example_config_runs_as_written(shared_datasets, tmp_path, capsys):
+    folder = shared_datasets / "lightgbm"
+    conf = tmp_path / "train.conf"
+    model = tmp_path / "m.json"
+    conf.write_text(MULTICLASS_CONF.format(data=folder / "multiclass.train",
+                                           valid=folder / "multiclass.test", model=model))
+    assert run([f"config={conf}"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "multiclass.test's auc_mu" in out and "training's auc_mu" in out
+    last = [line for line in out.splitlines() if "multiclass.test's auc_mu" in line][-1]
+    assert 0.6 < float(last.split("multiclass.test's auc_mu:")[1].split()[0]) < 1.0
+    assert model.exists()
+
+
+def test_boolean_io_keys_are_strict_and_config_files_are_checked(tmp_path, capsys):
+    data = _csv(tmp_path)
+    assert run(["train", f"data={data}", "header=maybe"]) == 1
+    assert "header must be true or false, got 'maybe'" in capsys.readouterr().err
+    bad = tmp_path / "bad.conf"
+    bad.write_bytes(b"objective = binary\nnum_trees = \xff\n")
+    assert run([f"config={bad}"]) == 1
+    assert f"{bad}, line 2: not UTF-8 text" in capsys.readouterr().err
+    fifo = tmp_path / "fifo.conf"
+    os.mkfifo(fifo)
+    assert run([f"config={fifo}"]) == 1                 # refused, not blocked in open()
+    assert "is not a regular file (a FIFO)" in capsys.readouterr().err
+    assert run([f"config={tmp_path}"]) == 1
+    assert "is not a regular file (a directory)" in capsys.readouterr().err
+
+
+def test_vague_python_errors_name_what_is_wrong():
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    train_set = dgbdt.Dataset(X, (X[:, 0] > 0).astype(float))
+    with pytest.raises(TypeError, match="params must be a dict, got list"):
+        dgbdt.train([1, 2], train_set)
+    with pytest.raises(TypeError, match="must return \\(grad, hess\\), got NoneType"):
+        dgbdt.train({"objective": lambda preds, data: None, "verbosity": -1}, train_set, 2)
+    multi = dgbdt.train({"objective": "multiclass", "num_class": 3, "verbosity": -1},
+                        dgbdt.Dataset(X, np.arange(60) % 3), 2)
+    with pytest.raises(ValueError, match="init_model has 3 output.*this training has 1"):
+        dgbdt.train({"objective": "binary", "verbosity": -1}, train_set, 2, init_model=multi)
+    with pytest.raises(TypeError, match="init_model must be a Booster or a model file path"):
+        dgbdt.train({"objective": "binary", "verbosity": -1}, train_set, 2, init_model=3)
+
+
+def test_the_demo_mentions_compiling_only_when_it_compiled(capsys, monkeypatch):
+    from dgbdt import demo
+    from dgbdt.demo import run_demo
+    counts = iter([0, 5])          # a run that compiled 5 kernel variants says so
+    monkeypatch.setattr(demo, "kernels_compiled", lambda: next(counts))
+    run_demo(["--ranks", "1", "--rows", "2000", "--rounds", "3", "--leaves", "7"])
+    assert "(including compiling 5 kernels" in capsys.readouterr().out
+    monkeypatch.undo()
+    assert run_demo(["--ranks", "1", "--rows", "2000", "--rounds", "3", "--leaves", "7"]) == 0
+    run_demo(["--ranks", "1", "--rows", "2000", "--rounds", "3", "--leaves", "7"])
+    second = capsys.readouterr().out.split("dgbdt demo:")[-1]
+    assert "compiling" not in second
