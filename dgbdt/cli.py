@@ -241,21 +241,30 @@ def _read_options(io):
                 else (ignore or ()), zero_based=_flag(io, "zero_based"))
 
 
-def _world(n_ranks):
-    """The MPI world when launched on several ranks, else None (no MPI initialised)."""
+def _world(n_ranks, params):
+    """The MPI world when launched on several ranks, else None (no MPI initialised);
+    its collectives wait ``time_out`` minutes (from the params)."""
     if n_ranks <= 1:
         return None
     from .comm import world_comm
-    return world_comm()
+    from .params import resolve_params
+    return world_comm(resolve_params(params)["time_out"])
 
 
 def _read_for_training(path, io, comm, tree_learner, rank_files):
     """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
-    from . import distributed_io
     from .readers import read_data
     options = _read_options(io)
     if comm is None:
         return read_data(path, **options), None
+    # Reading is legitimately uneven (rank 0 decompresses a gzip file for all).
+    with comm.slow_phase(f"reading {path}"):
+        return _read_share(path, options, comm, tree_learner, rank_files)
+
+
+def _read_share(path, options, comm, tree_learner, rank_files):
+    from . import distributed_io
+    from .readers import read_data
     if tree_learner == "feature":
         return distributed_io.read_column_block(path, comm, options)
     if rank_files:
@@ -274,7 +283,7 @@ def run_train(io, params):
     if size > 1 and cfg["tree_learner"] == "serial":
         raise CliError(f"started on {size} ranks but tree_learner=serial: set "
                        "tree_learner=data, voting or feature")
-    comm = _world(size if cfg["tree_learner"] != "serial" else 1)
+    comm = _world(size if cfg["tree_learner"] != "serial" else 1, params)
     learner = cfg["tree_learner"]
     rank_files = _flag(io, "pre_partition")
     loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
@@ -350,7 +359,7 @@ def run_predict(io, params):
     from .readers import read_data
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
-    comm = _world(launched_size())
+    comm = _world(launched_size(), params)
     if comm is None:
         booster = Booster(model_file=io["input_model"])
     else:
@@ -361,7 +370,8 @@ def run_predict(io, params):
     if comm is None:
         X = read_data(io["data"], **options).X
     else:
-        X = distributed_io.read_row_part(io["data"], comm, options).X
+        with comm.slow_phase(f"reading {io['data']}"):
+            X = distributed_io.read_row_part(io["data"], comm, options).X
     leaf_index = _flag(io, "predict_leaf_index")
     n_iter = _int(io, "num_iteration_predict")
 
