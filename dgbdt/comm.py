@@ -277,6 +277,28 @@ def abort_on_exception(comm, exc):
     comm.abort(code)
 
 
+def abort_job(exc):
+    """``abort_on_exception`` for a rank that may not have initialised MPI yet
+    (an error before its first collective while the other ranks wait in
+    theirs): MPI_Init is local, so initialise it just to abort.  Without
+    mpi4py, nothing can be done here; the others' deadline ends the job."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return
+    if MPI.Is_finalized():
+        return
+
+    class _World:                    # no communicator of ours: no collective to agree on
+        rank, size = MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+
+        @staticmethod
+        def abort(code):
+            MPI.COMM_WORLD.Abort(code)
+
+    abort_on_exception(_WORLD if _WORLD is not None else _World, exc)
+
+
 _WORLD = None
 
 # What MPI launchers (MPICH/Hydra, Open MPI, Slurm's PMI) tell each process.

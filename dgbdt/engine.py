@@ -16,7 +16,7 @@ import numba
 
 from . import callback as cb
 from .booster import Booster
-from .comm import CommStats, SerialComm, abort_on_exception, agree_on_errors
+from .comm import CommStats, SerialComm, abort_job, abort_on_exception, agree_on_errors
 from .dataset import Dataset
 from .grower import TreeGrower
 from .learners import make_learner
@@ -27,7 +27,7 @@ from .native.partition import add_leaf_values
 from .native.predict import add_tree_binned
 from .native.random import uniform_fill
 from .objectives import Objective
-from .params import ALIASES, resolve_params
+from .params import ALIASES, PARAMS, resolve_params
 from .quantization import GradientQuantizer, renew_leaf_values
 
 STREAM_BAGGING = 2
@@ -190,19 +190,16 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     ``keep_training_booster`` is accepted for LightGBM's signature (a dgbdt
     Booster is always a plain model).
     """
-    if params is not None and not isinstance(params, Mapping):
-        raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    params = dict(params or {})
-    if not any(ALIASES.get(k) == "num_iterations" for k in params):
-        params["num_iterations"] = num_boost_round
-    cfg = resolve_params(params)
-    if not isinstance(train_set, Dataset):
-        raise TypeError(f"train_set must be a dgbdt.Dataset, got {type(train_set).__name__}")
+    try:
+        params, cfg, objective, k_out = _check_call(params, train_set, num_boost_round)
+        comm = make_comm(cfg)
+    except BaseException as exc:
+        # Before any collective: a distributed job's other ranks would wait for
+        # this one until their deadline; end the job now instead.
+        if _asks_for_ranks(params):
+            abort_job(exc)
+        raise
     custom_objective = cfg["objective"] if callable(cfg["objective"]) else None
-    objective = None if custom_objective else Objective(cfg)
-    k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
-
-    comm = make_comm(cfg)
     comm.stats = CommStats()          # this training's communication only
     if cfg["num_machines"] > 1 and cfg["num_machines"] != comm.size and comm.rank == 0:
         warnings.warn(f"num_machines={cfg['num_machines']} but {comm.size} process(es) run; "
@@ -213,18 +210,43 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     run = _Run(cfg, params, train_set, objective, custom_objective, k_out, comm)
     try:
         _agree_on_inputs(run, valid_sets, valid_names, feval, init_model)
-        try:
-            return _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
-        except BaseException as exc:
-            # Past this point ranks may be inside collectives: bring them all
-            # down, unless every rank raises this same error anyway.  BaseException:
-            # sys.exit() or Ctrl-C on one rank never reaches sys.excepthook.
-            if comm.size > 1 and not getattr(exc, "dgbdt_agreed", False):
-                abort_on_exception(comm, exc)
-            raise
+        return _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
+    except BaseException as exc:
+        # Ranks may be inside collectives: bring them all down, unless every
+        # rank raises this same error anyway.  BaseException: sys.exit() or
+        # Ctrl-C on one rank never reaches sys.excepthook.
+        if comm.size > 1 and not getattr(exc, "dgbdt_agreed", False):
+            abort_on_exception(comm, exc)
+        raise
     finally:
         numba.set_num_threads(old_threads)
         cb.set_logging_rank(0)
+
+
+def _check_call(params, train_set, num_boost_round):
+    """(params with num_iterations, resolved cfg, Objective or None, outputs per row)."""
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    params = dict(params or {})
+    if not any(ALIASES.get(k) == "num_iterations" for k in params):
+        params["num_iterations"] = num_boost_round
+    cfg = resolve_params(params)
+    if not isinstance(train_set, Dataset):
+        raise TypeError(f"train_set must be a dgbdt.Dataset, got {type(train_set).__name__}")
+    objective = None if callable(cfg["objective"]) else Objective(cfg)
+    k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
+    return params, cfg, objective, k_out
+
+
+def _asks_for_ranks(params):
+    """Whether raw (maybe invalid) params ask for a distributed tree learner
+    under an MPI launcher of several ranks."""
+    from .comm import launched_size
+    if launched_size() <= 1 or not isinstance(params, Mapping):
+        return False
+    choices = PARAMS["tree_learner"].choices
+    return any(ALIASES.get(str(k).strip()) == "tree_learner" and isinstance(v, str)
+               and choices.get(v.strip().lower(), "serial") != "serial" for k, v in params.items())
 
 
 class _Run:

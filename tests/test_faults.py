@@ -42,6 +42,7 @@ CASES = {
                                FAST),
     "valid_names_differ": (("the validation set names is ['eval_b'] on rank 2 but ['eval_a']",),
                            FAST),
+    "bad_param_on_one_rank": (("rank 2 of 3 failed", "Parameter 'num_leaves' must be"), FAST),
     "init_model_on_one_rank": (("init_model given is True on rank 2 but False on rank 0",), FAST),
 }
 

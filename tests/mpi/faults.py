@@ -66,15 +66,17 @@ elif case == "valid_sets_on_one_rank" and last:
 elif case == "valid_names_differ":
     kwargs["valid_sets"] = "own"
     kwargs["valid_names"] = ["eval_b" if last else "eval_a"]
-elif case == "init_model_on_one_rank" and last:
-    kwargs["init_model"] = "train_first"
+elif case == "bad_param_on_one_rank" and last:
+    params["num_leaves"] = "many"             # refused before any collective
+elif case == "init_model_on_one_rank":
+    kwargs["init_model"] = "train_first"      # every rank trains it (same time), one passes it
 
 train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi], params=kwargs.pop("dataset_params", None))
 if kwargs.get("valid_sets") == "own":
     kwargs["valid_sets"] = [dgbdt.Dataset(X[lo:hi], y[lo:hi], reference=train_set)]
 if kwargs.get("init_model") == "train_first":
-    kwargs["init_model"] = dgbdt.train({**params, "tree_learner": "serial"},
-                                       dgbdt.Dataset(X[lo:hi], y[lo:hi]), 2)
+    init = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X[lo:hi], y[lo:hi]), 2)
+    kwargs["init_model"] = init if last else None
 booster = dgbdt.train(params, train_set, 30, **kwargs)
 if comm.rank == 0:
     booster.save_model(os.path.join(out_dir, "model.json"))
