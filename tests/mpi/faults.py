@@ -75,7 +75,7 @@ train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi], params=kwargs.pop("dataset_params"
 if kwargs.get("valid_sets") == "own":
     kwargs["valid_sets"] = [dgbdt.Dataset(X[lo:hi], y[lo:hi], reference=train_set)]
 if kwargs.get("init_model") == "train_first":
-    init = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X[lo:hi], y[lo:hi]), 2)
+    init = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 2)
     kwargs["init_model"] = init if last else None
 booster = dgbdt.train(params, train_set, 30, **kwargs)
 if comm.rank == 0:
