@@ -77,6 +77,9 @@ if kwargs.get("valid_sets") == "own":
 if kwargs.get("init_model") == "train_first":
     init = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 2)
     kwargs["init_model"] = init if last else None
+if comm.rank == 0:
+    with open(os.path.join(out_dir, "train_time"), "w") as fh:
+        fh.write(repr(time.time()))        # cases without a fault are timed from here
 booster = dgbdt.train(params, train_set, 30, **kwargs)
 if comm.rank == 0:
     booster.save_model(os.path.join(out_dir, "model.json"))
