@@ -582,7 +582,8 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
         _check_finite(path, data, label, line_no, "label", sep, label_idx, base)
     weight = column(weight_idx)
     if weight is not None:
-        _check_finite(path, data, weight, line_no, "weight", sep, weight_idx, base)
+        _check_finite(path, data, weight, line_no, "weight", sep, weight_idx, base,
+                      nonnegative=True)
     group = None
     if group_idx is not None:
         qid = column(group_idx)
@@ -756,6 +757,8 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
         extra = {role: arr[:n].copy() for role, arr in extra.items()}
     if not all(np.isfinite(arr).all() for arr in extra.values()):
         return None
+    if "weight" in extra and np.any(extra["weight"] < 0):
+        return None             # the serial reader names the negative weight's line
     group = None
     if group_idx is not None:
         try:
@@ -792,14 +795,20 @@ def _take_columns(values, cols, block=1 << 13):
     return out
 
 
-def _check_finite(path, data, arr, line_no, what, sep, col, base=0):
-    bad = np.flatnonzero(~np.isfinite(arr))
+def _check_finite(path, data, arr, line_no, what, sep, col, base=0, nonnegative=False):
+    """The first missing or non-finite value of ``arr`` (or negative one, with
+    ``nonnegative``: weights, as the Dataset wants them) raises, naming its line."""
+    ok = np.isfinite(arr)
+    if nonnegative:
+        ok &= ~(arr < 0)
+    bad = np.flatnonzero(~ok)
     if len(bad):
         ln = int(line_no[bad[0]])
         text = _line_at(data, ln)
         fields = _split(text, sep)
         field = fields[col].strip() if col < len(fields) else text.strip()
-        raise _error(path, ln + base, f"missing or non-finite {what}", field, text)
+        problem = "negative" if np.isfinite(arr[bad[0]]) else "missing or non-finite"
+        raise _error(path, ln + base, f"{problem} {what}", field, text)
 
 
 # What pandas' C parser takes for a number: ASCII digits, an optional exponent,
@@ -922,6 +931,8 @@ def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_o
             return exact()
         group = found
     X = sp.csr_matrix(X, dtype=np.float64)
+    if n_features is None and X.nnz == 0:
+        X = sp.csr_matrix((X.shape[0], 0))      # no pairs: no columns (scikit-learn says 1)
     label = None if features_only else np.asarray(y, np.float64)
     return LoadedData(X=X, label=label, group=group)
 
