@@ -206,12 +206,10 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
         prediction, which uses none of them).  One that exists but is not a regular
         file (a directory, a FIFO) is an error, not skipped.
     features_only : bool
-        Prediction: only ``X`` is used.  The label, weight and query columns are
-        still found and left out of ``X`` but neither converted nor checked (a label
-        ``abc``, ``inf`` or empty does not stop prediction); LibSVM labels and
-        ``qid:`` tokens are skipped unread, and a LibSVM line may lack its label
-        (its first token is then a pair, as LightGBM's predict reads such files).
-        ``label``, ``weight`` and ``group`` come back None.
+        Prediction: only ``X`` is used.  The label, weight and query columns are left
+        out of ``X`` unconverted and unchecked (a label ``abc``, ``inf`` or empty
+        does not stop prediction); LibSVM labels and ``qid:`` tokens are skipped, and
+        a line may lack its label.  ``label``, ``weight``, ``group`` are None.
 
     Returns
     -------
@@ -526,24 +524,9 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
         # pandas ends a line at a lone '\r'; we count lines at '\n' only
         raise _error(path, stray + 1 + base, "carriage return (\\r) inside the line",
                      _clip(_line_at(data, stray + 1)))
-    line_no = np.flatnonzero(counts > 0) + 1  # 1-based line of each row within ``data``
-    names = None
     header_in_data = header and header_text is None
-    if header_in_data:
-        end = data.find(b"\n")
-        first = data[:None if end < 0 else end].decode("utf-8", errors="replace")
-        if len(line_no) == 0 or line_no[0] != 1:
-            raise _error(path, first_line, "expected a header line, got", first[:1 << 16])
-        names = _header_names(first, sep)
-        line_no = line_no[1:]
-    elif header:
-        names = _header_names(header_text, sep)
-    if names is not None:
-        n_cols = len(names)
-    elif len(line_no):
-        n_cols = int(counts[line_no[0] - 1])
-    else:
-        n_cols = 0
+    line_no, names, n_cols = _rows_and_names(path, data, counts, sep, header_in_data,
+                                             header_text if header else None, first_line)
     row_counts = counts[line_no - 1]
     bad = np.flatnonzero(row_counts != n_cols)
     if len(bad):
@@ -573,6 +556,17 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
             raise DataFormatError(f"{path}: read {values.shape} values, expected "
                                   f"{(len(line_no), len(used))}")
 
+    label, weight, group = _checked_roles(path, data, values, position, line_no, sep, base,
+                                          label_idx, weight_idx, group_idx)
+    X = _take_columns(values, [position[c] for c in keep])
+    feature_names = None if names is None else [names[i] for i in keep]
+    return LoadedData(X=X, label=label, weight=weight, group=group, feature_names=feature_names)
+
+
+def _checked_roles(path, data, values, position, line_no, sep, base, label_idx, weight_idx,
+                   group_idx):
+    """``(label, weight, group sizes)`` from the converted ``values`` (None where there is
+    no such column), each checked: finite, weights >= 0, queries contiguous."""
     def column(idx):
         # a copy, so that the label does not keep pandas' whole block alive
         return None if idx is None else np.array(values[:, position[idx]], np.float64)
@@ -589,9 +583,26 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
         qid = column(group_idx)
         _check_finite(path, data, qid, line_no, "query id", sep, group_idx, base)
         group = _group_sizes(path, qid, line_no, data, base)
-    X = _take_columns(values, [position[c] for c in keep])
-    feature_names = None if names is None else [names[i] for i in keep]
-    return LoadedData(X=X, label=label, weight=weight, group=group, feature_names=feature_names)
+    return label, weight, group
+
+
+def _rows_and_names(path, data, counts, sep, header_in_data, header_text, first_line):
+    """``(line_no, names, n_cols)``: the 1-based line (within ``data``) of every row,
+    the column names (None without a header) and the number of columns."""
+    line_no = np.flatnonzero(counts > 0) + 1
+    names = None
+    if header_in_data:
+        end = data.find(b"\n")
+        first = data[:None if end < 0 else end].decode("utf-8", errors="replace")
+        if len(line_no) == 0 or line_no[0] != 1:
+            raise _error(path, first_line, "expected a header line, got", first[:1 << 16])
+        names = _header_names(first, sep)
+        line_no = line_no[1:]
+    elif header_text is not None:
+        names = _header_names(header_text, sep)
+    if names is not None:
+        return line_no, names, len(names)
+    return line_no, None, int(counts[line_no[0] - 1]) if len(line_no) else 0
 
 
 def _n_threads():
@@ -675,34 +686,23 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
                   weight_idx, group_idx, keep, used):
     import pandas as pd
 
-    from .native.text import CR, NEWLINE, byte_counts, count_rows
+    from .native.text import count_rows
 
     position = {c: i for i, c in enumerate(used)}
-    # (newlines, separators, '\r') per chunk (256 matches no byte: whitespace text)
-    tallies = list(pool.map(lambda b: byte_counts(buf[b[0]:b[1]], NEWLINE,
-                                                  256 if sep is None else sep_code, CR), bounds))
-    # Rows are written at the chunk's first *line*: exact unless there are blank lines,
-    # whose gaps are closed at the end.
-    lines = [int(t[0]) for t in tallies]
-    if not data.endswith(b"\n"):
-        lines[-1] += 1
-    line_offsets = np.concatenate(([0], np.cumsum(lines))).astype(np.int64)
+    tallies, lines, line_offsets = _chunk_lines(pool, data, buf, bounds, sep, sep_code)
     n_lines = int(line_offsets[-1])
     X = np.empty((n_lines, len(keep)), np.float64)
     roles = {role: idx for role, idx in (("label", label_idx), ("weight", weight_idx),
                                          ("group", group_idx)) if idx is not None}
     extra = {role: np.empty(n_lines, np.float64) for role in roles}
-    x_pos = [position[c] for c in keep]
-    x_cols = (slice(x_pos[0], x_pos[0] + len(x_pos))
-              if x_pos and x_pos == list(range(x_pos[0], x_pos[0] + len(x_pos))) else x_pos)
+    x_cols = _as_slice([position[c] for c in keep])
     kwargs = _read_csv_kwargs(sep, used, n_cols)
     # Every row has n_cols fields: with all columns read, pandas fails on a longer row
     # and pads a shorter one, so (separators == (n_cols - 1) * rows) proves it from
     # the tallies; a '\r' (pandas ends lines there) or usecols (pandas then ignores
     # extra fields) needs the field scan.
     cheap_check = sep is not None and kwargs["usecols"] is None
-    rows = [0] * len(bounds)
-    failed = []
+    rows, failed = [0] * len(bounds), []
 
     def parse(k):
         lo, hi = bounds[k]
@@ -741,7 +741,35 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
     list(pool.map(parse, range(len(bounds))))
     if failed:
         return None
-    n = sum(rows)
+    return _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx)
+
+
+def _as_slice(cols):
+    """Consecutive column positions as a slice (numpy then copies a block, not a gather)."""
+    if cols and cols == list(range(cols[0], cols[0] + len(cols))):
+        return slice(cols[0], cols[0] + len(cols))
+    return cols
+
+
+def _chunk_lines(pool, data, buf, bounds, sep, sep_code):
+    """``(tallies, lines, line_offsets)`` of the chunks: (newlines, separators, '\r')
+    counts, lines, and the line each chunk starts at.  Rows are written at the chunk's
+    first *line*: exact unless there are blank lines, whose gaps are closed at the end."""
+    from .native.text import CR, NEWLINE, byte_counts
+
+    # 256 matches no byte: whitespace text has no separator byte
+    tallies = list(pool.map(lambda b: byte_counts(buf[b[0]:b[1]], NEWLINE,
+                                                  256 if sep is None else sep_code, CR), bounds))
+    lines = [int(t[0]) for t in tallies]
+    if not data.endswith(b"\n"):
+        lines[-1] += 1
+    return tallies, lines, np.concatenate(([0], np.cumsum(lines))).astype(np.int64)
+
+
+def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
+    """The LoadedData of the parsed chunks (``rows[k]`` rows written at line
+    ``line_offsets[k]``), or None when a check fails (the serial reader names it)."""
+    n, n_lines = sum(rows), int(line_offsets[-1])
     if n == 0:
         return None
     if n < n_lines:            # blank lines: close the gaps, in order

@@ -150,25 +150,7 @@ def corrupt(draw, data):
             sep = data[cut - 1:cut] if cut else b" "
             data = data[:cut] + draw(st.sampled_from(BAD_TOKENS)) + sep + data[cut:]
         elif op in ("field", "label", "line"):
-            lines = data.split(b"\n")
-            i = draw(st.integers(0, len(lines) - 1))
-            if op == "field":        # one more field somewhere in the line
-                sep = draw(st.sampled_from([b",", b"\t", b" "]))
-                cut = draw(st.integers(0, len(lines[i])))
-                extra = draw(st.sampled_from([b"1.5", b"", b"x", b"3:4"]))
-                lines[i] = lines[i][:cut] + sep + extra + lines[i][cut:]
-            elif op == "label":      # a bad label
-                bad = draw(st.sampled_from([b"nan", b"inf", b"-inf", b"", b"NA", b"x", b"1e999"]))
-                lines[i] = bad + lines[i][len(TOKEN_SPLIT.split(lines[i])[0]):]
-            else:                    # duplicate, drop or blank a line
-                how = draw(st.sampled_from(["dup", "drop", "blank", "spaces"]))
-                if how == "dup":
-                    lines.insert(i, lines[i])
-                elif how == "drop":
-                    del lines[i]
-                else:
-                    lines[i] = b"" if how == "blank" else b" \t "
-            data = b"\n".join(lines)
+            data = corrupt_a_line(draw, data, op)
         elif op == "garbage":
             data = data[:pos] + draw(st.binary(min_size=1, max_size=24)) + data[pos:]
         elif op == "utf8":
@@ -176,14 +158,44 @@ def corrupt(draw, data):
                                                       b"\xf0\x28\x8c\x28", b"\x80"])) + data[pos:]
         elif op == "bom":
             data = b"\xef\xbb\xbf" + data
-        elif op == "repeat_index":  # a LibSVM index again on its line, another value
-            pairs = list(re.finditer(rb"(?<![^ \t])([0-9]+):[^ \t\n]*", data))
-            if pairs:
-                m = draw(st.sampled_from(pairs))
-                again = m.group(1) + b":" + draw(st.sampled_from([b"1", b"0", b"-2.5"]))
-                at = m.end() if draw(st.booleans()) else m.start()
-                data = data[:at] + (b" " + again if at == m.end() else again + b" ") + data[at:]
+        elif op == "repeat_index":
+            data = repeat_an_index(draw, data)
     return data
+
+
+def corrupt_a_line(draw, data, op):
+    """One more field in a line, a bad label, or a line duplicated, dropped or blanked."""
+    lines = data.split(b"\n")
+    i = draw(st.integers(0, len(lines) - 1))
+    if op == "field":        # one more field somewhere in the line
+        sep = draw(st.sampled_from([b",", b"\t", b" "]))
+        cut = draw(st.integers(0, len(lines[i])))
+        extra = draw(st.sampled_from([b"1.5", b"", b"x", b"3:4"]))
+        lines[i] = lines[i][:cut] + sep + extra + lines[i][cut:]
+    elif op == "label":      # a bad label
+        bad = draw(st.sampled_from([b"nan", b"inf", b"-inf", b"", b"NA", b"x", b"1e999"]))
+        lines[i] = bad + lines[i][len(TOKEN_SPLIT.split(lines[i])[0]):]
+    else:                    # duplicate, drop or blank a line
+        how = draw(st.sampled_from(["dup", "drop", "blank", "spaces"]))
+        if how == "dup":
+            lines.insert(i, lines[i])
+        elif how == "drop":
+            del lines[i]
+        else:
+            lines[i] = b"" if how == "blank" else b" \t "
+    return b"\n".join(lines)
+
+
+def repeat_an_index(draw, data):
+    """A LibSVM index again on its line (before or after it), with another value."""
+    pairs = list(re.finditer(rb"(?<![^ \t])([0-9]+):[^ \t\n]*", data))
+    if not pairs:
+        return data
+    m = draw(st.sampled_from(pairs))
+    again = m.group(1) + b":" + draw(st.sampled_from([b"1", b"0", b"-2.5"]))
+    if draw(st.booleans()):
+        return data[:m.end()] + b" " + again + data[m.end():]
+    return data[:m.start()] + again + b" " + data[m.start():]
 
 
 # ------------------------------------------------------------------ the property
