@@ -366,7 +366,8 @@ def run_predict(io, params):
         booster = distributed_io.run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
     # The file's columns as in training unless said otherwise (LightGBM keeps
     # the label index in the model); side files (.weight, .init) are not used.
-    options = {**_read_options(_with_model_columns(io, booster)), "side_files": False}
+    options = {**_read_options(_with_model_columns(io, booster)), "side_files": False,
+               "features_only": True}     # labels are not used: not checked either
     if comm is None:
         X = read_data(io["data"], **options).X
     else:

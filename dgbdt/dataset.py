@@ -6,6 +6,7 @@ Binned data is an (n_samples, n_features) array, row-major (C order) or
 column-major (F order): ``layout`` says which, chosen by shape (see
 ``choose_layout``), and the histogram kernel follows it.
 """
+import os
 import warnings
 
 import numpy as np
@@ -14,6 +15,7 @@ import scipy.sparse as sp
 from .binning import BinMapper, bin_column, feature_bounds, sample_rows
 from .native.common import bin_dtype_for
 from .params import resolve_params
+from .readers import MAX_SPARSE_COLUMNS
 
 
 # Row-wise histograms keep a private (total_bins, 3) float64 histogram per chunk
@@ -44,6 +46,80 @@ def _is_dataframe(data):
     return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
 
 
+def _is_complex(values):
+    """Whether ``values`` (array, DataFrame, Series, list) holds complex numbers: a cast
+    to float64 would drop the imaginary part with only a warning."""
+    if _is_dataframe(values):
+        return any(getattr(d, "kind", "") == "c" for d in values.dtypes)
+    dtype = getattr(values, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(values).dtype
+        except (TypeError, ValueError):
+            return False     # ragged and the like: the float conversion says what is wrong
+    return getattr(dtype, "kind", "") == "c"
+
+
+def _complex_error(values, name):
+    if _is_dataframe(values):
+        column = next(c for c, d in values.dtypes.items() if getattr(d, "kind", "") == "c")
+        what = f"{name} column {column!r} is complex"
+    else:
+        dtype = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype
+        what = f"{name} is complex ({dtype})"
+    return TypeError(f"{what}; dgbdt takes real numbers only (casting would drop the "
+                     "imaginary part)")
+
+
+def _as_float(values, name):
+    """``values`` as a float64 ndarray; complex numbers are a TypeError and numbers
+    beyond float64 (a Python int over 1e308) a ValueError, both naming ``name``."""
+    if _is_complex(values):
+        raise _complex_error(values, name)
+    if _is_dataframe(values):
+        values = values.to_numpy()
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except OverflowError as exc:
+        raise ValueError(f"{name} holds a number beyond float64: {exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from None
+
+
+def _human_bytes(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):    # not POSIX: no check
+        return None
+
+
+def _check_sparse_shape(shape):
+    """A sparse matrix is binned as a dense (n_samples, n_features) matrix, one byte
+    per value at least, after a CSC copy with one pointer per column: refuse the
+    shapes that cannot fit (an empty 3 x 2e9 matrix costs nothing to make)."""
+    n_samples, n_features = (int(v) for v in shape)
+    binned = n_samples * n_features
+    pointers = 8 * (n_features + 1)
+    memory = _physical_memory()
+    if n_features <= MAX_SPARSE_COLUMNS and (memory is None or binned + pointers <= memory):
+        return
+    why = (f"more than the {MAX_SPARSE_COLUMNS} columns dgbdt takes from sparse input "
+           "(dgbdt.readers.MAX_SPARSE_COLUMNS); keep only the columns that hold values"
+           if n_features > MAX_SPARSE_COLUMNS else
+           f"more than this machine's {_human_bytes(memory)} of memory")
+    raise ValueError(f"sparse data of shape {tuple(shape)} would be binned as a dense "
+                     f"{n_samples} x {n_features} matrix of at least {_human_bytes(binned)} "
+                     f"(sparse input is not kept sparse yet), plus {_human_bytes(pointers)} of "
+                     f"column pointers: {why}")
+
+
 def _dataframe_columns(df):
     for i, name in enumerate(df.columns):
         col = df.iloc[:, i]          # by position: names may repeat
@@ -65,7 +141,10 @@ class FeatureSource:
 
     def __init__(self, data):
         self.names = None
+        if _is_complex(data):
+            raise _complex_error(data, "data")
         if sp.issparse(data):
+            _check_sparse_shape(data.shape)
             self.kind = "sparse"
             self.data = sp.csc_matrix(data)
             self.data.sum_duplicates()
@@ -105,14 +184,12 @@ class FeatureSource:
                 yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
 
 
-def _as_1d(values, name, n_samples, dtype=np.float64):
+def _as_1d(values, name, n_samples):
     """One value per row; a column vector (n, 1), e.g. a one-column DataFrame, is
     flattened with a warning (as LightGBM does), any other 2-D shape refused."""
     if values is None:
         return None
-    if _is_dataframe(values):
-        values = values.to_numpy()
-    arr = np.asarray(values, dtype=dtype)
+    arr = _as_float(values, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         warnings.warn(f"{name} is a column vector of shape {arr.shape}; using it as 1-D",
                       stacklevel=3)
@@ -122,6 +199,24 @@ def _as_1d(values, name, n_samples, dtype=np.float64):
     if arr.shape[0] != n_samples:
         raise ValueError(f"{name} has {arr.shape[0]} entries but data has {n_samples} rows")
     return arr
+
+
+def _check_init_score(init_score, n_samples):
+    """``init_score`` as float64 of (n,), (n, n_classes) or LightGBM's flat class-major
+    (n * n_classes,): every value finite, since it *is* the starting score (a NaN
+    one trained and then failed to save the model)."""
+    if init_score is None:
+        return None
+    init = _as_float(init_score, "init_score")
+    if (init.size == 0) != (n_samples == 0) or init.size % max(n_samples, 1):  # empty shard: none
+        raise ValueError(f"init_score has {init.size} values; expected a multiple of "
+                         f"the {n_samples} rows (n_samples or n_samples x n_classes)")
+    bad = np.flatnonzero(~np.isfinite(init.ravel()))
+    if len(bad):
+        where = np.unravel_index(int(bad[0]), init.shape)
+        raise ValueError(f"init_score[{', '.join(str(int(i)) for i in where)}] is "
+                         f"{init[where]}; init scores must be finite")
+    return init
 
 
 def _check_label(label):
@@ -172,13 +267,7 @@ class Dataset:
         self.n_features = int(n_features)
         self.label = _check_label(_as_1d(label, "label", self.n_samples))
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
-        self.init_score = None if init_score is None else np.asarray(init_score, dtype=np.float64)
-        if self.init_score is not None and (
-                (self.init_score.size == 0) != (self.n_samples == 0)      # an empty shard: none
-                or self.init_score.size % max(self.n_samples, 1)):
-            # (n,), (n, n_classes) or LightGBM's flat class-major (n * n_classes,)
-            raise ValueError(f"init_score has {self.init_score.size} values; expected a multiple of "
-                             f"the {self.n_samples} rows (n_samples or n_samples x n_classes)")
+        self.init_score = _check_init_score(init_score, self.n_samples)
         self.reference = reference
         self._reference_from_train = False   # set by train when it picked the reference
         self.params = dict(params or {})
@@ -355,5 +444,5 @@ class Dataset:
         return self
 
     def set_init_score(self, init_score):
-        self.init_score = None if init_score is None else np.asarray(init_score, dtype=np.float64)
+        self.init_score = _check_init_score(init_score, self.n_samples)
         return self

@@ -14,6 +14,7 @@ Errors a rank finds in its part (a malformed line, a missing file) are agreed
 after each local step, so every rank stops with that message and none is left
 waiting in a collective.  Line numbers in messages count from the file's start.
 """
+import functools
 import os
 import tempfile
 
@@ -45,7 +46,8 @@ def read_row_part(path, comm, options):
     """This rank's rows of ``path`` (a :class:`readers.LoadedData`).
 
     ``options``: keyword arguments of :func:`readers.read_data` (header,
-    label_column, weight_column, group_column, ignore_columns, zero_based, fmt).
+    label_column, weight_column, group_column, ignore_columns, zero_based, fmt,
+    side_files, features_only).
     Side files (``.weight``, ``.init``) are sliced to this rank's rows.
     """
     path = os.fspath(path)
@@ -69,9 +71,9 @@ def read_row_part(path, comm, options):
         data = comm.scatter_bytes(parts)
         del parts
     first_line = 1 + _exclusive_sum(comm, readers.count_lines(data))[0]
-    out = run_agreed(comm, lambda: readers.parse_text(
-        path, data, fmt=found_fmt, sep=sep, header_text=header_text, first_line=first_line,
-        **options))
+    out = run_agreed(comm, functools.partial(
+        readers.parse_text, path, data, fmt=found_fmt, sep=sep, header_text=header_text,
+        first_line=first_line, **options))
     del data
     _agree_on_width(comm, out, found_fmt, path)
     row_offset, n_total = _exclusive_sum(comm, out.X.shape[0])

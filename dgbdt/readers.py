@@ -16,10 +16,17 @@ They read files the way LightGBM's CLI does:
   missing values (NaN).
 * LibSVM: ``label [qid:N] idx:val ...``; indices zero-based unless
   ``zero_based=False``; ``#`` starts a comment; explicit zeros are kept; ``X`` is
-  a CSR matrix with ``max index + 1`` (or ``n_features``) columns.
+  a CSR matrix with ``max index + 1`` (or ``n_features``) columns, at most
+  ``MAX_SPARSE_COLUMNS`` (the rows are binned dense).  An index repeated on one
+  line is an error (LightGBM would sum the values).
 * Side files as LightGBM: ``<path>.weight``, ``<path>.init`` (one value per line,
   or K per line for multiclass) and ``<path>.query`` (query sizes) are read when
-  present and no column gives the same thing.
+  present and no column gives the same thing; their values must be finite
+  (weights >= 0), and one that is a directory, FIFO or device is an error.
+* Data files are regular files (:func:`dgbdt.files.check_regular_file`): a
+  directory, FIFO or ``/dev/null`` is "not a regular file", never opened.
+* ``features_only=True`` (prediction) leaves the label, weight and query columns
+  unconverted and unchecked.
 
 Fast paths are C parsers (``pandas.read_csv``, ``sklearn``'s
 ``load_svmlight_file``) plus Numba scans of the raw bytes
@@ -41,6 +48,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
 import re
 import zlib
@@ -49,9 +57,19 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .files import check_regular_file
+
 __all__ = ["DataFormatError", "LoadedData", "read_data", "sniff_format", "parse_text",
            "read_part", "split_parts", "count_lines", "is_gzip", "read_header_line",
-           "read_side_files", "read_file_bytes", "read_head"]
+           "read_side_files", "read_file_bytes", "read_head", "MAX_SPARSE_COLUMNS"]
+
+#: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
+#: given to ``Dataset`` may have.  Sparse rows are binned into a dense
+#: (n_samples, n_features) matrix (one byte per value at max_bin <= 255), and each
+#: column costs ~25 us of binning and a histogram slot in every leaf: 2**20
+#: columns are already 1 GiB of bins per 1,000 rows.  Without the cap an index
+#: like 2000000000 asked for 15 GiB of column pointers before anything else.
+MAX_SPARSE_COLUMNS = 1 << 20
 
 NA_TOKENS = ("", "NA", "N/A", "na", "nan", "NaN", "NAN", "-nan", "null", "NULL", "None")
 _NA_SET = frozenset(NA_TOKENS)
@@ -95,9 +113,7 @@ def _bad_gzip(path, exc):
 
 def read_file_bytes(path):
     """The whole content of a file, decompressed when gzipped."""
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"data file not found: {path!r}")
+    path = check_regular_file(path, "data file")
     with open(path, "rb") as fh:
         data = fh.read()
     if data[:2] == b"\x1f\x8b":
@@ -111,9 +127,7 @@ def read_file_bytes(path):
 def read_head(path, n_bytes=1 << 16, whole_first_line=False):
     """The first ``n_bytes`` of a file's content (decompressed when gzipped); with
     ``whole_first_line``, more when the first line is longer."""
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"data file not found: {path!r}")
+    path = check_regular_file(path, "data file")
     with open(path, "rb") as fh:
         start = fh.read(2)
         fh.seek(0)
@@ -165,7 +179,7 @@ def _line_at(data, lineno):
 
 def read_data(path, *, header=False, label_column="0", weight_column=None, group_column=None,
               ignore_columns=(), zero_based=True, n_features=None, fmt="auto",
-              keep_features=None, side_files=True) -> LoadedData:
+              keep_features=None, side_files=True, features_only=False) -> LoadedData:
     """Read a CSV/TSV/whitespace or LibSVM text file (optionally gzipped).
 
     Parameters
@@ -189,7 +203,13 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
         Keep only these columns of ``X`` (feature-parallel training reads its own block).
     side_files : bool
         Read ``<path>.weight``, ``.init`` and ``.query`` when they exist (not for
-        prediction, which uses none of them).
+        prediction, which uses none of them).  One that exists but is not a regular
+        file (a directory, a FIFO) is an error, not skipped.
+    features_only : bool
+        Prediction: only ``X`` is used.  The label, weight and query columns are left
+        out of ``X`` unconverted and unchecked (a label ``abc``, ``inf`` or empty
+        does not stop prediction); LibSVM labels and ``qid:`` tokens are skipped, and
+        a line may lack its label.  ``label``, ``weight``, ``group`` are None.
 
     Returns
     -------
@@ -199,15 +219,20 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
     ------
     FileNotFoundError
         The file does not exist.
+    ValueError
+        The file (or a side file) is not a regular file: a directory, FIFO or device.
     DataFormatError
-        Malformed content (file, 1-based line number and offending text in the message).
+        Malformed content (file, 1-based line number and offending text in the message),
+        including a LibSVM index of ``MAX_SPARSE_COLUMNS`` or more, a feature index
+        repeated on one line, and NaN/inf in a side file.
     """
     path = os.fspath(path)
     fmt, sep = sniff_format(path, fmt, header)
     out = parse_text(path, read_file_bytes(path), fmt=fmt, sep=sep, header=header,
                      label_column=label_column, weight_column=weight_column,
                      group_column=group_column, ignore_columns=ignore_columns,
-                     zero_based=zero_based, n_features=n_features, keep_features=keep_features)
+                     zero_based=zero_based, n_features=n_features, keep_features=keep_features,
+                     features_only=features_only)
     if side_files:
         read_side_files(path, out)
     return out
@@ -234,12 +259,13 @@ def sniff_format(path, fmt="auto", header=False):
 
 def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_line=1,
                label_column="0", weight_column=None, group_column=None, ignore_columns=(),
-               zero_based=True, n_features=None, keep_features=None) -> LoadedData:
+               zero_based=True, n_features=None, keep_features=None,
+               features_only=False) -> LoadedData:
     """Parse the bytes ``data`` of (part of) ``path``; no side files.
 
     ``first_line`` is the file line number of the first line of ``data`` (a part of a
     file read by one rank starts anywhere); ``header_text`` is the header line when the
-    part does not hold it.
+    part does not hold it.  Other options as :func:`read_data`.
     """
     if data.startswith(_BOM):
         if first_line == 1:
@@ -250,7 +276,7 @@ def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_li
             data, first_line = b"\n" + data, first_line - 1
     if fmt == "libsvm":
         out = _read_libsvm(path, data, zero_based=zero_based, n_features=n_features,
-                           first_line=first_line)
+                           first_line=first_line, features_only=features_only)
         if keep_features is not None:
             cols = np.asarray(keep_features, np.int64).reshape(-1)
             if np.any((cols < 0) | (cols >= out.X.shape[1])):
@@ -261,7 +287,8 @@ def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_li
     return _read_delimited(path, data, sep=sep, header=header, header_text=header_text,
                            first_line=first_line, label_column=label_column,
                            weight_column=weight_column, group_column=group_column,
-                           ignore_columns=ignore_columns, keep_features=keep_features)
+                           ignore_columns=ignore_columns, keep_features=keep_features,
+                           features_only=features_only)
 
 
 # --------------------------------------------------------------------------------------
@@ -273,7 +300,7 @@ def part_bounds(path, part, n_parts):
     boundaries: the part holds the lines that *start* in its share of the bytes
     ``[size * part // n_parts, size * (part + 1) // n_parts)``.  Reads only a few
     bytes around the two cut points."""
-    size = os.path.getsize(path)
+    size = os.path.getsize(check_regular_file(path, "data file"))
     with open(path, "rb") as fh:
         return (_line_start_at_or_after(fh, size * part // n_parts, size),
                 _line_start_at_or_after(fh, size * (part + 1) // n_parts, size))
@@ -325,7 +352,7 @@ def count_lines(data):
 
 
 def is_gzip(path):
-    with open(path, "rb") as fh:
+    with open(check_regular_file(path, "data file"), "rb") as fh:
         return fh.read(2) == b"\x1f\x8b"
 
 
@@ -433,10 +460,11 @@ _CHUNK_BYTES = 2 << 20
 
 
 def _read_delimited(path, data, *, sep, header, label_column, weight_column, group_column,
-                    ignore_columns, header_text=None, first_line=1, keep_features=None):
+                    ignore_columns, header_text=None, first_line=1, keep_features=None,
+                    features_only=False):
     options = dict(label_column=label_column, weight_column=weight_column,
                    group_column=group_column, ignore_columns=ignore_columns,
-                   keep_features=keep_features)
+                   keep_features=keep_features, features_only=features_only)
     if sep is not None and (len(sep) != 1 or ord(sep) > 127):
         raise ValueError(f"sep must be one ASCII character or None, got {sep!r}")
     if len(data) >= _PARALLEL_MIN_BYTES:
@@ -449,9 +477,11 @@ def _read_delimited(path, data, *, sep, header, label_column, weight_column, gro
 
 
 def _columns(path, names, n_cols, label_column, weight_column, group_column, ignore_columns,
-             keep_features):
+             keep_features, features_only=False):
     """File column indices ``(label, weight, group, keep, used)``: ``keep`` the columns of
-    ``X``, ``used`` every column to convert, in file order.  ValueError for bad options."""
+    ``X``, ``used`` every column to convert, in file order.  ValueError for bad options.
+    With ``features_only`` the label, weight and group columns are left out of ``X``
+    but not converted (their indices come back None)."""
     label_idx = _resolve_column(label_column, names, "label_column", None, path)
     weight_idx = _resolve_column(weight_column, names, "weight_column", label_idx, path)
     group_idx = _resolve_column(group_column, names, "group_column", label_idx, path)
@@ -468,6 +498,8 @@ def _columns(path, names, n_cols, label_column, weight_column, group_column, ign
             raise ValueError(f"keep_features: indices must be in [0, {len(keep)}), {path} has "
                              f"{len(keep)} feature columns, got {list(keep_features)}")
         keep = [keep[i] for i in wanted]
+    if features_only:
+        label_idx = weight_idx = group_idx = None
     # Columns to convert, in file order; the others are parsed but never stored.
     used = sorted({*keep, *(i for i in (label_idx, weight_idx, group_idx) if i is not None)})
     return label_idx, weight_idx, group_idx, keep, used
@@ -481,7 +513,7 @@ def _read_csv_kwargs(sep, used, n_cols):
 
 def _read_delimited_serial(path, data, *, sep, header, label_column, weight_column,
                            group_column, ignore_columns, header_text=None, first_line=1,
-                           keep_features=None):
+                           keep_features=None, features_only=False):
     """The reference reader: checks everything on the whole text and names the first
     offending line of any problem."""
     import pandas as pd
@@ -492,24 +524,9 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
         # pandas ends a line at a lone '\r'; we count lines at '\n' only
         raise _error(path, stray + 1 + base, "carriage return (\\r) inside the line",
                      _clip(_line_at(data, stray + 1)))
-    line_no = np.flatnonzero(counts > 0) + 1  # 1-based line of each row within ``data``
-    names = None
     header_in_data = header and header_text is None
-    if header_in_data:
-        end = data.find(b"\n")
-        first = data[:None if end < 0 else end].decode("utf-8", errors="replace")
-        if len(line_no) == 0 or line_no[0] != 1:
-            raise _error(path, first_line, "expected a header line, got", first[:1 << 16])
-        names = _header_names(first, sep)
-        line_no = line_no[1:]
-    elif header:
-        names = _header_names(header_text, sep)
-    if names is not None:
-        n_cols = len(names)
-    elif len(line_no):
-        n_cols = int(counts[line_no[0] - 1])
-    else:
-        n_cols = 0
+    line_no, names, n_cols = _rows_and_names(path, data, counts, sep, header_in_data,
+                                             header_text if header else None, first_line)
     row_counts = counts[line_no - 1]
     bad = np.flatnonzero(row_counts != n_cols)
     if len(bad):
@@ -520,7 +537,7 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
 
     label_idx, weight_idx, group_idx, keep, used = _columns(
         path, names, n_cols, label_column, weight_column, group_column, ignore_columns,
-        keep_features)
+        keep_features, features_only)
     position = {c: i for i, c in enumerate(used)}
 
     if len(line_no) == 0 or not used:
@@ -530,7 +547,7 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
             frame = pd.read_csv(io.BytesIO(data), skiprows=1 if header_in_data else 0,
                                 **_read_csv_kwargs(sep, used, n_cols))
         except Exception as exc:  # noqa: BLE001 - ParserError, UnicodeDecodeError, ...
-            raise _rescan_delimited(path, data, sep, line_no, exc, base) from None
+            raise _rescan_delimited(path, data, sep, line_no, exc, base, used) from None
         # pandas keeps one float64 block, (columns, rows) in memory: ``values`` is a
         # Fortran-order view of it, so a column is contiguous.
         values = frame.to_numpy(dtype=np.float64)
@@ -539,6 +556,17 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
             raise DataFormatError(f"{path}: read {values.shape} values, expected "
                                   f"{(len(line_no), len(used))}")
 
+    label, weight, group = _checked_roles(path, data, values, position, line_no, sep, base,
+                                          label_idx, weight_idx, group_idx)
+    X = _take_columns(values, [position[c] for c in keep])
+    feature_names = None if names is None else [names[i] for i in keep]
+    return LoadedData(X=X, label=label, weight=weight, group=group, feature_names=feature_names)
+
+
+def _checked_roles(path, data, values, position, line_no, sep, base, label_idx, weight_idx,
+                   group_idx):
+    """``(label, weight, group sizes)`` from the converted ``values`` (None where there is
+    no such column), each checked: finite, weights >= 0, queries contiguous."""
     def column(idx):
         # a copy, so that the label does not keep pandas' whole block alive
         return None if idx is None else np.array(values[:, position[idx]], np.float64)
@@ -548,15 +576,33 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
         _check_finite(path, data, label, line_no, "label", sep, label_idx, base)
     weight = column(weight_idx)
     if weight is not None:
-        _check_finite(path, data, weight, line_no, "weight", sep, weight_idx, base)
+        _check_finite(path, data, weight, line_no, "weight", sep, weight_idx, base,
+                      nonnegative=True)
     group = None
     if group_idx is not None:
         qid = column(group_idx)
         _check_finite(path, data, qid, line_no, "query id", sep, group_idx, base)
         group = _group_sizes(path, qid, line_no, data, base)
-    X = _take_columns(values, [position[c] for c in keep])
-    feature_names = None if names is None else [names[i] for i in keep]
-    return LoadedData(X=X, label=label, weight=weight, group=group, feature_names=feature_names)
+    return label, weight, group
+
+
+def _rows_and_names(path, data, counts, sep, header_in_data, header_text, first_line):
+    """``(line_no, names, n_cols)``: the 1-based line (within ``data``) of every row,
+    the column names (None without a header) and the number of columns."""
+    line_no = np.flatnonzero(counts > 0) + 1
+    names = None
+    if header_in_data:
+        end = data.find(b"\n")
+        first = data[:None if end < 0 else end].decode("utf-8", errors="replace")
+        if len(line_no) == 0 or line_no[0] != 1:
+            raise _error(path, first_line, "expected a header line, got", first[:1 << 16])
+        names = _header_names(first, sep)
+        line_no = line_no[1:]
+    elif header_text is not None:
+        names = _header_names(header_text, sep)
+    if names is not None:
+        return line_no, names, len(names)
+    return line_no, None, int(counts[line_no[0] - 1]) if len(line_no) else 0
 
 
 def _n_threads():
@@ -579,7 +625,8 @@ def _chunk_bounds(data, start, size):
 
 
 def _read_delimited_chunked(path, data, *, sep, header, header_text, label_column,
-                            weight_column, group_column, ignore_columns, keep_features):
+                            weight_column, group_column, ignore_columns, keep_features,
+                            features_only=False):
     """The serial reader's result, from chunks parsed in parallel, or None whenever a
     check fails (the serial reader then names the problem).  Same result because
     chunks are cut at line ends and pandas, with quoting off, reads every line on
@@ -619,7 +666,7 @@ def _read_delimited_chunked(path, data, *, sep, header, header_text, label_colum
     try:
         label_idx, weight_idx, group_idx, keep, used = _columns(
             path, names, n_cols, label_column, weight_column, group_column, ignore_columns,
-            keep_features)
+            keep_features, features_only)
     except ValueError:
         return None             # the serial reader checks the data first, then the options
     if not used:
@@ -639,34 +686,23 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
                   weight_idx, group_idx, keep, used):
     import pandas as pd
 
-    from .native.text import CR, NEWLINE, byte_counts, count_rows
+    from .native.text import count_rows
 
     position = {c: i for i, c in enumerate(used)}
-    # (newlines, separators, '\r') per chunk (256 matches no byte: whitespace text)
-    tallies = list(pool.map(lambda b: byte_counts(buf[b[0]:b[1]], NEWLINE,
-                                                  256 if sep is None else sep_code, CR), bounds))
-    # Rows are written at the chunk's first *line*: exact unless there are blank lines,
-    # whose gaps are closed at the end.
-    lines = [int(t[0]) for t in tallies]
-    if not data.endswith(b"\n"):
-        lines[-1] += 1
-    line_offsets = np.concatenate(([0], np.cumsum(lines))).astype(np.int64)
+    tallies, lines, line_offsets = _chunk_lines(pool, data, buf, bounds, sep, sep_code)
     n_lines = int(line_offsets[-1])
     X = np.empty((n_lines, len(keep)), np.float64)
     roles = {role: idx for role, idx in (("label", label_idx), ("weight", weight_idx),
                                          ("group", group_idx)) if idx is not None}
     extra = {role: np.empty(n_lines, np.float64) for role in roles}
-    x_pos = [position[c] for c in keep]
-    x_cols = (slice(x_pos[0], x_pos[0] + len(x_pos))
-              if x_pos and x_pos == list(range(x_pos[0], x_pos[0] + len(x_pos))) else x_pos)
+    x_cols = _as_slice([position[c] for c in keep])
     kwargs = _read_csv_kwargs(sep, used, n_cols)
     # Every row has n_cols fields: with all columns read, pandas fails on a longer row
     # and pads a shorter one, so (separators == (n_cols - 1) * rows) proves it from
     # the tallies; a '\r' (pandas ends lines there) or usecols (pandas then ignores
     # extra fields) needs the field scan.
     cheap_check = sep is not None and kwargs["usecols"] is None
-    rows = [0] * len(bounds)
-    failed = []
+    rows, failed = [0] * len(bounds), []
 
     def parse(k):
         lo, hi = bounds[k]
@@ -705,7 +741,35 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
     list(pool.map(parse, range(len(bounds))))
     if failed:
         return None
-    n = sum(rows)
+    return _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx)
+
+
+def _as_slice(cols):
+    """Consecutive column positions as a slice (numpy then copies a block, not a gather)."""
+    if cols and cols == list(range(cols[0], cols[0] + len(cols))):
+        return slice(cols[0], cols[0] + len(cols))
+    return cols
+
+
+def _chunk_lines(pool, data, buf, bounds, sep, sep_code):
+    """``(tallies, lines, line_offsets)`` of the chunks: (newlines, separators, '\r')
+    counts, lines, and the line each chunk starts at.  Rows are written at the chunk's
+    first *line*: exact unless there are blank lines, whose gaps are closed at the end."""
+    from .native.text import CR, NEWLINE, byte_counts
+
+    # 256 matches no byte: whitespace text has no separator byte
+    tallies = list(pool.map(lambda b: byte_counts(buf[b[0]:b[1]], NEWLINE,
+                                                  256 if sep is None else sep_code, CR), bounds))
+    lines = [int(t[0]) for t in tallies]
+    if not data.endswith(b"\n"):
+        lines[-1] += 1
+    return tallies, lines, np.concatenate(([0], np.cumsum(lines))).astype(np.int64)
+
+
+def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
+    """The LoadedData of the parsed chunks (``rows[k]`` rows written at line
+    ``line_offsets[k]``), or None when a check fails (the serial reader names it)."""
+    n, n_lines = sum(rows), int(line_offsets[-1])
     if n == 0:
         return None
     if n < n_lines:            # blank lines: close the gaps, in order
@@ -721,6 +785,8 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
         extra = {role: arr[:n].copy() for role, arr in extra.items()}
     if not all(np.isfinite(arr).all() for arr in extra.values()):
         return None
+    if "weight" in extra and np.any(extra["weight"] < 0):
+        return None             # the serial reader names the negative weight's line
     group = None
     if group_idx is not None:
         try:
@@ -757,14 +823,20 @@ def _take_columns(values, cols, block=1 << 13):
     return out
 
 
-def _check_finite(path, data, arr, line_no, what, sep, col, base=0):
-    bad = np.flatnonzero(~np.isfinite(arr))
+def _check_finite(path, data, arr, line_no, what, sep, col, base=0, nonnegative=False):
+    """The first missing or non-finite value of ``arr`` (or negative one, with
+    ``nonnegative``: weights, as the Dataset wants them) raises, naming its line."""
+    ok = np.isfinite(arr)
+    if nonnegative:
+        ok &= ~(arr < 0)
+    bad = np.flatnonzero(~ok)
     if len(bad):
         ln = int(line_no[bad[0]])
         text = _line_at(data, ln)
         fields = _split(text, sep)
         field = fields[col].strip() if col < len(fields) else text.strip()
-        raise _error(path, ln + base, f"missing or non-finite {what}", field, text)
+        problem = "negative" if np.isfinite(arr[bad[0]]) else "missing or non-finite"
+        raise _error(path, ln + base, f"{problem} {what}", field, text)
 
 
 # What pandas' C parser takes for a number: ASCII digits, an optional exponent,
@@ -787,9 +859,11 @@ def _field_regex(sep):
     return f"(?:{_NA_ALTERNATIVES}|{pad}*{_NUMBER}{pad}*{empty})"
 
 
-def _rescan_delimited(path, data, sep, line_no, exc, base=0):
+def _rescan_delimited(path, data, sep, line_no, exc, base=0, columns=None):
     """The DataFormatError for a file pandas rejected: the first row with a field that
-    is neither a number nor a missing-value token (in pandas' terms), else ``exc``."""
+    is neither a number nor a missing-value token (in pandas' terms), else ``exc``.
+    Only the fields of ``columns`` (file column indices; None: all) count: pandas
+    converts no other (ignored columns, and the label when predicting)."""
     one = _field_regex(sep)
     field_re = re.compile(one)
     if sep is None:
@@ -801,14 +875,17 @@ def _rescan_delimited(path, data, sep, line_no, exc, base=0):
         text = lines[ln - 1]
         if line_re.fullmatch(text.rstrip("\r")):
             continue
-        for field in _split(text, sep):
+        fields = _split(text, sep)
+        for i in range(len(fields)) if columns is None else columns:
+            field = fields[i] if i < len(fields) else ""
             if not field_re.fullmatch(field):
                 error = _error(path, int(ln) + base, "cannot parse number",
                                field.strip() or field, text)
                 if int(ln) + base == 1:           # column names? (LightGBM: header=true)
                     error = DataFormatError(f"{error} (a header line? give header=true)")
                 return error
-        break  # fields fine one by one: should not happen; the generic message then
+        if columns is None:
+            break  # fields fine one by one: should not happen; the generic message then
     return DataFormatError(f"{path}: {exc}")
 
 
@@ -845,15 +922,20 @@ def _fmt_id(q):
 # LibSVM
 
 
-_MAX_COLUMNS = 2**31 - 1      # feature indices (and columns) fit int32, as in LightGBM
 _INT64_MAX = 2**63 - 1
+_CAP_NOTE = (f"above the limit of {MAX_SPARSE_COLUMNS} columns (LibSVM rows are binned "
+             "as a dense matrix: dgbdt.readers.MAX_SPARSE_COLUMNS)")
 
 
-def _read_libsvm(path, data, *, zero_based, n_features, first_line=1):
+def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_only=False):
     from sklearn.datasets import load_svmlight_file
 
+    if n_features is not None and int(n_features) > MAX_SPARSE_COLUMNS:
+        raise ValueError(f"n_features={n_features} for {path} is {_CAP_NOTE}")
+
     def exact():
-        return _parse_libsvm_python(path, data, zero_based, n_features, first_line)
+        return _parse_libsvm_python(path, data, zero_based, n_features, first_line,
+                                    features_only)
 
     try:
         # query_id=False: scikit-learn still skips a leading 'qid:' token, but does
@@ -862,35 +944,57 @@ def _read_libsvm(path, data, *, zero_based, n_features, first_line=1):
                                   zero_based=bool(zero_based), query_id=False, dtype=np.float64)
     except Exception:  # noqa: BLE001 - the Python scan names the line, or parses it
         return exact()
-    if not np.all(np.isfinite(y)) or X.shape[1] > _MAX_COLUMNS:
+    # Beyond the cap, or an index repeated on a line (scikit-learn refuses those
+    # today; not every version did): the exact parser names the line.
+    if X.shape[1] > MAX_SPARSE_COLUMNS or not X.has_canonical_format:
+        return exact()
+    if not features_only and not np.all(np.isfinite(y)):
         return exact()
     group = None
     # scikit-learn skips any second token starting with 'qid'; rows with one are found
     # by the scan below.  (b"q" in data is a memchr, 30x faster than b"qid" in data.)
     if b"q" in data:
-        from .native.text import LINE_BAD_QID, LINE_BLANK, LINE_QID, libsvm_qids
-
-        n_lines = count_lines(data)
-        qids = np.zeros(n_lines, np.int64)
-        kinds = np.zeros(n_lines, np.int8)
-        libsvm_qids(np.frombuffer(data, np.uint8), qids, kinds)
-        rows = kinds != LINE_BLANK
-        row_kinds = kinds[rows]
-        if len(row_kinds) != len(y) or np.any(row_kinds == LINE_BAD_QID):
+        found = _libsvm_groups(path, data, len(y), features_only)
+        if found is False:
             return exact()
-        with_qid = row_kinds == LINE_QID
-        if with_qid.all() and len(y):
-            try:
-                group = _group_sizes(path, qids[rows], np.arange(len(y)))
-            except DataFormatError:
-                return exact()
-        elif with_qid.any():
-            return exact()     # rows with and without qid: the exact parser names the line
+        group = found
     X = sp.csr_matrix(X, dtype=np.float64)
-    return LoadedData(X=X, label=np.asarray(y, np.float64), group=group)
+    if n_features is None and X.nnz == 0:
+        X = sp.csr_matrix((X.shape[0], 0))      # no pairs: no columns (scikit-learn says 1)
+    label = None if features_only else np.asarray(y, np.float64)
+    return LoadedData(X=X, label=label, group=group)
 
 
-def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1):
+def _libsvm_groups(path, data, n_rows, features_only):
+    """Query sizes from the ``qid:`` tokens of LibSVM ``data`` (None: no qids), or
+    False where the exact parser must decide (a bad or missing qid, a query seen
+    again).  ``features_only``: qids are not used, only checked to be tokens the
+    exact parser skips too."""
+    from .native.text import LINE_BAD_QID, LINE_BLANK, LINE_QID, libsvm_qids
+
+    n_lines = count_lines(data)
+    qids = np.zeros(n_lines, np.int64)
+    kinds = np.zeros(n_lines, np.int8)
+    libsvm_qids(np.frombuffer(data, np.uint8), qids, kinds)
+    rows = kinds != LINE_BLANK
+    row_kinds = kinds[rows]
+    if len(row_kinds) != n_rows or np.any(row_kinds == LINE_BAD_QID):
+        return False
+    if features_only:
+        return None
+    with_qid = row_kinds == LINE_QID
+    if with_qid.all() and n_rows:
+        try:
+            return _group_sizes(path, qids[rows], np.arange(n_rows))
+        except DataFormatError:
+            return False
+    if with_qid.any():
+        return False     # rows with and without qid: the exact parser names the line
+    return None
+
+
+def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1,
+                         features_only=False):
     """Slow exact parser: raises DataFormatError at the first bad line, else parses.
     ``first_line`` is the file line number of the first line of ``data``."""
     offset = 0 if zero_based else 1
@@ -899,51 +1003,20 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1):
         text = raw.split("#", 1)[0].strip()
         if not text:
             continue
-        tokens = text.split()
-        first = tokens[0]
-        if ":" in first:
-            raise _error(path, lineno, "missing label before", first, raw)
-        try:
-            label = float(first)
-        except ValueError:
-            raise _error(path, lineno, "cannot parse label", first, raw) from None
-        if not np.isfinite(label):
-            raise _error(path, lineno, "non-finite label", first, raw)
-        rest = tokens[1:]
+        rest = text.split()
+        if not features_only:
+            labels.append(_libsvm_label(path, lineno, rest[0], raw))
+            rest = rest[1:]
+        elif ":" not in rest[0]:
+            rest = rest[1:]          # the label, unread (a line may also have none)
         if rest and rest[0].startswith("qid:"):
-            try:
-                qid = int(rest[0][4:])
-                if abs(qid) > _INT64_MAX:
-                    raise ValueError
-                qids.append(qid)
-            except ValueError:
-                raise _error(path, lineno, "cannot parse query id", rest[0], raw) from None
-            qid_lines.append(lineno)
+            if not features_only:    # predict uses no queries: skipped unread
+                qids.append(_libsvm_qid(path, lineno, rest[0], raw))
+                qid_lines.append(lineno)
             rest = rest[1:]
         elif qids:
             raise _error(path, lineno, "missing qid: (earlier rows have one) in", _clip(raw))
-        for tok in rest:
-            idx_s, colon, val_s = tok.partition(":")
-            try:
-                if not colon:
-                    raise ValueError
-                idx = int(idx_s)
-                val = float(val_s)
-            except ValueError:
-                raise _error(path, lineno, "cannot parse index:value pair", tok, raw) from None
-            col = idx - offset
-            if col < 0:
-                what = "negative feature index" if idx < 0 else "feature index 0 in a one-based file"
-                raise _error(path, lineno, what, tok, raw)
-            if n_features is not None and col >= n_features:
-                raise _error(path, lineno, f"feature index beyond n_features={n_features}", tok,
-                             raw)
-            if col >= _MAX_COLUMNS:
-                raise _error(path, lineno, f"feature index too large (columns are limited to "
-                             f"{_MAX_COLUMNS})", tok, raw)
-            indices.append(col)
-            values.append(val)
-        labels.append(label)
+        _libsvm_pairs(path, lineno, rest, raw, offset, n_features, indices, values)
         indptr.append(len(indices))
     if qids and len(qids) != len(labels):
         # a row without qid came before the first row with one
@@ -951,22 +1024,78 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1):
                               f"one in {'qid:' + str(qids[0])!r}")
     ncol = n_features if n_features is not None else (max(indices) + 1 if indices else 0)
     X = sp.csr_matrix((np.asarray(values, np.float64), np.asarray(indices, np.int64),
-                       np.asarray(indptr, np.int64)), shape=(len(labels), ncol))
-    X.sum_duplicates()  # sorts indices; keeps explicit zeros
+                       np.asarray(indptr, np.int64)), shape=(len(indptr) - 1, ncol))
+    X.sort_indices()  # no index repeats on a line (checked); explicit zeros are kept
     group = None
     if qids:
         base = first_line - 1
         group = _group_sizes(path, np.asarray(qids, np.int64), np.asarray(qid_lines) - base,
                              data, base)
-    return LoadedData(X=X, label=np.asarray(labels, np.float64), group=group)
+    label = None if features_only else np.asarray(labels, np.float64)
+    return LoadedData(X=X, label=label, group=group)
+
+
+def _libsvm_label(path, lineno, first, raw):
+    if ":" in first:
+        raise _error(path, lineno, "missing label before", first, raw)
+    try:
+        label = float(first)
+    except ValueError:
+        raise _error(path, lineno, "cannot parse label", first, raw) from None
+    if not np.isfinite(label):
+        raise _error(path, lineno, "non-finite label", first, raw)
+    return label
+
+
+def _libsvm_qid(path, lineno, token, raw):
+    try:
+        qid = int(token[4:])
+        if abs(qid) > _INT64_MAX:
+            raise ValueError
+    except ValueError:
+        raise _error(path, lineno, "cannot parse query id", token, raw) from None
+    return qid
+
+
+def _libsvm_pairs(path, lineno, tokens, raw, offset, n_features, indices, values):
+    """Append the columns and values of one line's ``idx:val`` tokens to ``indices``
+    and ``values``; the first bad token (unparsable, out of range, repeated) raises."""
+    start = len(indices)
+    for tok in tokens:
+        idx_s, colon, val_s = tok.partition(":")
+        try:
+            if not colon:
+                raise ValueError
+            idx = int(idx_s)
+            val = float(val_s)
+        except ValueError:
+            raise _error(path, lineno, "cannot parse index:value pair", tok, raw) from None
+        col = idx - offset
+        if col < 0:
+            what = "negative feature index" if idx < 0 else "feature index 0 in a one-based file"
+            raise _error(path, lineno, what, tok, raw)
+        if n_features is not None and col >= n_features:
+            raise _error(path, lineno, f"feature index beyond n_features={n_features}", tok, raw)
+        if col >= MAX_SPARSE_COLUMNS:
+            raise _error(path, lineno, f"feature index {idx} {_CAP_NOTE}:", tok, raw)
+        indices.append(col)
+        values.append(val)
+    if len(indices) - start > 1:
+        seen = set()
+        for k in range(start, len(indices)):
+            if indices[k] in seen:     # LightGBM would sum them, scikit-learn refuses
+                raise _error(path, lineno, f"feature index {indices[k] + offset} repeated on "
+                             "the line:", tokens[k - start], raw)
+            seen.add(indices[k])
 
 
 # --------------------------------------------------------------------------------------
 # side files
 
 
-def _read_side_values(side):
-    """Rows of floats of a side file, with their 1-based line numbers."""
+def _read_side_values(side, what):
+    """Rows of floats of a side file, with their 1-based line numbers.  Every value
+    must be finite: a NaN init score, say, would train and then fail to save."""
     rows, line_nos = [], []
     with open(side, encoding="utf-8", errors="replace") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -976,18 +1105,21 @@ def _read_side_values(side):
             row = []
             for tok in tokens:
                 try:
-                    row.append(float(tok))
+                    value = float(tok)
                 except ValueError:
                     raise _error(side, lineno, "cannot parse number", tok, raw) from None
+                if not math.isfinite(value):            # nan, inf, 1e999
+                    raise _error(side, lineno, f"non-finite {what}", tok, raw)
+                row.append(value)
             rows.append(row)
             line_nos.append(lineno)
     return rows, line_nos
 
 
-def _per_row_values(side, path, n, width=None):
+def _per_row_values(side, path, n, what, width=None):
     """(n, k) values of a side file with one line per data row of ``path``;
     every line holds ``width`` values (or as many as the first line)."""
-    rows, lines = _read_side_values(side)
+    rows, lines = _read_side_values(side, what)
     if len(rows) != n:
         raise DataFormatError(f"{side}: has {len(rows)} lines, expected one per row of "
                               f"{path} ({n} rows)")
@@ -996,6 +1128,24 @@ def _per_row_values(side, path, n, width=None):
         if len(r) != k:
             raise _error(side, ln, f"expected {k} value(s) per line, got", " ".join(map(str, r)))
     return np.array(rows, np.float64).reshape(n, k)
+
+
+def _side_file(path, suffix, what):
+    """``path + suffix`` when it exists, None when not; a directory, FIFO or device
+    there is an error (never opened: a FIFO would block), as is a broken link."""
+    side = path + suffix
+    if not os.path.lexists(side):
+        return None
+    return check_regular_file(side, what)
+
+
+def _weights(side, path, n_total):
+    weight = _per_row_values(side, path, n_total, "weight", width=1)[:, 0]
+    negative = np.flatnonzero(weight < 0)
+    if len(negative):
+        _, lines = _read_side_values(side, "weight")
+        raise _error(side, lines[int(negative[0])], "negative weight", _fmt_id(weight[negative[0]]))
+    return weight
 
 
 def read_side_files(path, out, row_offset=0, n_total=None):
@@ -1009,16 +1159,16 @@ def read_side_files(path, out, row_offset=0, n_total=None):
     n = out.X.shape[0]
     n_total = n if n_total is None else n_total
     rows = slice(row_offset, row_offset + n)
-    side = path + ".weight"
-    if out.weight is None and os.path.isfile(side):
-        out.weight = _per_row_values(side, path, n_total, width=1)[rows, 0].copy()
-    side = path + ".init"
-    if out.init_score is None and os.path.isfile(side):
-        init = _per_row_values(side, path, n_total)[rows]
+    side = None if out.weight is not None else _side_file(path, ".weight", "weight file")
+    if side is not None:
+        out.weight = _weights(side, path, n_total)[rows].copy()
+    side = None if out.init_score is not None else _side_file(path, ".init", "init score file")
+    if side is not None:
+        init = _per_row_values(side, path, n_total, "init score")[rows]
         out.init_score = init[:, 0].copy() if init.shape[1] == 1 else init
-    side = path + ".query"
-    if out.group is None and os.path.isfile(side):
-        rows, lines = _read_side_values(side)
+    side = None if out.group is not None else _side_file(path, ".query", "query file")
+    if side is not None:
+        rows, lines = _read_side_values(side, "query size")
         sizes = []
         for r, ln in zip(rows, lines):
             if len(r) != 1 or not float(r[0]).is_integer() or r[0] < 0:

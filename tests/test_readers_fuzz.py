@@ -6,13 +6,21 @@ the corrupted file no longer fits) with the file's name in the message: never
 an IndexError, UnicodeDecodeError, a pandas or gzip error, ...
 
 A second property holds the chunked (multi-threaded) delimited reader to the
-serial reference: the same arrays, or the same error.
+serial reference: the same arrays, or the same error.  Others fuzz the side files
+(``.weight``, ``.init``, ``.query``: NaN/inf/negative values, wrong lengths, a
+directory or FIFO in their place) and prediction's ``features_only`` reads (bad
+labels are ignored: the features equal those of the clean file).  No read may
+allocate more than ``ALLOCATION_LIMIT`` (a LibSVM index of 2000000000 once asked
+for 15 GiB downstream) or return a matrix that ``Dataset`` would refuse.
 
 ``DGBDT_FUZZ_EXAMPLES=5000 pytest tests/test_readers_fuzz.py`` fuzzes longer.
 """
 import gzip
 import os
 import re
+import signal
+import tracemalloc
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -21,7 +29,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dgbdt import readers
-from dgbdt.readers import DataFormatError, LoadedData, read_data
+from dgbdt.dataset import _check_sparse_shape
+from dgbdt.readers import MAX_SPARSE_COLUMNS, DataFormatError, LoadedData, read_data
 
 FUZZ = settings(deadline=None, max_examples=int(os.environ.get("DGBDT_FUZZ_EXAMPLES", 150)),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -94,7 +103,10 @@ BAD_TOKENS = [b"abc", b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"", b"1:2", b"
               b"qid:" + b"9" * 25, b"qid:" + b"9" * 400, b"9" * 5000 + b":1",
               b"-0", b"1e", b".", b"+", b"#", b"\x00", b"\r", b"\xc3\x28", b"NA", b" ", b",",
               b"\t", b"\xef\xbb\xbf", b"\xed\xa0\x80", b"1,2", b"\x0b", b"\x0c", b"\x1c",
-              "\u00a0".encode(), "\u0663".encode(), b'"1"', b"1;2", b"--1", b"1e5.5"]
+              "\u00a0".encode(), "\u0663".encode(), b'"1"', b"1;2", b"--1", b"1e5.5",
+              # LibSVM indices at and beyond the cap (2**20 columns), and a repeat
+              str(MAX_SPARSE_COLUMNS - 1).encode() + b":1", str(MAX_SPARSE_COLUMNS).encode() + b":1",
+              b"2000000000:1", b"2000000000:0", b"1:1 1:2", b"0:1 0:1"]
 INTERESTING_BYTES = b",\t \n\r:#-+.eE0123456789naNAIq\x00\xff\xc3\x0b\x0c\"'"
 TOKEN_SPLIT = re.compile(rb"([,\t \n:]+)")
 
@@ -104,7 +116,8 @@ def corrupt(draw, data):
     for _ in range(draw(st.sampled_from([1, 1, 1, 2, 2, 3, 4]))):   # one alone, mostly
         op = draw(st.sampled_from(["delete", "insert", "replace", "truncate", "token", "token",
                                    "drop_token", "dup_token", "add_token", "add_token", "field",
-                                   "label", "garbage", "utf8", "line", "bom"]))
+                                   "label", "garbage", "utf8", "line", "bom",
+                                   "repeat_index"]))
         n = len(data)
         pos = draw(st.integers(0, n))
         if op == "delete" and n:
@@ -137,25 +150,7 @@ def corrupt(draw, data):
             sep = data[cut - 1:cut] if cut else b" "
             data = data[:cut] + draw(st.sampled_from(BAD_TOKENS)) + sep + data[cut:]
         elif op in ("field", "label", "line"):
-            lines = data.split(b"\n")
-            i = draw(st.integers(0, len(lines) - 1))
-            if op == "field":        # one more field somewhere in the line
-                sep = draw(st.sampled_from([b",", b"\t", b" "]))
-                cut = draw(st.integers(0, len(lines[i])))
-                extra = draw(st.sampled_from([b"1.5", b"", b"x", b"3:4"]))
-                lines[i] = lines[i][:cut] + sep + extra + lines[i][cut:]
-            elif op == "label":      # a bad label
-                bad = draw(st.sampled_from([b"nan", b"inf", b"-inf", b"", b"NA", b"x", b"1e999"]))
-                lines[i] = bad + lines[i][len(TOKEN_SPLIT.split(lines[i])[0]):]
-            else:                    # duplicate, drop or blank a line
-                how = draw(st.sampled_from(["dup", "drop", "blank", "spaces"]))
-                if how == "dup":
-                    lines.insert(i, lines[i])
-                elif how == "drop":
-                    del lines[i]
-                else:
-                    lines[i] = b"" if how == "blank" else b" \t "
-            data = b"\n".join(lines)
+            data = corrupt_a_line(draw, data, op)
         elif op == "garbage":
             data = data[:pos] + draw(st.binary(min_size=1, max_size=24)) + data[pos:]
         elif op == "utf8":
@@ -163,27 +158,90 @@ def corrupt(draw, data):
                                                       b"\xf0\x28\x8c\x28", b"\x80"])) + data[pos:]
         elif op == "bom":
             data = b"\xef\xbb\xbf" + data
+        elif op == "repeat_index":
+            data = repeat_an_index(draw, data)
     return data
+
+
+def corrupt_a_line(draw, data, op):
+    """One more field in a line, a bad label, or a line duplicated, dropped or blanked."""
+    lines = data.split(b"\n")
+    i = draw(st.integers(0, len(lines) - 1))
+    if op == "field":        # one more field somewhere in the line
+        sep = draw(st.sampled_from([b",", b"\t", b" "]))
+        cut = draw(st.integers(0, len(lines[i])))
+        extra = draw(st.sampled_from([b"1.5", b"", b"x", b"3:4"]))
+        lines[i] = lines[i][:cut] + sep + extra + lines[i][cut:]
+    elif op == "label":      # a bad label
+        bad = draw(st.sampled_from([b"nan", b"inf", b"-inf", b"", b"NA", b"x", b"1e999"]))
+        lines[i] = bad + lines[i][len(TOKEN_SPLIT.split(lines[i])[0]):]
+    else:                    # duplicate, drop or blank a line
+        how = draw(st.sampled_from(["dup", "drop", "blank", "spaces"]))
+        if how == "dup":
+            lines.insert(i, lines[i])
+        elif how == "drop":
+            del lines[i]
+        else:
+            lines[i] = b"" if how == "blank" else b" \t "
+    return b"\n".join(lines)
+
+
+def repeat_an_index(draw, data):
+    """A LibSVM index again on its line (before or after it), with another value."""
+    pairs = list(re.finditer(rb"(?<![^ \t])([0-9]+):[^ \t\n]*", data))
+    if not pairs:
+        return data
+    m = draw(st.sampled_from(pairs))
+    again = m.group(1) + b":" + draw(st.sampled_from([b"1", b"0", b"-2.5"]))
+    if draw(st.booleans()):
+        return data[:m.end()] + b" " + again + data[m.end():]
+    return data[:m.start()] + again + b" " + data[m.start():]
 
 
 # ------------------------------------------------------------------ the property
 
 
-def check_read(path, options, n_lines):
-    """read_data's result is consistent, or it raised DataFormatError/ValueError naming
-    ``path``.  Returns the result or the exception."""
+# Every read stays below this peak of Python/numpy allocations (the files are tiny).
+ALLOCATION_LIMIT = 64 << 20
+
+
+@contextmanager
+def bounded_allocations(limit=ALLOCATION_LIMIT):
+    tracemalloc.start()
     try:
-        out = read_data(path, **options)
-    except (DataFormatError, ValueError) as exc:
+        yield
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < limit, f"a read allocated {peak / 2**20:.0f} MiB"
+
+
+def check_read(path, options, n_lines, side_lines=None):
+    """read_data's result is consistent, or it raised DataFormatError/ValueError naming
+    ``path``.  Returns the result or the exception.  ``side_lines``: the number of lines
+    of each side file (suffix -> lines) when the test wrote some (a broken link in
+    place of one is "not found")."""
+    errors = (DataFormatError, ValueError) + ((FileNotFoundError,) if side_lines else ())
+    try:
+        with bounded_allocations():
+            out = read_data(path, **options)
+    except errors as exc:
         msg = str(exc)
-        event(f"{type(exc).__name__}: {re.sub(r'[0-9]+', 'N', msg.split(': ', 1)[-1])[:40]}")
+        shown = msg.replace(str(path), "FILE").split(": ", 1)[-1]
+        event(f"{type(exc).__name__}: {re.sub(r'[0-9]+', 'N', shown)[:40]}")
         assert path.name in msg, f"{type(exc).__name__} without the file name: {msg}"
-        found = re.search(r", line (\d+):", msg)
+        found = re.search(r"(\.weight|\.init|\.query)?, line (\d+):", msg)
         if found:
-            assert 1 <= int(found.group(1)) <= n_lines + 1, msg
+            limit = n_lines if found.group(1) is None else (side_lines or {})[found.group(1)]
+            assert 1 <= int(found.group(2)) <= limit + 1, msg
         return exc
     assert isinstance(out, LoadedData)
     event("read")
+    check_loaded(out, options, side_files=side_lines is not None)
+    return out
+
+
+def check_loaded(out, options, side_files=False):
     X = out.X
     assert X.ndim == 2 and X.dtype == np.float64
     assert isinstance(X, np.ndarray) or sp.isspmatrix_csr(X)
@@ -192,17 +250,25 @@ def check_read(path, options, n_lines):
         assert X.flags.c_contiguous
     else:
         X.check_format(full_check=True)
+        assert X.has_canonical_format            # sorted, no index twice on a row
+        assert X.shape[1] <= MAX_SPARSE_COLUMNS
+        _check_sparse_shape(X.shape)             # Dataset takes it
+    if options.get("features_only"):
+        assert out.label is None and out.weight is None and out.group is None
     if out.label is not None:
         assert out.label.shape == (n,) and out.label.dtype == np.float64
         assert np.isfinite(out.label).all()
     if out.weight is not None:
         assert out.weight.shape == (n,) and np.isfinite(out.weight).all()
+        assert (out.weight >= 0).all()
     if out.group is not None:
-        assert out.group.dtype == np.int64 and out.group.sum() == n and (out.group > 0).all()
+        assert out.group.dtype == np.int64 and out.group.sum() == n and (out.group >= 0).all()
+        assert side_files or (out.group > 0).all()     # a .query file may hold empty queries
     if out.feature_names is not None:
         assert len(out.feature_names) == X.shape[1]
-    assert out.init_score is None
-    return out
+    if out.init_score is not None:
+        assert side_files and out.init_score.shape[0] == n
+        assert out.init_score.ndim in (1, 2) and np.isfinite(out.init_score).all()
 
 
 def write(tmp_path_factory, data, name, gz):
@@ -297,7 +363,8 @@ def assert_same(a, b):
     if isinstance(a, Exception) or isinstance(b, Exception):
         assert type(a) is type(b) and str(a) == str(b), (a, b)
         return
-    np.testing.assert_array_equal(a.X, b.X)
+    assert type(a.X) is type(b.X)            # a corrupted CSV may read as LibSVM
+    np.testing.assert_array_equal(*(x.toarray() if sp.issparse(x) else x for x in (a.X, b.X)))
     for name in ("label", "weight", "group"):
         x, y = getattr(a, name), getattr(b, name)
         assert (x is None) == (y is None), name
@@ -314,6 +381,8 @@ def test_chunked_reader_equals_serial_reader(tmp_path_factory, base, data):
     text = text + b"".join([text.split(b"\n", 1)[-1]] * data.draw(st.integers(0, 6)))
     if data.draw(st.booleans()):
         text = corrupt(data.draw, text)
+    if data.draw(st.integers(0, 3)) == 0:                 # as predict reads
+        options = {**options, "features_only": True}
     path = write(tmp_path_factory, text, "data.csv", False)
     serial, chunked = read_both(path, options, data.draw(st.integers(1, 64)))
     assert_same(serial, chunked)
@@ -330,3 +399,177 @@ def test_chunked_reader_on_blank_lines_and_crlf(tmp_path):
         serial, chunked = read_both(path, {}, 100)
         assert_same(serial, chunked)
         assert serial.X.shape == (300, 2)
+
+
+# ------------------------------------------------------------------ side files
+
+
+@contextmanager
+def no_blocking(seconds=30):
+    """Opening a FIFO blocks until a writer comes: fail the example instead."""
+    def fail(*_):
+        raise AssertionError(f"a read blocked for {seconds} s")
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+SIDE_SUFFIXES = (".weight", ".init", ".query")
+SIDE_BAD = [b"nan", b"NaN", b"inf", b"-inf", b"+inf", b"1e999", b"-1e999", b"-1", b"-0.5",
+            b"abc", b"", b"NA", b"1.5", b"1 2", b"0", b"-0", b"\xff", b"1,2", b"1e", b"0x1"]
+SIDE_KINDS = ["absent", "valid", "valid", "bad", "bad", "bad", "dir", "fifo", "link"]
+
+
+@st.composite
+def side_files(draw, suffix, n_rows):
+    """(kind, bytes) of ``<data><suffix>`` for ``n_rows`` rows: absent, valid, with bad
+    values or lines, or a directory / FIFO / broken link in its place."""
+    kind = draw(st.sampled_from(SIDE_KINDS))
+    if kind not in ("valid", "bad"):
+        return kind, b""
+    if suffix == ".query":
+        cuts = sorted(draw(st.lists(st.integers(0, n_rows), max_size=4)))
+        lines = [str(b - a) for a, b in zip([0] + cuts, cuts + [n_rows])]
+    elif suffix == ".init":
+        k = draw(st.sampled_from([1, 1, 3]))
+        lines = [" ".join(draw(numbers) for _ in range(k)) for _ in range(n_rows)]
+    else:
+        lines = [repr(draw(st.floats(0, 1e6))) for _ in range(n_rows)]
+    content = "".join(line + "\n" for line in lines).encode()
+    if kind == "bad":
+        if content and draw(st.booleans()):          # one bad value
+            parts = TOKEN_SPLIT.split(content)
+            i = draw(st.sampled_from([i for i in range(0, len(parts), 2) if parts[i]] or [0]))
+            parts[i] = draw(st.sampled_from(SIDE_BAD))
+            content = b"".join(parts)
+        else:
+            content = corrupt(draw, content)
+    return kind, content
+
+
+def make_side_file(side, kind, content):
+    if kind == "dir":
+        side.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(side)
+    elif kind == "link":
+        side.symlink_to(side.with_name("gone"))
+    elif kind != "absent":
+        side.write_bytes(content)
+
+
+@FUZZ
+@given(base=st.one_of(csv_files(), libsvm_files()), data=st.data())
+def test_side_files_with_bad_values_or_of_the_wrong_kind(tmp_path_factory, base, data):
+    """NaN/inf/negative values, wrong lengths, garbage, or not a regular file: a
+    LoadedData with finite side values, or an error naming the file (and its line)."""
+    text, options = base
+    if data.draw(st.integers(0, 4)) == 0:
+        text = corrupt(data.draw, text)
+    path = write(tmp_path_factory, text, "data.txt", False)
+    try:
+        n_rows, clean = read_data(path, **options, side_files=False).X.shape[0], True
+    except (DataFormatError, ValueError):
+        n_rows, clean = data.draw(st.integers(0, 7)), False
+    side_lines, kinds = {}, []
+    for suffix in SIDE_SUFFIXES:
+        kind, content = data.draw(side_files(suffix, n_rows))
+        make_side_file(path.with_name(path.name + suffix), kind, content)
+        side_lines[suffix] = content.count(b"\n") + 1
+        kinds.append(kind)
+    with no_blocking():
+        out = check_read(path, options, text.count(b"\n") + 1, side_lines)
+    if clean and set(kinds) <= {"absent", "valid"}:
+        assert isinstance(out, LoadedData), out        # valid side files always read
+
+
+# ------------------------------------------------------------------ prediction
+
+
+LABEL_BAD = [b"abc", b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"NA", b"x1", b"\xff",
+             b"1_0", b"--1", b"null", b"0x10", b"9" * 400, b"\xc3\x28", b"1e"]
+
+
+def _file_column(spec, label_idx):
+    return None if spec is None else int(spec) + (label_idx is not None and int(spec) >= label_idx)
+
+
+def spoil_unused_fields(draw, text, options):
+    """``text`` with bad tokens in the fields prediction does not read: the label,
+    weight, query and ignored columns (delimited), labels and qids (LibSVM)."""
+    if options.get("zero_based") is not None:           # LibSVM
+        return spoil_libsvm_labels(draw, text)
+    sep = b"\t" if b"\t" in text else b"," if b"," in text else b" "
+    label = options.get("label_column", "0")
+    label = None if label is None else int(label)
+    cols = {label, _file_column(options.get("weight_column"), label),
+            _file_column(options.get("group_column"), label),
+            _file_column(options.get("ignore_columns"), label)} - {None}
+    bad = LABEL_BAD + ([b""] if sep != b" " else [])    # an empty field: not in whitespace text
+    lines = text.split(b"\n")
+    for i in range(1 if options.get("header") else 0, len(lines)):
+        fields = lines[i].split(sep)
+        if not lines[i].strip():
+            continue
+        for c in cols:
+            if c < len(fields) and draw(st.integers(0, 2)) == 0:
+                cr = b"\r" if fields[c].endswith(b"\r") else b""
+                fields[c] = draw(st.sampled_from(bad)) + cr
+        lines[i] = sep.join(fields)
+    return b"\n".join(lines)
+
+
+def spoil_libsvm_labels(draw, text):
+    lines = text.split(b"\n")
+    for i, line in enumerate(lines):
+        body = line.split(b"#", 1)[0]
+        tokens = body.split()
+        if not tokens or draw(st.integers(0, 1)):
+            continue
+        how = draw(st.sampled_from(["label", "label", "drop", "qid"]))
+        if how == "label":
+            tokens[0] = draw(st.sampled_from(LABEL_BAD))
+        elif how == "drop" and len(tokens) > 1:          # a line without label
+            tokens = tokens[1:]
+        elif how == "qid" and len(tokens) > 1 and tokens[1].startswith(b"qid:"):
+            tokens[1] = draw(st.sampled_from([b"qid:x", b"qid:", b"qid:1.5", b"qid:" + b"9" * 30]))
+        lines[i] = b" ".join(tokens) + line[len(body):]
+    return b"\n".join(lines)
+
+
+@FUZZ
+@given(base=st.one_of(csv_files(), libsvm_files()), data=st.data())
+def test_predict_reads_the_features_whatever_the_labels(tmp_path_factory, base, data):
+    """features_only (what ``dgbdt predict`` reads with): bad labels, weights, query ids
+    and ignored fields change nothing; the features equal those of the clean file."""
+    text, options = base
+    libsvm = options.get("zero_based") is not None      # a LibSVM file of comments only
+    options = {**options, "features_only": True, "fmt": "libsvm" if libsvm else "auto"}
+    clean = write(tmp_path_factory, text, "clean.txt", False)
+    try:
+        expected = read_data(clean, **options)
+    except (DataFormatError, ValueError):
+        expected = None              # an index beyond n_features: no clean file to match
+    bad = spoil_unused_fields(data.draw, text, options)
+    path = write(tmp_path_factory, bad, "predict.txt", False)
+    got = check_read(path, options, bad.count(b"\n") + 1)
+    if expected is None:
+        return
+    assert isinstance(got, LoadedData), got
+    assert type(got.X) is type(expected.X) and got.X.shape == expected.X.shape
+    np.testing.assert_array_equal(got.X.toarray() if sp.issparse(got.X) else got.X,
+                                  expected.X.toarray() if sp.issparse(expected.X) else expected.X)
+    assert got.feature_names == expected.feature_names
+
+
+@FUZZ
+@given(base=st.one_of(csv_files(), libsvm_files()), data=st.data())
+def test_corrupted_files_read_for_prediction(tmp_path_factory, base, data):
+    text, options = base
+    bad = corrupt(data.draw, spoil_unused_fields(data.draw, text, options))
+    path = write(tmp_path_factory, bad, "predict.txt", False)
+    check_read(path, {**options, "features_only": True}, bad.count(b"\n") + 1)
