@@ -441,6 +441,8 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
                 _custom_gradients(custom_objective, scores, train_set, k_out, gradients, hessians)
             else:
                 objective.gradients(scores, label, weight, gradients, hessians)
+            if it == first_iter:
+                _check_first_gradients(gradients, hessians)
             if bagging and (it % cfg["bagging_freq"] == 0 or it == first_iter):
                 # Bags are keyed on the global iteration: the bag of iteration it
                 # is the one drawn at the last multiple of bagging_freq, so a run
@@ -525,6 +527,14 @@ def _load_init_model(init_model, booster, k_out):
         raise ValueError(f"init_model has {init.num_feature()} features but the training data has "
                          f"{booster.num_feature()}")
     return init
+
+
+def _check_first_gradients(gradients, hessians):
+    """Gradients are float32: starting scores beyond its range (an init_score of
+    1e39) would give infinite gradients and silently empty trees."""
+    if not (np.all(np.isfinite(gradients)) and np.all(np.isfinite(hessians))):
+        raise ValueError("The starting scores give non-finite gradients (float32): check "
+                         "init_score / the init model's scores (beyond about 3.4e38?)")
 
 
 def _start_scores(dataset, k_out):

@@ -184,3 +184,10 @@ def test_the_demo_mentions_compiling_only_when_it_compiled(capsys, monkeypatch):
     run_demo(["--ranks", "1", "--rows", "2000", "--rounds", "3", "--leaves", "7"])
     second = capsys.readouterr().out.split("dgbdt demo:")[-1]
     assert "compiling" not in second
+
+
+def test_starting_scores_beyond_float32_are_refused():
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    with pytest.raises(ValueError, match="starting scores give non-finite gradients"):
+        dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0], init_score=np.full(100, 1e39)),
+                    2)
