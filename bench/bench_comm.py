@@ -536,7 +536,7 @@ def mpiexec_path():
     return pathlib.Path(sys.executable).parent / "mpiexec"
 
 
-def run_group(cmds, timeout):
+def run_group(cmds, timeout, env_extra=None):
     """Start each command in its own process group; kill every group on timeout.
 
     Returns (return codes, stderr tails, timed_out)."""
@@ -546,7 +546,8 @@ def run_group(cmds, timeout):
         log = tempfile.TemporaryFile(mode="w+")
         logs.append(log)
         procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True,
-                                      env=rank_env(), start_new_session=True, cwd=os.getcwd()))
+                                      env=rank_env(env_extra), start_new_session=True,
+                                      cwd=os.getcwd()))
     deadline = time.monotonic() + timeout
     timed_out = False
     for p in procs:
@@ -573,13 +574,13 @@ def run_group(cmds, timeout):
     return [p.returncode for p in procs], tails, timed_out
 
 
-def run_mpi(k, mode, cfg, timeout):
+def run_mpi(k, mode, cfg, timeout, env_extra=None):
     """``mpiexec -n k python bench_comm.py --worker mode``; returns (result or None, error)."""
     with tempfile.TemporaryDirectory(prefix="dgbdt-bench-comm-") as tmp:
         result = pathlib.Path(tmp) / "result.json"
         cmd = [str(mpiexec_path()), "-n", str(k), sys.executable, str(SCRIPT), "--worker", mode,
                "--config", json.dumps(cfg), "--result", str(result)]
-        rcs, tails, timed_out = run_group([cmd], timeout)
+        rcs, tails, timed_out = run_group([cmd], timeout, env_extra)
         data = json.loads(result.read_text()) if result.is_file() else None
         if timed_out:
             return data, f"timed out after {timeout:.0f} s (kept the runs finished before)"
@@ -822,6 +823,59 @@ def speed_section(args, timeout):
     return out
 
 
+def baseline_checkout(rev):
+    """A detached worktree of ``rev`` in a temporary folder, importable with
+    PYTHONPATH (its dgbdt/native links to its native/); returns its path."""
+    repo = SCRIPT.resolve().parents[1]
+    folder = tempfile.mkdtemp(prefix="dgbdt-baseline-")
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", folder, rev],
+                   check=True, capture_output=True)
+    os.symlink(os.path.join(folder, "native"), os.path.join(folder, "dgbdt", "native"))
+    return folder
+
+
+def baseline_section(args, timeout):
+    """dgbdt (mpiexec -n 2) of this tree and of ``--baseline REV``, data and voting,
+    alternating run by run (so both see the same load); medians and ratios."""
+    folder = baseline_checkout(args.baseline)
+    cfg = {"rows": args.speed_rows, "test_rows": args.speed_test_rows, "rounds": args.speed_rounds,
+           "leaves": args.speed_leaves, "learning_rate": 0.1, "max_bin": args.max_bin,
+           "top_k": args.top_k, "K": 2, "width": N_BASE, "extra": "mix",
+           "valid_rows": args.speed_test_rows, "learners": ["data", "voting-wg"],
+           "seeds": [SPEED_SEED], "feature_seeds": 0, "repeats": 1}
+    trees = {"this tree": None, f"baseline {args.baseline}": {"PYTHONPATH": folder}}
+    runs = {name: [] for name in trees}
+    try:
+        run_group([[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT), "--worker",
+                    "warm"]], timeout, trees[f"baseline {args.baseline}"])
+        for _ in range(args.speed_repeats):
+            for name, env in trees.items():
+                result, err = run_mpi(2, "comm", cfg, timeout, env)
+                if err:
+                    raise RuntimeError(f"{name}: {err}")
+                runs[name] += result
+    finally:
+        subprocess.run(["git", "-C", str(SCRIPT.resolve().parents[1]), "worktree", "remove",
+                        "--force", folder], capture_output=True)
+    out = {"rev": args.baseline, "fit_s": {}, "ratio": {}}
+    for name in trees:
+        for learner in ("data", "voting-wg"):
+            fits = [r["fit_s"] for r in runs[name] if r["learner"] == learner]
+            out["fit_s"].setdefault(name, {})[learner] = {"median": median(fits), "runs": fits}
+    for learner in ("data", "voting-wg"):
+        new, old = (out["fit_s"][name][learner]["median"] for name in trees)
+        out["ratio"][learner] = new / old
+    return out
+
+
+def print_baseline(base):
+    print(f"\nthis tree vs baseline {base['rev']} (dgbdt, mpiexec -n 2, alternating runs, medians):")
+    for learner, ratio in base["ratio"].items():
+        cells = [f"{name}: {v[learner]['median']:.2f} s {[round(x, 2) for x in v[learner]['runs']]}"
+                 for name, v in base["fit_s"].items()]
+        print(f"  {learner:<10} " + "; ".join(cells) + f"; ratio {ratio:.3f}")
+
+
 def print_speed(speed):
     cfg = speed["config"]
     print(f"speed: {cfg['rows']:,} x {N_BASE} rows (each process/rank its half, shuffled), {cfg['rounds']} rounds, "
@@ -881,6 +935,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-profile", action="store_true", help="skip the single-process profile (bench_scaling input)")
     ap.add_argument("--no-bytes", action="store_true", help="skip the byte table (speed section only)")
     ap.add_argument("--no-speed", action="store_true", help="skip the dgbdt vs LightGBM speed section")
+    ap.add_argument("--baseline", metavar="REV",
+                    help="also time dgbdt of git revision REV (a temporary worktree) in the speed "
+                         "section's setting, alternating with this tree, and print the ratios")
     ap.add_argument("--speed-rows", type=int, help=f"speed section rows (default {f['speed_rows']:,}; --quick {q['speed_rows']:,})")
     ap.add_argument("--speed-test-rows", type=int, help=f"speed section test rows (default {f['speed_test_rows']:,})")
     ap.add_argument("--speed-rounds", type=int, help=f"speed section rounds (default {f['speed_rounds']}; --quick {q['speed_rounds']})")
@@ -985,6 +1042,10 @@ def main(argv=None):
         payload["speed"] = speed
         print()
         print_speed(speed)
+        if args.baseline:
+            base = baseline_section(args, args.timeout)
+            payload["baseline"] = base
+            print_baseline(base)
     if payload["errors"]:
         print()
         for e in payload["errors"]:
