@@ -17,7 +17,7 @@ from .native.common import (
 )
 from .native.histogram import gather_gradients, subtract_histograms
 from .native.quantize import PAIRS, WIDE_DTYPE, add_words_to_pairs, packed_width, sum_levels
-from .native.split import leaf_output, sequential_sum
+from .native.split import best_leaf, leaf_output, sequential_sum
 from .tree import Tree
 
 
@@ -253,11 +253,6 @@ class _Leaves:
         self.tree_features = tree_features
 
     def best_leaf(self):
-        """The leaf to split next, -1 when none can: the highest gain, on a tie
-        the lower split feature, then the lower leaf (LightGBM's ArgMax over
-        its SplitInfo records)."""
-        best = self.gains.max()
-        if not np.isfinite(best):
-            return -1
-        tied = np.flatnonzero(self.gains == best)
-        return int(tied[np.argmin(self.records[tied, SPLIT_FEATURE])])
+        """The leaf to split next, -1 when none can (native.split.best_leaf:
+        LightGBM's order)."""
+        return int(best_leaf(self.gains, self.records[:, SPLIT_FEATURE]))

@@ -57,6 +57,7 @@ class SerialLearner:
             self._chunk_hists = np.empty((MAX_CHUNKS, data.total_bins, HIST_WIDTH), HIST_DTYPE)
         self._int_scratch = {}      # quantized training: buffers by name (see _scratch)
         self.most_freq_bins = most_frequent_bins(data, self.sum_over_rows)
+        self._flags = np.zeros(len(data.feature_offsets) - 1, np.uint8)
 
     def sum_over_rows(self, values):
         """Sums over every rank's rows (this rank holds them all); the
@@ -166,7 +167,7 @@ class SerialLearner:
     def scan(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
         """find_best_split over this rank's share of ``feature_indices``, agreed."""
         features = self.scanned_features(feature_indices)
-        flags = np.zeros(len(features), np.uint8)
+        flags = self._flags[:len(features)]          # every entry is written
         find_best_split(hist, features, self.data.feature_offsets, self.data.nan_bins,
                         self.most_freq_bins, totals[0], totals[1], totals[2], self.split_params,
                         record, flags, *scales)
