@@ -35,8 +35,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dgbdt.native import common
-from dgbdt.native.split import (K_EPSILON, find_best_split, fix_most_frequent_bins, leaf_gain,
-                                leaf_output)
+from dgbdt.native.split import (K_EPSILON, best_leaf, find_best_split, fix_most_frequent_bins,
+                                leaf_gain, leaf_output)
 
 SEEDS = [0, 1, 2, 3]
 EPS = float(np.float32(1e-15))
@@ -655,3 +655,16 @@ def test_matches_twin_hypothesis(seed, n_bins, with_nan, constant_hessian, l1, l
     check_against_twin(hist, [0, 1, 2], offsets, nan_bins, totals,
                        split_params(l1, l2, min_gain, min_data, min_hess, max_delta),
                        random_most_freq_bins(rng, layout))
+
+
+def test_best_leaf_breaks_ties_by_split_feature_then_leaf():
+    # LightGBM's ArgMax over leaves' SplitInfo: the higher gain, then the lower
+    # split feature, then the lower leaf; leaves without a split never.
+    inf = np.inf
+    for gains, features, want in (
+            ([1.0, 3.0, 2.0], [0, 0, 0], 1),
+            ([3.0, 3.0, 3.0], [5, 2, 2], 1),
+            ([3.0, 3.0], [1, 1], 0),
+            ([-inf, 0.5, -inf], [0, 9, 0], 1),
+            ([-inf, -inf], [0, 0], -1)):
+        assert best_leaf(np.array(gains), np.array(features, np.float64)) == want
