@@ -12,12 +12,12 @@ import numpy as np
 from .native.common import (
     GRAD_DTYPE, HIST_DTYPE, HIST_WIDTH, INDEX_DTYPE,
     SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE, SPLIT_GAIN, SPLIT_LEFT_GRAD,
-    SPLIT_LEFT_HESS, SPLIT_LEFT_VALUE, SPLIT_RECORD_SIZE, SPLIT_RIGHT_GRAD,
-    SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
+    SPLIT_LEFT_HESS, SPLIT_LEFT_VALUE, SPLIT_RECORD_SIZE,
+    SPLIT_RIGHT_GRAD, SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
 )
 from .native.histogram import gather_gradients, subtract_histograms
 from .native.quantize import PAIRS, WIDE_DTYPE, add_words_to_pairs, packed_width, sum_levels
-from .native.split import leaf_output
+from .native.split import best_leaf, leaf_output, sequential_sum
 from .tree import Tree
 
 
@@ -68,16 +68,18 @@ class TreeGrower:
         if hist is not None:
             self._free_hists.append(hist)
 
-    def _leaf_histogram(self, rows, global_count, feature_indices):
-        """The histogram of the rows, whose gradients are already gathered (float),
+    def _leaf_histogram(self, rows, totals, feature_indices):
+        """The histogram of the rows, whose gradients are already gathered (float,
+        with LightGBM's most frequent bins: the leaf's ``totals`` minus the rest),
         or of their integer gradients (quantized: built in the width the leaf's
         global count allows, see native.quantize.packed_width)."""
         if self.quant is None:
             hist = self._new_hist()
             self.learner.leaf_histogram(rows, self.ordered_gradients, self.ordered_hessians,
                                         feature_indices, hist)
+            self.learner.fix_histogram(hist, feature_indices, totals)
             return hist
-        shift = packed_width(int(global_count), self.quant.n_bins)
+        shift = packed_width(int(totals[2]), self.quant.n_bins)
         hist = self._new_hist(pairs=shift == PAIRS)
         self.learner.leaf_histogram_int(rows, self.quant, shift, feature_indices, hist)
         return hist
@@ -97,22 +99,26 @@ class TreeGrower:
         np.subtract(parent, child, out=parent)
         return child
 
-    def _best_split(self, hist, feature_indices, totals, record):
+    def _best_split(self, leaf, hist, feature_indices, totals, record):
+        """The leaf's best split into ``record``; returns the features its
+        children may split on (LightGBM's ``is_splittable``: those of
+        ``feature_indices`` with a valid split of positive gain here)."""
+        local_count = self.leaf_count[leaf]
         if self.quant is None:
-            self.learner.best_split(hist, feature_indices, totals, record)
-        else:
-            self.learner.best_split_int(hist, feature_indices, totals, record, self.quant)
+            return self.learner.best_split(hist, feature_indices, totals, record, local_count)
+        return self.learner.best_split_int(hist, feature_indices, totals, record, self.quant,
+                                           local_count)
 
     def _can_split(self, count, depth):
         return count >= max(2, 2 * self.min_data_in_leaf) and depth < self.max_depth
 
-    def _histogram(self, leaf, global_count, gradients, hessians, feature_indices):
+    def _histogram(self, leaf, totals, gradients, hessians, feature_indices):
         begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
         rows = self.sample_indices[begin:begin + count]
         if self.quant is None:
             gather_gradients(gradients, hessians, rows, self.ordered_gradients,
                              self.ordered_hessians)
-        return self._leaf_histogram(rows, global_count, feature_indices)
+        return self._leaf_histogram(rows, totals, feature_indices)
 
     def _root_totals(self, n_root, gradients, hessians):
         """Global (sum_g, sum_h, count) of the root: float sums, or, quantized,
@@ -121,10 +127,10 @@ class TreeGrower:
         if self.quant is None:
             gather_gradients(gradients, hessians, rows, self.ordered_gradients,
                              self.ordered_hessians)
+            # Summed in row order, as LightGBM does (its trees, bit for bit).
             return self.learner.global_totals(
-                float(np.sum(self.ordered_gradients[:n_root], dtype=np.float64)),
-                float(np.sum(self.ordered_hessians[:n_root], dtype=np.float64)),
-                float(n_root))
+                sequential_sum(self.ordered_gradients[:n_root]),
+                sequential_sum(self.ordered_hessians[:n_root]), float(n_root))
         q = self.quant
         sum_g, sum_h = sum_levels(q.q_g, q.q_h, rows)
         sums = self.learner.sum_over_rows(np.array([sum_g, sum_h, n_root], np.int64))
@@ -146,7 +152,6 @@ class TreeGrower:
         -------
         tree : Tree (leaf values not yet shrunk)
         """
-        learner = self.learner
         self.quant = quant
         tree = Tree(self.num_leaves)
         n_root = root_rows.shape[0]
@@ -159,72 +164,95 @@ class TreeGrower:
                                          self.max_delta_step)
         tree.leaf_weight[0] = totals[1]
         tree.leaf_count[0] = totals[2]
-
-        # Per leaf: its best split record, its histogram, its global totals.
-        records = np.zeros((self.num_leaves, SPLIT_RECORD_SIZE), np.float64)
-        gains = np.full(self.num_leaves, -np.inf)
-        hists = [None] * self.num_leaves
-        leaf_totals = [None] * self.num_leaves
-        leaf_totals[0] = totals
+        leaves = _Leaves(self.num_leaves, gradients, hessians, feature_indices)
+        leaves.totals[0] = totals
         if self.num_leaves > 1 and self._can_split(totals[2], 0):
-            hists[0] = self._leaf_histogram(self.sample_indices[:n_root], totals[2],
-                                            feature_indices)
-            self._best_split(hists[0], feature_indices, totals, records[0])
-            gains[0] = records[0, SPLIT_GAIN]
-
+            leaves.hists[0] = self._leaf_histogram(self.sample_indices[:n_root], totals,
+                                                   feature_indices)
+            self._scan(leaves, 0, feature_indices)
         while tree.n_leaves < self.num_leaves:
-            leaf = int(np.argmax(gains))       # ties: the lowest leaf index
-            if not np.isfinite(gains[leaf]):
+            leaf = leaves.best_leaf()
+            if leaf < 0:
                 break
-            rec = records[leaf].copy()
-            gains[leaf] = -np.inf
-            feature = int(rec[SPLIT_FEATURE])
-            threshold_bin = int(rec[SPLIT_BIN])
-            default_left = bool(rec[SPLIT_DEFAULT_LEFT])
-            mapper = self.data.global_mapper        # split features are global indices
-            if mapper.nan_bins[feature] < 0:
-                # No NaN in training: NaN at prediction time goes where 0.0 goes.
-                default_left = 0.0 <= mapper.threshold_value(feature, threshold_bin)
-            begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
-            n_left = learner.partition(self.sample_indices[begin:begin + count], rec, self.scratch)
-            # Exact (global) row counts; the split record's counts are estimates.
-            left_count, right_count = learner.global_counts(n_left, count - n_left)
-            parent_totals = leaf_totals[leaf]
-            right = tree.split(
-                leaf, feature, threshold_bin,
-                mapper.threshold_value(feature, threshold_bin), default_left,
-                rec[SPLIT_GAIN], tree.leaf_value[leaf], parent_totals[1], parent_totals[2],
-                rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], left_count,
-                rec[SPLIT_RIGHT_VALUE], rec[SPLIT_RIGHT_HESS], right_count)
-            self.leaf_begin[right] = begin + n_left
-            self.leaf_count[right] = count - n_left
-            self.leaf_count[leaf] = n_left
-            leaf_totals[leaf] = (rec[SPLIT_LEFT_GRAD], rec[SPLIT_LEFT_HESS], float(left_count))
-            leaf_totals[right] = (rec[SPLIT_RIGHT_GRAD], rec[SPLIT_RIGHT_HESS], float(right_count))
-
-            depth = tree.leaf_depth[leaf]
-            left_ok = self._can_split(left_count, depth)
-            right_ok = self._can_split(right_count, depth)
-            parent_hist = hists[leaf]
-            hists[leaf] = None
-            if tree.n_leaves >= self.num_leaves or not (left_ok or right_ok):
-                self._release(parent_hist)
-                continue
-            # Build the smaller child (by global count), subtract for the larger.
-            if left_count <= right_count:
-                small, large, small_count = leaf, right, left_count
-            else:
-                small, large, small_count = right, leaf, right_count
-            small_hist = self._histogram(small, small_count, gradients, hessians, feature_indices)
-            hists[small], hists[large] = self._subtract(parent_hist, small_hist), parent_hist
-            for child, ok in ((leaf, left_ok), (right, right_ok)):
-                if ok:
-                    self._best_split(hists[child], feature_indices, leaf_totals[child],
-                                     records[child])
-                    gains[child] = records[child, SPLIT_GAIN]
-                else:
-                    self._release(hists[child])
-                    hists[child] = None
-        for h in hists:
+            self._split(tree, leaves, leaf)
+        for h in leaves.hists:
             self._release(h)
         return tree.finish()
+
+    def _scan(self, leaves, leaf, candidates):
+        """Best split of ``leaf`` over ``candidates``; its children will scan the
+        features splittable here (LightGBM's ``is_splittable``)."""
+        leaves.features[leaf] = self._best_split(leaf, leaves.hists[leaf], candidates,
+                                                 leaves.totals[leaf], leaves.records[leaf])
+        leaves.gains[leaf] = leaves.records[leaf, SPLIT_GAIN]
+
+    def _split(self, tree, leaves, leaf):
+        """Apply ``leaf``'s best split, then build and scan its children."""
+        rec = leaves.records[leaf].copy()
+        leaves.gains[leaf] = -np.inf
+        feature = int(rec[SPLIT_FEATURE])
+        threshold_bin = int(rec[SPLIT_BIN])
+        default_left = bool(rec[SPLIT_DEFAULT_LEFT])
+        mapper = self.data.global_mapper        # split features are global indices
+        if mapper.nan_bins[feature] < 0:
+            # No NaN in training: NaN at prediction time goes where 0.0 goes.
+            default_left = 0.0 <= mapper.threshold_value(feature, threshold_bin)
+        begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
+        n_left = self.learner.partition(self.sample_indices[begin:begin + count], rec,
+                                        self.scratch)
+        # Exact (global) row counts; the split record's counts are estimates.
+        left_count, right_count = self.learner.global_counts(n_left, count - n_left)
+        parent_totals = leaves.totals[leaf]
+        right = tree.split(
+            leaf, feature, threshold_bin,
+            mapper.threshold_value(feature, threshold_bin), default_left,
+            rec[SPLIT_GAIN], tree.leaf_value[leaf], parent_totals[1], parent_totals[2],
+            rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], left_count,
+            rec[SPLIT_RIGHT_VALUE], rec[SPLIT_RIGHT_HESS], right_count)
+        self.leaf_begin[right] = begin + n_left
+        self.leaf_count[right] = count - n_left
+        self.leaf_count[leaf] = n_left
+        leaves.totals[leaf] = (rec[SPLIT_LEFT_GRAD], rec[SPLIT_LEFT_HESS], float(left_count))
+        leaves.totals[right] = (rec[SPLIT_RIGHT_GRAD], rec[SPLIT_RIGHT_HESS], float(right_count))
+
+        depth = tree.leaf_depth[leaf]
+        ok = {leaf: self._can_split(left_count, depth), right: self._can_split(right_count, depth)}
+        parent_hist = leaves.hists[leaf]
+        leaves.hists[leaf] = None
+        if tree.n_leaves >= self.num_leaves or not any(ok.values()):
+            self._release(parent_hist)
+            return
+        # Build the smaller child (by global count), subtract for the larger; on a
+        # tie the right one is built, as LightGBM (the same float sums, bit for bit).
+        small, large = (leaf, right) if left_count < right_count else (right, leaf)
+        small_hist = self._histogram(small, leaves.totals[small], leaves.gradients,
+                                     leaves.hessians, leaves.tree_features)
+        leaves.hists[small] = self._subtract(parent_hist, small_hist)
+        leaves.hists[large] = parent_hist
+        candidates = leaves.features[leaf]
+        for child in (leaf, right):
+            if ok[child]:
+                self._scan(leaves, child, candidates)
+            else:
+                self._release(leaves.hists[child])
+                leaves.hists[child] = None
+
+
+class _Leaves:
+    """Per leaf of the tree being grown: best split record and its gain,
+    histogram, global totals (sum_g, sum_h, count), and the features its
+    children may split on."""
+
+    def __init__(self, num_leaves, gradients, hessians, tree_features):
+        self.records = np.zeros((num_leaves, SPLIT_RECORD_SIZE), np.float64)
+        self.gains = np.full(num_leaves, -np.inf)
+        self.hists = [None] * num_leaves
+        self.totals = [None] * num_leaves
+        self.features = [None] * num_leaves
+        self.gradients, self.hessians = gradients, hessians
+        self.tree_features = tree_features
+
+    def best_leaf(self):
+        """The leaf to split next, -1 when none can (native.split.best_leaf:
+        LightGBM's order)."""
+        return int(best_leaf(self.gains, self.records[:, SPLIT_FEATURE]))

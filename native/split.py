@@ -9,6 +9,35 @@ optional clip of the leaf value (``max_delta_step``) as in LightGBM:
                  = T(G)^2 / (H + lambda_l2)   when the output is not clipped
     split gain   = gain(left) + gain(right) - gain(parent)
 
+The scan is LightGBM's (``FeatureHistogram::FindBestThresholdSequentially`` in
+src/treelearner/feature_histogram.hpp), arithmetic included, so that the
+trees are LightGBM's, ties and all:
+
+* Per feature, a *reverse* pass first: thresholds from the highest bin down,
+  the right side summed bin by bin, NaN (a feature's last bin) left; then,
+  when the feature has a NaN bin and more than two bins, a *forward* pass:
+  thresholds from bin 0 up, NaN right, up to "every value left, NaN right".
+  Within a pass the first of equal gains is kept (so the reverse pass keeps
+  the highest of equal-gain thresholds, e.g. inside bins the leaf has no rows
+  in); the forward pass replaces the reverse pass's choice only when strictly
+  better.  Across features the higher gain wins, ties the lower feature index
+  (``SplitInfo::operator>``): the earlier one, as callers list features in
+  global index order.
+* Row counts are estimated from hessians (histograms hold none): float
+  histograms round each bin's ``hess * count / sum_hess`` and add the integers
+  up along the scan; quantized ones round the side's integer hessian sum once.
+  The other side's count is the leaf's count minus this one.
+* Float scans carry LightGBM's ``kEpsilon`` (1e-15) in the hessian sums
+  (two in the leaf's, one per side), quantized ones add it in the gain only.
+* A feature is *splittable* in a leaf when some threshold met the
+  constraints with gain above ``min_gain_to_split``; LightGBM scans only the
+  features splittable in the parent (``is_splittable``), which the grower
+  reproduces with these flags.
+
+One departure: a side whose hessian sum (plus lambda_l2) is 0 has gain and
+output 0 here; LightGBM divides by zero there (NaN, or an infinite gain that
+wins), which only min_sum_hessian_in_leaf=0 with lambda_l2=0 allows.
+
 No fastmath here: the gains are compared for equality across ranks.
 """
 import numpy as np
@@ -19,11 +48,17 @@ from .common import (
     SPLIT_GAIN, SPLIT_FEATURE, SPLIT_BIN, SPLIT_DEFAULT_LEFT,
     SPLIT_LEFT_GRAD, SPLIT_LEFT_HESS, SPLIT_LEFT_COUNT,
     SPLIT_RIGHT_GRAD, SPLIT_RIGHT_HESS, SPLIT_RIGHT_COUNT,
-    SPLIT_LEFT_VALUE, SPLIT_RIGHT_VALUE, SPLIT_RECORD_SIZE,
+    SPLIT_LEFT_VALUE, SPLIT_RIGHT_VALUE,
     SP_LAMBDA_L1, SP_LAMBDA_L2, SP_MIN_GAIN_TO_SPLIT, SP_MIN_DATA_IN_LEAF,
     SP_MIN_SUM_HESSIAN, SP_MAX_DELTA_STEP,
 )
 from .quantize import WIDE_SHIFT, word_halves
+
+# LightGBM's kEpsilon: a float32 constant (include/LightGBM/meta.h) widened to double.
+K_EPSILON = float(np.float32(1e-15))
+
+# Fields of one feature's best split (_scan_* returns them in this order).
+_F_GAIN, _F_BIN, _F_LEFT_DEFAULT, _F_LG, _F_LH, _F_LC, _F_RG, _F_RH, _F_RC = range(9)
 
 
 @njit(cache=True, inline="always")
@@ -57,145 +92,406 @@ def leaf_gain(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step)
     return -(2.0 * sg * value + (sum_hessians + lambda_l2) * value * value)
 
 
-def _bin_sums(hist, b, g_scale, h_scale):
-    """(sum_gradients, sum_hessians) of bin ``b``: a float histogram's row, or a
-    quantized histogram's packed int64 word or int64 pair (native/quantize.py)
-    scaled back."""
-
-
-@overload(_bin_sums, inline="always")
-def _bin_sums_impl(hist, b, g_scale, h_scale):
-    if hist.ndim == 2 and isinstance(hist.dtype, types.Float):
-        def read_floats(hist, b, g_scale, h_scale):
-            return hist[b, 0], hist[b, 1]
-        return read_floats
-
-    if hist.ndim == 2:                                  # quantized int64 pairs
-        def read_pairs(hist, b, g_scale, h_scale):
-            return np.float64(hist[b, 0]) * g_scale, np.float64(hist[b, 1]) * h_scale
-        return read_pairs
-
-    def read_word(hist, b, g_scale, h_scale):
-        g, h = word_halves(hist[b], WIDE_SHIFT)
-        return np.float64(g) * g_scale, np.float64(h) * h_scale
-    return read_word
+@njit(cache=True, inline="always")
+def _round_count(x):
+    # LightGBM's Common::RoundInt: int(x + 0.5), truncated toward zero
+    return np.trunc(x + 0.5)
 
 
 @njit(cache=True)
-def find_best_split(hist, feature_indices, feature_offsets, nan_bins,
-                    sum_gradients, sum_hessians, count, split_params, out,
-                    g_scale=1.0, h_scale=1.0):
-    """Best split of one leaf over the features ``feature_indices``.
+def sequential_sum(values):
+    """float64 sum in index order: LightGBM's leaf totals (numpy's sum is
+    pairwise, which rounds differently)."""
+    total = 0.0
+    for i in range(values.shape[0]):
+        total += values[i]
+    return total
 
-    For every feature the thresholds are scanned left to right; when the leaf
-    has rows in the feature's NaN bin (its last bin), each threshold is tried
-    with NaN going right and NaN going left, plus the split "all values left,
-    NaN right".  Ties keep the earlier candidate: the lower feature index in
-    ``feature_indices`` order, then the lower bin, then NaN-right.
+
+def _bin_raw(hist, b):
+    """(sum_gradients, sum_hessians) of bin ``b`` as stored: floats of a float
+    histogram, integers of a quantized one (packed int64 word or int64 pair,
+    native/quantize.py)."""
+
+
+@overload(_bin_raw, inline="always")
+def _bin_raw_impl(hist, b):
+    if hist.ndim == 2:                       # float rows or quantized int64 pairs
+        def read_row(hist, b):
+            return hist[b, 0], hist[b, 1]
+        return read_row
+
+    def read_word(hist, b):
+        return word_halves(hist[b], WIDE_SHIFT)
+    return read_word
+
+
+@njit(cache=True, inline="always")
+def _plain_gain(g, h, l2):
+    # leaf_gain without L1 and clip: the same value, fewer branches (LightGBM's
+    # templates do the same)
+    return g * g / (h + l2) if h + l2 > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _split_gain(lg, lh, rg, rh, l1, l2, max_delta):
+    if l1 == 0.0 and max_delta <= 0.0:
+        return _plain_gain(lg, lh, l2) + _plain_gain(rg, rh, l2)
+    return leaf_gain(lg, lh, l1, l2, max_delta) + leaf_gain(rg, rh, l1, l2, max_delta)
+
+
+@njit(cache=True)
+def _scan_float(hist, start, n_bins, nan_bin, most_freq_bin, sum_g, sum_h, count, l1, l2,
+                max_delta, min_data, min_hess, min_gain_shift, best):
+    """One feature of a float histogram; ``sum_h`` holds the leaf's 2 kEpsilon.
+    Writes the feature's best split into ``best`` (gain -inf if none, else
+    gain - min_gain_shift); returns whether the feature is splittable."""
+    cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
+    na_as_missing = nan_bin >= 0 and n_bins > 2
+    splittable = False
+    best[_F_GAIN] = -np.inf
+    # Reverse: the right side grows from the last value bin down; NaN stays left.
+    rg, rh, rc = 0.0, K_EPSILON, 0.0
+    top_gain, top_bin, top_lg, top_lh, top_lc = -np.inf, -1, 0.0, 0.0, 0.0
+    for t in range(n_bins - 1 - (1 if na_as_missing else 0), 0, -1):
+        g, h = _bin_raw(hist, start + t)
+        rg += g
+        rh += h
+        rc += _round_count(h * cnt_factor)
+        if rc < min_data or rh < min_hess:
+            continue
+        lc = count - rc
+        if lc < min_data:
+            break
+        lh = sum_h - rh
+        if lh < min_hess:
+            break
+        lg = sum_g - rg
+        gain = _split_gain(lg, lh, rg, rh, l1, l2, max_delta)
+        if gain <= min_gain_shift:
+            continue
+        splittable = True
+        if gain > top_gain:
+            top_gain, top_bin, top_lg, top_lh, top_lc = gain, t - 1, lg, lh, lc
+    if top_bin >= 0:
+        _keep_float(best, top_gain - min_gain_shift, top_bin, True, top_lg, top_lh, top_lc,
+                    sum_g, sum_h, count)
+    if not na_as_missing:
+        if nan_bin >= 0:
+            best[_F_LEFT_DEFAULT] = 0.0      # two bins, value | NaN: NaN goes right
+        return splittable
+    # Forward: the left side grows from bin 0 up; NaN goes right.
+    lg, lh, lc = 0.0, K_EPSILON, 0.0
+    top_gain, top_bin = -np.inf, -1
+    for t in range(n_bins - 1):
+        if t == 0 and most_freq_bin == 0:
+            # LightGBM stores no bin 0 when it is the most frequent: bin 0 is the
+            # leaf minus every other bin, NaN included.
+            lg, lh, lc = sum_g, sum_h - K_EPSILON, count
+            for i in range(1, n_bins):
+                g, h = _bin_raw(hist, start + i)
+                lg -= g
+                lh -= h
+                lc -= _round_count(h * cnt_factor)
+        else:
+            g, h = _bin_raw(hist, start + t)
+            lg += g
+            lh += h
+            lc += _round_count(h * cnt_factor)
+        if lc < min_data or lh < min_hess:
+            continue
+        rc = count - lc
+        if rc < min_data:
+            break
+        rh = sum_h - lh
+        if rh < min_hess:
+            break
+        gain = _split_gain(lg, lh, sum_g - lg, rh, l1, l2, max_delta)
+        if gain <= min_gain_shift:
+            continue
+        splittable = True
+        if gain > top_gain:
+            top_gain, top_bin, top_lg, top_lh, top_lc = gain, t, lg, lh, lc
+    # LightGBM compares with the reverse pass's recorded (shifted) gain plus the shift.
+    if top_bin >= 0 and top_gain > best[_F_GAIN] + min_gain_shift:
+        _keep_float(best, top_gain - min_gain_shift, top_bin, False, top_lg, top_lh, top_lc,
+                    sum_g, sum_h, count)
+    return splittable
+
+
+@njit(cache=True, inline="always")
+def _keep_float(best, gain, threshold, default_left, lg, lh, lc, sum_g, sum_h, count):
+    # The scan's sums hold kEpsilon: each side's sum of hessians loses one.
+    best[_F_GAIN] = gain
+    best[_F_BIN] = threshold
+    best[_F_LEFT_DEFAULT] = 1.0 if default_left else 0.0
+    best[_F_LG], best[_F_LH], best[_F_LC] = lg, lh, lc
+    best[_F_RG], best[_F_RH], best[_F_RC] = sum_g - lg, sum_h - lh, count - lc
+
+
+@njit(cache=True)
+def _scan_int(hist, start, n_bins, nan_bin, total_g, total_h, count, g_scale, h_scale, l1, l2,
+              max_delta, min_data, min_hess, min_gain_shift, best):
+    """One feature of a quantized histogram (integer sums ``total_g``, ``total_h``);
+    as _scan_float, with LightGBM's FindBestThresholdSequentiallyInt arithmetic:
+    exact integer sums, scaled once per candidate, a side's count rounded once."""
+    cnt_factor = count / np.float64(total_h) if total_h > 0 else 0.0
+    na_as_missing = nan_bin >= 0 and n_bins > 2
+    splittable = False
+    best[_F_GAIN] = -np.inf
+    rg, rh = np.int64(0), np.int64(0)
+    top_gain, top_bin, top_lg, top_lh = -np.inf, -1, np.int64(0), np.int64(0)
+    for t in range(n_bins - 1 - (1 if na_as_missing else 0), 0, -1):
+        g, h = _bin_raw(hist, start + t)
+        rg += g
+        rh += h
+        rc = _round_count(np.float64(rh) * cnt_factor)
+        right_h = np.float64(rh) * h_scale
+        if rc < min_data or right_h < min_hess:
+            continue
+        if count - rc < min_data:
+            break
+        left_h = np.float64(total_h - rh) * h_scale
+        if left_h < min_hess:
+            break
+        gain = _split_gain(np.float64(total_g - rg) * g_scale, left_h + K_EPSILON,
+                           np.float64(rg) * g_scale, right_h + K_EPSILON, l1, l2, max_delta)
+        if gain <= min_gain_shift:
+            continue
+        splittable = True
+        if gain > top_gain:
+            top_gain, top_bin, top_lg, top_lh = gain, t - 1, total_g - rg, total_h - rh
+    if top_bin >= 0:
+        _keep_int(best, top_gain - min_gain_shift, top_bin, True, top_lg, top_lh,
+                  total_g, total_h, cnt_factor, g_scale, h_scale)
+    if not na_as_missing:
+        if nan_bin >= 0:
+            best[_F_LEFT_DEFAULT] = 0.0
+        return splittable
+    lg, lh = np.int64(0), np.int64(0)
+    top_gain, top_bin = -np.inf, -1
+    for t in range(n_bins - 1):
+        g, h = _bin_raw(hist, start + t)
+        lg += g
+        lh += h
+        lc = _round_count(np.float64(lh) * cnt_factor)
+        left_h = np.float64(lh) * h_scale
+        if lc < min_data or left_h < min_hess:
+            continue
+        if count - lc < min_data:
+            break
+        right_h = np.float64(total_h - lh) * h_scale
+        if right_h < min_hess:
+            break
+        gain = _split_gain(np.float64(lg) * g_scale, left_h + K_EPSILON,
+                           np.float64(total_g - lg) * g_scale, right_h + K_EPSILON,
+                           l1, l2, max_delta)
+        if gain <= min_gain_shift:
+            continue
+        splittable = True
+        if gain > top_gain:
+            top_gain, top_bin, top_lg, top_lh = gain, t, lg, lh
+    if top_bin >= 0 and top_gain > best[_F_GAIN] + min_gain_shift:
+        _keep_int(best, top_gain - min_gain_shift, top_bin, False, top_lg, top_lh,
+                  total_g, total_h, cnt_factor, g_scale, h_scale)
+    return splittable
+
+
+@njit(cache=True, inline="always")
+def _keep_int(best, gain, threshold, default_left, lg, lh, total_g, total_h, cnt_factor,
+              g_scale, h_scale):
+    # Each side's count is rounded on its own (the two need not add up to the leaf's).
+    best[_F_GAIN] = gain
+    best[_F_BIN] = threshold
+    best[_F_LEFT_DEFAULT] = 1.0 if default_left else 0.0
+    best[_F_LG] = np.float64(lg) * g_scale
+    best[_F_LH] = np.float64(lh) * h_scale
+    best[_F_LC] = _round_count(np.float64(lh) * cnt_factor)
+    best[_F_RG] = np.float64(total_g - lg) * g_scale
+    best[_F_RH] = np.float64(total_h - lh) * h_scale
+    best[_F_RC] = _round_count(np.float64(total_h - lh) * cnt_factor)
+
+
+def _scan_leaf(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins, sum_gradients,
+               sum_hessians, count, split_params, g_scale, h_scale, bests, splittable):
+    """Every feature's best split (``bests[j]``, the _F_* fields) and flag;
+    returns the kEpsilon each side's hessian sum carries (0 when quantized)."""
+
+
+@overload(_scan_leaf)
+def _scan_leaf_impl(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
+                    sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests,
+                    splittable):
+    if hist.ndim == 2 and isinstance(hist.dtype, types.Float):
+        def scan_floats(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
+                        sum_gradients, sum_hessians, count, split_params, g_scale, h_scale,
+                        bests, splittable):
+            l1, l2, max_delta, min_data, min_hess = _params(split_params)
+            # LightGBM's FindBestThreshold: the leaf's hessian sum gets 2 kEpsilon.
+            sum_h = sum_hessians + 2.0 * K_EPSILON
+            shift = leaf_gain(sum_gradients, sum_h, l1, l2, max_delta) \
+                + split_params[SP_MIN_GAIN_TO_SPLIT]
+            for j in range(feature_indices.shape[0]):
+                f = feature_indices[j]
+                start = feature_offsets[f]
+                splittable[j] = _scan_float(
+                    hist, start, feature_offsets[f + 1] - start, nan_bins[f], most_freq_bins[f],
+                    sum_gradients, sum_h, count, l1, l2, max_delta, min_data, min_hess, shift,
+                    bests[j])
+            return K_EPSILON
+        return scan_floats
+
+    # Integer sums are exact: LightGBM's most frequent bins change nothing here.
+    def scan_ints(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
+                  sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests,
+                  splittable):
+        l1, l2, max_delta, min_data, min_hess = _params(split_params)
+        # The leaf's sums are integers times the scales (exactly recovered).
+        total_g = np.int64(np.rint(sum_gradients / g_scale))
+        total_h = np.int64(np.rint(sum_hessians / h_scale))
+        shift = leaf_gain(np.float64(total_g) * g_scale, np.float64(total_h) * h_scale,
+                          l1, l2, max_delta) + split_params[SP_MIN_GAIN_TO_SPLIT]
+        for j in range(feature_indices.shape[0]):
+            f = feature_indices[j]
+            start = feature_offsets[f]
+            splittable[j] = _scan_int(
+                hist, start, feature_offsets[f + 1] - start, nan_bins[f], total_g, total_h,
+                count, g_scale, h_scale, l1, l2, max_delta, min_data, min_hess, shift, bests[j])
+        return 0.0
+    return scan_ints
+
+
+@njit(cache=True, inline="always")
+def _params(split_params):
+    return (split_params[SP_LAMBDA_L1], split_params[SP_LAMBDA_L2],
+            split_params[SP_MAX_DELTA_STEP], split_params[SP_MIN_DATA_IN_LEAF],
+            split_params[SP_MIN_SUM_HESSIAN])
+
+
+@njit(cache=True)
+def find_best_split(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
+                    sum_gradients, sum_hessians, count, split_params, out, splittable,
+                    g_scale=1.0, h_scale=1.0):
+    """Best split of one leaf over the features ``feature_indices`` (LightGBM's
+    scan and tie rule, see the module docstring).
 
     Parameters
     ----------
     hist : float64[total_bins, 2]          # IN  the leaf's histogram, or
            int64[total_bins]               #     its quantized wide words, or
            int64[total_bins, 2]            #     its quantized pairs, read as
-                                           #     (g * g_scale, h * h_scale) bin by bin
-    feature_indices : int32[n_used]        # IN  candidate features, ascending
+                                           #     (g * g_scale, h * h_scale)
+    feature_indices : int32[n_used]        # IN  candidate features, in global index order
     feature_offsets : int64[n_features+1]  # IN
     nan_bins : int32[n_features]           # IN  NaN bin within the feature, -1 if none
+    most_freq_bins : int32[n_features]     # IN  LightGBM's most frequent bin (most_frequent_bins)
     sum_gradients, sum_hessians, count : float  # IN  the leaf's totals (exact count)
     split_params : float64[SPLIT_PARAMS_SIZE]  # IN
     out : float64[SPLIT_RECORD_SIZE]       # OUT the best split; feature -1 if none
-    g_scale, h_scale : float64             # IN  quantized words only
+    splittable : uint8[n_used]             # OUT 1 where feature_indices[j] is splittable
+    g_scale, h_scale : float64             # IN  quantized histograms only
     """
-    l1 = split_params[SP_LAMBDA_L1]
-    l2 = split_params[SP_LAMBDA_L2]
-    min_data = split_params[SP_MIN_DATA_IN_LEAF]
-    min_hess = split_params[SP_MIN_SUM_HESSIAN]
-    max_delta = split_params[SP_MAX_DELTA_STEP]
-    # A split must beat the parent's own gain by min_gain_to_split.
-    min_gain_shift = leaf_gain(sum_gradients, sum_hessians, l1, l2, max_delta) \
-        + split_params[SP_MIN_GAIN_TO_SPLIT]
-    best_gain = -np.inf
+    n_used = feature_indices.shape[0]
+    bests = np.empty((n_used, 9), np.float64)
+    eps = _scan_leaf(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
+                     sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests,
+                     splittable)
     out[:] = 0.0
     out[SPLIT_FEATURE] = -1.0
-    # Histograms hold no counts: a side's row count is estimated from its
-    # hessians, as LightGBM does (exact when every row has the same hessian).
-    count_per_hessian = count / sum_hessians if sum_hessians > 0.0 else 0.0
-    for j in range(feature_indices.shape[0]):
-        f = feature_indices[j]
-        start = feature_offsets[f]
-        nan_bin = nan_bins[f]
-        n_value_bins = feature_offsets[f + 1] - start
-        nan_g = 0.0
-        nan_h = 0.0
-        if nan_bin >= 0:
-            n_value_bins -= 1
-            nan_g, nan_h = _bin_sums(hist, start + nan_bin, g_scale, h_scale)
-        # NaN rows present: each threshold is tried with NaN right (direction 0)
-        # and NaN left (1), and "every value left, NaN right" is a split too.
-        has_nan_rows = nan_bin >= 0 and (nan_h != 0.0 or nan_g != 0.0)
-        n_directions = 2 if has_nan_rows else 1
-        n_thresholds = n_value_bins if has_nan_rows else n_value_bins - 1
-        value_g = 0.0
-        value_h = 0.0
-        for b in range(n_thresholds):
-            bin_g, bin_h = _bin_sums(hist, start + b, g_scale, h_scale)
-            value_g += bin_g
-            value_h += bin_h
-            for direction in range(n_directions):
-                if direction == 1:
-                    if b == n_value_bins - 1:
-                        break            # everything left: not a split
-                    left_g = value_g + nan_g
-                    left_h = value_h + nan_h
-                else:
-                    left_g = value_g
-                    left_h = value_h
-                left_c = np.floor(left_h * count_per_hessian + 0.5)
-                right_c = count - left_c
-                right_h = sum_hessians - left_h
-                if (left_c < min_data or left_h < min_hess
-                        or right_c < min_data or right_h < min_hess):
-                    continue
-                right_g = sum_gradients - left_g
-                gain = leaf_gain(left_g, left_h, l1, l2, max_delta) \
-                    + leaf_gain(right_g, right_h, l1, l2, max_delta)
-                if gain > min_gain_shift and gain > best_gain:
-                    best_gain = gain
-                    out[SPLIT_FEATURE] = f
-                    out[SPLIT_BIN] = b
-                    # NaN left when tried so, or when the feature has NaN values but
-                    # this leaf has none: LightGBM's reverse scan (NaN left) comes
-                    # first and keeps such a tie
-                    out[SPLIT_DEFAULT_LEFT] = 1.0 if direction == 1 or (
-                        nan_bin >= 0 and not has_nan_rows) else 0.0
-                    out[SPLIT_LEFT_GRAD] = left_g
-                    out[SPLIT_LEFT_HESS] = left_h
-                    out[SPLIT_LEFT_COUNT] = left_c
-    if out[SPLIT_FEATURE] < 0.0:
-        out[SPLIT_GAIN] = -np.inf
+    out[SPLIT_GAIN] = -np.inf
+    best_j = -1
+    for j in range(n_used):
+        gain = bests[j, _F_GAIN]
+        if gain == -np.inf:
+            continue
+        # SplitInfo::operator>: the higher gain, on a tie the lower feature; callers
+        # list features in (global) index order, so the earlier one.
+        if best_j < 0 or gain > bests[best_j, _F_GAIN]:
+            best_j = j
+    if best_j < 0:
         return
-    out[SPLIT_GAIN] = best_gain - min_gain_shift
-    out[SPLIT_RIGHT_GRAD] = sum_gradients - out[SPLIT_LEFT_GRAD]
-    out[SPLIT_RIGHT_HESS] = sum_hessians - out[SPLIT_LEFT_HESS]
-    out[SPLIT_RIGHT_COUNT] = count - out[SPLIT_LEFT_COUNT]
-    out[SPLIT_LEFT_VALUE] = leaf_output(out[SPLIT_LEFT_GRAD], out[SPLIT_LEFT_HESS], l1, l2, max_delta)
-    out[SPLIT_RIGHT_VALUE] = leaf_output(out[SPLIT_RIGHT_GRAD], out[SPLIT_RIGHT_HESS], l1, l2, max_delta)
+    b = bests[best_j]
+    l1, l2, max_delta, _, _ = _params(split_params)
+    out[SPLIT_GAIN] = b[_F_GAIN]
+    out[SPLIT_FEATURE] = feature_indices[best_j]
+    out[SPLIT_BIN] = b[_F_BIN]
+    out[SPLIT_DEFAULT_LEFT] = b[_F_LEFT_DEFAULT]
+    out[SPLIT_LEFT_VALUE] = leaf_output(b[_F_LG], b[_F_LH], l1, l2, max_delta)
+    out[SPLIT_RIGHT_VALUE] = leaf_output(b[_F_RG], b[_F_RH], l1, l2, max_delta)
+    # The children's totals; a float scan's sides shed the kEpsilon they carried.
+    out[SPLIT_LEFT_GRAD], out[SPLIT_LEFT_HESS] = b[_F_LG], b[_F_LH] - eps
+    out[SPLIT_RIGHT_GRAD], out[SPLIT_RIGHT_HESS] = b[_F_RG], b[_F_RH] - eps
+    out[SPLIT_LEFT_COUNT], out[SPLIT_RIGHT_COUNT] = b[_F_LC], b[_F_RC]
 
 
 @njit(cache=True)
-def best_gain_per_feature(hist, feature_indices, feature_offsets, nan_bins,
-                          sum_gradients, sum_hessians, count, split_params, gains,
+def best_gain_per_feature(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
+                          sum_gradients, sum_hessians, count, split_params, gains, splittable,
                           g_scale=1.0, h_scale=1.0):
     """The best split gain of every feature on its own (voting-parallel's local vote).
 
     Parameters
     ----------
     (as find_best_split)
-    gains : float64[n_used]   # OUT best gain of feature_indices[j]; -inf if it has no valid split
+    gains : float64[n_used]        # OUT best gain of feature_indices[j]; -inf if it has no valid split
+    splittable : uint8[n_used]     # OUT as find_best_split
     """
-    record = np.empty(SPLIT_RECORD_SIZE, np.float64)
+    bests = np.empty((feature_indices.shape[0], 9), np.float64)
+    _scan_leaf(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins, sum_gradients,
+               sum_hessians, count, split_params, g_scale, h_scale, bests, splittable)
+    gains[:] = bests[:, _F_GAIN]
+
+
+@njit(cache=True)
+def fix_most_frequent_bins(hist, feature_indices, feature_offsets, most_freq_bins,
+                           sum_gradients, sum_hessians):
+    """Set each feature's most frequent bin to the leaf's totals minus its other
+    bins, in bin order, as LightGBM's Dataset::FixHistogram does (it never
+    accumulates that bin), so a built histogram holds LightGBM's sums bit for
+    bit: an empty bin so filled holds rounding residue, not zeros, and that
+    decides near-ties.  Features whose most frequent bin is 0 are left alone
+    (LightGBM stores no bin 0 for them; the forward scan derives it).
+
+    Parameters
+    ----------
+    hist : float64[total_bins, 2]          # IN/OUT a histogram just built
+    feature_indices : int32[n_used]        # IN
+    feature_offsets : int64[n_features+1]  # IN
+    most_freq_bins : int32[n_features]     # IN
+    sum_gradients, sum_hessians : float    # IN  the leaf's totals
+    """
     for j in range(feature_indices.shape[0]):
-        find_best_split(hist, feature_indices[j:j + 1], feature_offsets, nan_bins,
-                        sum_gradients, sum_hessians, count, split_params, record, g_scale, h_scale)
-        gains[j] = record[SPLIT_GAIN]
+        f = feature_indices[j]
+        m = most_freq_bins[f]
+        if m <= 0:
+            continue
+        start = feature_offsets[f]
+        g, h = sum_gradients, sum_hessians
+        for i in range(feature_offsets[f + 1] - start):
+            if i != m:
+                g -= hist[start + i, 0]
+                h -= hist[start + i, 1]
+        hist[start + m, 0] = g
+        hist[start + m, 1] = h
+
+
+@njit(cache=True)
+def best_leaf(gains, features):
+    """The leaf to split next, -1 when none can: the highest gain, on a tie the
+    lower split feature, then the lower leaf (LightGBM's ArgMax over its
+    SplitInfo records).
+
+    Parameters
+    ----------
+    gains : float64[num_leaves]     # IN  best split gain per leaf, -inf when none
+    features : float64[num_leaves]  # IN  its split feature
+    """
+    best = -1
+    for leaf in range(gains.shape[0]):
+        gain = gains[leaf]
+        if gain == -np.inf:
+            continue
+        if best < 0 or gain > gains[best] or (gain == gains[best]
+                                              and features[leaf] < features[best]):
+            best = leaf
+    return best

@@ -1,31 +1,32 @@
-"""native.split.find_best_split against a brute-force numpy twin.
+"""native.split.find_best_split against a naive numpy twin of LightGBM's scan.
 
-The twin enumerates every (feature, threshold bin, NaN direction) split of a
-leaf and scores it with the gain of the module docstring:
+The twin enumerates every candidate split of a leaf the way LightGBM's
+``FeatureHistogram::FindBestThresholdSequentially`` visits them, and scores
+each with the gain of the module docstring:
 
     T(G)       = sign(G) max(|G| - lambda_l1, 0)
     output     = clip(-T(G) / (H + lambda_l2), +-max_delta_step)   (no clip when <= 0)
     gain(G, H) = -(2 T(G) output + (H + lambda_l2) output^2)       (= T^2 / (H + l2) unclipped)
     split gain = gain(left) + gain(right) - gain(parent) - min_gain_to_split
 
-Histograms hold (sum_gradients, sum_hessians) per bin, no counts.  A side's
-row count is estimated from its hessians as LightGBM does:
+Per feature (bins 0..B-1; with a NaN bin, it is the last):
 
-    count_per_hessian = count / H_parent   (0 when H_parent <= 0)
-    left_count  = floor(H_left * count_per_hessian + 0.5)
-    right_count = count - left_count
+* reverse pass, first: for t = last value bin down to 1, the right side is
+  bins t..last value bin (NaN left), the threshold t - 1;
+* forward pass, only with a NaN bin and B > 2: for t = 0 .. B - 2, the left
+  side is bins 0..t (NaN right; t = B - 2 is "all values left, NaN right").
 
-(exact when every row has the same hessian).  A split is valid when both sides
-have estimated count >= min_data_in_leaf and >= min_sum_hessian_in_leaf
-hessian, and its gain is > 0.  Ties go to the lower
-feature, then the lower bin, then NaN going right (DESIGN.md, distributed rule 2).
-
-For a feature with a NaN bin (its last bin) that has rows (a nonzero gradient
-or hessian sum) the thresholds are
-* NaN right: bins 0..b left, the other value bins and NaN right, for every
-  value bin b, including the last one ("all values left, NaN right", the split
-  LightGBM writes with threshold 1e300);
-* NaN left: NaN and bins 0..b left, for b below the last value bin.
+Sums as LightGBM forms them: the leaf's hessian sum H carries 2 kEpsilon
+(kEpsilon = float32(1e-15)), a side summed along the scan starts at
+kEpsilon, the other side is the leaf minus it.  With a most frequent bin 0
+the forward pass starts from "bin 0 = leaf minus every other bin".  Counts:
+every bin's count is round(h_bin * n / H) (half up), added along the scan;
+the other side's count is n minus that.  A candidate is valid when both
+sides have count >= min_data_in_leaf and hessian >= min_sum_hessian_in_leaf;
+it makes the feature *splittable* when its gain is above the parent's gain
+plus min_gain_to_split.  Within a pass the first best is kept; the forward
+pass replaces the reverse pass's only when strictly better; across features
+the best gain wins, ties the earlier feature (callers pass index order).
 """
 import math
 
@@ -34,9 +35,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dgbdt.native import common
-from dgbdt.native.split import find_best_split, leaf_gain, leaf_output
+from dgbdt.native.split import (K_EPSILON, best_leaf, find_best_split, fix_most_frequent_bins,
+                                leaf_gain, leaf_output)
 
 SEEDS = [0, 1, 2, 3]
+EPS = float(np.float32(1e-15))
 
 
 # -- the twin -------------------------------------------------------------------
@@ -49,6 +52,8 @@ def t_l1(g, l1):
 
 
 def twin_output(g, h, l1, l2, max_delta):
+    if h + l2 <= 0.0:
+        return 0.0               # an empty side (LightGBM would divide by zero)
     v = -t_l1(g, l1) / (h + l2)
     if max_delta > 0.0 and abs(v) > max_delta:
         v = math.copysign(max_delta, v)
@@ -56,6 +61,8 @@ def twin_output(g, h, l1, l2, max_delta):
 
 
 def twin_gain(g, h, l1, l2, max_delta):
+    if h + l2 <= 0.0:
+        return 0.0
     t = t_l1(g, l1)
     if max_delta <= 0.0:
         return t * t / (h + l2)
@@ -74,69 +81,100 @@ def split_params(l1=0.0, l2=0.0, min_gain=0.0, min_data=1, min_hess=0.0, max_del
     return p
 
 
-def estimate_left_count(left_h, totals):
-    """LightGBM's row-count estimate from hessians (see the module docstring)."""
-    count_per_hessian = totals[2] / totals[1] if totals[1] > 0.0 else 0.0
-    return float(math.floor(left_h * count_per_hessian + 0.5))
+def bin_count(h, n, hessian_sum):
+    """LightGBM's estimate of a bin's rows: int(h * n / H + 0.5)."""
+    factor = n / hessian_sum if hessian_sum > 0.0 else 0.0
+    return float(math.trunc(h * factor + 0.5))
 
 
-def candidates(hist, features, offsets, nan_bins, totals):
-    """Every split as (feature, bin, default_left, left (g, h, c)), in tie-break order.
-
-    c is the estimated left count.
-    """
-    assert hist.shape[1] == common.HIST_WIDTH == 2
-    out = []
-    for f in features:
-        start, end = int(offsets[f]), int(offsets[f + 1])
-        nan_bin = int(nan_bins[f])
-        n_value_bins = end - start - (nan_bin >= 0)
-        nan = hist[start + nan_bin] if nan_bin >= 0 else np.zeros(2)
-        has_nan_rows = nan_bin >= 0 and (nan[0] != 0.0 or nan[1] != 0.0)
-        last = n_value_bins if has_nan_rows else n_value_bins - 1
-        for b in range(last):
-            for default_left in (False, True):
-                if default_left and (not has_nan_rows or b == n_value_bins - 1):
-                    continue
-                # Sum in the kernel's order (bins up, then NaN) so the twin's
-                # floats, hence its rounded count estimates, are the kernel's.
-                g = h = 0.0
-                for k in range(b + 1):
-                    g += float(hist[start + k, 0])
-                    h += float(hist[start + k, 1])
-                if default_left:
-                    g += float(nan[0])
-                    h += float(nan[1])
-                # A feature with a NaN bin but no NaN rows here sends NaN left at
-                # prediction (LightGBM's reverse scan keeps that tie).
-                recorded = default_left or (nan_bin >= 0 and not has_nan_rows)
-                out.append((int(f), b, recorded, (g, h, estimate_left_count(h, totals))))
+def running(start, values):
+    """start, start + v0, (start + v0) + v1, ...: sums in scan order, one by one."""
+    out, acc = [], start
+    for v in values:
+        acc = acc + float(v)
+        out.append(acc)
     return out
 
 
-def twin_best_split(hist, features, offsets, nan_bins, totals, params):
+def feature_candidates(hist, start, n_bins, nan_bin, most_freq_bin, totals):
+    """One feature's candidates in LightGBM's scan order, as
+    (threshold, default_left, left (g, h, c), right (g, h, c)), hessians with kEpsilon."""
+    G, n = totals[0], totals[2]
+    H = totals[1] + 2 * EPS
+    g = [float(x) for x in hist[start:start + n_bins, 0]]
+    h = [float(x) for x in hist[start:start + n_bins, 1]]
+    c = [bin_count(x, n, H) for x in h]
+    na = nan_bin >= 0 and n_bins > 2
+    last = n_bins - 1 - int(na)
+    out = []
+    order = list(range(last, 0, -1))                  # reverse: right side grows downwards
+    # NaN left, except with two bins (value | NaN): then NaN is the right side
+    reverse_dl = nan_bin < 0 or na
+    for rg, rh, rc, t in zip(running(0.0, [g[k] for k in order]),
+                             running(EPS, [h[k] for k in order]),
+                             running(0.0, [c[k] for k in order]), order):
+        out.append((t - 1, reverse_dl, (G - rg, H - rh, n - rc), (rg, rh, rc)))
+    if na:
+        if most_freq_bin == 0:                        # bin 0 = leaf - the others
+            first = (running(G, [-x for x in g[1:]])[-1], running(H - EPS, [-x for x in h[1:]])[-1],
+                     running(n, [-x for x in c[1:]])[-1])
+        else:
+            first = (g[0], EPS + h[0], c[0])
+        lgs = running(first[0], g[1:n_bins - 1])
+        lhs = running(first[1], h[1:n_bins - 1])
+        lcs = running(first[2], c[1:n_bins - 1])
+        for t, left in enumerate(zip([first[0]] + lgs, [first[1]] + lhs, [first[2]] + lcs)):
+            out.append((t, False, left, (G - left[0], H - left[1], n - left[2])))
+    return out
+
+
+def twin_best_split(hist, features, offsets, nan_bins, totals, params, most_freq_bins=None):
+    """(best, shift, scored, splittable): best = (gain, f, b, dl, left, right) or None,
+    gains unshifted; scored = every valid candidate (gain, f, b, dl)."""
     l1, l2 = params[common.SP_LAMBDA_L1], params[common.SP_LAMBDA_L2]
     max_delta = params[common.SP_MAX_DELTA_STEP]
     min_data, min_hess = params[common.SP_MIN_DATA_IN_LEAF], params[common.SP_MIN_SUM_HESSIAN]
-    shift = twin_gain(totals[0], totals[1], l1, l2, max_delta) + params[common.SP_MIN_GAIN_TO_SPLIT]
-    best = None
-    scored = []
-    for f, b, dl, left in candidates(hist, features, offsets, nan_bins, totals):
-        right = (totals[0] - left[0], totals[1] - left[1], totals[2] - left[2])
-        if left[2] < min_data or right[2] < min_data or left[1] < min_hess or right[1] < min_hess:
-            continue
-        gain = twin_gain(left[0], left[1], l1, l2, max_delta) \
-            + twin_gain(right[0], right[1], l1, l2, max_delta)
-        scored.append((gain, f, b, dl))
-        if gain > shift and (best is None or gain > best[0]):
-            best = (gain, f, b, dl, left, right)
-    return best, shift, scored
+    shift = twin_gain(totals[0], totals[1] + 2 * EPS, l1, l2, max_delta) \
+        + params[common.SP_MIN_GAIN_TO_SPLIT]
+    best, scored, splittable = None, [], []
+    for f in features:
+        start, end = int(offsets[f]), int(offsets[f + 1])
+        mfb = -1 if most_freq_bins is None else int(most_freq_bins[f])
+        top, top_shifted, ok = None, -math.inf, False
+        for b, dl, left, right in feature_candidates(hist, start, end - start, int(nan_bins[f]),
+                                                     mfb, totals):
+            if left[2] < min_data or right[2] < min_data or left[1] < min_hess \
+                    or right[1] < min_hess:
+                continue
+            gain = twin_gain(left[0], left[1], l1, l2, max_delta) \
+                + twin_gain(right[0], right[1], l1, l2, max_delta)
+            scored.append((gain, int(f), b, dl))
+            if gain <= shift:
+                continue
+            ok = True
+            # the reverse pass first; the forward pass must beat its recorded gain
+            forward = top is not None and not dl and top[3]
+            better = gain > top_shifted + shift if forward else gain > (
+                -math.inf if top is None else top[0])
+            if better:
+                top = (gain, int(f), b, dl, left, right)
+                top_shifted = gain - shift
+        splittable.append(ok)
+        if top is not None and (best is None or top[0] - shift > best[0] - shift):
+            best = top
+    return best, shift, scored, splittable
 
 
-def kernel_best_split(hist, features, offsets, nan_bins, totals, params):
+def kernel_best_split(hist, features, offsets, nan_bins, totals, params, most_freq_bins=None,
+                      flags=None):
     out = np.full(common.SPLIT_RECORD_SIZE, np.nan)
-    find_best_split(hist, np.asarray(features, np.int32), offsets, nan_bins,
-                    totals[0], totals[1], totals[2], params, out)
+    features = np.asarray(features, np.int32)
+    if most_freq_bins is None:
+        most_freq_bins = np.full(len(nan_bins), -1, np.int32)
+    if flags is None:
+        flags = np.zeros(len(features), np.uint8)
+    find_best_split(hist, features, offsets, nan_bins, most_freq_bins,
+                    totals[0], totals[1], totals[2], params, out, flags)
     return out
 
 
@@ -171,9 +209,14 @@ def random_leaf(rng, n_bins, nan_features, n_rows=400, constant_hessian=False, s
     return hist, offsets, nan_bins, totals
 
 
-def check_against_twin(hist, features, offsets, nan_bins, totals, params):
-    rec = kernel_best_split(hist, features, offsets, nan_bins, totals, params)
-    best, shift, scored = twin_best_split(hist, features, offsets, nan_bins, totals, params)
+def check_against_twin(hist, features, offsets, nan_bins, totals, params, most_freq_bins=None):
+    """The kernel's record and splittable flags are the twin's, bit for bit."""
+    flags = np.zeros(len(features), np.uint8)
+    rec = kernel_best_split(hist, features, offsets, nan_bins, totals, params, most_freq_bins,
+                            flags)
+    best, shift, scored, splittable = twin_best_split(hist, features, offsets, nan_bins, totals,
+                                                      params, most_freq_bins)
+    assert flags.astype(bool).tolist() == splittable
     if best is None:
         assert rec[common.SPLIT_FEATURE] == -1, f"kernel found {rec}, twin found no valid split"
         assert rec[common.SPLIT_GAIN] == -np.inf
@@ -182,33 +225,36 @@ def check_against_twin(hist, features, offsets, nan_bins, totals, params):
     assert rec[common.SPLIT_FEATURE] >= 0, f"kernel found no split; twin found {best[:4]}"
     got = (int(rec[common.SPLIT_FEATURE]), int(rec[common.SPLIT_BIN]),
            bool(rec[common.SPLIT_DEFAULT_LEFT]))
-    if got != (f, b, dl):
-        # Accept a different choice only for a true float near-tie.
-        got_gain = [s[0] for s in scored if (s[1], s[2], s[3]) == got]
-        assert got_gain and math.isclose(got_gain[0], gain, rel_tol=1e-12), \
-            f"kernel chose {got}, twin chose {(f, b, dl)} with gain {gain - shift}"
-        return rec, best
+    assert got == (f, b, dl), f"kernel chose {got}, twin chose {(f, b, dl)}"
     l1, l2 = params[common.SP_LAMBDA_L1], params[common.SP_LAMBDA_L2]
     md = params[common.SP_MAX_DELTA_STEP]
-    np.testing.assert_allclose(rec[common.SPLIT_GAIN], gain - shift, rtol=1e-9, atol=1e-9)
+    assert rec[common.SPLIT_GAIN] == gain - shift > 0
     # Estimated counts: whole numbers that add up to the leaf's count.
     assert rec[common.SPLIT_LEFT_COUNT] == math.floor(rec[common.SPLIT_LEFT_COUNT])
     assert rec[common.SPLIT_LEFT_COUNT] + rec[common.SPLIT_RIGHT_COUNT] == totals[2]
-    np.testing.assert_allclose(
-        rec[[common.SPLIT_LEFT_GRAD, common.SPLIT_LEFT_HESS, common.SPLIT_LEFT_COUNT]], left,
-        rtol=1e-12, atol=1e-9)
-    np.testing.assert_allclose(
-        rec[[common.SPLIT_RIGHT_GRAD, common.SPLIT_RIGHT_HESS, common.SPLIT_RIGHT_COUNT]], right,
-        rtol=1e-12, atol=1e-9)
-    np.testing.assert_allclose(rec[common.SPLIT_LEFT_VALUE], twin_output(*left[:2], l1, l2, md),
-                               rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(rec[common.SPLIT_RIGHT_VALUE], twin_output(*right[:2], l1, l2, md),
-                               rtol=1e-9, atol=1e-12)
-    assert rec[common.SPLIT_GAIN] > 0
+    # The record's right side is the leaf minus its left side (as LightGBM writes
+    # it); the children's totals shed the kEpsilon each side carried in the scan.
+    right = (totals[0] - left[0], totals[1] + 2 * EPS - left[1], totals[2] - left[2])
+    assert tuple(rec[[common.SPLIT_LEFT_GRAD, common.SPLIT_LEFT_HESS, common.SPLIT_LEFT_COUNT]]) \
+        == (left[0], left[1] - EPS, left[2])
+    assert tuple(rec[[common.SPLIT_RIGHT_GRAD, common.SPLIT_RIGHT_HESS,
+                      common.SPLIT_RIGHT_COUNT]]) == (right[0], right[1] - EPS, right[2])
+    assert rec[common.SPLIT_LEFT_VALUE] == twin_output(*left[:2], l1, l2, md)
+    assert rec[common.SPLIT_RIGHT_VALUE] == twin_output(*right[:2], l1, l2, md)
     return rec, best
 
 
+def random_most_freq_bins(rng, layout):
+    """Per feature: 0 (LightGBM stores no bin 0) or another bin."""
+    return np.array([0 if rng.random() < 0.5 else int(rng.integers(1, nb)) for nb in layout],
+                    np.int32)
+
+
 # -- tests ----------------------------------------------------------------------
+
+def test_k_epsilon_is_lightgbms():
+    assert K_EPSILON == EPS == float(np.float32(1e-15)) != 1e-15
+
 
 PARAM_SETS = [
     dict(),
@@ -231,7 +277,7 @@ def test_matches_twin_random(n_bins, with_nan, constant_hessian, pi, seed):
     hist, offsets, nan_bins, totals = random_leaf(rng, layout, nan_features,
                                                   constant_hessian=constant_hessian)
     check_against_twin(hist, np.arange(len(layout)), offsets, nan_bins, totals,
-                       split_params(**PARAM_SETS[pi]))
+                       split_params(**PARAM_SETS[pi]), random_most_freq_bins(rng, layout))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -258,7 +304,8 @@ def test_planted_split_is_found(n_bins, seed):
                                    split_params(l2=1.0, min_data=1))
     assert (int(rec[common.SPLIT_FEATURE]), int(rec[common.SPLIT_BIN])) == (f, b)
     if f == 2:
-        # The NaN rows carry the right side's signal: they go right.
+        # The NaN rows carry the right side's signal: the forward pass (NaN
+        # right) is strictly better, so it replaces the reverse pass's choice.
         assert rec[common.SPLIT_DEFAULT_LEFT] == 0.0
 
 
@@ -275,54 +322,71 @@ def _choice(rec):
     return (rec[common.SPLIT_FEATURE], rec[common.SPLIT_BIN], rec[common.SPLIT_DEFAULT_LEFT])
 
 
-def test_ties_go_to_the_lower_feature_then_lower_bin():
-    # Features 0 and 1 are identical; within each, bins 0 and 2 give the same
-    # gain (mirror images: left sum -4 vs right sum -4).
-    feature = [(-4.0, 1.0), (4.0, 1.0), (4.0, 1.0), (-4.0, 1.0)]
+# In the tie tests every hessian sum is a multiple of 64, where kEpsilon is below
+# half an ulp: the tied candidates' sums, hence gains, are exactly equal.
+
+def test_ties_inside_empty_bins_go_to_the_highest_threshold():
+    # Bins 1 and 2 hold no rows: thresholds 0, 1 and 2 make the same partition.
+    # LightGBM's reverse pass meets threshold 2 first and keeps it.
+    feature = [(-40.0, 64.0), (0.0, 0.0), (0.0, 0.0), (40.0, 64.0)]
     hist, offsets = _hist_from_bins([feature, feature])
     nan_bins = np.array([-1, -1], np.int32)
-    totals = (0.0, 4.0, 4.0)
-    rec = kernel_best_split(hist, [0, 1], offsets, nan_bins, totals, split_params())
-    assert (rec[common.SPLIT_FEATURE], rec[common.SPLIT_BIN]) == (0, 0)
-    rec = kernel_best_split(hist, [1], offsets, nan_bins, totals, split_params())
-    assert (rec[common.SPLIT_FEATURE], rec[common.SPLIT_BIN]) == (1, 0)
+    totals = (0.0, 128.0, 128.0)
+    for features, want in (([0, 1], 0), ([1], 1)):
+        rec = kernel_best_split(hist, features, offsets, nan_bins, totals, split_params())
+        assert (rec[common.SPLIT_FEATURE], rec[common.SPLIT_BIN]) == (want, 2)
     check_against_twin(hist, [0, 1], offsets, nan_bins, totals, split_params())
 
 
-def test_nan_direction_tie_goes_right():
-    # The NaN bin has rows (hessian 1) but zero gradient, and the value bins
-    # are mirror images: at bin 0 NaN-left ({b0, NaN} | {b1}) and NaN-right
-    # ({b0} | {b1, NaN}) give exactly equal gains; NaN-right must win.
-    feature = [(-3.0, 1.0), (3.0, 1.0), (0.0, 1.0)]
+def test_equal_gains_go_to_the_earlier_feature():
+    # Callers list features in global index order (a column block's local
+    # indices too): the first of equal gains is the lower global feature.
+    hist, offsets = _hist_from_bins([[(40.0, 64.0), (-40.0, 64.0)],
+                                     [(-40.0, 64.0), (40.0, 64.0)]])
+    nan_bins = np.array([-1, -1], np.int32)
+    totals = (0.0, 128.0, 128.0)
+    for features in ([0, 1], [1, 0]):
+        rec = kernel_best_split(hist, features, offsets, nan_bins, totals, split_params())
+        assert rec[common.SPLIT_FEATURE] == features[0]
+    check_against_twin(hist, [0, 1], offsets, nan_bins, totals, split_params())
+
+
+@pytest.mark.parametrize("most_freq_bin", [-1, 0])
+def test_nan_direction_tie_goes_left(most_freq_bin):
+    # The NaN bin has rows but zero gradient, and the value bins are mirror
+    # images: at bin 0 NaN-left ({b0, NaN} | {b1}) and NaN-right ({b0} | {b1, NaN})
+    # give exactly equal gains.  The reverse pass (NaN left) runs first; the
+    # forward pass would need a strictly higher gain.
+    feature = [(-30.0, 64.0), (30.0, 64.0), (0.0, 64.0)]
     hist, offsets = _hist_from_bins([feature])
     nan_bins = np.array([2], np.int32)
-    totals = (0.0, 3.0, 3.0)
-    best, shift, scored = twin_best_split(hist, [0], offsets, nan_bins, totals, split_params())
+    mfb = np.array([most_freq_bin], np.int32)
+    totals = (0.0, 192.0, 192.0)
+    best, shift, scored, _ = twin_best_split(hist, [0], offsets, nan_bins, totals,
+                                             split_params(), mfb)
     gains = {s[1:]: s[0] for s in scored}
     assert gains[(0, 0, False)] == gains[(0, 0, True)] == best[0]
-    rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params())
-    assert _choice(rec) == (0, 0, 0.0)
-    check_against_twin(hist, [0], offsets, nan_bins, totals, split_params())
+    rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params(), mfb)
+    assert _choice(rec) == (0, 0, 1.0)
+    check_against_twin(hist, [0], offsets, nan_bins, totals, split_params(), mfb)
 
 
-def test_tie_across_nan_directions_goes_to_the_lower_bin():
-    # One row = one unit of hessian.  The NaN bin has the same (g, h) as bin 1,
-    # so NaN-left at bin 0 ({NaN, b0} | {b1, b2}) and NaN-right at bin 1
-    # ({b0, b1} | {b2, NaN}) have equal sums, hence exactly equal gains.
-    # min_data_in_leaf=3 rules out every other candidate.  DESIGN.md rule 2
-    # (and this module's docstring): the lower bin first, so (bin 0, NaN left) wins.
-    feature = [(-3.0, 2.0), (2.0, 1.0), (2.0, 2.0), (2.0, 1.0)]
+def test_tie_across_nan_directions_keeps_the_reverse_pass():
+    # The NaN bin has the same (g, h) as bin 1, so NaN-left at bin 0 ({NaN, b0} |
+    # {b1, b2}) and NaN-right at bin 1 ({b0, b1} | {b2, NaN}) have equal sums,
+    # hence exactly equal gains; min_data_in_leaf rules out every other
+    # candidate.  The reverse pass's (bin 0, NaN left) stays.
+    feature = [(-3.0, 128.0), (2.0, 64.0), (2.0, 128.0), (2.0, 64.0)]
     hist, offsets = _hist_from_bins([feature])
     nan_bins = np.array([3], np.int32)
-    totals = (3.0, 6.0, 6.0)
-    params = split_params(min_data=3)
-    best, shift, scored = twin_best_split(hist, [0], offsets, nan_bins, totals, params)
+    totals = (3.0, 384.0, 384.0)
+    params = split_params(min_data=192)
+    best, shift, scored, _ = twin_best_split(hist, [0], offsets, nan_bins, totals, params)
     assert sorted(s[1:] for s in scored) == [(0, 0, True), (0, 1, False)]
     assert scored[0][0] == scored[1][0]
-    assert best[1:4] == (0, 0, True)
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, params)
-    got = _choice(rec)
-    assert got == (0, 0, 1.0), f"tie-break order is not (feature, bin, NaN-right): got {got}"
+    assert _choice(rec) == (0, 0, 1.0)
+    check_against_twin(hist, [0], offsets, nan_bins, totals, params)
 
 
 def test_split_of_nan_against_all_values_is_found():
@@ -332,50 +396,68 @@ def test_split_of_nan_against_all_values_is_found():
     hist, offsets = _hist_from_bins([feature])
     nan_bins = np.array([3], np.int32)
     totals = (19.0, 4.0, 40.0)
-    best, shift, _ = twin_best_split(hist, [0], offsets, nan_bins, totals, split_params())
+    best, shift, _, _ = twin_best_split(hist, [0], offsets, nan_bins, totals, split_params())
     assert best[1:4] == (0, 2, False)
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params())
     got = _choice(rec)
     assert got == (0, 2, 0.0), f"NaN-vs-values split not found: got {got}"
-    np.testing.assert_allclose(rec[common.SPLIT_GAIN], best[0] - shift)
     assert (rec[common.SPLIT_LEFT_COUNT], rec[common.SPLIT_RIGHT_COUNT]) == (30.0, 10.0)
+    check_against_twin(hist, [0], offsets, nan_bins, totals, split_params())
 
 
-def test_nan_bin_with_gradient_but_no_hessian_has_rows():
-    # The NaN bin "has rows" when its gradient OR hessian sum is nonzero.
-    # Here only its gradient is: sending NaN left at bin 0 ({b0, NaN} | {b1})
-    # is the best split (gain 64/2 + 16/2 vs 16/2 for NaN right, l2=1).
+def test_nan_bin_with_gradient_but_no_hessian():
+    # NaN left at bin 0 ({b0, NaN} | {b1}: gains 64/2 + 16/2 with l2 = 1) beats
+    # NaN right ({b0} | {b1, NaN}) and "values left, NaN right".
     feature = [(-4.0, 1.0), (4.0, 1.0), (-4.0, 0.0)]
     hist, offsets = _hist_from_bins([feature])
     nan_bins = np.array([2], np.int32)
     totals = (-4.0, 2.0, 3.0)
     params = split_params(l2=1.0)
-    best, shift, _ = twin_best_split(hist, [0], offsets, nan_bins, totals, params)
+    best, shift, _, _ = twin_best_split(hist, [0], offsets, nan_bins, totals, params)
     assert best[1:4] == (0, 0, True)
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, params)
-    assert _choice(rec) == (0, 0, 1.0), f"NaN bin with zero hessian was ignored: {_choice(rec)}"
+    assert _choice(rec) == (0, 0, 1.0)
     check_against_twin(hist, [0], offsets, nan_bins, totals, params)
 
 
-def test_empty_nan_bin_adds_no_candidates():
-    # A NaN bin with zero gradient and hessian has no rows: no NaN-left
-    # candidates and no "all values left" split, whatever it would score; NaN
-    # at prediction goes left (LightGBM's reverse scan keeps that tie).
-    feature = [(-3.0, 1.0), (3.0, 1.0), (0.0, 0.0)]
+def test_empty_nan_bin_sends_nan_left():
+    # A NaN bin without rows: both passes see the same partitions and the reverse
+    # pass (NaN left) keeps its tie; "every value left" leaves an empty right side.
+    feature = [(-30.0, 64.0), (30.0, 64.0), (0.0, 0.0)]
     hist, offsets = _hist_from_bins([feature])
     nan_bins = np.array([2], np.int32)
-    totals = (0.0, 2.0, 2.0)
-    _, _, scored = twin_best_split(hist, [0], offsets, nan_bins, totals, split_params())
-    assert [s[1:] for s in scored] == [(0, 0, True)]
+    totals = (0.0, 128.0, 128.0)
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params())
     assert _choice(rec) == (0, 0, 1.0)
     check_against_twin(hist, [0], offsets, nan_bins, totals, split_params())
 
 
+def test_two_bins_value_and_nan_send_nan_right():
+    # One value bin and the NaN bin: LightGBM's only split puts NaN right.
+    hist, offsets = _hist_from_bins([[(-3.0, 1.0), (3.0, 1.0)]])
+    nan_bins = np.array([1], np.int32)
+    rec = kernel_best_split(hist, [0], offsets, nan_bins, (0.0, 2.0, 2.0), split_params())
+    assert _choice(rec) == (0, 0, 0.0)
+    check_against_twin(hist, [0], offsets, nan_bins, (0.0, 2.0, 2.0), split_params())
+
+
+def test_counts_are_estimated_bin_by_bin():
+    # n / H = 1 (up to kEpsilon): bins of hessian 1.4, 1.4, 1.2 count 1 row each.
+    # The reverse pass adds those up (right side {b1, b2}: 2 rows, left 4 - 2);
+    # rounding the side's hessian once (2.6 -> 3) would leave 1 row on the left
+    # and min_data_in_leaf=2 would reject the split.
+    hist, offsets = _hist_from_bins([[(-5.0, 1.4), (0.0, 1.4), (5.0, 1.2)]])
+    nan_bins = np.array([-1], np.int32)
+    totals = (0.0, 4.0, 4.0)
+    rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params(min_data=2))
+    assert _choice(rec) == (0, 0, 1.0)
+    assert (rec[common.SPLIT_LEFT_COUNT], rec[common.SPLIT_RIGHT_COUNT]) == (2.0, 2.0)
+    check_against_twin(hist, [0], offsets, nan_bins, totals, split_params(min_data=2))
+
+
 def test_counts_are_estimated_from_hessians():
-    # True counts: 2 | 2 rows, but the left side has 3/4 of the hessian, so
-    # its estimated count is floor(3 * 4/4 + 0.5) = 3 and the right's 1:
-    # min_data_in_leaf=2 rejects the split although each side has 2 rows.
+    # True counts: 2 | 2 rows, but the left side has 3/4 of the hessian: the
+    # right side's estimate is 1, so min_data_in_leaf=2 rejects the split.
     hist, offsets = _hist_from_bins([[(-5.0, 3.0), (5.0, 1.0)]])
     nan_bins = np.array([-1], np.int32)
     totals = (0.0, 4.0, 4.0)
@@ -386,34 +468,37 @@ def test_counts_are_estimated_from_hessians():
     # True counts 1 | 3 with equal hessians: estimated 2 | 2, so min_data=2 accepts.
     hist, _ = _hist_from_bins([[(-5.0, 2.0), (5.0, 2.0)]])
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params(min_data=2))
-    assert _choice(rec) == (0, 0, 0.0)
+    assert _choice(rec) == (0, 0, 1.0)
     assert (rec[common.SPLIT_LEFT_COUNT], rec[common.SPLIT_RIGHT_COUNT]) == (2.0, 2.0)
     for min_data in (1, 2, 3):
         check_against_twin(hist, [0], offsets, nan_bins, totals, split_params(min_data=min_data))
 
 
 def test_count_estimate_rounds_half_up():
-    # 5 rows, hessian 2: count_per_hessian = 2.5, left estimate
-    # floor(1 * 2.5 + 0.5) = 3 (round half up, not half to even), right 5 - 3.
-    hist, offsets = _hist_from_bins([[(-5.0, 1.0), (5.0, 1.0)]])
+    # 5 rows, hessian 128 (kEpsilon vanishes): a bin of hessian 64 counts
+    # int(64 * 5/128 + 0.5) = int(3.0) = 3 rows, on the right (the side the
+    # reverse pass sums); the left gets 5 - 3.
+    hist, offsets = _hist_from_bins([[(-5.0, 64.0), (5.0, 64.0)]])
     nan_bins = np.array([-1], np.int32)
-    totals = (0.0, 2.0, 5.0)
+    totals = (0.0, 128.0, 5.0)
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params())
-    assert (rec[common.SPLIT_LEFT_COUNT], rec[common.SPLIT_RIGHT_COUNT]) == (3.0, 2.0)
+    assert (rec[common.SPLIT_LEFT_COUNT], rec[common.SPLIT_RIGHT_COUNT]) == (2.0, 3.0)
     assert kernel_best_split(hist, [0], offsets, nan_bins, totals,
                              split_params(min_data=3))[common.SPLIT_FEATURE] == -1
     check_against_twin(hist, [0], offsets, nan_bins, totals, split_params())
 
 
-def test_zero_hessian_leaf_estimates_zero_left_rows():
-    # sum_hessians = 0: count_per_hessian is 0, every left estimate is 0 and
-    # the right side gets all rows (l2 keeps the gains finite).
+def test_zero_hessian_leaf():
+    # sum_hessians = 0: every bin's estimate is 0 rows, so the right side (summed)
+    # has none and the left all (l2 keeps the gains finite).  Without NaN values,
+    # the record says NaN left (LightGBM's reverse pass); the grower sends NaN
+    # where 0.0 goes for such features.
     hist, offsets = _hist_from_bins([[(-3.0, 0.0), (3.0, 0.0)]])
     nan_bins = np.array([-1], np.int32)
     totals = (0.0, 0.0, 10.0)
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params(l2=1.0, min_data=0))
-    assert _choice(rec) == (0, 0, 0.0)
-    assert (rec[common.SPLIT_LEFT_COUNT], rec[common.SPLIT_RIGHT_COUNT]) == (0.0, 10.0)
+    assert _choice(rec) == (0, 0, 1.0)
+    assert (rec[common.SPLIT_LEFT_COUNT], rec[common.SPLIT_RIGHT_COUNT]) == (10.0, 0.0)
     rec = kernel_best_split(hist, [0], offsets, nan_bins, totals, split_params(l2=1.0, min_data=1))
     assert rec[common.SPLIT_FEATURE] == -1
     for min_data in (0, 1):
@@ -437,10 +522,29 @@ def test_estimated_counts_are_exact_with_constant_hessians(with_nan, seed):
         bool(rec[common.SPLIT_DEFAULT_LEFT])
     start = int(offsets[f])
     true_left = int(counts[start:start + b + 1].sum())
-    if dl:
+    if dl and nan_bins[f] >= 0:
         true_left += int(counts[start + nan_bins[f]])
     assert rec[common.SPLIT_LEFT_COUNT] == true_left
     assert rec[common.SPLIT_RIGHT_COUNT] == 1000 - true_left
+
+
+def test_splittable_flags():
+    # Feature 0 splits well; feature 1 is constant in gradient (no positive gain);
+    # feature 2 has only one bin with rows (no valid split); feature 3's only
+    # valid split has gain below min_gain_to_split once that is raised.
+    hist, offsets = _hist_from_bins([
+        [(-40.0, 64.0), (40.0, 64.0)],
+        [(0.0, 64.0), (0.0, 64.0)],
+        [(0.0, 128.0), (0.0, 0.0)],
+        [(-1.0, 64.0), (1.0, 64.0)],
+    ])
+    nan_bins = np.full(4, -1, np.int32)
+    totals = (0.0, 128.0, 128.0)
+    for params, want in ((split_params(), [1, 0, 0, 1]), (split_params(min_gain=1.0), [1, 0, 0, 0])):
+        flags = np.full(4, 7, np.uint8)
+        rec = kernel_best_split(hist, [0, 1, 2, 3], offsets, nan_bins, totals, params, flags=flags)
+        assert flags.tolist() == want and rec[common.SPLIT_FEATURE] == 0
+        check_against_twin(hist, [0, 1, 2, 3], offsets, nan_bins, totals, params)
 
 
 @pytest.mark.parametrize("params, why", [
@@ -465,6 +569,55 @@ def test_no_split_on_constant_gradients_and_empty_feature_list():
     assert rec[common.SPLIT_FEATURE] == -1 and rec[common.SPLIT_GAIN] == -np.inf
     rec = kernel_best_split(hist, [], offsets, nan_bins, (0.0, 4.0, 20.0), split_params())
     assert rec[common.SPLIT_FEATURE] == -1 and rec[common.SPLIT_GAIN] == -np.inf
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_fix_most_frequent_bins_is_the_leaf_minus_the_other_bins(seed):
+    rng = np.random.default_rng(seed)
+    layout = [32, 3, 256, 7]
+    hist, offsets, nan_bins, totals = random_leaf(rng, layout, {2})
+    mfb = random_most_freq_bins(rng, layout)
+    fixed = hist.copy()
+    features = np.array([0, 1, 3], np.int32)              # feature 2 is left alone
+    fix_most_frequent_bins(fixed, features, offsets, mfb, totals[0], totals[1])
+    want = hist.copy()
+    for f in features:
+        m, start = int(mfb[f]), int(offsets[f])
+        if m == 0:
+            continue
+        for col, total in ((0, totals[0]), (1, totals[1])):
+            acc = total
+            for i in range(int(offsets[f + 1]) - start):
+                if i != m:
+                    acc -= float(hist[start + i, col])
+            want[start + m, col] = acc
+    np.testing.assert_array_equal(fixed, want)
+    # the true sums only move by rounding
+    np.testing.assert_allclose(fixed, hist, rtol=0, atol=1e-9)
+
+
+def test_quantized_scan_rounds_each_side_once():
+    # LightGBM's integer scan: a side's count is round(its integer hessian sum *
+    # n / H), the other side n minus that.  Bins of hessian 14, 14, 12 (scale 0.1,
+    # n / H = 0.1): the right side {b1, b2} counts round(2.6) = 3, the left 1 row,
+    # so min_data_in_leaf=2 rejects the split the float scan (1 + 1 rows) takes.
+    g = np.array([-50, 25, 25])
+    h = np.array([14, 14, 12])
+    words = (g * 2**32 + h).astype(np.int64)
+    offsets = np.array([0, 3], np.int64)
+    nan_bins = np.array([-1], np.int32)
+    mfb = np.array([-1], np.int32)
+    totals = (0.0, 40 * 0.1, 4.0)
+    out = np.empty(common.SPLIT_RECORD_SIZE)
+    flags = np.zeros(1, np.uint8)
+    for min_data, want in ((2, -1.0), (1, 0.0)):
+        find_best_split(words, np.array([0], np.int32), offsets, nan_bins, mfb, *totals,
+                        split_params(min_data=min_data), out, flags, 0.1, 0.1)
+        assert out[common.SPLIT_FEATURE] == want
+    assert (out[common.SPLIT_LEFT_COUNT], out[common.SPLIT_RIGHT_COUNT]) == (1.0, 3.0)
+    floats = np.stack([g * 0.1, h * 0.1], axis=1)
+    rec = kernel_best_split(floats, [0], offsets, nan_bins, totals, split_params(min_data=2))
+    assert _choice(rec) == (0, 0, 1.0)
 
 
 @pytest.mark.parametrize("g, h, l1, l2, md", [
@@ -500,4 +653,18 @@ def test_matches_twin_hypothesis(seed, n_bins, with_nan, constant_hessian, l1, l
         rng, layout, {0, 1} if with_nan else set(), n_rows=int(rng.integers(2, 300)),
         constant_hessian=constant_hessian)
     check_against_twin(hist, [0, 1, 2], offsets, nan_bins, totals,
-                       split_params(l1, l2, min_gain, min_data, min_hess, max_delta))
+                       split_params(l1, l2, min_gain, min_data, min_hess, max_delta),
+                       random_most_freq_bins(rng, layout))
+
+
+def test_best_leaf_breaks_ties_by_split_feature_then_leaf():
+    # LightGBM's ArgMax over leaves' SplitInfo: the higher gain, then the lower
+    # split feature, then the lower leaf; leaves without a split never.
+    inf = np.inf
+    for gains, features, want in (
+            ([1.0, 3.0, 2.0], [0, 0, 0], 1),
+            ([3.0, 3.0, 3.0], [5, 2, 2], 1),
+            ([3.0, 3.0], [1, 1], 0),
+            ([-inf, 0.5, -inf], [0, 9, 0], 1),
+            ([-inf, -inf], [0, 0], -1)):
+        assert best_leaf(np.array(gains), np.array(features, np.float64)) == want

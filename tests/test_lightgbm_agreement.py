@@ -2,24 +2,25 @@
 
 Every feature is integer-valued with at most 50 distinct values, so both
 libraries put each value in its own bin and see the same histograms; the
-trees must then be the same and the raw scores agree to rounding.
+trees must then be the same and the raw scores agree to rounding.  (On
+LightGBM's own example data, tests/test_lightgbm_trees.py compares trees
+one by one.)
 
-Things that make the two differ on purpose, and how these tests avoid them:
+What the comparisons rely on:
 
 * LightGBM stores labels as float32: labels here are float32-representable.
-* LightGBM derives leaf counts from hessians (``round(hess * n / sum_hess)``)
-  for ``min_data_in_leaf``: exact for L2 / L1 / huber (constant hessian) and in
-  the first binary round; later binary rounds use ``min_data_in_leaf=0``.
+* Leaf counts for ``min_data_in_leaf`` are estimated from hessians bin by bin
+  (``round(hess * n / sum_hess)`` per bin, added up), as LightGBM does, so
+  binary rounds with uneven hessians agree too.
 * A threshold inside a run of bins that are empty in the leaf gives the same
-  partition either way, but LightGBM keeps the highest such threshold and
-  dgbdt the lowest (DESIGN.md: ties go to the lower bin): scores are compared
-  on the training rows, whose values are never in an empty bin.
+  partition of the training rows whichever is taken; LightGBM keeps the
+  highest, and so does dgbdt.  Scores are compared on the training rows and on
+  rows whose columns are shuffled independently, which reach leaves with
+  values those leaves have no rows of.
 * LightGBM skips, in a leaf's children, features that had no split with
-  positive gain in the leaf (``is_splittable`` in serial_tree_learner.cpp).
-  Without a leaf-value clip that almost never binds on these data; with
-  ``max_delta_step`` it often does (a clipped parent), so that case is
-  compared on trees of 2 and 3 leaves, and deep trees use lambda_l2 = 0
-  (where a split's gain is never negative).
+  positive gain in the leaf (``is_splittable`` in serial_tree_learner.cpp);
+  so does dgbdt.  It binds with ``max_delta_step`` (a clipped parent), which
+  is compared on deep trees too.
 """
 import numpy as np
 import pytest
@@ -74,11 +75,16 @@ def _leaf_counts(theirs, ours):
 def _compare(X, theirs, ours, atol=1e-6):
     lgb_leaves, our_leaves = _leaf_counts(theirs, ours)
     assert our_leaves == lgb_leaves
-    raw_theirs = theirs.predict(X, raw_score=True)
-    raw_ours = ours.predict(X, raw_score=True)
-    assert raw_ours.shape == raw_theirs.shape
-    diff = np.abs(raw_ours - raw_theirs).max()
-    assert diff <= atol, f"max |dgbdt - LightGBM| raw score difference {diff:.3g}"
+    # Shuffled columns: rows with values in bins a leaf has none of, where the
+    # tie rule among thresholds inside empty bins decides.
+    rng = np.random.default_rng(1)
+    shuffled = np.column_stack([rng.permutation(column) for column in X.T])
+    for rows in (X, shuffled):
+        raw_theirs = theirs.predict(rows, raw_score=True)
+        raw_ours = ours.predict(rows, raw_score=True)
+        assert raw_ours.shape == raw_theirs.shape
+        diff = np.abs(raw_ours - raw_theirs).max()
+        assert diff <= atol, f"max |dgbdt - LightGBM| raw score difference {diff:.3g}"
     # and the comparison is not vacuous: the model moved away from a constant
     assert np.ptp(raw_ours, axis=0).min() > 0.05
 
@@ -103,6 +109,8 @@ def test_one_round_with_nan(objective):
     {"min_sum_hessian_in_leaf": 60.0},
     {"num_leaves": 2, "max_delta_step": 0.05},
     {"num_leaves": 3, "max_delta_step": 0.05},
+    {"max_delta_step": 0.05},
+    {"num_leaves": 63, "min_data_in_leaf": 3, "max_delta_step": 0.1},
 ], ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()))
 def test_one_round_regression_settings(overrides):
     _compare(*_fit_both("regression", rounds=1, **overrides))
@@ -118,13 +126,17 @@ def test_rounds_regression_with_nan():
     _compare(X, theirs, ours, atol=1e-5)
 
 
-def test_rounds_binary():
-    X, theirs, ours = _fit_both("binary", rounds=5, learning_rate=0.3, min_data_in_leaf=0)
+@pytest.mark.parametrize("min_data_in_leaf", [0, 20])
+def test_rounds_binary(min_data_in_leaf):
+    X, theirs, ours = _fit_both("binary", rounds=5, learning_rate=0.3,
+                                min_data_in_leaf=min_data_in_leaf)
     _compare(X, theirs, ours, atol=1e-5)
 
 
-def test_rounds_multiclass():
-    X, theirs, ours = _fit_both("multiclass", rounds=3, learning_rate=0.3, min_data_in_leaf=0)
+@pytest.mark.parametrize("min_data_in_leaf", [0, 20])
+def test_rounds_multiclass(min_data_in_leaf):
+    X, theirs, ours = _fit_both("multiclass", rounds=3, learning_rate=0.3,
+                                min_data_in_leaf=min_data_in_leaf)
     _compare(X, theirs, ours, atol=1e-5)
 
 
@@ -137,9 +149,8 @@ def test_deep_tree():
 # Quantized training with deterministic rounding (stochastic_rounding=false)
 # turns the same gradients into the same integers in both libraries (the same
 # scales, LightGBM's integer division B // 2 included, halves rounded away
-# from zero), so the trees and scores must agree as in float training.  Very
-# coarse levels (B = 2) make many bins sum to exactly zero, where the tie rule
-# above decides, so they are not compared.
+# from zero), so the trees and scores must agree as in float training
+# (integer scan included: each side's count rounded once, as LightGBM's).
 QUANTIZED = {"use_quantized_grad": True, "stochastic_rounding": False}
 
 
@@ -148,6 +159,8 @@ QUANTIZED = {"use_quantized_grad": True, "stochastic_rounding": False}
     ("regression", {"num_grad_quant_bins": 16, "nan_fraction": 0.1}),
     ("binary", {}),
     ("binary", {"num_grad_quant_bins": 3}),
+    ("binary", {"num_grad_quant_bins": 2}),
+    ("regression", {"num_grad_quant_bins": 2}),
     ("binary", {"num_grad_quant_bins": 8, "quant_train_renew_leaf": True}),
     ("huber", {}),
     ("regression_l1", {}),

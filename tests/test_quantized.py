@@ -454,19 +454,23 @@ def test_feature_parallel_quantized_equals_serial(tmp_path, script):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_split_scan_on_words_equals_the_scan_on_unpacked_floats(seed):
-    # find_best_split reads packed words scaled back bin by bin: the same record,
-    # bit for bit, as scanning the histogram unpacked to floats first.
+def test_split_scan_on_words_equals_the_scan_on_pairs(seed):
+    # find_best_split reads packed words and int64 pairs alike, with LightGBM's
+    # integer scan (exact integer sums, each side's count rounded once): the same
+    # record, bit for bit.  The float scan of the histogram unpacked to floats
+    # rounds counts bin by bin, so it only comes close.
     from dgbdt.native import common
     from dgbdt.native.split import find_best_split
     rng = np.random.default_rng(seed)
     n_bins = np.array([5, 30, 2, 255])
     offsets = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
     nan_bins = np.array([4, -1, 1, 254], np.int32)
+    most_freq_bins = np.array([0, 3, 0, 100], np.int32)
     g = rng.integers(-400, 400, offsets[-1])
     h = rng.integers(0, 800, offsets[-1])
     h[offsets[2] + 1] = 0                                  # a NaN bin without rows
     words = (g * 2**32 + h).astype(np.int64)
+    pairs = np.stack([g, h], axis=1).astype(np.int64)
     features = np.array([0, 1, 2, 3], np.int32)
     gs, hs = 0.37, 0.011
     floats = unpack(words, gs, hs)
@@ -475,11 +479,17 @@ def test_split_scan_on_words_equals_the_scan_on_unpacked_floats(seed):
     params[common.SP_MIN_DATA_IN_LEAF] = 20
     params[common.SP_MIN_SUM_HESSIAN] = 1e-3
     totals = (g[:5].sum() * gs, h[:5].sum() * hs, 1000.0)
-    got, want = np.empty(common.SPLIT_RECORD_SIZE), np.empty(common.SPLIT_RECORD_SIZE)
-    find_best_split(words, features, offsets, nan_bins, *totals, params, got, gs, hs)
-    find_best_split(floats, features, offsets, nan_bins, *totals, params, want)
-    assert want[common.SPLIT_FEATURE] >= 0
-    np.testing.assert_array_equal(got, want)
+    records = {name: np.empty(common.SPLIT_RECORD_SIZE) for name in ("words", "pairs", "floats")}
+    flags = {name: np.zeros(4, np.uint8) for name in records}
+    for name, hist, scales in (("words", words, (gs, hs)), ("pairs", pairs, (gs, hs)),
+                               ("floats", floats, ())):
+        find_best_split(hist, features, offsets, nan_bins, most_freq_bins, *totals, params,
+                        records[name], flags[name], *scales)
+    assert records["words"][common.SPLIT_FEATURE] >= 0
+    np.testing.assert_array_equal(records["words"], records["pairs"])
+    np.testing.assert_array_equal(flags["words"], flags["pairs"])
+    np.testing.assert_allclose(records["words"][common.SPLIT_GAIN],
+                               records["floats"][common.SPLIT_GAIN], rtol=1e-6)
 
 
 @pytest.mark.parametrize("quantized", [False, True])

@@ -6,7 +6,11 @@ Every strategy offers the same small interface to the grower:
 * ``global_counts(n_left, n_right)`` -> global row counts of two new children
 * ``leaf_histogram(sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)``
   fills ``hist`` with the (global) histogram of a leaf's rows
-* ``best_split(hist, feature_indices, totals, record)`` -> best split record (global)
+* ``fix_histogram(hist, feature_indices, totals)`` gives a float histogram just
+  built LightGBM's most frequent bins (native.split.fix_most_frequent_bins)
+* ``best_split(hist, feature_indices, totals, record, local_count)`` -> best split
+  record (global); returns the features of ``feature_indices`` splittable in
+  the leaf, which its children scan (LightGBM's ``is_splittable``)
 * ``partition(sample_indices, record, scratch)`` -> number of local rows going left
 * ``add_tree_scores(tree, binned, nan_bins, scores)`` adds a grown tree's values
   for rows the partition did not place (out-of-bag rows, validation rows)

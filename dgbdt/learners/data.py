@@ -8,8 +8,10 @@ Per split (LightGBM's scheme, see REFERENCE.md):
    so the flat histogram is already in owner order);
 3. the larger child is parent - smaller on those global, owned bins;
 4. each rank scans its own features; the best split is agreed by gathering
-   every rank's record and taking the maximum gain (ties: lower feature, then
-   lower bin), the same on every rank;
+   every rank's record and taking the maximum gain (ties: lower feature), the
+   same on every rank, with the features splittable in the leaf (which its
+   children scan: LightGBM's ``is_splittable``, which LightGBM's own
+   data-parallel learner skips; here it is applied as on one process);
 5. rows are partitioned locally; child counts are summed globally.
 
 A rank with no rows still takes part in every collective with zeros (LightGBM
@@ -20,7 +22,7 @@ do not fall with ``feature_fraction``.
 """
 import numpy as np
 
-from ..native.common import SPLIT_BIN, SPLIT_FEATURE, SPLIT_GAIN
+from ..native.common import SPLIT_FEATURE, SPLIT_GAIN, SPLIT_RECORD_SIZE
 from ..native.quantize import NARROW_DTYPE, widen_words
 from .serial import SerialLearner
 
@@ -44,34 +46,48 @@ def owner_blocks(n_bins, n_ranks):
 
 
 def best_of(records):
-    """The best split among per-rank records: max gain, then lower feature, then lower bin."""
+    """The best split among per-rank records: max gain, then lower feature
+    (LightGBM's SplitInfo::operator>; one rank scans each feature)."""
     best = None
     for rec in records:
         if rec[SPLIT_FEATURE] < 0:
             continue
-        if best is None:
-            best = rec
-            continue
-        key = (rec[SPLIT_GAIN], -rec[SPLIT_FEATURE], -rec[SPLIT_BIN])
-        if key > (best[SPLIT_GAIN], -best[SPLIT_FEATURE], -best[SPLIT_BIN]):
+        if best is None or (rec[SPLIT_GAIN], -rec[SPLIT_FEATURE]) > \
+                (best[SPLIT_GAIN], -best[SPLIT_FEATURE]):
             best = rec
     return best
 
 
-def agree_best_split(comm, record):
-    """Replace this rank's ``record`` by the best of every rank's, the same on all ranks."""
-    best = best_of(comm.allgather(record))
+# Splittable flags travel beside the record as integers of 52 bits per
+# float64 (exact below 2**53), so one allgather still agrees a leaf.
+FLAG_BITS = 52
+_POWERS = 2.0 ** np.arange(FLAG_BITS)
+
+
+def agree_best_split(comm, record, splittable, n_features):
+    """Replace this rank's ``record`` by the best of every rank's, the same on all
+    ranks; returns a bool[n_features] mask of the features splittable on some
+    rank (``splittable``: the global indices this rank found splittable)."""
+    n_words = -(-n_features // FLAG_BITS)
+    bits = np.zeros(n_words * FLAG_BITS)
+    bits[np.asarray(splittable, np.int64)] = 1.0
+    mine = np.concatenate([record, bits.reshape(n_words, FLAG_BITS) @ _POWERS])
+    gathered = comm.allgather(mine)
+    best = best_of(gathered[:, :SPLIT_RECORD_SIZE])
     if best is None:
         record[SPLIT_FEATURE] = -1.0
         record[SPLIT_GAIN] = -np.inf
     else:
         record[:] = best
+    words = np.bitwise_or.reduce(gathered[:, SPLIT_RECORD_SIZE:].astype(np.int64), axis=0)
+    mask = (words[:, None] >> np.arange(FLAG_BITS)) & 1
+    return mask.reshape(-1)[:n_features].astype(bool)
 
 
 class DataParallelLearner(SerialLearner):
     def __init__(self, data, split_params, comm):
+        self.comm = comm           # before SerialLearner's init: it sums bin counts over ranks
         super().__init__(data, split_params)
-        self.comm = comm
         offsets = data.feature_offsets
         self.feature_bounds = owner_blocks(np.diff(offsets), comm.size)
         lo, hi = self.feature_bounds[comm.rank], self.feature_bounds[comm.rank + 1]
@@ -112,6 +128,6 @@ class DataParallelLearner(SerialLearner):
     def scanned_features(self, feature_indices):
         return np.intersect1d(feature_indices, self.owned).astype(np.int32)
 
-    def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
-        super().best_split(hist, self.scanned_features(feature_indices), totals, record, scales)
-        agree_best_split(self.comm, record)
+    def agree(self, record, feature_indices, splittable):
+        mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
+        return feature_indices[mask[feature_indices]]

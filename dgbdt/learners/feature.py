@@ -3,9 +3,10 @@ columns; each scans only its own block of features.
 
 Per leaf, a rank builds histograms of its own features only (the column-wise
 kernel over the column-major copy), scans them, and the best split is agreed
-by gathering one split record per rank.  Every rank then partitions its own
-copy of the rows the same way, so the only traffic is one record per rank
-per leaf: independent of the number of rows and of features.
+by gathering one split record per rank (with the leaf's splittable
+features, one bit per feature).  Every rank then partitions its own copy of
+the rows the same way, so the only traffic is one record per rank per leaf:
+independent of the number of rows.
 """
 import numpy as np
 
@@ -25,6 +26,6 @@ class FeatureParallelLearner(SerialLearner):
     def histogram_features(self, feature_indices):
         return np.intersect1d(feature_indices, self.owned).astype(np.int32)
 
-    def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
-        super().best_split(hist, self.histogram_features(feature_indices), totals, record, scales)
-        agree_best_split(self.comm, record)
+    def agree(self, record, feature_indices, splittable):
+        mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
+        return feature_indices[mask[feature_indices]]

@@ -56,11 +56,13 @@ class FeatureBlockLearner(SerialLearner):
         local = self.local_of_global[feature_indices]
         return local[local >= 0].astype(np.int32)
 
-    def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
-        super().best_split(hist, self.histogram_features(feature_indices), totals, record, scales)
+    def agree(self, record, feature_indices, splittable):
+        # The scan saw local columns: the record and flags speak of global features.
         if record[SPLIT_FEATURE] >= 0:
             record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
-        agree_best_split(self.comm, record)
+        mask = agree_best_split(self.comm, record, self.global_of_local[splittable],
+                                len(self.owner_of))
+        return feature_indices[mask[feature_indices]]
 
     def _goes_left(self, rows, feature, threshold_bin, default_left):
         local = self.local_of_global[feature]

@@ -10,7 +10,32 @@ from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, PAIRS, WIDE_DTYPE, WI
                                add_words_to_pairs, build_int_histogram_colwise,
                                build_int_histogram_rowwise, build_wide_histogram_rowwise,
                                gather_packed, narrow_rows, wide_rows, widen_words)
-from ..native.split import find_best_split
+from ..native.split import find_best_split, fix_most_frequent_bins
+
+
+def most_frequent_bins(data, sum_over_rows):
+    """LightGBM's ``most_freq_bin`` of every (local) feature: the most frequent
+    bin when it holds at least 70% of the rows (``kSparseThreshold``), else the
+    bin of 0.0 (src/io/bin.cpp).  Counted over the training rows (LightGBM: its
+    bin sample, the same rows while there are at most
+    ``bin_construct_sample_cnt``); ``sum_over_rows`` sums the counts over ranks.
+    It decides only how LightGBM's histograms are rounded
+    (native.split.fix_most_frequent_bins)."""
+    offsets = data.feature_offsets
+    n_features = len(offsets) - 1
+    counts = np.zeros(int(offsets[-1]), np.int64)
+    for f in range(n_features):
+        counts[offsets[f]:offsets[f + 1]] = np.bincount(data.columns[:, f],
+                                                        minlength=offsets[f + 1] - offsets[f])
+    counts = sum_over_rows(counts)
+    out = np.zeros(n_features, np.int32)
+    for f in range(n_features):
+        c = counts[offsets[f]:offsets[f + 1]]
+        top = int(np.argmax(c))                      # the first of equal counts, as ArgMax
+        if c.sum() and c[top] / c.sum() < 0.7:
+            top = int(np.searchsorted(data.bin_mapper.upper_bounds[f], 0.0))
+        out[f] = top
+    return out
 
 
 class SerialLearner:
@@ -31,6 +56,8 @@ class SerialLearner:
         if self.row_wise:
             self._chunk_hists = np.empty((MAX_CHUNKS, data.total_bins, HIST_WIDTH), HIST_DTYPE)
         self._int_scratch = {}      # quantized training: buffers by name (see _scratch)
+        self.most_freq_bins = most_frequent_bins(data, self.sum_over_rows)
+        self._flags = np.zeros(len(data.feature_offsets) - 1, np.uint8)
 
     def sum_over_rows(self, values):
         """Sums over every rank's rows (this rank holds them all); the
@@ -63,6 +90,11 @@ class SerialLearner:
             build_histogram_colwise(self.data.columns.T, sample_indices, ordered_gradients,
                                     ordered_hessians, self.histogram_features(feature_indices),
                                     self.data.feature_offsets, hist)
+
+    def fix_histogram(self, hist, feature_indices, totals):
+        """Give a float histogram just built (global) LightGBM's most frequent bins."""
+        fix_most_frequent_bins(hist, self.scanned_features(feature_indices),
+                               self.data.feature_offsets, self.most_freq_bins, totals[0], totals[1])
 
     # -- quantized training: integer words (native/quantize.py) ----------------------
     def _scratch(self, name, shape, dtype):
@@ -121,13 +153,30 @@ class SerialLearner:
         else:
             hist[:] = local
 
-    def best_split_int(self, words, feature_indices, totals, record, quant):
-        """best_split on integer words, scaled back to floats bin by bin by the scan."""
-        self.best_split(words, feature_indices, totals, record, (quant.g_scale, quant.h_scale))
+    def best_split(self, hist, feature_indices, totals, record, local_count):
+        """``record`` = the leaf's best split over ``feature_indices`` (the same
+        on every rank); returns those of ``feature_indices`` splittable in the
+        leaf (LightGBM's ``is_splittable``: its children scan only these).
+        ``local_count``: this rank's rows in the leaf (voting's local vote)."""
+        return self.scan(hist, feature_indices, totals, record)
 
-    def best_split(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
-        find_best_split(hist, feature_indices, self.data.feature_offsets, self.data.nan_bins,
-                        totals[0], totals[1], totals[2], self.split_params, record, *scales)
+    def best_split_int(self, words, feature_indices, totals, record, quant, local_count):
+        """best_split on integer words (the scan scales the sums back)."""
+        return self.scan(words, feature_indices, totals, record, (quant.g_scale, quant.h_scale))
+
+    def scan(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
+        """find_best_split over this rank's share of ``feature_indices``, agreed."""
+        features = self.scanned_features(feature_indices)
+        flags = self._flags[:len(features)]          # every entry is written
+        find_best_split(hist, features, self.data.feature_offsets, self.data.nan_bins,
+                        self.most_freq_bins, totals[0], totals[1], totals[2], self.split_params,
+                        record, flags, *scales)
+        return self.agree(record, feature_indices, features[flags.view(np.bool_)])
+
+    def agree(self, record, feature_indices, splittable):
+        """The best split of every rank's ``record`` and the features splittable on
+        any rank (one process: its own)."""
+        return splittable
 
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])

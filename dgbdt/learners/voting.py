@@ -3,9 +3,12 @@
 Rows are sharded as in data-parallel, but histograms stay local until a vote
 picks the few features worth sending.  For each new leaf:
 
-1. local vote: each rank scans its *local* histogram with min_data_in_leaf
-   and min_sum_hessian_in_leaf divided by the number of ranks, and proposes
-   its top_k features by local gain;
+1. local vote: each rank scans its *local* histogram (its own rows of the
+   leaf) with min_data_in_leaf and min_sum_hessian_in_leaf divided by the
+   number of ranks, and proposes its top_k features by local gain; the
+   leaf's children propose only among the features this scan found
+   splittable (LightGBM's voting learner keeps ``is_splittable`` from the
+   local scans, per rank);
 2. the proposals (feature, gain) are all-gathered and every rank runs the same
    election: PV-Tree's top 2*top_k by vote count (ties: summed gain, then
    feature index), or LightGBM's top_k by count-weighted gain
@@ -29,7 +32,7 @@ from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN
 from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, PAIRS, WIDE_DTYPE, WIDE_SHIFT,
                                narrow_words, packed_width,
                                unpack_word, widen_words)
-from ..native.split import best_gain_per_feature, find_best_split
+from ..native.split import best_gain_per_feature, find_best_split, fix_most_frequent_bins
 from .data import DataParallelLearner, agree_best_split, owner_blocks
 from .serial import SerialLearner
 
@@ -92,36 +95,47 @@ class VotingParallelLearner(DataParallelLearner):
     def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
         SerialLearner.leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist)
 
-    def _local_totals(self, hist, feature_indices, totals, scales):
+    def fix_histogram(self, hist, feature_indices, totals):
+        # Local histograms: the owners fix the elected features' global sums.
+        pass
+
+    def _local_sums(self, hist, feature_indices, scales):
         # Every local row falls in one bin of any feature: sum the first one's bins.
         offsets = self.data.feature_offsets
         f = feature_indices[0]
         bins = hist[offsets[f]:offsets[f + 1]]
         if bins.ndim == 1:              # quantized words: their sum is the leaf's word
             g, h = unpack_word(bins.sum())
-            g, h = float(g) * scales[0], float(h) * scales[1]
-        elif bins.dtype == WIDE_DTYPE:  # quantized pairs
+            return float(g) * scales[0], float(h) * scales[1]
+        if bins.dtype == WIDE_DTYPE:    # quantized pairs
             g, h = bins.sum(axis=0)
-            g, h = float(g) * scales[0], float(h) * scales[1]
-        else:
-            g, h = bins.sum(axis=0)
-        count = h * totals[2] / totals[1] if totals[1] > 0 else 0.0
-        return g, h, count
+            return float(g) * scales[0], float(h) * scales[1]
+        g, h = bins.sum(axis=0)
+        return float(g), float(h)
 
-    def _vote(self, hist, feature_indices, totals, scales=(1.0, 1.0)):
+    def _vote(self, hist, feature_indices, local_count, scales=(1.0, 1.0)):
         """Steps 1-2: the features every rank elects from the local histograms
-        (floats, or quantized words read with ``scales``)."""
+        (floats, or quantized words read with ``scales``), and the features
+        splittable in this rank's local scan.  Those are what the leaf's children
+        propose from, as in LightGBM, whose voting learner keeps ``is_splittable``
+        from the local scans: each rank its own, which changes only what it
+        proposes (the election is the same everywhere)."""
         proposal = np.full((self.top_k, 2), -1.0)
+        splittable = feature_indices[:0]
         if len(feature_indices):
-            g, h, c = self._local_totals(hist, feature_indices, totals, scales)
+            g, h = self._local_sums(hist, feature_indices, scales)
             gains = np.empty(len(feature_indices))
+            flags = np.zeros(len(feature_indices), np.uint8)
             best_gain_per_feature(hist, feature_indices, self.data.feature_offsets,
-                                  self.data.nan_bins, g, h, c, self.local_params, gains, *scales)
+                                  self.data.nan_bins, self.most_freq_bins, g, h,
+                                  float(local_count),
+                                  self.local_params, gains, flags, *scales)
+            splittable = feature_indices[flags.view(np.bool_)]
             order = np.lexsort((feature_indices, -gains))[:self.top_k]
             order = order[np.isfinite(gains[order])]
             proposal[:len(order), 0] = feature_indices[order]
             proposal[:len(order), 1] = gains[order]
-        return elect(self.comm.allgather(proposal), self.top_k, self.rule)
+        return elect(self.comm.allgather(proposal), self.top_k, self.rule), splittable
 
     def _reduce_elected(self, hist, elected, width, pack=None):
         """Step 3: the elected features' bins of ``hist`` (``width`` values per bin)
@@ -155,9 +169,14 @@ class VotingParallelLearner(DataParallelLearner):
             width = offsets[f + 1] - offsets[f]
             target[offsets[f]:offsets[f + 1]] = summed[at:at + width]
             at += width
-        find_best_split(target, owned, offsets, self.data.nan_bins,
-                        totals[0], totals[1], totals[2], self.split_params, record, *scales)
-        agree_best_split(self.comm, record)
+        if target is self._global:             # floats: LightGBM's most frequent bins
+            fix_most_frequent_bins(target, owned, offsets, self.most_freq_bins,
+                                   totals[0], totals[1])
+        flags = np.zeros(len(owned), np.uint8)       # the vote's flags count, not these
+        find_best_split(target, owned, offsets, self.data.nan_bins, self.most_freq_bins,
+                        totals[0], totals[1], totals[2], self.split_params, record, flags,
+                        *scales)
+        agree_best_split(self.comm, record, owned[:0], self.data.n_features_global)
 
     @staticmethod
     def _no_split(record):
@@ -165,22 +184,23 @@ class VotingParallelLearner(DataParallelLearner):
         record[SPLIT_FEATURE] = -1.0
         record[SPLIT_GAIN] = -np.inf
 
-    def best_split(self, hist, feature_indices, totals, record):
-        elected = self._vote(hist, feature_indices, totals)
+    def best_split(self, hist, feature_indices, totals, record, local_count):
+        elected, splittable = self._vote(hist, feature_indices, local_count)
         if len(elected) == 0:
             self._no_split(record)
-            return
+            return splittable
         owned, summed = self._reduce_elected(hist, elected, HIST_WIDTH)
         self._scan_owned(owned, summed, totals, record)
+        return splittable
 
-    def best_split_int(self, words, feature_indices, totals, record, quant):
+    def best_split_int(self, words, feature_indices, totals, record, quant, local_count):
         # The vote and the owners' scan read words scaled back bin by bin; the
         # elected features' words travel narrow when the leaf's global count allows.
         scales = (quant.g_scale, quant.h_scale)
-        elected = self._vote(words, feature_indices, totals, scales)
+        elected, splittable = self._vote(words, feature_indices, local_count, scales)
         if len(elected) == 0:
             self._no_split(record)
-            return
+            return splittable
         width = packed_width(int(totals[2]), quant.n_bins)
         pairs = words.ndim == 2        # a leaf too large for wide words, or a child of one
         if pairs and width != PAIRS:   # ...that fits words again: send those
@@ -191,3 +211,4 @@ class VotingParallelLearner(DataParallelLearner):
         if narrow:
             summed = _as_wide(summed)
         self._scan_owned(owned, summed, totals, record, scales, pairs)
+        return splittable
