@@ -192,7 +192,7 @@ def test_wrong_version(tmp_path, model_text, version):
     (lambda d: d["trees"][0]["leaf_value"].pop(), ["leaf_value"]),
     (lambda d: d["trees"][0]["split_feature"].__setitem__(0, 99), ["feature"]),
     (lambda d: d["trees"][0]["left_child"].__setitem__(0, 0), ["child"]),
-    (lambda d: d["trees"][0]["leaf_value"].__setitem__(0, "x"), ["non-numeric"]),
+    (lambda d: d["trees"][0]["leaf_value"].__setitem__(0, "x"), ["leaf_value", "not a number"]),
     (lambda d: d.__setitem__("init_score", []), ["init_score"]),
 ])
 def test_invalid_model_content(model_text, edit, words):
