@@ -1,6 +1,7 @@
 """``dgbdt.Booster``: a trained model, its predictions and its file."""
 import json
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +52,10 @@ def _frame_as_float64(df, feature_names, validate_features):
 
 def _as_2d(X, n_features, feature_names, validate_features):
     """X as a float-convertible 2-D numpy array or CSR matrix, its width checked."""
+    if isinstance(X, (str, bytes, os.PathLike)):
+        raise TypeError(f"data must be an array, DataFrame or sparse matrix, got {X!r}: "
+                        "Booster.predict does not read files (the command line does: "
+                        "dgbdt predict data=FILE)")
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
         X = _frame_as_float64(X, feature_names, validate_features)
     if sp.issparse(X):

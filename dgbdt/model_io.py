@@ -64,10 +64,7 @@ _INT32_MAX = int(np.iinfo(np.int32).max)
 # Raw scores must stay below half the largest float: softmax subtracts the
 # largest score, which cannot overflow then, and rounding has room.
 _SAFE_SCORE = float(np.finfo(np.float64).max) / 2
-_FLOAT_FIELDS = ("threshold", "split_gain", "internal_value", "internal_weight", "internal_count",
-                 "leaf_value", "leaf_weight", "leaf_count")
 _NUMBER_TYPES = {int, float}
-_SCALAR_TYPES = (str, int, float, bool, type(None))
 _SHOW = reprlib.Repr()
 _SHOW.maxstring, _SHOW.maxother, _SHOW.maxlist, _SHOW.maxdict, _SHOW.maxlevel = 40, 40, 4, 4, 2
 
@@ -472,8 +469,9 @@ def load_model_file(path):
         check_regular_file(path, "model file")
         # O_NONBLOCK: should the path become a FIFO after the check, open() does not wait.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except ValueError as exc:
-        raise ModelFormatError(str(exc)) from None
+    except ValueError as exc:       # not a regular file; or a path os.stat refuses (a NUL)
+        msg = str(exc)
+        raise ModelFormatError(msg if path in msg else f"model file {path!r}: {msg}") from None
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             _fail(path, "not a regular file")

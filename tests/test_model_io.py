@@ -718,3 +718,10 @@ def test_dataframe_with_non_numeric_column(named):
     b, df = named
     with pytest.raises(TypeError, match="numeric"):
         b.predict(df.assign(f2="text"))
+
+
+def test_predict_from_a_path_is_a_type_error(named, tmp_path):
+    b, _ = named
+    for path in (str(tmp_path / "x.csv"), tmp_path / "x.csv"):
+        with pytest.raises(TypeError, match="does not read files"):
+            b.predict(path)
