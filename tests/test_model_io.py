@@ -431,6 +431,20 @@ def test_stored_ignore_column_not_a_string_is_one_cli_line(model_text, tmp_path,
     assert not (tmp_path / "p.txt").exists()
 
 
+def test_nan_init_score_cli_predict_exits_1(model_text, tmp_path, capsys):
+    # it wrote nan predictions with exit status 0
+    from dgbdt.cli import run
+    model = tmp_path / "m.json"
+    model.write_text(_edited(model_text, _set(("init_score", 0), _TOKEN), "NaN"))
+    data = tmp_path / "x.csv"
+    data.write_text("0,1,2,3,4,5,6\n")
+    assert run(["predict", f"data={data}", f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'init_score'[0] = NaN" in err and str(model) in err
+    assert not (tmp_path / "p.txt").exists()
+
+
 @pytest.mark.parametrize("key, value", [("num_class", 2), ("num_tree_per_iteration", 2),
                                         ("num_class", 2 ** 31), ("num_features", -1),
                                         ("feature_names", ["a"] * 6 + [1]),
