@@ -1,5 +1,7 @@
 """``dgbdt.Booster``: a trained model, its predictions and its file."""
 import json
+import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,10 +16,48 @@ _LARGEST = float(np.finfo(np.float64).max)     # stands for +inf in model files
 PREDICT_CHUNK_ROWS = 1 << 17
 
 
-def _rows_as_float64(X, n_features):
-    """Yield (start, float64 C-contiguous block) of X, checking its width."""
+def _default_names(names):
+    """The names dgbdt gives features of data without names (Column_i)."""
+    return all(name == f"Column_{i}" for i, name in enumerate(names))
+
+
+def _check_feature_names(columns, feature_names):
+    """A DataFrame's column names must be the model's, in order (scikit-learn;
+    LightGBM's validate_features=True).  A model trained without names (its
+    names are dgbdt's Column_i) is not checked, as scikit-learn only warns then;
+    a wrong count is left to the width check, whose message says more."""
+    got = [str(c) for c in columns]
+    if len(got) != len(feature_names) or got == feature_names or _default_names(feature_names):
+        return
+    i = next(i for i, (a, b) in enumerate(zip(got, feature_names)) if a != b)
+    raise ValueError(f"the feature names of X differ from the model's at column {i}: expected "
+                     f"{feature_names[i]!r}, got {got[i]!r} (a DataFrame's columns must be the "
+                     "model's feature names in order; pass validate_features=False to predict "
+                     "by column position)")
+
+
+def _frame_as_float64(df, feature_names, validate_features):
+    if validate_features:
+        _check_feature_names(df.columns, feature_names)
+    for i, dtype in enumerate(df.dtypes):
+        if getattr(dtype, "kind", "") == "c":
+            raise TypeError(f"column {df.columns[i]!r} of X is complex ({dtype}): "
+                            "dgbdt predicts from real numbers")
+    try:
+        return df.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"X must be numeric, got column dtypes {sorted(set(map(str, df.dtypes)))}"
+                        ) from exc
+
+
+def _as_2d(X, n_features, feature_names, validate_features):
+    """X as a float-convertible 2-D numpy array or CSR matrix, its width checked."""
+    if isinstance(X, (str, bytes, os.PathLike)):
+        raise TypeError(f"data must be an array, DataFrame or sparse matrix, got {X!r}: "
+                        "Booster.predict does not read files (the command line does: "
+                        "dgbdt predict data=FILE)")
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        X = _frame_as_float64(X, feature_names, validate_features)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
     else:
@@ -26,13 +66,21 @@ def _rows_as_float64(X, n_features):
             X = X.reshape(1, -1) if X.shape[0] == n_features else X.reshape(-1, 1)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
-        if X.dtype.kind not in "fiub":
+        if X.dtype.kind not in "fiubc":
             try:
                 X = X.astype(np.float64)
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"X must be numeric, got dtype {X.dtype}") from exc
+    if X.dtype.kind == "c":     # converting would drop the imaginary part silently
+        raise TypeError(f"X is complex ({X.dtype}): dgbdt predicts from real numbers")
     if X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but the model expects {n_features} features")
+    return X
+
+
+def _rows_as_float64(X, n_features, feature_names=None, validate_features=False):
+    """Yield (start, float64 C-contiguous block) of X, checking its width."""
+    X = _as_2d(X, n_features, feature_names, validate_features)
     n = X.shape[0]
     for start in range(0, n, PREDICT_CHUNK_ROWS):
         block = X[start:start + PREDICT_CHUNK_ROWS]
@@ -43,6 +91,13 @@ def _rows_as_float64(X, n_features):
             # A read-only array (e.g. a memmap) would compile a second kernel variant.
             block = block.copy()
         yield start, block
+
+
+def _iteration_arg(value, name):
+    """An iteration count argument: an integer or None."""
+    if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
+        return None if value is None else int(value)
+    raise TypeError(f"{name} must be an integer or None, got {value!r}")
 
 
 class Booster:
@@ -63,6 +118,8 @@ class Booster:
             header, trees = load_model_file(model_file)
             self._load(header, trees)
         elif model_str is not None:
+            if not isinstance(model_str, (str, bytes, bytearray)):
+                raise TypeError(f"model_str must be a str, got {type(model_str).__name__}")
             header, trees = model_from_json(model_str)
             self._load(header, trees)
         elif train_set is not None:
@@ -119,12 +176,15 @@ class Booster:
     def feature_name(self):
         return list(self.feature_names)
 
-    def _n_trees_for(self, num_iteration, start_iteration=0):
+    def _n_trees_for(self, num_iteration, start_iteration=0, name="num_iteration"):
         """(first tree, end tree) of iterations [start, start + num_iteration), as
         LightGBM: start clamped to [0, iterations]; num_iteration None means the
-        best iteration when starting at 0 and there is one, else all; <= 0 all."""
+        best iteration when starting at 0 and there is one, else all; <= 0 all.
+        ``name`` is num_iteration's name in errors."""
+        num_iteration = _iteration_arg(num_iteration, name)
+        start_iteration = _iteration_arg(start_iteration, "start_iteration")
         total = self.current_iteration()
-        start = max(0, min(int(start_iteration or 0), total))
+        start = max(0, min(start_iteration or 0, total))
         if num_iteration is None:
             num_iteration = self.best_iteration if start == 0 and self.best_iteration > 0 else -1
         end = total if num_iteration <= 0 else min(total, start + num_iteration)
@@ -134,7 +194,7 @@ class Booster:
         """Per feature: number of splits ("split") or total gain ("gain")."""
         if importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
-        _, end = self._n_trees_for(iteration)
+        _, end = self._n_trees_for(iteration, name="iteration")
         out = np.zeros(self.num_feature(), dtype=np.float64)
         for tree in self.trees[:end]:
             if importance_type == "split":
@@ -149,9 +209,11 @@ class Booster:
             trees = self.trees
             node_counts = [t.n_leaves - 1 for t in trees]
             leaf_counts = [t.n_leaves for t in trees]
-            cat = (lambda name, dtype: np.ascontiguousarray(
-                np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0),
-                dtype=dtype))
+
+            def cat(name, dtype):
+                return np.ascontiguousarray(
+                    np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0),
+                    dtype=dtype)
             threshold = cat("threshold", np.float64)
             self._flat = dict(
                 node_offsets=np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
@@ -164,14 +226,29 @@ class Booster:
                 right_child=cat("right_child", np.int32), leaf_value=cat("leaf_value", np.float64))
         return self._flat
 
-    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False, start_iteration=0):
+    def predict(self, data, start_iteration=0, num_iteration=None, raw_score=False,
+                pred_leaf=False, *, validate_features=True, **kwargs):
         """Predict.
 
         Returns the probability of class 1 (binary), class probabilities
         (n, num_class) (multiclass), the value (regression), raw scores with
         ``raw_score=True``, or leaf indices (n, n_trees) with ``pred_leaf=True``.
         ``num_iteration=None`` uses the best iteration when early stopping set one.
+
+        Parameters are LightGBM's, in its order.  ``data`` is a 2-D numpy
+        array, pandas DataFrame or scipy.sparse matrix of real numbers (complex
+        values are a TypeError).  ``validate_features`` (a DataFrame only):
+        its column names must be the model's feature names in the same order,
+        or a ValueError names the first difference -- scikit-learn's behaviour,
+        hence the default True, where LightGBM's default is False; False
+        predicts by column position.  A model trained without feature names
+        (dgbdt's ``Column_i``) is not checked.  ``pred_contrib`` is not
+        implemented yet; other keyword arguments are a TypeError.
         """
+        if kwargs:
+            hint = " (pred_contrib is not implemented yet)" if "pred_contrib" in kwargs else ""
+            raise TypeError(f"Booster.predict() got unexpected keyword arguments: "
+                            f"{', '.join(map(repr, kwargs))}{hint}")
         first, end = self._n_trees_for(num_iteration, start_iteration)
         f = self._flat_trees()
         # Trees [first, end) only: shift the offset arrays.
@@ -179,7 +256,8 @@ class Booster:
         leaf_offsets = f["leaf_offsets"][first:end + 1]
         n_trees = end - first
         chunks = []
-        for _, block in _rows_as_float64(X, self.num_feature()):
+        for _, block in _rows_as_float64(data, self.num_feature(), self.feature_names,
+                                         validate_features):
             if pred_leaf:
                 out = np.zeros((block.shape[0], n_trees), dtype=np.int32)
                 predict_leaf_index(block, node_offsets, f["split_feature"], f["threshold"],
@@ -201,7 +279,9 @@ class Booster:
             return result
         if raw_score:
             return result[:, 0] if self.num_class == 1 else result
-        return transform_by_name(self.objective, result, self.objective_params.get("sigmoid", 1.0))
+        with np.errstate(over="ignore"):        # exp() saturating: probability 0 or 1
+            return transform_by_name(self.objective, result,
+                                     self.objective_params.get("sigmoid", 1.0))
 
     # -- model file -------------------------------------------------------------
     def _header(self, n_iterations=None):

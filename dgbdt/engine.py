@@ -574,7 +574,8 @@ def _init_model_scores(init_booster, dataset, k_out):
     """
     if dataset._source is not None:
         raw = np.asarray(init_booster.predict(dataset._source.data, raw_score=True,
-                                              num_iteration=init_booster.current_iteration()),
+                                              num_iteration=init_booster.current_iteration(),
+                                              validate_features=False),   # by position, as LightGBM
                          np.float64)
         return raw.reshape(dataset.n_samples, k_out).T.copy()
     if _same_bins(init_booster.bin_mapper, dataset.bin_mapper):

@@ -25,13 +25,30 @@ internal_value, internal_weight, internal_count (one per internal node);
 leaf_value, leaf_weight, leaf_count, leaf_depth (one per leaf).  Floats are
 written with Python's shortest round-trip repr, so a reloaded model predicts
 bit-identically.  Files are written atomically (temp file + rename).
+
+Loading validates every field and raises :class:`ModelFormatError` (a
+``ValueError``) naming the field, and the tree for tree fields, for anything
+else: integers must be JSON integers (not ``3.0``, not ``true``) within their
+dtype and meaning, floats finite numbers (the JSON extensions ``NaN`` and
+``Infinity``, and ``1e400``, are refused), child links must make each tree a
+tree (every node and leaf reached once from the root), and the raw score
+``|init_score| + sum of each tree's largest |leaf_value|`` must stay below
+half the largest float, so a loaded model predicts finite values for finite
+input.  A model file must be a regular UTF-8 file of at most
+:data:`MAX_MODEL_BYTES` bytes; unknown top-level keys are ignored (kept for
+later versions).
 """
 import json
+import math
 import os
+import reprlib
+import stat
+import sys
 import tempfile
 
 import numpy as np
 
+from .files import check_regular_file
 from .tree import LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
@@ -39,14 +56,47 @@ FORMAT_VERSION = 1
 _REQUIRED = ("objective", "num_class", "num_tree_per_iteration", "init_score", "num_features",
              "feature_names", "trees")
 
+#: The largest model file read (bytes): far above any real model (a 10,000-tree
+#: model of 255 leaves is about 0.5 GB), and a bound on what a wrong path reads.
+MAX_MODEL_BYTES = 1 << 30
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+# Raw scores must stay below half the largest float: softmax subtracts the
+# largest score, which cannot overflow then, and rounding has room.
+_SAFE_SCORE = float(np.finfo(np.float64).max) / 2
+_NUMBER_TYPES = {int, float}
+_SHOW = reprlib.Repr()
+_SHOW.maxstring, _SHOW.maxother, _SHOW.maxlist, _SHOW.maxdict, _SHOW.maxlevel = 40, 40, 4, 4, 2
+
 
 class ModelFormatError(ValueError):
     """A model file or string that is not a valid dgbdt model."""
 
 
+def _target_kind(path):
+    """None when ``path`` is missing or a regular file, else what it is."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a plain file")
+
+
 def write_atomic(path, text):
-    """Write ``text`` to ``path`` through a temp file in the same folder + rename."""
+    """Write ``text`` to ``path`` through a temp file in the same folder + rename.
+
+    A directory, FIFO or device at ``path`` and a missing folder are refused
+    before anything is written; a failed write leaves an existing file as it was.
+    """
     path = os.fspath(path)
+    kind = _target_kind(path)
+    if kind == "a directory":
+        raise IsADirectoryError(f"cannot write {path}: it is a directory")
+    if kind is not None:
+        raise OSError(f"cannot write {path}: it is not a regular file ({kind})")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
@@ -67,74 +117,332 @@ def write_atomic(path, text):
         raise
 
 
+# --------------------------------------------------------------------------- #
+# parsing
+# --------------------------------------------------------------------------- #
+class _Token:
+    """A JSON extension token (NaN, Infinity, -Infinity): kept as text so that
+    the field holding it is refused by name, as any other non-number."""
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _show(value):
+    """A short JSON-like rendering of a value for error messages."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return _SHOW.repr(value)
+
+
 def _fail(source, msg):
     raise ModelFormatError(f"{source}: {msg}")
 
 
-def _check_tree(source, i, d, n_features):
-    where = f"tree {i}"
-    if not isinstance(d, dict) or "num_leaves" not in d:
-        _fail(source, f"{where} is not a tree object")
-    n = d["num_leaves"]
-    if not isinstance(n, int) or n < 1:
-        _fail(source, f"{where} has invalid num_leaves {n!r}")
-    for name in NODE_FIELDS + LEAF_FIELDS:
-        if name not in d:
-            _fail(source, f"{where} lacks field {name!r}")
-        want = n - 1 if name in NODE_FIELDS else n
-        if not isinstance(d[name], list) or len(d[name]) != want:
-            _fail(source, f"{where} field {name!r} must be a list of {want} values")
+def _parse(text, source):
     try:
-        tree = Tree.from_dict(d)
-    except (TypeError, ValueError) as exc:
-        _fail(source, f"{where} holds a non-numeric value ({exc})")
-    if n > 1:
-        if tree.split_feature.min() < 0 or tree.split_feature.max() >= n_features:
-            _fail(source, f"{where} splits on a feature outside [0, {n_features})")
-        children = np.concatenate([tree.left_child, tree.right_child])
-        nodes, leaves = children[children >= 0], ~children[children < 0]
-        if (len(np.unique(leaves)) != n or leaves.min() < 0 or leaves.max() >= n
-                or len(np.unique(nodes)) != n - 2 or (len(nodes) and (nodes.min() < 1 or nodes.max() >= n - 1))):
-            _fail(source, f"{where} has broken child links")
-    if not np.all(np.isfinite(tree.leaf_value)):
-        _fail(source, f"{where} has a non-finite leaf value")
-    return tree
-
-
-def model_from_json(text, source="model string"):
-    """Parse and validate a model document; returns (header dict, list of Tree)."""
-    try:
-        doc = json.loads(text)
+        return json.loads(text, parse_constant=_Token)
     except json.JSONDecodeError as exc:
         hint = " (the file looks truncated)" if "Expecting" in exc.msg and exc.pos >= len(text) - 1 else ""
         _fail(source, f"not valid JSON{hint}: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    except RecursionError:
+        _fail(source, "not a dgbdt model: JSON nested too deeply")
+    except MemoryError:
+        _fail(source, "not a dgbdt model: too large to parse in memory")
+    except ValueError as exc:       # e.g. an integer of more than 4300 digits
+        _fail(source, f"not valid JSON: {exc}")
+
+
+# --------------------------------------------------------------------------- #
+# field checks: each names the field (``where`` names the tree) and the value
+# --------------------------------------------------------------------------- #
+def _range_text(lo, hi):
+    return f"[{lo}, {hi})" if hi is not None else f">= {lo}"
+
+
+def _quoted(name, *index):
+    """A field's name in messages: 'split_feature', 'bin_upper_bounds'[3]."""
+    return repr(name) + "".join(f"[{i!r}]" for i in index)
+
+
+def _int_value(source, where, field, value, lo, hi=None):
+    """A JSON integer in [lo, hi) (hi None: no upper bound).  ``where`` is ""
+    or "tree i: "; ``field`` the quoted field name."""
+    if type(value) is not int:
+        _fail(source, f"{where}field {field} = {_show(value)} is not an integer")
+    if value < lo or (hi is not None and value >= hi):
+        _fail(source, f"{where}field {field} = {value} is outside {_range_text(lo, hi)}")
+    return value
+
+
+def _list_value(source, where, field, values, length=None):
+    if type(values) is not list:
+        _fail(source, f"{where}field {field} must be a list, got {_show(values)}")
+    if length is not None and len(values) != length:
+        _fail(source, f"{where}field {field} must be a list of {length} values, got {len(values)}")
+    return values
+
+
+def _int_array(source, where, field, values, lo, hi, dtype, why=""):
+    """int array of JSON integers in [lo, hi); ``why`` explains the range."""
+    if values and (not set(map(type, values)) <= {int} or min(values) < lo or max(values) >= hi):
+        for k, v in enumerate(values):
+            if type(v) is not int:
+                _fail(source, f"{where}field {field}[{k}] = {_show(v)} is not an integer")
+            if not lo <= v < hi:
+                _fail(source, f"{where}field {field}[{k}] = {v} is outside [{lo}, {hi}){why}")
+    return np.array(values, dtype=np.int64).astype(dtype)
+
+
+def _finite_number(v):
+    return ((type(v) is float and math.isfinite(v))
+            or (type(v) is int and abs(v) <= sys.float_info.max))
+
+
+def _float_array(source, where, field, values):
+    """float64 array of finite JSON numbers."""
+    arr = None
+    if set(map(type, values)) <= _NUMBER_TYPES:
+        try:
+            arr = np.array(values, dtype=np.float64)
+        except OverflowError:       # an integer beyond the float range
+            pass
+    if arr is None or not np.isfinite(arr).all():
+        for k, v in enumerate(values):
+            if not _finite_number(v):
+                what = "not a number" if type(v) not in _NUMBER_TYPES else "not a finite number"
+                _fail(source, f"{where}field {field}[{k}] = {_show(v)} is {what}")
+    return arr
+
+
+# --------------------------------------------------------------------------- #
+# the header
+# --------------------------------------------------------------------------- #
+def _known_objectives():
+    from .params import OBJECTIVE_ALIASES
+    return sorted(set(OBJECTIVE_ALIASES.values()) | {"custom"})
+
+
+def _check_kind(source, doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         _fail(source, f"not a dgbdt model file (expected \"format\": \"{FORMAT_NAME}\")")
     version = doc.get("version")
-    if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-        _fail(source, f"unsupported model format version {version!r} (this dgbdt reads up to {FORMAT_VERSION})")
+    if type(version) is not int or not 1 <= version <= FORMAT_VERSION:
+        _fail(source, f"unsupported model format version {_show(version)} "
+                      f"(this dgbdt reads up to {FORMAT_VERSION})")
     for key in _REQUIRED:
         if key not in doc:
             _fail(source, f"missing field {key!r}")
-    n_features = doc["num_features"]
-    if not isinstance(n_features, int) or n_features < 0:
-        _fail(source, f"invalid num_features {n_features!r}")
-    for key in ("feature_names", "init_score", "trees"):
-        if not isinstance(doc[key], list):
-            _fail(source, f"{key} must be a list, got {type(doc[key]).__name__}")
-    if len(doc["feature_names"]) != n_features:
-        _fail(source, "feature_names does not match num_features")
-    k = doc["num_tree_per_iteration"]
-    if not isinstance(k, int) or k < 1 or len(doc["trees"]) % k:
-        _fail(source, "the number of trees is not a multiple of num_tree_per_iteration")
-    if len(doc["init_score"]) != doc["num_class"]:
-        _fail(source, "init_score must hold one value per class")
-    try:
-        trees = [_check_tree(source, i, t, n_features) for i, t in enumerate(doc["trees"])]
-    except (TypeError, KeyError, ValueError) as exc:
-        if isinstance(exc, ModelFormatError):
-            raise
-        _fail(source, f"malformed tree: {exc}")
+
+
+def _check_objective(source, doc):
+    """The objective, its classes, trees per iteration, parameters and init score
+    (checked together: they decide how raw scores become predictions)."""
+    objective, known = doc["objective"], _known_objectives()
+    if type(objective) is not str or objective not in known:
+        _fail(source, f"field 'objective' = {_show(objective)} is not a known objective "
+                      f"({', '.join(known)})")
+    num_class = _int_value(source, "", "'num_class'", doc["num_class"], 1, _INT32_MAX)
+    if objective == "multiclass" and num_class < 2:
+        _fail(source, f"field 'num_class' = {num_class} must be >= 2 for objective 'multiclass'")
+    if objective not in ("multiclass", "custom") and num_class != 1:
+        _fail(source, f"field 'num_class' = {num_class} must be 1 for objective {objective!r}")
+    k = _int_value(source, "", "'num_tree_per_iteration'", doc["num_tree_per_iteration"], 1)
+    if k != num_class:
+        _fail(source, f"field 'num_tree_per_iteration' = {k} must equal num_class = {num_class} "
+                      "(one tree per class and iteration)")
+    params = doc.get("objective_params", {})
+    if type(params) is not dict:
+        _fail(source, f"field 'objective_params' must be an object, got {_show(params)}")
+    for key, value in params.items():
+        if not _finite_number(value):
+            _fail(source, f"field {_quoted('objective_params', key)} = {_show(value)} "
+                          "is not a finite number")
+    if "sigmoid" in params and not params["sigmoid"] > 0:
+        _fail(source, f"field {_quoted('objective_params', 'sigmoid')} = {params['sigmoid']} must be > 0")
+    init = _list_value(source, "", "'init_score'", doc["init_score"], num_class)
+    return k, _float_array(source, "", "'init_score'", init)
+
+
+def _check_features(source, doc):
+    n = _int_value(source, "", "'num_features'", doc["num_features"], 0, _INT32_MAX)
+    names = _list_value(source, "", "'feature_names'", doc["feature_names"], n)
+    if not set(map(type, names)) <= {str}:
+        k = next(k for k, name in enumerate(names) if type(name) is not str)
+        _fail(source, f"field {_quoted('feature_names', k)} = {_show(names[k])} is not a string")
+    return n
+
+
+def _check_bins(source, doc, n_features):
+    """The bin mapper (both fields or neither); returns the number of value
+    bins per feature, or None without a mapper."""
+    keys = ("bin_upper_bounds", "nan_bins")
+    given = [key for key in keys if key in doc]
+    if not given:
+        return None
+    if len(given) == 1:
+        missing = next(key for key in keys if key not in doc)
+        _fail(source, f"field {missing!r} is missing while {given[0]!r} is given "
+                      "(a model has both or neither)")
+    bounds = _list_value(source, "", "'bin_upper_bounds'", doc["bin_upper_bounds"], n_features)
+    for f, ub in enumerate(bounds):
+        field = _quoted("bin_upper_bounds", f)
+        arr = _float_array(source, "", field, _list_value(source, "", field, ub))
+        down = np.flatnonzero(arr[1:] < arr[:-1])
+        if len(down):
+            _fail(source, f"field {field} is not sorted: [{down[0]}] = {float(arr[down[0]])!r} > "
+                          f"[{down[0] + 1}] = {float(arr[down[0] + 1])!r}")
+    n_value_bins = np.array([len(ub) + 1 for ub in bounds], dtype=np.int64)   # + the last, +inf
+    nan_bins = _int_array(source, "", "'nan_bins'",
+                          _list_value(source, "", "'nan_bins'", doc["nan_bins"], n_features),
+                          -1, _INT32_MAX, np.int64)
+    bad = np.flatnonzero((nan_bins != -1) & (nan_bins != n_value_bins))
+    if len(bad):
+        f = bad[0]
+        _fail(source, f"field {_quoted('nan_bins', int(f))} = {nan_bins[f]} must be -1 (no NaN bin) "
+                      f"or {n_value_bins[f]} (the bin after feature {f}'s {n_value_bins[f]} value bins)")
+    return n_value_bins
+
+
+def _is_scalar(value):
+    return type(value) in (str, int, bool, type(None)) or (type(value) is float
+                                                          and math.isfinite(value))
+
+
+def _check_params(source, doc):
+    """Training parameters: JSON scalars or lists of them; the column keys the
+    CLI reads data files with (dgbdt.cli.COLUMN_KEYS) are strings."""
+    from .cli import COLUMN_KEYS
+    params = doc.get("params", {})
+    if type(params) is not dict:
+        _fail(source, f"field 'params' must be an object, got {_show(params)}")
+    for key, value in params.items():
+        if not (_is_scalar(value) or (type(value) is list and all(map(_is_scalar, value)))):
+            _fail(source, f"field {_quoted('params', key)} = {_show(value)} is not a JSON scalar "
+                          "or a list of them")
+    for key in COLUMN_KEYS:
+        if key in params and type(params[key]) is not str:
+            _fail(source, f"field {_quoted('params', key)} = {_show(params[key])} must be a string "
+                          "(how the command line reads data files for this model)")
+
+
+# --------------------------------------------------------------------------- #
+# trees
+# --------------------------------------------------------------------------- #
+def _check_links(source, where, left, right, n_leaves):
+    """Every internal node and leaf reached exactly once from the root.  A walk
+    with a stack (no recursion on deep trees); a cycle or a shared child is
+    met a second time and stops it."""
+    n_nodes = n_leaves - 1
+    if n_nodes == 0:
+        return
+    node_seen, leaf_seen = bytearray(n_nodes), bytearray(n_leaves)
+    node_seen[0] = 1
+    stack = [0]
+    while stack:
+        k = stack.pop()
+        for name, c in (("left_child", left[k]), ("right_child", right[k])):
+            seen, j = (node_seen, c) if c >= 0 else (leaf_seen, ~c)
+            if seen[j]:
+                what = f"node {j}" if c >= 0 else f"leaf {j}"
+                _fail(source, f"{where}field {name!r}[{k}] = {c} links {what} a second time "
+                              "(a cycle or a shared child)")
+            seen[j] = 1
+            if c >= 0:
+                stack.append(c)
+    for what, seen in (("node", node_seen), ("leaf", leaf_seen)):
+        j = seen.find(0)
+        if j >= 0:
+            _fail(source, f"{where}{what} {j} is not reached from the root (broken child links)")
+
+
+def _int_ranges(n_leaves, n_features):
+    """(lo, hi, why) of each integer field of a tree of ``n_leaves`` leaves."""
+    link = (-n_leaves, n_leaves - 1, f" (a child is a node in [1, {n_leaves - 1}) "
+                                     f"or a leaf ~l, l in [0, {n_leaves}))")
+    return {"split_feature": (0, n_features, f" (the model has {n_features} features)"),
+            "threshold_bin": (0, _INT32_MAX, ""), "default_left": (0, 2, " (0 or 1)"),
+            "left_child": link, "right_child": link, "leaf_depth": (0, n_leaves, "")}
+
+
+def _check_tree(source, i, d, n_features, n_value_bins):
+    where = f"tree {i}: "
+    if type(d) is not dict:
+        _fail(source, f"tree {i} is not a tree object, got {_show(d)}")
+    if "num_leaves" not in d:
+        _fail(source, f"{where}missing field 'num_leaves'")
+    n = _int_value(source, where, "'num_leaves'", d["num_leaves"], 1, _INT32_MAX)
+    for name in NODE_FIELDS + LEAF_FIELDS:
+        if name not in d:
+            _fail(source, f"{where}missing field {name!r}")
+        _list_value(source, where, repr(name), d[name], n - 1 if name in NODE_FIELDS else n)
+    ranges = _int_ranges(n, n_features)
+    arrays = {}
+    for name in NODE_FIELDS + LEAF_FIELDS:
+        if name in ranges:
+            lo, hi, why = ranges[name]
+            arrays[name] = _int_array(source, where, repr(name), d[name], lo, hi,
+                                      Tree.INT_DTYPES[name], why)
+        else:
+            arrays[name] = _float_array(source, where, repr(name), d[name])
+    _check_links(source, where, d["left_child"], d["right_child"], n)
+    if n_value_bins is not None and n > 1:
+        feature, threshold_bin = arrays["split_feature"], arrays["threshold_bin"]
+        limit = n_value_bins[feature]
+        bad = np.flatnonzero(threshold_bin >= limit)
+        if len(bad):
+            k = int(bad[0])
+            _fail(source, f"{where}field 'threshold_bin'[{k}] = {threshold_bin[k]} is outside "
+                          f"[0, {limit[k]}) (the value bins of feature {feature[k]})")
+    return Tree.from_arrays(n, arrays)
+
+
+def _check_trees(source, doc, k, n_features, n_value_bins):
+    trees = _list_value(source, "", "'trees'", doc["trees"])
+    if len(trees) % k:
+        _fail(source, f"field 'trees' holds {len(trees)} trees, not a multiple of "
+                      f"num_tree_per_iteration = {k}")
+    return [_check_tree(source, i, t, n_features, n_value_bins) for i, t in enumerate(trees)]
+
+
+def _check_score_bound(source, init_score, trees, k):
+    """Refuse a model whose raw scores could overflow: |init_score| plus the
+    largest |leaf_value| of each tree of the class, below half the largest float."""
+    bound = [abs(float(v)) for v in init_score]
+    for c, b in enumerate(bound):
+        if not b < _SAFE_SCORE:
+            _fail(source, f"field 'init_score'[{c}] = {float(init_score[c])!r} is too large "
+                          f"(raw scores must stay below {_SAFE_SCORE:.4g})")
+    for t, tree in enumerate(trees):
+        c = t % k
+        bound[c] += float(np.abs(tree.leaf_value).max())
+        if not bound[c] < _SAFE_SCORE:
+            _fail(source, f"tree {t}: the raw scores of class {c} could reach {bound[c]:.4g} "
+                          "(|init_score| plus each tree's largest |leaf_value|); a model must keep "
+                          f"them below {_SAFE_SCORE:.4g} so that its predictions are finite")
+
+
+def model_from_json(text, source="model string"):
+    """Parse and validate a model document; returns (header dict, list of Tree).
+
+    Raises ModelFormatError naming the field (and tree) of the first problem.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = _decode(bytes(text), source)
+    doc = _parse(text, source)
+    _check_kind(source, doc)
+    k, init_score = _check_objective(source, doc)
+    n_features = _check_features(source, doc)
+    n_value_bins = _check_bins(source, doc, n_features)
+    _check_params(source, doc)
+    trees = _check_trees(source, doc, k, n_features, n_value_bins)
+    if "best_iteration" in doc:
+        _int_value(source, "", "'best_iteration'", doc["best_iteration"], 0, len(trees) // k + 1)
+    _check_score_bound(source, init_score, trees, k)
     return doc, trees
 
 
@@ -144,13 +452,31 @@ def model_to_json(header, trees):
     return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
 
+def _decode(data, source):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _fail(source, f"not a dgbdt model file (not UTF-8 text: byte {exc.start} is "
+                      f"{data[exc.start]:#04x})")
+
+
 def load_model_file(path):
+    """(header, trees) of the model file ``path``; FileNotFoundError when it is
+    missing, ModelFormatError for anything but a regular UTF-8 model file of at
+    most MAX_MODEL_BYTES (a FIFO or device is refused without reading it)."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"Model file not found: {path}") from None
-    except UnicodeDecodeError:
-        _fail(path, "not a dgbdt model file (binary content)")
-    return model_from_json(text, source=path)
+        check_regular_file(path, "model file")
+        # O_NONBLOCK: should the path become a FIFO after the check, open() does not wait.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except ValueError as exc:       # not a regular file; or a path os.stat refuses (a NUL)
+        msg = str(exc)
+        raise ModelFormatError(msg if path in msg else f"model file {path!r}: {msg}") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            _fail(path, "not a regular file")
+        data = fh.read(MAX_MODEL_BYTES + 1)
+    if len(data) > MAX_MODEL_BYTES:
+        _fail(path, f"larger than {MAX_MODEL_BYTES} bytes, the most a model file may hold "
+                    "(dgbdt.model_io.MAX_MODEL_BYTES)")
+    return model_from_json(_decode(data, path), source=path)

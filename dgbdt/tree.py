@@ -102,19 +102,28 @@ class Tree:
             d[name] = arr.tolist()
         return d
 
-    @classmethod
-    def from_dict(cls, d):
-        n = int(d["num_leaves"])
-        tree = cls(n)
-        tree.n_leaves = n
-        dtypes = {"split_feature": FEATURE_INDEX_DTYPE, "threshold_bin": np.int32,
+    #: dtype of each integer field in memory (the others are float64).
+    INT_DTYPES = {"split_feature": FEATURE_INDEX_DTYPE, "threshold_bin": np.int32,
                   "default_left": np.uint8, "left_child": NODE_INDEX_DTYPE,
                   "right_child": NODE_INDEX_DTYPE, "leaf_depth": np.int32}
+
+    @classmethod
+    def from_dict(cls, d):
+        """A tree from its dict (``to_dict``); the values are not validated here:
+        files go through ``dgbdt.model_io``, which checks every field first."""
+        n = int(d["num_leaves"])
+        return cls.from_arrays(n, {name: np.asarray(d[name], dtype=cls.INT_DTYPES.get(name, np.float64))
+                                   for name in NODE_FIELDS + LEAF_FIELDS})
+
+    @classmethod
+    def from_arrays(cls, n_leaves, arrays):
+        """A tree of ``n_leaves`` leaves from validated arrays, one per field."""
+        tree = cls.__new__(cls)
+        tree.n_leaves = n_leaves
         for name in NODE_FIELDS + LEAF_FIELDS:
-            setattr(tree, name, np.asarray(d[name], dtype=dtypes.get(name, np.float64)))
-        tree.leaf_parent = np.full(n, -1, np.int32)
-        for k in range(n - 1):
-            for c in (tree.left_child[k], tree.right_child[k]):
-                if c < 0:
-                    tree.leaf_parent[~c] = k
+            setattr(tree, name, np.asarray(arrays[name], dtype=cls.INT_DTYPES.get(name, np.float64)))
+        tree.leaf_parent = np.full(n_leaves, -1, np.int32)
+        for links in (tree.left_child, tree.right_child):
+            is_leaf = links < 0
+            tree.leaf_parent[~links[is_leaf]] = np.flatnonzero(is_leaf)
         return tree
