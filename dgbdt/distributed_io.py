@@ -16,13 +16,13 @@ waiting in a collective.  Line numbers in messages count from the file's start.
 """
 import functools
 import os
-import tempfile
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import readers
 from .comm import agree_on_errors
+from .files import publish, temp_beside
 
 
 def run_agreed(comm, step):
@@ -156,8 +156,7 @@ def write_parts_in_order(path, data, comm):
     def create():
         if comm.rank != 0:
             return b""
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
+        fd, tmp = temp_beside(path)
         os.close(fd)
         return tmp.encode()
 
@@ -177,10 +176,7 @@ def write_parts_in_order(path, data, comm):
     try:
         run_agreed(comm, write)
         if comm.rank == 0:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)    # mkstemp made it 0600
-            os.replace(tmp, path)
+            publish(tmp, path)
     finally:
         if comm.rank == 0 and os.path.exists(tmp):
             os.unlink(tmp)

@@ -44,11 +44,10 @@ import os
 import reprlib
 import stat
 import sys
-import tempfile
 
 import numpy as np
 
-from .files import check_regular_file
+from .files import check_regular_file, publish, temp_beside
 from .tree import LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
@@ -73,44 +72,21 @@ class ModelFormatError(ValueError):
     """A model file or string that is not a valid dgbdt model."""
 
 
-def _target_kind(path):
-    """None when ``path`` is missing or a regular file, else what it is."""
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if stat.S_ISREG(mode):
-        return None
-    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a plain file")
-
-
 def write_atomic(path, text):
     """Write ``text`` to ``path`` through a temp file in the same folder + rename.
 
     A directory, FIFO or device at ``path`` and a missing folder are refused
-    before anything is written; a failed write leaves an existing file as it was.
+    before anything is written; a failed write leaves an existing file as it
+    was, and temp files of killed writers are removed (dgbdt.files).
     """
     path = os.fspath(path)
-    kind = _target_kind(path)
-    if kind == "a directory":
-        raise IsADirectoryError(f"cannot write {path}: it is a directory")
-    if kind is not None:
-        raise OSError(f"cannot write {path}: it is not a regular file ({kind})")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        # mkstemp creates the file 0600; give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

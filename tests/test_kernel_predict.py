@@ -56,8 +56,9 @@ def walk(tree, x_row, binned_row=None, nan_bins=None):
 
 
 def flatten(trees):
-    cat = lambda name, dtype: np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]),
-                                                   dtype=dtype)
+    def cat(name, dtype):
+        return np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]), dtype=dtype)
+
     return dict(
         node_offsets=np.concatenate([[0], np.cumsum([t.n_leaves - 1 for t in trees])]).astype(np.int64),
         leaf_offsets=np.concatenate([[0], np.cumsum([t.n_leaves for t in trees])]).astype(np.int64),
