@@ -122,6 +122,8 @@ class MPIComm(SerialComm):
         self.size = self._comm.Get_size()
         self._watch = watchdog or Watchdog(self.rank, self.size)
         self._watch.rank, self._watch.size = self.rank, self.size
+        self._watch.start()
+        self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
         self._run("MPI_Comm_dup", self._watch.attach, MPI, self._comm)
         # Ranks sharing this machine: they share its cores too.
         local = self._run("MPI_Comm_split_type", self._comm.Split_type, MPI.COMM_TYPE_SHARED)
@@ -129,7 +131,8 @@ class MPIComm(SerialComm):
         local.Free()
 
     def _run(self, kind, call, *args, **kwargs):
-        """``call(...)``, a blocking collective, under its deadline."""
+        """``call(...)``, a blocking collective, under its deadline (the hot
+        collectives below inline this: it runs thousands of times per tree)."""
         watch = self._watch
         watch.enter(kind)
         try:
@@ -153,13 +156,16 @@ class MPIComm(SerialComm):
     def allgather_object(self, obj):
         return self._run("allgather (objects)", self._comm.allgather, obj)
 
-    def _op(self, op):
-        return {"sum": self._MPI.SUM, "max": self._MPI.MAX, "min": self._MPI.MIN}[op]
 
     def allreduce(self, values, op="sum"):
         send = np.ascontiguousarray(values)
         recv = np.empty_like(send)
-        self._run("allreduce", self._comm.Allreduce, send, recv, op=self._op(op))
+        watch = self._watch
+        watch.enter("allreduce")
+        try:
+            self._comm.Allreduce(send, recv, op=self._ops[op])
+        finally:
+            watch.current = None
         self.stats.add("allreduce", send.nbytes)
         return recv
 
@@ -167,15 +173,25 @@ class MPIComm(SerialComm):
         """Sum ``values`` over ranks; rank r receives elements of block r (``counts[r]`` long)."""
         send = np.ascontiguousarray(values)
         recv = np.empty(int(counts[self.rank]), dtype=send.dtype)
-        self._run("reduce_scatter", self._comm.Reduce_scatter, send, recv,
-                  recvcounts=[int(c) for c in counts], op=self._MPI.SUM)
+        watch = self._watch
+        watch.enter("reduce_scatter")
+        try:
+            self._comm.Reduce_scatter(send, recv, recvcounts=[int(c) for c in counts],
+                                      op=self._ops["sum"])
+        finally:
+            watch.current = None
         self.stats.add("reduce_scatter", send.nbytes)
         return recv
 
     def allgather(self, values):
         send = np.ascontiguousarray(values)
         recv = np.empty((self.size,) + send.shape, dtype=send.dtype)
-        self._run("allgather", self._comm.Allgather, send, recv)
+        watch = self._watch
+        watch.enter("allgather")
+        try:
+            self._comm.Allgather(send, recv)
+        finally:
+            watch.current = None
         self.stats.add("allgather", send.nbytes)
         return recv
 
@@ -194,7 +210,12 @@ class MPIComm(SerialComm):
 
     def bcast(self, values, root=0):
         buf = np.array(values, copy=True)
-        self._run("bcast", self._comm.Bcast, buf, root=root)
+        watch = self._watch
+        watch.enter("bcast")
+        try:
+            self._comm.Bcast(buf, root=root)
+        finally:
+            watch.current = None
         self.stats.add("bcast", buf.nbytes if self.rank == root else 0)
         return buf
 
@@ -337,8 +358,8 @@ def world_comm(time_out_minutes=None):
         watch = Watchdog(launched_rank(), launched_size())
         if time_out_minutes is not None:
             watch.set_time_out(time_out_minutes)
-        if watch.size > 1:
-            watch.enter("MPI_Init")
+        watch.start()
+        watch.enter("MPI_Init")
         try:
             from mpi4py import MPI   # noqa: F401  (initialises MPI)
         finally:

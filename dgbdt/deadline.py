@@ -36,6 +36,7 @@ ANSWER_SECONDS = 3.0
 #: A rank answers queries once it has waited this long in a collective.
 ANSWER_AFTER_SECONDS = 1.0
 _QUERY_TAG, _ANSWER_TAG = 7101, 7102
+_monotonic = time.monotonic
 
 
 def _where(frame):
@@ -55,7 +56,7 @@ class Watchdog:
     def __init__(self, rank, size):
         self.rank, self.size = rank, size
         self.limit_seconds = DEFAULT_TIME_OUT_MINUTES * 60.0
-        self.current = None          # (number, kind, entered at, limit, slow phase or None)
+        self.current = None          # (number, kind, entered at) of the collective waited in
         self.number = 0              # collectives entered so far
         self.phases = []             # stack of (reason, seconds)
         self.probe = None            # a duplicated communicator, once MPI is up
@@ -75,18 +76,26 @@ class Watchdog:
             self.probe = comm.Dup()
 
     def enter(self, kind):
+        """The main thread enters collective ``kind`` (two attribute writes: this
+        runs around every collective)."""
         self.number += 1
-        limit, reason = self.limit_seconds, None
-        if self.phases:
-            reason, seconds = self.phases[-1]
-            limit = max(limit, seconds)
-        self.current = (self.number, kind, time.monotonic(), limit, reason)
+        self.current = (self.number, kind, _monotonic())
+
+    def leave(self):
+        self.current = None
+
+    def start(self):
+        """Start the watchdog thread (once; only with several ranks)."""
         if self._thread is None and self.size > 1:
             self._thread = threading.Thread(target=self._watch, name="dgbdt-deadline", daemon=True)
             self._thread.start()
 
-    def leave(self):
-        self.current = None
+    def _limit(self):
+        """(seconds, slow phase or None) a collective entered now may wait."""
+        if self.phases:
+            reason, seconds = self.phases[-1]
+            return max(self.limit_seconds, seconds), reason
+        return self.limit_seconds, None
 
     # -- the watchdog thread ---------------------------------------------------
     def _watch(self):
@@ -95,8 +104,11 @@ class Watchdog:
             if current is None:
                 time.sleep(0.25)
                 continue
+            # The phases cannot change while the main thread waits in a collective.
+            limit, reason = self._limit()
+            current = (*current, limit, reason)
             waited = time.monotonic() - current[2]
-            if waited > current[3]:
+            if waited > limit:
                 self._expire(current)
                 return
             if waited > ANSWER_AFTER_SECONDS and self.probe is not None:

@@ -9,6 +9,7 @@ import contextlib
 import os
 import warnings
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -374,10 +375,35 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
     over rows (the same as ``comm`` when rows are sharded, serial otherwise);
     ``params`` are train's own (validation sets are constructed with them)."""
     data = TrainingData(train_set, comm, blocks)
-    n = data.n_samples
-    label, weight = train_set.label, train_set.weight
+    loop = SimpleNamespace(cfg=cfg, train_set=train_set, booster=booster, objective=objective,
+                           custom_objective=custom_objective, k_out=k_out, feval=feval,
+                           comm=comm, row_comm=row_comm, data=data)
+    loop.scores, init_booster = _starting_scores(loop, init_model)
+    loop.eval_sets = _make_eval_sets(train_set, loop.scores, valid_sets, valid_names, cfg, booster,
+                                     k_out, init_booster, params)
+    if cfg["tree_learner"] == "feature" and comm.size > 1:
+        # Replicated rows: metrics are computed by each rank on its own copy.
+        for es in loop.eval_sets:
+            if es.dataset is not train_set:
+                check_same_rows(comm, es.dataset, f"validation set {es.name!r}")
+    _prepare_loop(loop, callbacks, init_model)
+    # The first iteration compiles kernels on a cold Numba cache: its collectives
+    # wait at least the slow-phase allowance, whatever time_out says.
+    first_phase = contextlib.ExitStack()
+    first_phase.enter_context(comm.slow_phase("the first iteration (a cold Numba compile)"))
+    with first_phase:
+        for it in range(loop.first_iter, loop.end_iter):
+            if it == loop.first_iter + 1:
+                first_phase.close()
+            if _one_iteration(loop, it):
+                break
+    return booster
 
-    # Starting scores: init_score, or an init model's raw predictions, or boost_from_average.
+
+def _starting_scores(loop, init_model):
+    """(raw scores (k_out, n), the init model's Booster or None): init_score, or an
+    init model's raw predictions, or boost_from_average."""
+    cfg, train_set, booster, k_out = loop.cfg, loop.train_set, loop.booster, loop.k_out
     scores = _start_scores(train_set, k_out)
     init_booster = None
     if init_model is not None:
@@ -391,125 +417,134 @@ def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_se
             # claims no bins at all, so it is never replayed on bins again.
             booster.bin_mapper = None
         _free_raw(train_set)
-    elif objective and cfg["boost_from_average"] and train_set.init_score is None:
-        booster.init_score = objective.init_score(label, weight, row_comm)
+    elif loop.objective and cfg["boost_from_average"] and train_set.init_score is None:
+        booster.init_score = loop.objective.init_score(train_set.label, train_set.weight,
+                                                       loop.row_comm)
         scores += booster.init_score[:, None]
+    return scores, init_booster
 
-    eval_sets = _make_eval_sets(train_set, scores, valid_sets, valid_names, cfg, booster, k_out,
-                                init_booster, params)
-    if cfg["tree_learner"] == "feature" and comm.size > 1:
-        # Replicated rows: metrics are computed by each rank on its own copy.
-        for es in eval_sets:
-            if es.dataset is not train_set:
-                check_same_rows(comm, es.dataset, f"validation set {es.name!r}")
-    metrics = [get_metric(m) for m in cfg["metric"]]
 
-    learner = make_learner(cfg, data, split_params_vector(cfg), comm)
-    grower = TreeGrower(learner, data, cfg)
-    quantizer = None
-    if cfg["use_quantized_grad"]:
-        quantizer = GradientQuantizer(cfg, n, data.row_offset, row_comm)
-    gradients = np.empty((k_out, n), common.GRAD_DTYPE)
-    hessians = np.empty((k_out, n), common.GRAD_DTYPE)
-    all_rows = np.arange(n, dtype=common.INDEX_DTYPE)
-    bagging = cfg["bagging_freq"] > 0 and cfg["bagging_fraction"] < 1.0
-    bag = all_rows
-    seed = cfg["seed"]
-    bagging_seed = (cfg["bagging_seed"] + seed) & 0x7FFFFFFF
-    ff_seed = (cfg["feature_fraction_seed"] + seed) & 0x7FFFFFFF
+def _prepare_loop(loop, callbacks, init_model):
+    """The learner, grower, quantizer, buffers, seeds and callbacks of the loop."""
+    cfg, data, k_out, n = loop.cfg, loop.data, loop.k_out, loop.data.n_samples
+    loop.metrics = [get_metric(m) for m in cfg["metric"]]
+    loop.learner = make_learner(cfg, data, split_params_vector(cfg), loop.comm)
+    loop.grower = TreeGrower(loop.learner, data, cfg)
+    loop.quantizer = (GradientQuantizer(cfg, n, data.row_offset, loop.row_comm)
+                      if cfg["use_quantized_grad"] else None)
+    loop.gradients = np.empty((k_out, n), common.GRAD_DTYPE)
+    loop.hessians = np.empty((k_out, n), common.GRAD_DTYPE)
+    loop.all_rows = loop.bag = np.arange(n, dtype=common.INDEX_DTYPE)
+    loop.bagging = cfg["bagging_freq"] > 0 and cfg["bagging_fraction"] < 1.0
+    loop.bagging_seed = (cfg["bagging_seed"] + cfg["seed"]) & 0x7FFFFFFF
+    loop.ff_seed = (cfg["feature_fraction_seed"] + cfg["seed"]) & 0x7FFFFFFF
     callbacks = _prepare_callbacks(callbacks, cfg)
-    before = [c for c in callbacks if getattr(c, "before_iteration", False)]
-    after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
-    first_iter = booster.current_iteration() if init_model is not None else 0
-    end_iter = first_iter + cfg["num_iterations"]
+    loop.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
+    loop.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
+    booster = loop.booster
+    loop.first_iter = booster.current_iteration() if init_model is not None else 0
+    loop.end_iter = loop.first_iter + cfg["num_iterations"]
     booster.best_iteration = 0
     for c in callbacks:
         if hasattr(c, "begin_training"):      # e.g. log_progress starts its clock
-            c.begin_training(cb.CallbackEnv(booster, cfg, first_iter, first_iter, end_iter, None))
-    # The first iteration compiles kernels on a cold Numba cache: its collectives
-    # wait at least the slow-phase allowance, whatever time_out says.
-    first_phase = contextlib.ExitStack()
-    first_phase.enter_context(comm.slow_phase("the first iteration (a cold Numba compile)"))
+            c.begin_training(cb.CallbackEnv(booster, cfg, loop.first_iter, loop.first_iter,
+                                            loop.end_iter, None))
+
+
+def _one_iteration(loop, it):
+    """One boosting round; True when training ends here."""
+    cfg, booster = loop.cfg, loop.booster
+    env = cb.CallbackEnv(booster, cfg, it, loop.first_iter, loop.end_iter, None)
+    for c in loop.before:
+        c(env)
+    if loop.custom_objective:
+        _custom_gradients(loop.custom_objective, loop.scores, loop.train_set, loop.k_out,
+                          loop.gradients, loop.hessians)
+    else:
+        loop.objective.gradients(loop.scores, loop.train_set.label, loop.train_set.weight,
+                                 loop.gradients, loop.hessians)
+    if it == loop.first_iter:
+        _check_first_gradients(loop.gradients, loop.hessians)
+    if loop.bagging and (it % cfg["bagging_freq"] == 0 or it == loop.first_iter):
+        # Bags are keyed on the global iteration: the bag of iteration it is the
+        # one drawn at the last multiple of bagging_freq, so a run resumed from a
+        # model (init_model) at any iteration uses the same bags as one that
+        # never stopped.
+        loop.bag = bagged_rows(loop.data.n_samples, cfg["bagging_fraction"], loop.bagging_seed,
+                               it - it % cfg["bagging_freq"], loop.data.row_offset)
+    new_trees = [_grow_tree(loop, it * loop.k_out + k, k) for k in range(loop.k_out)]
+    stumps = all(t.n_leaves == 1 for t in new_trees)
+    if stumps and booster.trees:
+        # Nothing left to split: LightGBM stops here too, and keeps these stumps
+        # only when the model has no trees yet.  Asking the model, not this run's
+        # first iteration, makes a resumed run stop where an uninterrupted one
+        # does.  Early stopping still reports its best.
+        for c in loop.after:
+            best = c.best_so_far(loop.end_iter) if hasattr(c, "best_so_far") else None
+            if best is not None:
+                booster.best_iteration = best[0] + 1
+                booster.best_score = _score_dict(best[1])
+                break
+        return True
+    booster._add_trees(new_trees)
+    return _after_iteration(loop, it) or stumps
+
+
+def _grow_tree(loop, tree_index, k):
+    """Tree ``k`` of this round: grown, renewed, shrunk, and added to the scores."""
+    cfg, grower, comm = loop.cfg, loop.grower, loop.comm
+    g, h = loop.gradients[k], loop.hessians[k]
+    comm.stats.begin_tree()
+    features = sampled_features(loop.data.n_features_global, cfg["feature_fraction"],
+                                loop.ff_seed, tree_index)
+    quant = loop.quantizer.quantize(g, h, tree_index) if loop.quantizer else None
+    tree = grower.grow(g, h, loop.bag, features, quant)
+    if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
+        renew_leaf_values(tree, grower, g, h, loop.row_comm, cfg)
+    objective = loop.objective
+    if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
+        objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
+                                    grower.leaf_count, loop.train_set.label, loop.scores[k],
+                                    loop.train_set.weight, loop.row_comm)
+    if tree.n_leaves == 1:
+        # A tree that cannot split adds nothing (LightGBM never fits its leaf; a
+        # first one is a constant tree at the starting score, which dgbdt keeps
+        # apart in init_score).
+        tree.leaf_value[0] = 0.0
+    tree.scale(cfg["learning_rate"])
+    _update_scores(tree, grower, loop.learner, loop.data, loop.bag is not loop.all_rows,
+                   loop.scores[k])
+    comm.stats.end_tree()     # validation traffic counts in the totals, not per tree
+    for es in loop.eval_sets:
+        if es.dataset is not loop.train_set:
+            loop.learner.add_tree_scores(tree, es.dataset.binned, loop.data.nan_bins,
+                                         es.scores[k])
+    return tree
+
+
+def _after_iteration(loop, it):
+    """Evaluation, the after-iteration callbacks and the agreed early stop; True
+    when training stops here."""
+    cfg, booster, comm = loop.cfg, loop.booster, loop.comm
+    results = _evaluate(loop.eval_sets, loop.metrics, loop.feval, cfg, loop.objective,
+                        loop.k_out, loop.row_comm)
+    env = cb.CallbackEnv(booster, cfg, it, loop.first_iter, loop.end_iter, results)
+    stop = None
     try:
-        for it in range(first_iter, end_iter):
-            if it == first_iter + 1:
-                first_phase.close()
-            env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, None)
-            for c in before:
-                c(env)
-            if custom_objective:
-                _custom_gradients(custom_objective, scores, train_set, k_out, gradients, hessians)
-            else:
-                objective.gradients(scores, label, weight, gradients, hessians)
-            if it == first_iter:
-                _check_first_gradients(gradients, hessians)
-            if bagging and (it % cfg["bagging_freq"] == 0 or it == first_iter):
-                # Bags are keyed on the global iteration: the bag of iteration it
-                # is the one drawn at the last multiple of bagging_freq, so a run
-                # resumed from a model (init_model) at any iteration uses the same
-                # bags as one that never stopped.
-                bag_iter = it - it % cfg["bagging_freq"]
-                bag = bagged_rows(n, cfg["bagging_fraction"], bagging_seed, bag_iter, data.row_offset)
-            new_trees = []
-            for k in range(k_out):
-                tree_index = it * k_out + k
-                comm.stats.begin_tree()
-                features = sampled_features(data.n_features_global, cfg["feature_fraction"], ff_seed,
-                                            tree_index)
-                quant = quantizer.quantize(gradients[k], hessians[k], tree_index) if quantizer else None
-                tree = grower.grow(gradients[k], hessians[k], bag, features, quant)
-                if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
-                    renew_leaf_values(tree, grower, gradients[k], hessians[k], row_comm, cfg)
-                if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
-                    objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
-                                                grower.leaf_count, label, scores[k], weight, row_comm)
-                if tree.n_leaves == 1:
-                    # A tree that cannot split adds nothing (LightGBM never fits its
-                    # leaf; a first one is a constant tree at the starting score,
-                    # which dgbdt keeps apart in init_score).
-                    tree.leaf_value[0] = 0.0
-                tree.scale(cfg["learning_rate"])
-                _update_scores(tree, grower, learner, data, bag is not all_rows, scores[k])
-                comm.stats.end_tree()     # validation traffic counts in the totals, not per tree
-                for es in eval_sets:
-                    if es.dataset is not train_set:
-                        learner.add_tree_scores(tree, es.dataset.binned, data.nan_bins, es.scores[k])
-                new_trees.append(tree)
-            if all(t.n_leaves == 1 for t in new_trees) and booster.trees:
-                # Nothing left to split: LightGBM stops here too, and keeps these
-                # stumps only when the model has no trees yet.  Asking the model,
-                # not this run's first iteration, makes a resumed run stop where an
-                # uninterrupted one does.  Early stopping still reports its best.
-                for c in after:
-                    best = c.best_so_far(end_iter) if hasattr(c, "best_so_far") else None
-                    if best is not None:
-                        booster.best_iteration = best[0] + 1
-                        booster.best_score = _score_dict(best[1])
-                        return booster
-                break
-            booster._add_trees(new_trees)
-            results = _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, row_comm)
-            env = cb.CallbackEnv(booster, cfg, it, first_iter, end_iter, results)
-            stop = None
-            try:
-                for c in after:
-                    c(env)
-            except cb.EarlyStopException as exc:
-                stop = exc
-            # Rank 0 may still be writing a snapshot: the others wait longer for it.
-            writing = any(c.writes_at(it) for c in after if hasattr(c, "writes_at"))
-            with comm.slow_phase("rank 0 writing a snapshot") if writing else contextlib.nullcontext():
-                stop_at = _agreed_stop(comm, stop)
-            if stop_at is not None:
-                booster.best_iteration = stop_at + 1
-                booster.best_score = _score_dict(stop.best_score if stop else results)
-                break
-            booster.best_score = _score_dict(results)   # LightGBM: the last round's results
-            if all(t.n_leaves == 1 for t in new_trees):
-                break
-    finally:
-        first_phase.close()
-    return booster
+        for c in loop.after:
+            c(env)
+    except cb.EarlyStopException as exc:
+        stop = exc
+    # Rank 0 may still be writing a snapshot: the others wait longer for it.
+    writing = any(c.writes_at(it) for c in loop.after if hasattr(c, "writes_at"))
+    with comm.slow_phase("rank 0 writing a snapshot") if writing else contextlib.nullcontext():
+        stop_at = _agreed_stop(comm, stop)
+    if stop_at is not None:
+        booster.best_iteration = stop_at + 1
+        booster.best_score = _score_dict(stop.best_score if stop else results)
+        return True
+    booster.best_score = _score_dict(results)   # LightGBM: the last round's results
+    return False
 
 
 def _load_init_model(init_model, booster, k_out):

@@ -36,6 +36,8 @@ CASES = {
     "sigterm": ((), FAST),
     # what every rank must agree on is checked at the start of train()
     "feval_on_rank0": (("the number of feval functions is 0 on rank 1 but 1 on rank 0",), FAST),
+    "fobj_on_one_rank": (("a custom objective given is True on rank 2 but False on rank 0",),
+                         FAST),
     "dataset_params_on_one_rank": (("train_set's Dataset params is {'max_bin': 15} on rank 2",),
                                    FAST),
     "valid_sets_on_one_rank": (("the validation set names is ['valid_0'] on rank 2 but []",),
@@ -71,6 +73,7 @@ def test_a_misbehaving_rank_ends_the_job(case, tmp_path, private_cache):
     fault, called = out / "fault_time", out / "train_time"
     since = fault if fault.exists() else called if called.exists() else None
     elapsed = end - (float(since.read_text()) if since else start)
+    print(f"\n{case}: exit {result.returncode} after {elapsed:.1f} s")
     assert result.returncode != 0, result.stdout + result.stderr
     for message in messages:
         assert message in result.stderr, result.stderr[-4000:]

@@ -59,6 +59,8 @@ elif case == "serial_on_one_rank" and last:
     params["tree_learner"] = "serial"
 elif case == "feval_on_rank0" and comm.rank == 0:
     kwargs["feval"] = lambda preds, data: ("zero", 0.0, False)
+elif case == "fobj_on_one_rank" and last:
+    params["objective"] = lambda preds, data: (preds - data.label, preds * 0 + 1)
 elif case == "dataset_params_on_one_rank" and last:
     kwargs["dataset_params"] = {"max_bin": 15}
 elif case == "valid_sets_on_one_rank" and last:
