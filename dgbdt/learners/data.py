@@ -58,20 +58,20 @@ def best_of(records):
     return best
 
 
-# Splittable flags travel beside the record as integers of 52 bits per
-# float64 (exact below 2**53), so one allgather still agrees a leaf.
-FLAG_BITS = 52
-_POWERS = 2.0 ** np.arange(FLAG_BITS)
-
-
 def agree_best_split(comm, record, splittable, n_features):
     """Replace this rank's ``record`` by the best of every rank's, the same on all
     ranks; returns a bool[n_features] mask of the features splittable on some
-    rank (``splittable``: the global indices this rank found splittable)."""
-    n_words = -(-n_features // FLAG_BITS)
-    bits = np.zeros(n_words * FLAG_BITS)
-    bits[np.asarray(splittable, np.int64)] = 1.0
-    mine = np.concatenate([record, bits.reshape(n_words, FLAG_BITS) @ _POWERS])
+    rank (``splittable``: the global indices this rank found splittable).
+
+    The flags travel in the same allgather as the record, packed 8 per byte
+    into the bytes of extra float64 slots (bytes only: MPI never does
+    arithmetic on them), so one collective still agrees a leaf."""
+    n_slots = -(-n_features // 64)
+    mine = np.zeros(SPLIT_RECORD_SIZE + n_slots)
+    mine[:SPLIT_RECORD_SIZE] = record
+    flags = np.zeros(n_slots * 64, np.uint8)
+    flags[splittable] = 1
+    mine[SPLIT_RECORD_SIZE:].view(np.uint8)[:] = np.packbits(flags)
     gathered = comm.allgather(mine)
     best = best_of(gathered[:, :SPLIT_RECORD_SIZE])
     if best is None:
@@ -79,9 +79,8 @@ def agree_best_split(comm, record, splittable, n_features):
         record[SPLIT_GAIN] = -np.inf
     else:
         record[:] = best
-    words = np.bitwise_or.reduce(gathered[:, SPLIT_RECORD_SIZE:].astype(np.int64), axis=0)
-    mask = (words[:, None] >> np.arange(FLAG_BITS)) & 1
-    return mask.reshape(-1)[:n_features].astype(bool)
+    packed = np.ascontiguousarray(gathered[:, SPLIT_RECORD_SIZE:]).view(np.uint8)
+    return np.unpackbits(np.bitwise_or.reduce(packed, axis=0))[:n_features].astype(bool)
 
 
 class DataParallelLearner(SerialLearner):
@@ -92,6 +91,8 @@ class DataParallelLearner(SerialLearner):
         self.feature_bounds = owner_blocks(np.diff(offsets), comm.size)
         lo, hi = self.feature_bounds[comm.rank], self.feature_bounds[comm.rank + 1]
         self.owned = np.arange(lo, hi, dtype=np.int32)
+        self.owned_mask = np.zeros(data.n_features, bool)
+        self.owned_mask[lo:hi] = True
         self.own_bins = (int(offsets[lo]), int(offsets[hi]))
         # Reduce-scatter counts in bins; float histograms send 2 float64 per bin,
         # integer (quantized) ones one word per bin, or two int64 (pairs).
@@ -126,7 +127,8 @@ class DataParallelLearner(SerialLearner):
             hist[lo:hi] = owned.reshape(-1, 2) if pairs else owned
 
     def scanned_features(self, feature_indices):
-        return np.intersect1d(feature_indices, self.owned).astype(np.int32)
+        # (a mask lookup, not intersect1d: it runs for every leaf)
+        return feature_indices[self.owned_mask[feature_indices]]
 
     def agree(self, record, feature_indices, splittable):
         mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)

@@ -20,11 +20,13 @@ class FeatureParallelLearner(SerialLearner):
         self.comm = comm
         bounds = owner_blocks(np.diff(data.feature_offsets), comm.size)
         self.owned = np.arange(bounds[comm.rank], bounds[comm.rank + 1], dtype=np.int32)
+        self.owned_mask = np.zeros(data.n_features, bool)
+        self.owned_mask[self.owned] = True
         self.row_wise = False    # own features only: the column-major copy
         self._chunk_hists = None
 
     def histogram_features(self, feature_indices):
-        return np.intersect1d(feature_indices, self.owned).astype(np.int32)
+        return feature_indices[self.owned_mask[feature_indices]]
 
     def agree(self, record, feature_indices, splittable):
         mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
