@@ -443,6 +443,8 @@ def _prepare_loop(loop, callbacks, init_model):
     loop.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
     booster = loop.booster
     loop.first_iter = booster.current_iteration() if init_model is not None else 0
+    loop.start_from_stump = (loop.objective is not None and not cfg["boost_from_average"]
+                             and loop.train_set.init_score is None and init_model is None)
     loop.end_iter = loop.first_iter + cfg["num_iterations"]
     booster.best_iteration = 0
     for c in callbacks:
@@ -511,6 +513,8 @@ def _grow_tree(loop, tree_index, k):
         # first one is a constant tree at the starting score, which dgbdt keeps
         # apart in init_score).
         tree.leaf_value[0] = 0.0
+        if not loop.booster.trees and loop.start_from_stump:
+            _start_from_stump(loop, k)
     tree.scale(cfg["learning_rate"])
     _update_scores(tree, grower, loop.learner, loop.data, loop.bag is not loop.all_rows,
                    loop.scores[k])
@@ -520,6 +524,19 @@ def _grow_tree(loop, tree_index, k):
             loop.learner.add_tree_scores(tree, es.dataset.binned, loop.data.nan_bins,
                                          es.scores[k])
     return tree
+
+
+def _start_from_stump(loop, k):
+    """A first tree that cannot split without boost_from_average: LightGBM then
+    starts class ``k`` from the objective's automatic score after all (gbdt.cpp
+    TrainOneIter), for the training and the validation scores."""
+    train_set = loop.train_set
+    value = loop.objective.init_score(train_set.label, train_set.weight, loop.row_comm)[k]
+    loop.booster.init_score[k] = value
+    loop.scores[k] += value
+    for es in loop.eval_sets:
+        if es.dataset is not train_set:
+            es.scores[k] += value
 
 
 def _after_iteration(loop, it):

@@ -516,6 +516,11 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, obje
 
 def _check_combination(p: dict[str, object]) -> None:
     """Rules that involve more than one parameter."""
+    if p["min_data_in_leaf"] <= 0 and p["min_sum_hessian_in_leaf"] <= float(np.float32(1e-15)):
+        # LightGBM's fix-up (config.cpp): otherwise empty sides would split
+        warnings.warn("Cannot set both min_data_in_leaf and min_sum_hessian_in_leaf to 0; "
+                      "min_data_in_leaf is set to 1 (as LightGBM)", UserWarning, stacklevel=3)
+        p["min_data_in_leaf"] = 1
     if p["is_unbalance"] and p["scale_pos_weight"] != 1.0:
         raise ValueError("Parameters 'is_unbalance'=True and 'scale_pos_weight'="
                          f"{p['scale_pos_weight']!r} cannot be used together; use one of them")

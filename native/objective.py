@@ -32,7 +32,8 @@ def compute_gradients(objective, scores, labels, weights, alpha, sigmoid, label_
         w = weights[i] if weighted else 1.0
         y = labels[i]
         if objective == OBJ_REGRESSION:
-            gradients[0, i] = (scores[0, i] - y) * w
+            # LightGBM multiplies in float32: (float)((float)(s - y) * (float)w)
+            gradients[0, i] = np.float32(scores[0, i] - y) * np.float32(w)
             hessians[0, i] = w
         elif objective == OBJ_REGRESSION_L1:
             diff = scores[0, i] - y

@@ -213,18 +213,29 @@ def test_nan_at_prediction_where_the_leaf_had_no_nan_rows():
     np.testing.assert_allclose(ours.predict(T), theirs.predict(T), atol=1e-6)
 
 
-@pytest.mark.parametrize("objective", ["regression_l1", "huber", "binary"])
-def test_a_first_tree_that_cannot_split_is_the_starting_score(objective):
-    # A constant feature: LightGBM keeps one constant tree at the starting score.
+@pytest.mark.parametrize("boost_from_average", [True, False])
+@pytest.mark.parametrize("objective", ["regression_l1", "huber", "binary", "regression"])
+def test_a_first_tree_that_cannot_split_is_the_starting_score(objective, boost_from_average):
+    # A constant feature: LightGBM keeps one constant tree at the starting score,
+    # the objective's automatic one even without boost_from_average (gbdt.cpp).
     y = np.array([0, 0, 0, 1, 5.0] * 20)
     y = (y > 0).astype(float) if objective == "binary" else y
     X = np.zeros((100, 1))
-    params = {"objective": objective, "alpha": 0.5}
+    params = {"objective": objective, "alpha": 0.5, "boost_from_average": boost_from_average}
     theirs = lgb.train({**params, **LGB_ONLY}, lgb.Dataset(X, y), 10)
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 10)
     assert ours.num_trees() == theirs.num_trees() == 1
     np.testing.assert_allclose(ours.predict(X, raw_score=True), theirs.predict(X, raw_score=True),
                                atol=1e-12)
+
+
+def test_min_data_in_leaf_and_min_sum_hessian_both_zero():
+    # LightGBM sets min_data_in_leaf to 1 (config.cpp): no splits with an empty side.
+    with pytest.warns(UserWarning, match="min_data_in_leaf is set to 1"):
+        X, theirs, ours = _fit_both("regression", rounds=3, num_leaves=63, min_data_in_leaf=0,
+                                    min_sum_hessian_in_leaf=0.0)
+    _compare(X, theirs, ours, atol=1e-9)
+    assert all(np.all(t.leaf_count > 0) for t in ours.trees)
 
 
 def test_best_iteration_when_nothing_is_left_to_split():
