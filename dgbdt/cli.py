@@ -87,16 +87,14 @@ class CliError(Exception):
     """A user error: printed as one line, exit status 1."""
 
 
-_TRUE, _FALSE = ("true", "1", "yes", "+"), ("false", "0", "no", "-")
-
-
 def _flag(io, key):
-    """A boolean I/O key: true/false (LightGBM's +/-, and 1/0, yes/no); anything
-    else is an error naming the key."""
-    value = str(io[key]).strip().lower()
-    if value not in _TRUE + _FALSE:
+    """A boolean I/O key: true/false (LightGBM's +/-, and 1/0, yes/no: the one
+    parser of dgbdt.lightgbm_keys); anything else is an error naming the key."""
+    from .lightgbm_keys import parse_bool
+    value = parse_bool(str(io[key]))
+    if value is None:
         raise CliError(f"{key} must be true or false, got {io[key]!r}")
-    return value in _TRUE
+    return value
 
 
 def _int(io, key):

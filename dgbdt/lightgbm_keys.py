@@ -16,8 +16,9 @@ tests/test_lightgbm_keys.py checks it against the installed lightgbm.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULTS", "HARMLESS", "LIGHTGBM_ALIASES", "LIGHTGBM_PARAMS", "is_lightgbm_default",
-           "lightgbm_canonical"]
+__all__ = ["DEFAULTS", "HARMLESS", "LIGHTGBM_ALIASES", "LIGHTGBM_ONLY_METRICS",
+           "LIGHTGBM_ONLY_OBJECTIVES", "LIGHTGBM_PARAMS", "is_lightgbm_default",
+           "lightgbm_canonical", "parse_bool"]
 
 # canonical name -> its aliases, in the order of LightGBM's docs sections
 LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
@@ -207,6 +208,11 @@ HARMLESS: frozenset[str] = frozenset({
     "pred_early_stop_margin", "convert_model_language", "convert_model", "objective_seed",
     "fair_c", "poisson_max_delta_step", "tweedie_variance_power", "lambdarank_truncation_level",
     "lambdarank_norm", "label_gain", "lambdarank_position_bias_regularization",
+    # dgbdt does no pre-filtering, and a feature that cannot split at the root
+    # cannot split below it: either value gives the same model
+    "feature_pre_filter",
+    # only ranking metrics read it, and they are refused
+    "eval_at",
 })
 
 #: LightGBM's defaults (include/LightGBM/config.h, 4.7) of the other keys dgbdt
@@ -221,28 +227,78 @@ DEFAULTS: dict[str, object] = {
     "cegb_penalty_feature_coupled": "", "path_smooth": 0.0, "interaction_constraints": "",
     "saved_feature_importance_type": 0, "linear_tree": False, "max_bin_by_feature": "",
     "data_random_seed": 1, "use_missing": True, "zero_as_missing": False,
-    "feature_pre_filter": True, "categorical_feature": "", "forcedbins_filename": "",
+    "categorical_feature": "", "forcedbins_filename": "",
     "parser_config_file": "", "predict_contrib": False, "predict_disable_shape_check": False,
-    "pred_early_stop": False, "reg_sqrt": False, "eval_at": "", "multi_error_top_k": 1,
+    "pred_early_stop": False, "reg_sqrt": False, "multi_error_top_k": 1,
 }
+
+#: Per-feature list keys whose every entry at this value means "nothing" (a
+#: monotone constraint of 0 constrains nothing), as their empty default does.
+NEUTRAL_ENTRY: dict[str, float] = {
+    "monotone_constraints": 0, "cegb_penalty_feature_lazy": 0,
+    "cegb_penalty_feature_coupled": 0, "feature_contri": 1,
+}
+
+#: Boolean spellings: LightGBM's (true/false, +/-) and the usual others.
+TRUE_WORDS, FALSE_WORDS = ("true", "+", "1", "yes"), ("false", "-", "0", "no")
+
+#: LightGBM's objectives and metrics dgbdt does not have (with their aliases):
+#: named as such, without a "did you mean" that would pick another loss.
+LIGHTGBM_ONLY_OBJECTIVES: frozenset[str] = frozenset({
+    "quantile", "fair", "poisson", "mape", "mean_absolute_percentage_error", "gamma", "tweedie",
+    "multiclassova", "multiclass_ova", "ova", "ovr", "cross_entropy", "xentropy",
+    "cross_entropy_lambda", "xentlambda", "lambdarank", "rank_xendcg", "xendcg", "xe_ndcg",
+    "xe_ndcg_mart", "xendcg_mart",
+})
+LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset({
+    "quantile", "mape", "mean_absolute_percentage_error", "fair", "poisson", "gamma",
+    "gamma_deviance", "tweedie", "ndcg", "lambdarank", "rank_xendcg", "xendcg", "xe_ndcg",
+    "xe_ndcg_mart", "xendcg_mart", "map", "mean_average_precision", "average_precision",
+    "cross_entropy", "xentropy", "cross_entropy_lambda", "xentlambda", "kullback_leibler",
+    "kldiv",
+})
+
+
+def parse_bool(value: object) -> bool | None:
+    """True/False for a boolean spelling (text, bool, numpy bool, 0/1), else None."""
+    import numbers
+
+    import numpy as np
+    if isinstance(value, str):
+        text = value.strip().lower()
+        return True if text in TRUE_WORDS else False if text in FALSE_WORDS else None
+    if isinstance(value, (bool, np.bool_, numbers.Integral)):
+        return bool(value) if value in (0, 1) else None
+    if isinstance(value, numbers.Real) and value in (0.0, 1.0):
+        return bool(value)
+    return None
 
 
 def is_lightgbm_default(key: str, value: object) -> bool:
-    """Whether ``value`` (text from a config file, or a Python value) is LightGBM's
-    default of the canonical ``key`` listed in :data:`DEFAULTS`."""
+    """Whether ``value`` (text from a config file, or a Python value: numpy scalars
+    and arrays included; None means "the default", as LightGBM's Python package
+    drops it) is LightGBM's default of the canonical ``key`` listed in :data:`DEFAULTS`."""
+    import numbers
     default = DEFAULTS[key]
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if isinstance(default, bool):
-            return text in (("true", "+", "1") if default else ("false", "-", "0"))
-        if isinstance(default, (int, float)):
+    if value is None:
+        return True
+    if isinstance(default, bool):
+        return parse_bool(value) is default
+    if isinstance(default, (int, float)):
+        if isinstance(value, str):
             try:
-                return float(text) == default
+                value = float(value.strip())
             except ValueError:
                 return False
-        return text == default
-    if default == "":
-        return value is None or (isinstance(value, (list, tuple)) and len(value) == 0)
-    if isinstance(default, bool):
-        return isinstance(value, (bool, int)) and bool(value) == default and value in (0, 1)
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == default
+        return isinstance(value, numbers.Real) and not isinstance(value, bool) \
+            and float(value) == default
+    # list-valued keys: empty, or every entry neutral (all-zero monotone constraints)
+    items = value.split(",") if isinstance(value, str) else value
+    if isinstance(value, str) and value.strip() == "":
+        return True
+    try:
+        entries = [float(x) for x in items]
+    except (TypeError, ValueError):
+        return False
+    return len(entries) == 0 or (key in NEUTRAL_ENTRY
+                                 and all(x == NEUTRAL_ENTRY[key] for x in entries))

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lightgbm_keys import DEFAULTS as LIGHTGBM_DEFAULTS
-from .lightgbm_keys import HARMLESS, is_lightgbm_default, lightgbm_canonical
+from .lightgbm_keys import (HARMLESS, LIGHTGBM_ONLY_METRICS, LIGHTGBM_ONLY_OBJECTIVES,
+                            is_lightgbm_default, lightgbm_canonical, parse_bool)
 
 __all__ = [
     "Param",
@@ -149,6 +150,10 @@ def _convert_objective(p: Param, value: object) -> object:
     if not isinstance(value, str):
         raise _error(p, value, TypeError)
     canon = p.choices.get(value.strip().lower())
+    if canon is None and value.strip().lower() in LIGHTGBM_ONLY_OBJECTIVES:
+        have = ", ".join(repr(c) for c in dict.fromkeys(p.choices.values()))
+        raise ValueError(f"Parameter 'objective': LightGBM objective {value.strip()!r} is not "
+                         f"supported by dgbdt yet (dgbdt has {have})")
     if canon is None:
         error = _error(p, value)
         close = difflib.get_close_matches(value.strip().lower(), list(p.choices), n=1)
@@ -196,6 +201,10 @@ def _convert_metric(p: Param, value: object) -> list[str] | None:
         if tok == "" or tok in _NO_METRIC:
             continue
         canon = p.choices.get(tok)
+        if canon is None and tok in LIGHTGBM_ONLY_METRICS:
+            have = ", ".join(dict.fromkeys(p.choices.values()))
+            raise ValueError(f"Parameter 'metric': LightGBM metric {tok!r} is not supported by "
+                             f"dgbdt yet (dgbdt has {have})")
         if canon is None:
             close = difflib.get_close_matches(tok, list(p.choices), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -394,8 +403,8 @@ def lightgbm_only_key(key: str, value: object) -> str:
 # --------------------------------------------------------------------------- #
 # Values
 # --------------------------------------------------------------------------- #
-_TRUE = ("true", "1", "yes")
-_FALSE = ("false", "0", "no")
+#: LightGBM reads integer parameters into C ints.
+_INT32 = (-2**31, 2**31 - 1)
 
 
 def _coerce(p: Param, value: object) -> object:
@@ -404,12 +413,9 @@ def _coerce(p: Param, value: object) -> object:
         return p.convert(p, value)
     is_bool = isinstance(value, (bool, np.bool_))
     if p.kind is bool:
-        if is_bool:
-            return bool(value)
-        if isinstance(value, numbers.Real) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-            return value.strip().lower() in _TRUE
+        out = parse_bool(value)
+        if out is not None:
+            return out
         raise _error(p, value, ValueError if isinstance(value, (str, numbers.Real)) else TypeError)
     if p.kind is str:
         if not isinstance(value, str):
@@ -433,6 +439,9 @@ def _coerce(p: Param, value: object) -> object:
                     raise _error(p, value) from None
         if p.kind is int and isinstance(x, numbers.Integral):
             out = int(x)
+            if not _INT32[0] <= out <= _INT32[1]:
+                raise ValueError(f"Parameter '{p.name}' must fit a 32-bit integer (as in "
+                                 f"LightGBM), got {value!r}")
         else:
             try:
                 out = float(x)  # OverflowError for ints beyond float range
@@ -442,6 +451,9 @@ def _coerce(p: Param, value: object) -> object:
                 raise _error(p, value)
             if p.kind is int:
                 out = int(out)
+                if not _INT32[0] <= out <= _INT32[1]:
+                    raise ValueError(f"Parameter '{p.name}' must fit a 32-bit integer (as in "
+                                     f"LightGBM), got {value!r}")
         if p.lo is not None and (out < p.lo or (p.lo_open and out == p.lo)):
             raise _error(p, value)
         if p.hi is not None and (out > p.hi or (p.hi_open and out == p.hi)):

@@ -93,7 +93,7 @@ def test_train_takes_lightgbms_parameter_order():
 
 
 @pytest.mark.parametrize("key, value", [
-    ("use_missing", "false"), ("zero_as_missing", "true"), ("eval_at", "1,3"),
+    ("use_missing", "false"), ("zero_as_missing", "true"), ("path_smooth", "1"),
     ("predict_contrib", "true"), ("monotone_constraints", "1,0,0"), ("pred_early_stop", "true"),
     ("max_bin_by_feature", "10,20,30"), ("forcedsplits_filename", "s.json"),
     ("categorical_feature", "0"), ("linear_tree", "true"), ("extra_trees", "true"),
@@ -112,7 +112,8 @@ def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key
 @pytest.mark.parametrize("key, value", [
     ("save_binary", "true"), ("gpu_device_id", "0"), ("local_listen_port", "12400"),
     ("is_enable_sparse", "true"), ("use_missing", "true"), ("zero_as_missing", "false"),
-    ("machine_list_file", "mlist.txt"), ("device_type", "cpu"),
+    ("machine_list_file", "mlist.txt"), ("device_type", "cpu"), ("use_missing", "+"),
+    ("feature_pre_filter", "false"), ("eval_at", "1,2,3,4,5"), ("monotone_constraints", "0,0,0"),
 ])
 def test_a_harmless_lightgbm_key_is_a_warning(tmp_path, capsys, key, value):
     model = tmp_path / "m.json"
@@ -191,3 +192,37 @@ def test_starting_scores_beyond_float32_are_refused():
     with pytest.raises(ValueError, match="starting scores give non-finite gradients"):
         dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0], init_score=np.full(100, 1e39)),
                     2)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("use_missing", np.True_), ("use_missing", 1.0), ("use_missing", None),
+    ("extra_trees", np.False_), ("data_random_seed", np.int64(1)),
+    ("multi_error_top_k", np.int32(1)), ("path_smooth", np.float32(0)),
+    ("monotone_constraints", np.array([])), ("monotone_constraints", [0, 0]),
+    ("feature_contri", [1.0, 1.0]),
+])
+def test_lightgbm_defaults_given_as_python_values_are_accepted(key, value):
+    from dgbdt.params import resolve_params
+    with pytest.warns(UserWarning, match="is not supported by dgbdt yet"):
+        resolve_params({key: value})
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"objective": "mape"}, "LightGBM objective 'mape' is not supported by dgbdt yet"),
+    ({"objective": "multiclassova"}, "LightGBM objective 'multiclassova' is not supported"),
+    ({"metric": "map"}, "LightGBM metric 'map' is not supported by dgbdt yet"),
+    ({"min_data_in_bin": "1e30"}, "'min_data_in_bin' must fit a 32-bit integer"),
+    ({"num_class": 10**12, "objective": "multiclass"}, "'num_class' must fit a 32-bit integer"),
+    ({"top_k": 2**31}, "'top_k' must fit a 32-bit integer"),
+])
+def test_lightgbm_only_objectives_and_huge_integers_are_named(params, message):
+    from dgbdt.params import resolve_params
+    with pytest.raises(ValueError, match=message.replace("(", "\\(")) as info:
+        resolve_params(params)
+    assert "Did you mean" not in str(info.value)
+
+
+def test_one_boolean_parser_everywhere():
+    from dgbdt.params import resolve_params
+    for text, value in (("+", True), ("-", False), ("yes", True), ("no", False), ("1", True)):
+        assert resolve_params({"deterministic": text})["deterministic"] is value
