@@ -13,15 +13,32 @@ commands:
 
 
 def main(argv=None):
+    """The exit status; a closed pipe (141), Ctrl-C (130) or a failed write to
+    stdout (1) end without a traceback.  Under mpiexec they end every rank."""
     try:
         return _main(argv)
     except BrokenPipeError:
         # `dgbdt --help | head`: the reader left.  Point stdout at /dev/null so
         # that the interpreter's final flush does not raise again (Python's
         # advice), and exit as a process killed by SIGPIPE would (128 + 13).
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):     # stdout without a file descriptor
+            pass
+        return _end_others(141)
+    except KeyboardInterrupt:
+        sys.stderr.write("dgbdt: interrupted\n")
+        return _end_others(130)
+    except OSError as exc:            # e.g. dgbdt --help > /dev/full
+        sys.stderr.write(f"dgbdt: error: {exc}\n")
+        return _end_others(1)
+
+
+def _end_others(code):
+    from . import comm
+    if comm._WORLD is not None and comm._WORLD.size > 1:
+        comm._WORLD.abort(code)       # the other ranks may be waiting in a collective
+    return code
 
 
 def _main(argv):

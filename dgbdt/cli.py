@@ -13,6 +13,7 @@ its own byte range of the data file (``pre_partition=true``: its own file,
 row but keeps only its own block of columns.  Prediction under mpiexec reads
 by byte range too and writes one file in input order.
 """
+import contextlib
 import os
 import sys
 import warnings
@@ -146,38 +147,75 @@ def read_config_file(path):
             continue
         if "=" not in text:
             raise CliError(f"{path}, line {number}: expected 'key = value', got {line.strip()!r}")
-        key, value = text.split("=", 1)
-        pairs.append((key.strip(), value.strip()))
+        pairs.append(_pair(text))
     return pairs
+
+
+def _unquote(text):
+    """LightGBM's RemoveQuotationSymbol: quotes around a key or value are not part of it."""
+    return text.strip().strip("'\"")
+
+
+def _pair(text):
+    key, value = text.split("=", 1)
+    return _unquote(key), _unquote(value)
 
 
 def parse_arguments(argv):
     """(io settings, model params) from ``key=value`` arguments and config files.
 
-    LightGBM keys dgbdt does not support yet are dropped with a warning naming
-    them; other unknown keys raise, naming the closest valid key.
+    As LightGBM: the command line comes first, then the config file's lines,
+    and the first value of a key wins (later ones are warned about); of two
+    spellings of one key, the canonical name wins (warned about too).  LightGBM
+    keys dgbdt does not support are warned about or refused (see
+    ``_unsupported_or_unknown``); other unknown keys raise, naming the closest
+    valid key.
     """
     pairs = []
     for arg in argv:
         if "=" not in arg:
             raise CliError(f"expected key=value, got {arg!r}")
-        key, value = arg.split("=", 1)
-        pairs.append((key.strip(), value.strip()))
-    # A config file's values come first; command-line arguments override them.
+        pairs.append(_pair(arg))
+    config = [v for k, v in pairs if k in ("config", "config_file")]
     from_file = []
-    for key, value in pairs:
-        if key in ("config", "config_file"):
-            from_file.extend(read_config_file(value))
+    if config:
+        for key, value in read_config_file(config[0]):
+            if key in ("config", "config_file"):
+                warnings.warn(f"{key}={value!r} inside the config file {config[0]} is ignored "
+                              "(as in LightGBM)", stacklevel=2)
+            else:
+                from_file.append((key, value))
+    given = {}
+    for key, value in [p for p in pairs if p[0] not in ("config", "config_file")] + from_file:
+        if key in given:
+            if given[key] != value:
+                warnings.warn(f"{key} is set={given[key]}, {key}={value} will be ignored. "
+                              f"Current value: {key}={given[key]}", stacklevel=2)
+            continue
+        given[key] = value
+    return _split_io_and_params(given)
+
+
+def _split_io_and_params(given):
     io, params = dict(IO_DEFAULTS), {}
-    io["_given"] = set()                # I/O keys set by the user (not defaults)
-    for key, value in from_file + [(k, v) for k, v in pairs if k not in ("config", "config_file")]:
+    spellings = {}                      # I/O key -> [(spelling, value), ...] in order
+    for key, value in given.items():
         if key in _IO_ALIAS:
-            io[_IO_ALIAS[key]] = value
-            io["_given"].add(_IO_ALIAS[key])
+            spellings.setdefault(_IO_ALIAS[key], []).append((key, value))
         elif _is_model_param(key):
             params[key] = value
         else:
             _unsupported_or_unknown(key, value)
+    for name, spelled in spellings.items():
+        # as for model parameters: the canonical name wins, else the first spelling
+        key, value = next((kv for kv in spelled if kv[0] == name), spelled[0])
+        for other, other_value in spelled:
+            if other != key and other_value != value:
+                warnings.warn(f"Both {key!r}={value!r} and {other!r}={other_value!r} set "
+                              f"{name!r}; using {key!r}={value!r} and ignoring {other!r}",
+                              stacklevel=3)
+        io[name] = value
+    io["_given"] = set(spellings)       # I/O keys set by the user (not defaults)
     return io, params
 
 
@@ -212,7 +250,8 @@ def _unsupported_or_unknown(key, value):
 #: I/O keys that say how a data file's columns map to features (which are not
 #: features; LibSVM's first index); training records them in the model, and
 #: predict reads files the same way by default.
-COLUMN_KEYS = ("label_column", "weight_column", "group_column", "ignore_column", "zero_based")
+COLUMN_KEYS = ("header", "label_column", "weight_column", "group_column", "ignore_column",
+               "zero_based")
 
 
 def _record_columns(columns):
@@ -346,17 +385,33 @@ def _format_predictions(pred, n_rows, leaf_index):
     return "".join("\t".join(fmt % v for v in row) + "\n" for row in pred).encode()
 
 
-def _verbosity(params):
-    from .params import resolve_params
-    return resolve_params(params)["verbosity"]
+@contextlib.contextmanager
+def _naming_recorded_keys(io, with_columns, model_path):
+    """A read error that may come from column keys the model recorded at training
+    (not given now) says so, with how to override them."""
+    recorded = {k: with_columns[k] for k in COLUMN_KEYS
+                if k in with_columns and k not in io.get("_given", ())
+                and with_columns[k] != IO_DEFAULTS.get(k)}
+    try:
+        yield
+    except (ValueError, CliError) as exc:
+        if not recorded:
+            raise
+        keys = " ".join(f"{k}={v}" for k, v in recorded.items())
+        error = CliError(f"{exc} (read with {keys} as recorded in {model_path} at training; "
+                         "give these keys to read the file otherwise)")
+        error.dgbdt_agreed = getattr(exc, "dgbdt_agreed", False)
+        raise error from None
 
 
 def run_predict(io, params):
     from . import Booster, distributed_io
     from .model_io import write_atomic
     from .readers import read_data
+    from .params import resolve_params
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
+    cfg = resolve_params(params)        # a bad parameter fails before anything is written
     comm = _world(launched_size(), params)
     if comm is None:
         booster = Booster(model_file=io["input_model"])
@@ -364,13 +419,15 @@ def run_predict(io, params):
         booster = distributed_io.run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
     # The file's columns as in training unless said otherwise (LightGBM keeps
     # the label index in the model); side files (.weight, .init) are not used.
-    options = {**_read_options(_with_model_columns(io, booster)), "side_files": False,
+    with_columns = _with_model_columns(io, booster)
+    options = {**_read_options(with_columns), "side_files": False,
                "features_only": True}     # labels are not used: not checked either
-    if comm is None:
-        X = read_data(io["data"], **options).X
-    else:
-        with comm.slow_phase(f"reading {io['data']}"):
-            X = distributed_io.read_row_part(io["data"], comm, options).X
+    with _naming_recorded_keys(io, with_columns, io["input_model"]):
+        if comm is None:
+            X = read_data(io["data"], **options).X
+        else:
+            with comm.slow_phase(f"reading {io['data']}"):
+                X = distributed_io.read_row_part(io["data"], comm, options).X
     leaf_index = _flag(io, "predict_leaf_index")
     n_iter = _int(io, "num_iteration_predict")
 
@@ -389,7 +446,7 @@ def run_predict(io, params):
         text = distributed_io.run_agreed(comm, predict)
         distributed_io.write_parts_in_order(io["output_result"], text, comm)
         n_rows = int(comm.allreduce(np.array([X.shape[0]], np.int64))[0])
-    if (comm is None or comm.rank == 0) and _verbosity(params) >= 1:
+    if (comm is None or comm.rank == 0) and cfg["verbosity"] >= 1:
         print(f"dgbdt: {n_rows} predictions written to {io['output_result']}", flush=True)
 
 
@@ -403,46 +460,100 @@ def run(argv):
         print(help_text())
         return 0
     with warnings.catch_warnings():
-        _print_warnings_once()
-        return _run_task(task, args)
+        printer = _WarningPrinter()
+        return _run_task(task, args, printer)
 
 
-def _print_warnings_once():
-    """Warnings as ``dgbdt: warning: ...`` lines, each text once, from rank 0
-    (the Python API's UserWarnings would print source lines, once per call)."""
-    seen = set()
+class _WarningPrinter:
+    """Warnings as ``dgbdt: warning: ...`` lines, each text once, from rank 0 (the
+    Python API's UserWarnings would print source lines, once per call); none at
+    verbosity < 0, as LightGBM's CLI.  Until the verbosity is known (the
+    arguments are being read) they wait."""
 
-    def show(message, category, filename, lineno, file=None, line=None):
-        text = str(message)
-        if text not in seen and launched_rank() == 0:
-            seen.add(text)
+    def __init__(self):
+        self.seen, self.pending, self.verbosity = set(), [], None
+        warnings.simplefilter("always")
+        warnings.showwarning = self.show
+
+    def show(self, message, category, filename, lineno, file=None, line=None):
+        if self.verbosity is None:
+            self.pending.append(str(message))
+        else:
+            self._print(str(message))
+
+    def _print(self, text):
+        if text not in self.seen and launched_rank() == 0 and self.verbosity >= 0:
+            self.seen.add(text)
             print(f"dgbdt: warning: {text}", file=sys.stderr, flush=True)
 
-    warnings.simplefilter("always")
-    warnings.showwarning = show
+    def set_verbosity(self, params):
+        """From the raw params (LightGBM's verbosity key or alias; 1 when absent or
+        not a number), then print what waited."""
+        from .params import ALIASES
+        self.verbosity = 1
+        for key, value in params.items():
+            if ALIASES.get(key) == "verbosity":
+                try:
+                    self.verbosity = int(float(value))
+                except ValueError:
+                    pass
+        for text in self.pending:
+            self._print(text)
+        self.pending = []
 
 
-def _run_task(task, args):
+#: LightGBM's task names and aliases (config.cpp GetTaskType)
+TASKS = {"train": "train", "training": "train", "predict": "predict", "prediction": "predict",
+         "test": "predict"}
+LIGHTGBM_ONLY_TASKS = ("convert_model", "refit", "refit_tree", "save_binary")
+
+
+def _the_task(command, io):
+    """The task from the command word and/or task=; they must agree."""
+    given = io["task"] if "task" in io.get("_given", ()) else None
+    names = [TASKS.get(t, t) for t in (command, given) if t is not None]
+    if len(set(names)) > 1:
+        raise CliError(f"the command says {command!r} but task={given!r}: give one of them")
+    task = names[0] if names else TASKS.get(io["task"], io["task"])
+    if task in LIGHTGBM_ONLY_TASKS:
+        raise CliError(f"LightGBM's task {task!r} is not supported by dgbdt yet")
+    if task not in ("train", "predict"):
+        raise CliError(f"unknown task {task!r}: use train or predict")
+    return task
+
+
+def _run_task(command, args, printer):
     from .model_io import ModelFormatError
     from .readers import DataFormatError
     try:
-        io, params = parse_arguments(args)
-        task = task or io["task"]
-        task = {"prediction": "predict", "test": "predict"}.get(task, task)   # LightGBM's aliases
+        try:
+            io, params = parse_arguments(args)
+        except BaseException:
+            printer.set_verbosity({})
+            raise
+        printer.set_verbosity(params)
+        task = _the_task(command, io)
         if task == "train":
             run_train(io, params)
-        elif task == "predict":
-            run_predict(io, params)
         else:
-            raise CliError(f"unknown task {task!r}: use train or predict")
+            run_predict(io, params)
+    except BrokenPipeError:
+        raise                                # the reader of stdout left: __main__ ends quietly
     except (CliError, DataFormatError, ModelFormatError, OSError, ValueError, TypeError,
-            RuntimeError, NotImplementedError) as exc:
+            RuntimeError, NotImplementedError, MemoryError) as exc:
         agreed = getattr(exc, "dgbdt_agreed", False)
         # Errors every rank meets alike (arguments, agreed errors) are printed once.
         if launched_rank() == 0 or not agreed:
-            print(f"dgbdt: error: {exc}", file=sys.stderr, flush=True)
-        from . import comm as comm_module
-        if comm_module._WORLD is not None and comm_module._WORLD.size > 1 and not agreed:
-            comm_module._WORLD.abort(1)    # the other ranks may be waiting in a collective
+            text = str(exc) if not isinstance(exc, MemoryError) else \
+                f"out of memory ({exc or 'MemoryError'})"
+            print(f"dgbdt: error: {text}", file=sys.stderr, flush=True)
+        _abort_others(agreed)
         return 1
     return 0
+
+
+def _abort_others(agreed, code=1):
+    """Under mpiexec the other ranks may be waiting in a collective: end them."""
+    from . import comm as comm_module
+    if comm_module._WORLD is not None and comm_module._WORLD.size > 1 and not agreed:
+        comm_module._WORLD.abort(code)

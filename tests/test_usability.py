@@ -59,11 +59,15 @@ def test_an_objective_typo_gets_did_you_mean(tmp_path, capsys):
 def test_a_conflicting_alias_on_the_command_line_warns_once(tmp_path, capsys):
     model = tmp_path / "m.json"
     assert run(["train", f"data={_csv(tmp_path)}", "num_trees=3", "num_iterations=2",
-                f"output_model={model}", "verbosity=-1"]) == 0
+                f"output_model={model}", "verbosity=0"]) == 0
     err = capsys.readouterr().err
     assert err.count("Both 'num_iterations'='2' and 'num_trees'='3'") == 1, err
     assert err.startswith("dgbdt: warning: ") and "UserWarning" not in err
     assert dgbdt.Booster(model_file=model).current_iteration() == 2
+    # verbosity < 0: fatal errors only, as LightGBM's CLI
+    assert run(["train", f"data={_csv(tmp_path)}", "num_trees=3", "num_iterations=2",
+                f"output_model={model}", "verbosity=-1"]) == 0
+    assert capsys.readouterr() == ("", "")
 
 
 def test_verbosity_minus_one_predict_prints_nothing(tmp_path, capsys):
@@ -118,7 +122,7 @@ def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key
 def test_a_harmless_lightgbm_key_is_a_warning(tmp_path, capsys, key, value):
     model = tmp_path / "m.json"
     assert run(["train", f"data={_csv(tmp_path)}", f"{key}={value}", "num_trees=2",
-                f"output_model={model}", "verbosity=-1"]) == 0
+                f"output_model={model}", "verbosity=0"]) == 0
     err = capsys.readouterr().err
     assert err.count("dgbdt: warning: LightGBM parameter") == 1 and model.exists()
     X = np.random.default_rng(0).normal(size=(60, 2))
@@ -226,3 +230,79 @@ def test_one_boolean_parser_everywhere():
     from dgbdt.params import resolve_params
     for text, value in (("+", True), ("-", False), ("yes", True), ("no", False), ("1", True)):
         assert resolve_params({"deterministic": text})["deterministic"] is value
+
+
+def test_the_first_value_of_a_key_wins_and_quotes_are_dropped(tmp_path, capsys):
+    data, model = _csv(tmp_path), tmp_path / "m.json"
+    conf = tmp_path / "c.conf"
+    conf.write_text('num_trees = 5\nobjective = "binary"\nconfig = other.conf\n')
+    assert run([f"data=\"{data}\"", "num_trees=2", "num_trees=4", f"config={conf}",
+                f"output_model={model}", "verbosity=0"]) == 0
+    err = capsys.readouterr().err
+    assert "num_trees is set=2, num_trees=4 will be ignored" in err        # LightGBM's words
+    assert "num_trees is set=2, num_trees=5 will be ignored" in err        # the file comes later
+    assert "inside the config file" in err
+    booster = dgbdt.Booster(model_file=model)
+    assert booster.num_trees() == 2 and booster.objective == "binary"
+    assert run([f"data={data}", "label_column=0", "label=1", f"output_model={model}",
+                "num_trees=1", "verbosity=0"]) == 0
+    assert "Both 'label_column'='0' and 'label'='1' set 'label_column'" in capsys.readouterr().err
+
+
+def test_the_task_of_the_command_and_of_task_must_agree(tmp_path, capsys):
+    data, model = _csv(tmp_path), tmp_path / "m.json"
+    assert run(["train", f"data={data}", "task=predict", f"input_model={model}"]) == 1
+    assert "the command says 'train' but task='predict'" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.txt")) and not model.exists()
+    assert run([f"data={data}", "task=training", "num_trees=1", f"output_model={model}",
+                "verbosity=0"]) == 0                                        # LightGBM's alias
+    assert run([f"data={data}", "task=refit", f"input_model={model}"]) == 1
+    assert "LightGBM's task 'refit' is not supported by dgbdt yet" in capsys.readouterr().err
+
+
+def test_predict_checks_its_parameters_before_writing(tmp_path, capsys):
+    data, model, out = _csv(tmp_path), tmp_path / "m.json", tmp_path / "p.txt"
+    assert run(["train", f"data={data}", "num_trees=1", f"output_model={model}",
+                "verbosity=0"]) == 0
+    assert run(["predict", f"data={data}", f"input_model={model}", f"output_result={out}",
+                "objective=binray"]) == 1
+    assert not out.exists() and "Did you mean 'binary'?" in capsys.readouterr().err
+
+
+def test_predict_names_the_column_keys_the_model_recorded(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{i % 2},{v:.4f},{w:.4f}\n" for i, (v, w) in enumerate(rng.random((80, 2))))
+    data = tmp_path / "h.csv"
+    data.write_text("y,a,b\n" + rows)
+    model = tmp_path / "m.json"
+    assert run(["train", f"data={data}", "header=true", "label_column=name:y", "num_trees=1",
+                f"output_model={model}", "verbosity=0"]) == 0
+    assert dgbdt.Booster(model_file=model).params["header"] == "true"      # recorded too
+    plain = tmp_path / "plain.csv"
+    plain.write_text(rows)
+    assert run(["predict", f"data={plain}", f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}"]) == 1
+    err = capsys.readouterr().err
+    assert "as recorded in" in err and "header=true" in err and "label_column=name:y" in err
+
+
+@pytest.mark.parametrize("error, code", [(KeyboardInterrupt, 130), (BrokenPipeError, 141),
+                                         (OSError(28, "No space left on device"), 1)])
+def test_the_command_line_ends_without_a_traceback(monkeypatch, capsys, error, code):
+    import dgbdt.__main__ as entry
+
+    def fail(argv):
+        raise error
+    monkeypatch.setattr(entry, "_main", fail)
+    monkeypatch.setattr(entry.os, "dup2", lambda *a: None)        # keep pytest's stdout
+    monkeypatch.setattr(entry.os, "open", lambda *a: 0)
+    assert entry.main(["train"]) == code
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_train_output_into_a_closed_pipe_exits_quietly(tmp_path):
+    data = _csv(tmp_path, n=400)
+    result = subprocess.run(f"{sys.executable} -m dgbdt train data={data} num_trees=30 "
+                            f"output_model={tmp_path / 'm.json'} | head -1", shell=True,
+                            capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in result.stderr and "Broken pipe" not in result.stderr
