@@ -165,20 +165,29 @@ def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"The custom objective {getattr(fobj, '__name__', fobj)!r} must return "
                         f"(grad, hess), got {type(out).__name__}")
-    try:
-        grad = np.asarray(out[0], dtype=np.float64)
-        hess = np.asarray(out[1], dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"The custom objective's gradients and hessians must be numeric arrays "
-                        f"({exc})") from None
+    grad, hess = (_numeric(part, what) for part, what in zip(out, ("gradients", "hessians")))
     if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
         raise ValueError("The custom objective returned non-finite gradients or hessians")
     n = scores.shape[1]
-    if grad.shape not in ((n,), (n, k_out)) or hess.shape != grad.shape or grad.size != n * k_out:
+    if hess.shape != grad.shape or grad.size != n * k_out or \
+            grad.shape not in ((n,), (n, k_out), (n * k_out,)):
         raise ValueError(f"Custom objective returned gradients of shape {grad.shape} and hessians of "
                          f"shape {hess.shape}; expected ({n},) or ({n}, {k_out})")
-    gradients[:] = grad.reshape(n, k_out).T
-    hessians[:] = hess.reshape(n, k_out).T
+    if grad.ndim == 1 and k_out > 1:
+        # LightGBM's flat layout: class-major, all rows of class 0 first
+        gradients[:], hessians[:] = grad.reshape(k_out, n), hess.reshape(k_out, n)
+    else:
+        gradients[:] = grad.reshape(n, k_out).T
+        hessians[:] = hess.reshape(n, k_out).T
+
+
+def _numeric(values, what):
+    """A custom objective's gradients or hessians as float64 (complex refused)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"The custom objective's {what} must be real numbers, got dtype "
+                        f"{arr.dtype}")
+    return arr.astype(np.float64)
 
 
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None, feval=None,
@@ -209,6 +218,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     numba.set_num_threads(_num_threads(cfg, comm))
     cb.set_logging_rank(comm.rank)
     run = _Run(cfg, params, train_set, objective, custom_objective, k_out, comm)
+    valid_sets, valid_names = _as_lists(valid_sets, valid_names)
     try:
         _agree_on_inputs(run, valid_sets, valid_names, feval, init_model)
         return _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
@@ -222,6 +232,16 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     finally:
         numba.set_num_threads(old_threads)
         cb.set_logging_rank(0)
+
+
+def _as_lists(valid_sets, valid_names):
+    """LightGBM takes one Dataset (one name) where it takes lists of them."""
+    if isinstance(valid_sets, Dataset):
+        valid_sets = [valid_sets]
+    if isinstance(valid_names, str):
+        valid_names = [valid_names]
+    return (None if valid_sets is None else list(valid_sets),
+            None if valid_names is None else list(valid_names))
 
 
 def _check_call(params, train_set, num_boost_round):
@@ -284,8 +304,7 @@ def _setup_description(run, valid_sets, valid_names, feval, init_model):
     """What must be the same on every rank, as a JSON-able dict."""
     cfg = run.cfg
     fevals = feval if isinstance(feval, (list, tuple)) else [feval] if feval is not None else []
-    sets = [] if valid_sets is None else list(valid_sets) \
-        if isinstance(valid_sets, (list, tuple)) else [valid_sets]
+    sets = valid_sets or []
     names = [valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
              for i in range(len(sets))]
     return {
@@ -725,10 +744,24 @@ def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm):
             if comm.size > 1:
                 fdata, fpreds = _all_rows(comm, es.dataset, fpreds)
             for fn in (feval if isinstance(feval, (list, tuple)) else [feval]):
-                out = fn(fpreds, fdata)
-                for name, value, higher in (out if isinstance(out, list) else [out]):
-                    results.append((es.name, name, float(value), bool(higher)))
+                results += [(es.name, *r) for r in _feval_results(fn, fn(fpreds, fdata))]
     return results
+
+
+def _feval_results(fn, out):
+    """(name, value, is_higher_better) tuples of what a custom ``feval`` returned."""
+    results = out if isinstance(out, list) else [out]
+    checked = []
+    for r in results:
+        if not isinstance(r, tuple) or len(r) != 3 or not isinstance(r[0], str):
+            raise TypeError(f"feval {getattr(fn, '__name__', fn)!r} must return (name, value, "
+                            f"is_higher_better) or a list of them, got {out!r}"[:300])
+        try:
+            checked.append((r[0], float(r[1]), bool(r[2])))
+        except (TypeError, ValueError):
+            raise TypeError(f"feval {getattr(fn, '__name__', fn)!r} returned the value "
+                            f"{r[1]!r} for {r[0]!r}: not a number") from None
+    return checked
 
 
 def _metric_options(name, cfg):

@@ -306,3 +306,38 @@ def test_train_output_into_a_closed_pipe_exits_quietly(tmp_path):
                             f"output_model={tmp_path / 'm.json'} | head -1", shell=True,
                             capture_output=True, text=True, timeout=300)
     assert "Traceback" not in result.stderr and "Broken pipe" not in result.stderr
+
+
+def test_more_of_lightgbms_python_api_shapes():
+    X = np.random.default_rng(0).normal(size=(90, 3))
+    y = np.arange(90) % 3
+    train_set = dgbdt.Dataset(X, y)
+    # one validation Dataset and one name, not lists
+    rec = {}
+    dgbdt.train({"objective": "multiclass", "num_class": 3, "verbosity": -1}, train_set, 2,
+                valid_sets=dgbdt.Dataset(X, y, reference=train_set), valid_names="v",
+                callbacks=[dgbdt.record_evaluation(rec)])
+    assert list(rec) == ["v"]
+
+    # a multiclass custom objective in LightGBM's flat, class-major layout
+    def softmax_flat(preds, data):
+        p = np.exp(preds - preds.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        onehot = np.eye(3)[data.label.astype(int)]
+        return (p - onehot).T.ravel(), (2 * p * (1 - p)).T.ravel()
+
+    def softmax_2d(preds, data):
+        g, h = softmax_flat(preds, data)
+        return g.reshape(3, -1).T, h.reshape(3, -1).T
+
+    flat, two_d = (dgbdt.train({"objective": f, "num_class": 3, "verbosity": -1}, train_set, 3)
+                   for f in (softmax_flat, softmax_2d))
+    np.testing.assert_array_equal(flat.predict(X, raw_score=True), two_d.predict(X, raw_score=True))
+    with pytest.raises(TypeError, match="must be real numbers, got dtype complex"):
+        dgbdt.train({"objective": lambda p, d: (p + 0j, np.ones_like(p)), "verbosity": -1},
+                    dgbdt.Dataset(X, X[:, 0]), 2)
+    with pytest.raises(TypeError, match="feval 'nothing' must return \\(name, value"):
+        def nothing(preds, data):
+            return None
+        dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0]), 2,
+                    valid_sets=[dgbdt.Dataset(X, X[:, 0])], feval=nothing)
