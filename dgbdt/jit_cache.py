@@ -25,6 +25,7 @@ is not keyed twice.
 import hashlib
 import os
 import pathlib
+import pickle
 import stat
 import sys
 import tempfile
@@ -42,46 +43,66 @@ def native_folder():
     return NATIVE
 
 
+#: Bumped when what dgbdt keeps in the folder changes (2: checksums of the data files).
+CACHE_FORMAT = 2
+
+
 def cache_key(version):
-    """'dgbdt-<version>-<12 hex digits of the hash of native/*.py>'."""
-    digest = hashlib.sha256()
+    """'dgbdt-<version>-<12 hex digits of the hash of native/*.py and the format>'."""
+    digest = hashlib.sha256(f"format {CACHE_FORMAT}".encode())
     for path in sorted(native_folder().glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return f"dgbdt-{version}-{digest.hexdigest()[:12]}"
 
 
-def _is_ours(path):
-    """Create ``path`` (0700) if needed; True when it is a folder owned by this
-    user, not writable by group or others, and writable."""
+def why_not_ours(path):
+    """Create ``path`` (0700) if needed; None when it is a folder owned by this
+    user, not writable by group or others, writable, in a parent folder that no
+    other user can change (owned by this user or root, not writable by others
+    unless sticky, as /tmp); else why not."""
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
-        info = os.lstat(path)
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-            return False
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            return False
+        info, parent = os.lstat(path), os.stat(os.path.dirname(os.path.abspath(path)))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not stat.S_ISDIR(info.st_mode):
+        return "not a folder"
+    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "owned or writable by another user"
+    if parent.st_uid not in (os.getuid(), 0) or (
+            parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not parent.st_mode & stat.S_ISVTX):
+        return "its folder can be changed by another user"
+    try:
         tempfile.TemporaryFile(dir=path).close()
-        return True
-    except OSError:
-        return False
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def _candidates(key):
+    """(folder, where it comes from) in order of preference."""
     given = os.environ.get("NUMBA_CACHE_DIR", "")
     if given:
         # A base that is already keyed (a child of a configured process) is kept.
-        yield given if os.path.basename(os.path.normpath(given)) == key else \
-            os.path.join(given, key)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    yield os.path.join(xdg, "dgbdt", key)
-    yield os.path.join(native_folder(), "__pycache__", key)
+        yield (given if os.path.basename(os.path.normpath(given)) == key else
+               os.path.join(given, key)), "NUMBA_CACHE_DIR"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(xdg):          # the XDG spec: a relative path is ignored
+        xdg = os.path.join(os.path.expanduser("~"), ".cache")
+    yield os.path.join(xdg, "dgbdt", key), "the user cache folder"
+    yield os.path.join(native_folder(), "__pycache__", key), "the installed package"
 
 
 def choose_folder(key):
-    """The first usable candidate, else a private temporary folder (warned about)."""
-    for path in _candidates(key):
-        if _is_ours(path):
+    """(folder, temporary?): the first usable candidate, else a private temporary
+    folder; a rejected NUMBA_CACHE_DIR is warned about (the user asked for it)."""
+    for path, source in _candidates(key):
+        why = why_not_ours(path)
+        if why is None:
             return path, False
+        if source == "NUMBA_CACHE_DIR":
+            _warn(f"NUMBA_CACHE_DIR: {path} is not usable for dgbdt's kernel cache ({why}); "
+                  "trying the next place")
     return tempfile.mkdtemp(prefix=f"{key}-"), True
 
 
@@ -113,24 +134,26 @@ def configure(version):
 def _guard_cache(folder):
     """Numba's cache, for kernels cached under ``folder``: a load that fails for
     any reason compiles instead (removing the bad index), a save that fails is
-    skipped.  Other libraries' Numba caches are left to Numba."""
+    skipped, and every data file carries a SHA-256 checked before it is loaded
+    (a corrupted file can unpickle into machine code that crashes the process).
+    Other libraries' Numba caches are left to Numba."""
     from numba.core import caching
-    cls = caching.Cache
+    cls, files = caching.Cache, caching.IndexDataCacheFile
     if getattr(cls, "_dgbdt_guarded", None) is not None:
         cls._dgbdt_guarded.add(folder)
         return
     load, save = cls._load_overload, cls._save_overload
+    load_data, save_data = files._load_data, files._save_data
     cls._dgbdt_guarded = guarded = {folder}
 
-    def ours(cache):
-        path = str(getattr(cache, "_cache_path", ""))
-        return any(path.startswith(f) for f in guarded)
+    def ours(path):
+        return any(str(path).startswith(f) for f in guarded)
 
     def guarded_load(self, sig, target_context):
         try:
             return load(self, sig, target_context)
         except Exception:  # noqa: BLE001 -- truncated/corrupted pickle, bad data
-            if not ours(self):
+            if not ours(getattr(self, "_cache_path", "")):
                 raise
             _remove(getattr(self._cache_file, "_index_path", None))
             return None
@@ -139,11 +162,48 @@ def _guard_cache(folder):
         try:
             save(self, sig, data)
         except Exception:  # noqa: BLE001 -- a full disk or a broken index: skip caching
-            if not ours(self):
+            if not ours(getattr(self, "_cache_path", "")):
                 raise
             _remove(getattr(self._cache_file, "_index_path", None))
 
+    def checked_load_data(self, name):
+        path = self._data_path(name)
+        if not ours(path):
+            return load_data(self, name)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if hashlib.sha256(data).hexdigest() != _read(path + ".sha256"):
+            raise OSError(f"{path}: checksum mismatch")    # Numba's load: "no entry"
+        return pickle.loads(data)                           # as Numba's _load_data
+
+    def checked_save_data(self, name, data):
+        save_data(self, name, data)
+        path = self._data_path(name)
+        if ours(path):
+            _write_atomically(path + ".sha256", _digest(path))
+
     cls._load_overload, cls._save_overload = guarded_load, guarded_save
+    files._load_data, files._save_data = checked_load_data, checked_save_data
+
+
+def _digest(path):
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def _read(path):
+    try:
+        with open(path, encoding="ascii") as fh:
+            return fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _write_atomically(path, text):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".sha256-")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
 
 
 def _remove(path):

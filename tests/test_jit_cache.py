@@ -46,7 +46,7 @@ def test_a_folder_others_can_write_is_never_used(tmp_path, monkeypatch):
     shared.mkdir()
     shared.chmod(0o777)                    # e.g. a folder in /tmp another user made
     private = tmp_path / "private"
-    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([str(shared), str(private)]))
+    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([(str(shared), "here"), (str(private), "there")]))
     folder, temporary = jit_cache.choose_folder("k")
     assert folder == str(private) and not temporary
     assert stat.S_IMODE(os.stat(private).st_mode) & 0o077 == 0
@@ -57,7 +57,7 @@ def test_a_folder_of_another_user_is_never_used(tmp_path, monkeypatch):
     foreign = tmp_path / "foreign"
     foreign.mkdir(mode=0o700)
     os.chown(foreign, 12345, 12345)
-    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([str(foreign)]))
+    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([(str(foreign), "here")]))
     folder, temporary = jit_cache.choose_folder("k")
     assert temporary and folder != str(foreign)
 
@@ -65,7 +65,7 @@ def test_a_folder_of_another_user_is_never_used(tmp_path, monkeypatch):
 def test_no_usable_folder_gives_a_private_temporary_one(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([str(blocker / "x")]))
+    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([(str(blocker / "x"), "here")]))
     folder, temporary = jit_cache.choose_folder("k")
     try:
         assert temporary
@@ -79,7 +79,7 @@ def test_no_writable_location_trains_with_one_warning(tmp_path):
     blocker.write_text("")
     # every candidate lies under a plain file: none can be created
     code = ("from dgbdt import jit_cache as j, __version__ as v\n"
-            f"j._candidates = lambda key: iter([{str(blocker / 'x')!r}])\n"
+            f"j._candidates = lambda key: iter([({str(blocker / 'x')!r}, 'here')])\n"
             "j._FOLDER = None\n"
             "import os, numba\n"
             "folder = j.configure(v)\n"
@@ -121,3 +121,40 @@ def test_a_damaged_cache_file_recompiles_instead_of_failing(tmp_path, damage):
 def test_a_child_process_shares_the_keyed_folder(tmp_path):
     result = _run("import os, dgbdt; print(os.environ['NUMBA_CACHE_DIR'])")
     assert result.stdout.strip() == os.environ["NUMBA_CACHE_DIR"]
+
+
+def test_a_data_file_damaged_inside_its_machine_code_recompiles(tmp_path):
+    """Bytes zeroed in the middle of a .nbc can still unpickle into machine code
+    that crashes the process when run; its checksum no longer matches."""
+    base, folder = _copy_session_cache(tmp_path)
+    damaged = 0
+    for path in sorted(folder.rglob("*.nbc")):
+        if "predict" in path.name or "split" in path.name:
+            data = bytearray(path.read_bytes())
+            for at in (100, len(data) // 2):
+                data[at:at + 100] = bytes(min(100, len(data) - at))
+            path.write_bytes(bytes(data))
+            damaged += 1
+    assert damaged
+    result = _run(TRAIN + "; print(b.predict(X[:2]))", NUMBA_CACHE_DIR=str(base))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "trained 3" in result.stdout
+
+
+def test_a_refused_numba_cache_dir_is_warned_about(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = _run("import dgbdt", NUMBA_CACHE_DIR=str(blocker))
+    assert result.returncode == 0, result.stderr
+    assert "dgbdt: warning: NUMBA_CACHE_DIR:" in result.stderr
+
+
+def test_a_folder_whose_parent_others_can_change_is_not_used(tmp_path, monkeypatch):
+    parent = tmp_path / "open"
+    parent.mkdir()
+    parent.chmod(0o777)                    # no sticky bit: another user could swap our folder
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)                   # as /tmp: fine
+    assert "another user" in jit_cache.why_not_ours(str(parent / "k"))
+    assert jit_cache.why_not_ours(str(sticky / "k")) is None
