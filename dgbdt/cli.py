@@ -525,6 +525,7 @@ def _the_task(command, io):
 def _run_task(command, args, printer):
     from .model_io import ModelFormatError
     from .readers import DataFormatError
+    distributed = launched_size() > 1       # train and predict both run on every rank
     try:
         try:
             io, params = parse_arguments(args)
@@ -547,13 +548,18 @@ def _run_task(command, args, printer):
             text = str(exc) if not isinstance(exc, MemoryError) else \
                 f"out of memory ({exc or 'MemoryError'})"
             print(f"dgbdt: error: {text}", file=sys.stderr, flush=True)
-        _abort_others(agreed)
+        _abort_others(agreed, exc, distributed)
         return 1
     return 0
 
 
-def _abort_others(agreed, code=1):
-    """Under mpiexec the other ranks may be waiting in a collective: end them."""
+def _abort_others(agreed, exc, distributed):
+    """Under mpiexec the other ranks may be waiting in a collective, or in
+    MPI_Init when this rank failed before starting MPI: end them."""
     from . import comm as comm_module
-    if comm_module._WORLD is not None and comm_module._WORLD.size > 1 and not agreed:
-        comm_module._WORLD.abort(code)
+    if agreed:
+        return
+    if comm_module._WORLD is not None and comm_module._WORLD.size > 1:
+        comm_module._WORLD.abort(1)
+    elif comm_module._WORLD is None and distributed:
+        comm_module.abort_job(exc, with_traceback=False)   # already printed

@@ -285,39 +285,64 @@ def abort_on_exception(comm, exc):
     ``sys.exit(code)`` (SystemExit) or Ctrl-C on one rank ends the job too,
     with that exit code.
     """
-    what = "failed"
-    code = 1
+    code = report_failure(comm.rank, comm.size, exc)
+    comm.abort(code)
+
+
+def report_failure(rank, size, exc, with_traceback=True):
+    """Print what failed on this rank; returns the exit code to end the job with."""
+    what, code = "failed", 1
     if isinstance(exc, SystemExit):
         what = f"called sys.exit({exc.code!r}) during training"
         code = exc.code if isinstance(exc.code, int) and exc.code != 0 else 1
     elif isinstance(exc, KeyboardInterrupt):
         what = "was interrupted (KeyboardInterrupt) during training"
-    sys.stderr.write(f"dgbdt: rank {comm.rank} of {comm.size} {what}; ending every rank:\n")
-    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    if with_traceback:
+        sys.stderr.write(f"dgbdt: rank {rank} of {size} {what}; ending every rank:\n")
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     sys.stderr.flush()
-    comm.abort(code)
+    return code
 
 
-def abort_job(exc):
-    """``abort_on_exception`` for a rank that may not have initialised MPI yet
-    (an error before its first collective while the other ranks wait in
-    theirs): MPI_Init is local, so initialise it just to abort.  Without
-    mpi4py, nothing can be done here; the others' deadline ends the job."""
+def abort_job(exc, with_traceback=True):
+    """End every rank for an error on a rank that may not have initialised MPI
+    yet (an error before its first collective while the others wait in theirs):
+    the error is printed first, then MPI is initialised just to abort.  Without
+    mpi4py, or when the others never start MPI, the others' deadline ends the job."""
+    code = report_failure(launched_rank(), launched_size(), exc, with_traceback)
     try:
-        from mpi4py import MPI
+        MPI = start_mpi(ABORT_START_SECONDS)
     except ImportError:
         return
-    if MPI.Is_finalized():
-        return
+    if not MPI.Is_finalized():
+        MPI.COMM_WORLD.Abort(code)
 
-    class _World:                    # no communicator of ours: no collective to agree on
-        rank, size = MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
 
-        @staticmethod
-        def abort(code):
-            MPI.COMM_WORLD.Abort(code)
+#: How long a failing rank waits for the others to start MPI, just to abort them.
+ABORT_START_SECONDS = 60.0
 
-    abort_on_exception(_WORLD if _WORLD is not None else _World, exc)
+
+def start_mpi(limit_seconds):
+    """Initialise MPI (import mpi4py's MPI) under a deadline; returns the module.
+
+    MPICH's MPI_Init waits until every rank has called it, and mpi4py holds
+    the GIL meanwhile, so no Python thread can watch it: faulthandler's C
+    thread can.  After ``limit_seconds`` it dumps the stack (naming
+    ``_wait_for_every_rank_to_start_mpi``) and ends the process (exit 1).
+    """
+    import faulthandler
+    if "mpi4py.MPI" in sys.modules:
+        return sys.modules["mpi4py.MPI"]
+    faulthandler.dump_traceback_later(limit_seconds, exit=True)
+    try:
+        return _wait_for_every_rank_to_start_mpi()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _wait_for_every_rank_to_start_mpi():
+    from mpi4py import MPI       # MPI_Init: a fence of every rank
+    return MPI
 
 
 _WORLD = None
@@ -350,20 +375,15 @@ def launched_rank():
 
 
 def world_comm(time_out_minutes=None):
-    """The MPI world communicator (created once; initialises MPI under a deadline:
-    a rank that never starts MPI ends the job instead of hanging it)."""
+    """The MPI world communicator (created once; MPI is initialised under the
+    deadline: a rank left alone in MPI_Init ends instead of hanging)."""
     global _WORLD
     if _WORLD is None:
         install_abort_hook()
         watch = Watchdog(launched_rank(), launched_size())
         if time_out_minutes is not None:
             watch.set_time_out(time_out_minutes)
-        watch.start()
-        watch.enter("MPI_Init")
-        try:
-            from mpi4py import MPI   # noqa: F401  (initialises MPI)
-        finally:
-            watch.leave()
+        start_mpi(watch.limit_seconds)
         _WORLD = MPIComm(watchdog=watch)
     if time_out_minutes is not None:
         _WORLD.set_time_out(time_out_minutes)
@@ -378,9 +398,10 @@ def install_abort_hook():
     mpi4py script.py`` does) instead of leaving the others in a collective.
 
     Installed at ``import dgbdt`` under an MPI launcher, without importing
-    mpi4py (that would initialise MPI): the hook aborts only when mpi4py is
-    already imported, MPI is initialised and not finalised, and there are
-    several ranks.  ``DGBDT_NO_ABORT_HOOK=1`` turns it off.  (``SystemExit``
+    mpi4py (that would initialise MPI).  On several ranks the hook aborts the
+    world; before MPI is started (the others may wait in MPI_Init for this
+    rank) it starts MPI just to abort, waiting at most ABORT_START_SECONDS.
+    ``DGBDT_NO_ABORT_HOOK=1`` turns it off (independent per-rank jobs).  (``SystemExit``
     never reaches ``sys.excepthook``; training catches it itself.)
     """
     if os.environ.get(ABORT_HOOK_VARIABLE, "") not in ("", "0") or \
@@ -392,7 +413,15 @@ def install_abort_hook():
         previous_hook(exc_type, exc, tb)
         sys.stderr.flush()
         MPI = sys.modules.get("mpi4py.MPI")
-        if MPI is None or getattr(exc, "dgbdt_agreed", False):
+        if getattr(exc, "dgbdt_agreed", False):
+            return
+        if MPI is None:
+            # The others may wait in MPI_Init for this rank: start MPI to end them.
+            if launched_size() > 1:
+                sys.stderr.write(f"dgbdt: rank {launched_rank()} failed before starting MPI; "
+                                 "ending every rank (independent per-rank jobs: set "
+                                 f"{ABORT_HOOK_VARIABLE}=1)\n")
+                abort_job(exc, with_traceback=False)
             return
         try:
             running = MPI.Is_initialized() and not MPI.Is_finalized()

@@ -37,6 +37,7 @@ ANSWER_SECONDS = 3.0
 ANSWER_AFTER_SECONDS = 1.0
 _QUERY_TAG, _ANSWER_TAG = 7101, 7102
 _monotonic = time.monotonic
+_get_ident = threading.get_ident
 
 
 def _where(frame):
@@ -56,12 +57,11 @@ class Watchdog:
     def __init__(self, rank, size):
         self.rank, self.size = rank, size
         self.limit_seconds = DEFAULT_TIME_OUT_MINUTES * 60.0
-        self.current = None          # (number, kind, entered at) of the collective waited in
+        self.current = None          # (number, kind, entered at, thread) of the collective waited in
         self.number = 0              # collectives entered so far
         self.phases = []             # stack of (reason, seconds)
         self.probe = None            # a duplicated communicator, once MPI is up
         self.MPI = None
-        self._main = threading.main_thread().ident
         self._thread = None
         self._sent = []              # requests of answers in flight (kept alive)
 
@@ -76,10 +76,10 @@ class Watchdog:
             self.probe = comm.Dup()
 
     def enter(self, kind):
-        """The main thread enters collective ``kind`` (two attribute writes: this
-        runs around every collective)."""
+        """A thread enters collective ``kind`` (two attribute writes: this runs
+        around every collective; the thread is named in the message)."""
         self.number += 1
-        self.current = (self.number, kind, _monotonic())
+        self.current = (self.number, kind, _monotonic(), _get_ident())
 
     def leave(self):
         self.current = None
@@ -100,24 +100,24 @@ class Watchdog:
     # -- the watchdog thread ---------------------------------------------------
     def _watch(self):
         while True:
-            current = self.current
-            if current is None:
+            entered = self.current
+            if entered is None:
                 time.sleep(0.25)
                 continue
-            # The phases cannot change while the main thread waits in a collective.
             limit, reason = self._limit()
-            current = (*current, limit, reason)
+            if self.current is not entered:       # left meanwhile (and its phase with it)
+                continue
+            current = (*entered[:3], limit, reason, entered[3])
             waited = time.monotonic() - current[2]
-            if waited > limit:
-                self._expire(current)
+            if waited > limit and self._expire(current, entered):
                 return
             if waited > ANSWER_AFTER_SECONDS and self.probe is not None:
                 self._answer_queries(self._status(current))
             time.sleep(0.1 if waited > ANSWER_AFTER_SECONDS else 0.25)
 
     def _status(self, current):
-        number, kind, entered, _, reason = current
-        frame = sys._current_frames().get(self._main)
+        number, kind, entered, _, reason, thread = current
+        frame = sys._current_frames().get(thread)
         return {"rank": self.rank, "number": number, "kind": kind, "where": _where(frame),
                 "waited": time.monotonic() - entered, "phase": reason}
 
@@ -148,9 +148,13 @@ class Watchdog:
                 time.sleep(0.002)
         return answers
 
-    def _expire(self, current):
+    def _expire(self, current, entered):
+        """End the job (False when the collective completed while the others
+        were being asked: nothing to end)."""
         status = self._status(current)
         answers = self._ask_everyone(status) if self.probe is not None else None
+        if self.current is not entered:
+            return False
         message = expiry_message(status, answers, self.size, current[3])
         if answers is None or self.rank == min([self.rank, *answers]):
             sys.stderr.write(message + "\n")
@@ -179,7 +183,8 @@ def expiry_message(status, answers, size, limit):
     if answers is None:
         return (head + f" on rank {status['rank']} of {size}; the other ranks could not be "
                 "asked (MPI lacks full thread support or is not initialised). A rank did not "
-                "join: it failed, exited, is stopped, or takes another code path.")
+                "join: it failed, exited, is stopped, or takes another code path. If a rank "
+                "is legitimately slower, raise time_out (minutes).")
     here = {status["rank"]: status, **answers}
     same = [r for r, s in here.items()
             if (s["number"], s["kind"]) == (status["number"], status["kind"])]

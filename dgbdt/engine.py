@@ -18,7 +18,7 @@ import numba
 from . import callback as cb
 from .booster import Booster
 from .comm import CommStats, SerialComm, abort_job, abort_on_exception, agree_on_errors
-from .dataset import Dataset
+from .dataset import BINNING_KEYS, Dataset
 from .grower import TreeGrower
 from .learners import make_learner
 from .learners.feature_blocks import assemble_global_mapper
@@ -265,9 +265,10 @@ def _asks_for_ranks(params):
     from .comm import launched_size
     if launched_size() <= 1 or not isinstance(params, Mapping):
         return False
+    # anything but "serial" (a typo included) asks for ranks
     choices = PARAMS["tree_learner"].choices
-    return any(ALIASES.get(str(k).strip()) == "tree_learner" and isinstance(v, str)
-               and choices.get(v.strip().lower(), "serial") != "serial" for k, v in params.items())
+    return any(ALIASES.get(str(k).strip()) == "tree_learner"
+               and choices.get(str(v).strip().lower()) != "serial" for k, v in params.items())
 
 
 class _Run:
@@ -312,11 +313,56 @@ def _setup_description(run, valid_sets, valid_names, feval, init_model):
         "which validation sets are train_set": [vs is run.train_set for vs in sets],
         "the number of feval functions": len(fevals),
         "a custom objective given": run.custom_objective is not None,
-        "init_model given": init_model is not None,
-        "train_set's Dataset params": getattr(run.train_set, "params", {}),
-        "the validation sets' Dataset params": [getattr(vs, "params", None) for vs in sets],
-        **{f"params[{k!r}]": v for k, v in cfg.items() if not callable(v)},
+        "init_model": _init_model_digest(init_model),
+        "train_set's feature names": _feature_names(run.train_set),
+        "the binning (train_set's Dataset params with train's)": _binning(run.train_set,
+                                                                          run.params),
+        "the validation sets' binning": [_binning(vs, run.params) for vs in sets],
+        **{f"params[{k!r}]": v for k, v in cfg.items()
+           if not callable(v) and k not in PER_PROCESS_KEYS},
     }
+
+
+#: Parameters each process may set for itself (LightGBM's too: threads, logging,
+#: the deadline, the local data layout): they do not change the model.
+PER_PROCESS_KEYS = ("num_threads", "verbosity", "time_out", "num_machines", "force_col_wise",
+                    "force_row_wise")
+
+
+def _init_model_digest(init_model):
+    """None, or a hash of the init model (the same model must continue on every rank)."""
+    import hashlib
+    if init_model is None:
+        return None
+    if isinstance(init_model, Booster):
+        text = init_model.model_to_string(-1)
+    else:
+        try:
+            with open(init_model, "rb") as fh:
+                text = fh.read().decode("utf-8", "replace")
+        except (OSError, TypeError):
+            return f"unreadable {init_model!r}"   # loading it reports why, on that rank
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _feature_names(dataset):
+    """The names every rank must share; a block of columns (feature_indices) has
+    its own, checked when the blocks are assembled."""
+    if not isinstance(dataset, Dataset) or dataset.feature_indices is not None:
+        return None
+    return list(dataset.feature_name)
+
+
+def _binning(dataset, params):
+    """The binning a Dataset gets (its own params overridden by train's), resolved
+    so that aliases and numpy scalars compare equal."""
+    if not isinstance(dataset, Dataset):
+        return None
+    try:
+        cfg = resolve_params({**(dataset.params or {}), **params})
+    except (ValueError, TypeError) as exc:   # raised on every rank when the Dataset is built
+        return f"invalid: {exc}"
+    return {key: cfg[key] for key in BINNING_KEYS}
 
 
 def check_same_setup(comm, description):
@@ -332,11 +378,15 @@ def check_same_setup(comm, description):
     texts = comm.allgather_object(text)
     mine, theirs = json.loads(texts[0]), json.loads(texts[bad[0]])
     key = next(k for k in [*description, *theirs] if mine.get(k) != theirs.get(k))
+    mine, theirs = mine.get(key), theirs.get(key)
+    if isinstance(mine, dict) and isinstance(theirs, dict):   # name the entry that differs
+        sub = next(k for k in [*mine, *theirs] if mine.get(k) != theirs.get(k))
+        key, mine, theirs = f"{key}[{sub!r}]", mine.get(sub), theirs.get(sub)
     raise _agreed_error(ValueError(
-        f"Ranks {bad} called train() unlike rank 0: {key} is {_short(theirs.get(key))} on rank "
-        f"{bad[0]} but {_short(mine.get(key))} on rank 0. Every rank must call train() with the "
+        f"Ranks {bad} called train() unlike rank 0: {key} is {_short(theirs)} on rank "
+        f"{bad[0]} but {_short(mine)} on rank 0. Every rank must call train() with the "
         "same params, feval, objective, validation sets (names and Dataset params) and "
-        "init_model presence"))
+        "init_model, on data with the same feature names"))
 
 
 def _short(value, width=120):

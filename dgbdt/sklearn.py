@@ -394,7 +394,11 @@ class DGBDTModel(BaseEstimator):
                                                                                       "voting"):
             return None
         from .comm import world_comm
-        comm = world_comm()
+        from .params import ALIASES, resolve_params
+        time_out = [v for k, v in self._other_params.items()
+                    if ALIASES.get(str(k).strip()) == "time_out"]
+        comm = world_comm(resolve_params({"time_out": time_out[0]})["time_out"]
+                          if time_out else None)
         return comm if comm.size > 1 else None
 
     def _min_samples(self):

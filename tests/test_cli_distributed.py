@@ -4,6 +4,7 @@ Each test runs ``dgbdt`` on K ranks (tests/mpi/cli.py) and compares with the
 same command in this process.
 """
 import gzip
+import time
 
 import numpy as np
 import pytest
@@ -129,6 +130,22 @@ def test_bad_line_on_one_rank_ends_every_rank_with_its_message(tmp_path):
     result = cli_mpi(2, "predict", f"data={data}", f"input_model={model}", f"output_result={out}")
     assert result.returncode != 0 and "m.json" in result.stderr
     assert not out.exists()
+
+
+def test_a_rank_failing_before_it_starts_mpi_ends_every_rank(tmp_path):
+    # Rank 2 cannot read its config file (on another machine it may be missing):
+    # it fails before MPI_Init while ranks 0 and 1 wait in theirs.
+    data = write_csv(tmp_path / "d.csv", n_rows=300)
+    for rank in (0, 1):
+        (tmp_path / f"train{rank}.conf").write_text(f"data={data}\nheader=true\n")
+    model = tmp_path / "m.json"
+    start = time.time()
+    result = cli_mpi(3, "train", f"config={tmp_path}/train@RANK@.conf", *TRAIN,
+                     "tree_learner=data", f"output_model={model}", timeout=60)
+    assert result.returncode != 0
+    assert "train2.conf" in result.stderr and "Traceback" not in result.stderr
+    assert time.time() - start < 40        # not the others' 2-hour deadline
+    assert not model.exists()
 
 
 def test_serial_learner_under_mpiexec_is_an_error(tmp_path):

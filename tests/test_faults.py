@@ -38,14 +38,20 @@ CASES = {
     "feval_on_rank0": (("the number of feval functions is 0 on rank 1 but 1 on rank 0",), FAST),
     "fobj_on_one_rank": (("a custom objective given is True on rank 2 but False on rank 0",),
                          FAST),
-    "dataset_params_on_one_rank": (("train_set's Dataset params is {'max_bin': 15} on rank 2",),
+    "dataset_params_on_one_rank": (("binning (train_set's Dataset params with train's)['max_bin'] "
+                                    "is 15 on rank 2 but 255 on rank 0",),
                                    FAST),
     "valid_sets_on_one_rank": (("the validation set names is ['valid_0'] on rank 2 but []",),
                                FAST),
     "valid_names_differ": (("the validation set names is ['eval_b'] on rank 2 but ['eval_a']",),
                            FAST),
     "bad_param_on_one_rank": (("rank 2 of 3 failed", "Parameter 'num_leaves' must be"), FAST),
-    "init_model_on_one_rank": (("init_model given is True on rank 2 but False on rank 0",), FAST),
+    "init_model_on_one_rank": (("init_model is '", "' on rank 2 but None on rank 0"), FAST),
+    "init_model_differs": (("init_model is '", "' on rank 2 but '"), FAST),
+    "feature_names_differ": (("train_set's feature names is ['f", "on rank 2"), FAST),
+    "raise_before_mpi": (("rank script failed before starting MPI",), FAST),
+    "estimator_rank_away": (("Timeout (0:00:12)", "_wait_for_every_rank_to_start_mpi"),
+                            DEADLINE),
 }
 
 
@@ -82,3 +88,12 @@ def test_a_misbehaving_rank_ends_the_job(case, tmp_path, private_cache):
     assert case not in ("sigkill", "sigterm", "sigstop", "sys_exit_in_callback",
                         "exception_in_callback") or fault.exists()
     assert "finished" not in result.stdout or case == "serial_on_one_rank"
+
+
+def test_per_process_params_may_differ(tmp_path, private_cache):
+    # Threads, logging and the deadline are each process's own (as in LightGBM).
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run_mpi(3, "faults.py", "per_process_params_differ", out, timeout=90)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (out / "model.json").exists() and result.stdout.count("finished") == 3

@@ -17,9 +17,25 @@ if case == "raise_before_dgbdt":
         raise RuntimeError("rank script failed before any dgbdt call")
     MPI.COMM_WORLD.Barrier()     # the others wait here: the hook must abort them
 
+if case == "raise_before_mpi":
+    import dgbdt      # the abort hook, then an error before the world exists
+    if os.environ.get("PMI_RANK") == "2":
+        raise RuntimeError("rank script failed before starting MPI")
+
 import dgbdt  # noqa: E402
 from dgbdt.comm import world_comm  # noqa: E402
 from shard_data import make_data, shard_bounds  # noqa: E402
+
+if case == "estimator_rank_away":
+    # the estimator's time_out bounds MPI_Init too: rank 2 never starts MPI
+    if os.environ.get("PMI_RANK") == "2":
+        sys.exit(0)
+    X, y, _, _ = make_data()
+    with open(os.path.join(out_dir, "train_time"), "w") as fh:
+        fh.write(repr(time.time()))
+    dgbdt.DGBDTClassifier(tree_learner="data", time_out=0.2, n_estimators=5,
+                          verbose=-1).fit(X, y)
+    sys.exit(0)
 
 k = int(sys.argv[1])
 comm = world_comm()
@@ -72,13 +88,24 @@ elif case == "bad_param_on_one_rank" and last:
     params["num_leaves"] = "many"             # refused before any collective
 elif case == "init_model_on_one_rank":
     kwargs["init_model"] = "train_first"      # every rank trains it (same time), one passes it
+elif case == "init_model_differs":
+    kwargs["init_model"] = "train_own"        # the last rank's has one more tree
+elif case == "feature_names_differ" and last:
+    kwargs["feature_name"] = [f"f{j}" for j in reversed(range(X.shape[1]))]
+elif case == "per_process_params_differ":     # legitimate: the job trains
+    params.update(num_threads=1 + comm.rank % 2, verbosity=-1 - comm.rank,
+                  time_out=0.2 + 0.1 * comm.rank)
 
-train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi], params=kwargs.pop("dataset_params", None))
+train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi], params=kwargs.pop("dataset_params", None),
+                          feature_name=kwargs.pop("feature_name", "auto"))
 if kwargs.get("valid_sets") == "own":
     kwargs["valid_sets"] = [dgbdt.Dataset(X[lo:hi], y[lo:hi], reference=train_set)]
 if kwargs.get("init_model") == "train_first":
     init = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 2)
     kwargs["init_model"] = init if last else None
+elif kwargs.get("init_model") == "train_own":
+    kwargs["init_model"] = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y),
+                                       3 if last else 2)
 if comm.rank == 0:
     with open(os.path.join(out_dir, "train_time"), "w") as fh:
         fh.write(repr(time.time()))        # cases without a fault are timed from here
