@@ -3,6 +3,7 @@ import json
 import numbers
 import os
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -40,6 +41,12 @@ def _frame_as_float64(df, feature_names, validate_features):
     if validate_features:
         _check_feature_names(df.columns, feature_names)
     for i, dtype in enumerate(df.dtypes):
+        if str(dtype) == "category":
+            # the codes would be right, the category values are not: refused as in
+            # training (dgbdt.dataset._dataframe_columns, the same words)
+            raise TypeError(f"Column {df.columns[i]!r} of X is categorical; categorical features "
+                            "are not supported yet: encode it as numbers as in training "
+                            "(e.g. .cat.codes)")
         if getattr(dtype, "kind", "") == "c":
             raise TypeError(f"column {df.columns[i]!r} of X is complex ({dtype}): "
                             "dgbdt predicts from real numbers")
@@ -56,6 +63,11 @@ def _as_2d(X, n_features, feature_names, validate_features):
         raise TypeError(f"data must be an array, DataFrame or sparse matrix, got {X!r}: "
                         "Booster.predict does not read files (the command line does: "
                         "dgbdt predict data=FILE)")
+    from .dataset import Dataset
+    if isinstance(X, Dataset):
+        raise TypeError("Booster.predict takes the data itself (a numpy array, pandas DataFrame "
+                        "or scipy.sparse matrix), not a dgbdt.Dataset: cannot use a Dataset "
+                        "instance for prediction, please use raw data instead")
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
         X = _frame_as_float64(X, feature_names, validate_features)
     if sp.issparse(X):
@@ -91,6 +103,29 @@ def _rows_as_float64(X, n_features, feature_names=None, validate_features=False)
             # A read-only array (e.g. a memmap) would compile a second kernel variant.
             block = block.copy()
         yield start, block
+
+
+def _predict_threads(kwargs):
+    """The threads predict uses, from its keyword arguments: ``num_threads`` or
+    an alias (LightGBM passes them as parameters), <= 0 all cores; any other
+    keyword is a TypeError."""
+    from .params import ALIASES
+    threads = [(k, v) for k, v in kwargs.items() if ALIASES.get(k) == "num_threads"]
+    others = [k for k in kwargs if ALIASES.get(k) != "num_threads"]
+    if others:
+        hint = " (pred_contrib is not implemented yet)" if "pred_contrib" in others else ""
+        raise TypeError(f"Booster.predict() got unexpected keyword arguments: "
+                        f"{', '.join(map(repr, others))}{hint}")
+    if len(threads) > 1:
+        raise TypeError(f"Booster.predict() got {' and '.join(k for k, _ in threads)}: "
+                        "give the number of threads once")
+    available = numba.config.NUMBA_NUM_THREADS
+    if not threads:
+        return numba.get_num_threads()
+    key, value = threads[0]
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{key} must be an integer, got {value!r}")
+    return available if value <= 0 else min(int(value), available)
 
 
 def _iteration_arg(value, name):
@@ -237,44 +272,32 @@ class Booster:
 
         Parameters are LightGBM's, in its order.  ``data`` is a 2-D numpy
         array, pandas DataFrame or scipy.sparse matrix of real numbers (complex
-        values are a TypeError).  ``validate_features`` (a DataFrame only):
+        values and pandas ``category`` columns are a TypeError, as is a
+        ``dgbdt.Dataset``).  ``validate_features`` (a DataFrame only):
         its column names must be the model's feature names in the same order,
         or a ValueError names the first difference -- scikit-learn's behaviour,
         hence the default True, where LightGBM's default is False; False
         predicts by column position.  A model trained without feature names
-        (dgbdt's ``Column_i``) is not checked.  ``pred_contrib`` is not
-        implemented yet; other keyword arguments are a TypeError.
+        (dgbdt's ``Column_i``) is not checked.  Keyword parameters as
+        LightGBM's ``**kwargs``: ``num_threads`` (or an alias: ``n_jobs``,
+        ``nthread``, ...; <= 0 all cores) threads while predicting.
+        ``pred_contrib`` is not implemented yet; other keyword arguments are a
+        TypeError.
         """
-        if kwargs:
-            hint = " (pred_contrib is not implemented yet)" if "pred_contrib" in kwargs else ""
-            raise TypeError(f"Booster.predict() got unexpected keyword arguments: "
-                            f"{', '.join(map(repr, kwargs))}{hint}")
+        threads = _predict_threads(kwargs)
         first, end = self._n_trees_for(num_iteration, start_iteration)
-        f = self._flat_trees()
-        # Trees [first, end) only: shift the offset arrays.
-        node_offsets = f["node_offsets"][first:end + 1]
-        leaf_offsets = f["leaf_offsets"][first:end + 1]
-        n_trees = end - first
-        chunks = []
-        for _, block in _rows_as_float64(data, self.num_feature(), self.feature_names,
-                                         validate_features):
-            if pred_leaf:
-                out = np.zeros((block.shape[0], n_trees), dtype=np.int32)
-                predict_leaf_index(block, node_offsets, f["split_feature"], f["threshold"],
-                                   f["default_left"], f["left_child"], f["right_child"],
-                                   n_trees, out)
-            else:
-                out = np.zeros((block.shape[0], self.num_class), dtype=np.float64)
-                if first == 0:
-                    out += self.init_score
-                predict_raw(block, node_offsets, leaf_offsets, f["split_feature"], f["threshold"],
-                            f["default_left"], f["left_child"], f["right_child"], f["leaf_value"],
-                            n_trees, self.num_class, out)
-            chunks.append(out)
+        old_threads = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            chunks = [self._predict_block(block, first, end, pred_leaf)
+                      for _, block in _rows_as_float64(data, self.num_feature(), self.feature_names,
+                                                       validate_features)]
+        finally:
+            numba.set_num_threads(old_threads)
         if chunks:
             result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
         else:
-            result = np.zeros((0, n_trees if pred_leaf else self.num_class))
+            result = np.zeros((0, end - first if pred_leaf else self.num_class))
         if pred_leaf:
             return result
         if raw_score:
@@ -282,6 +305,25 @@ class Booster:
         with np.errstate(over="ignore"):        # exp() saturating: probability 0 or 1
             return transform_by_name(self.objective, result,
                                      self.objective_params.get("sigmoid", 1.0))
+
+    def _predict_block(self, block, first, end, pred_leaf):
+        """Leaf indices or raw scores of trees [first, end) for one float64 block."""
+        f = self._flat_trees()
+        # Trees [first, end) only: shift the offset arrays.
+        node_offsets = f["node_offsets"][first:end + 1]
+        n_trees = end - first
+        if pred_leaf:
+            out = np.zeros((block.shape[0], n_trees), dtype=np.int32)
+            predict_leaf_index(block, node_offsets, f["split_feature"], f["threshold"],
+                               f["default_left"], f["left_child"], f["right_child"], n_trees, out)
+            return out
+        out = np.zeros((block.shape[0], self.num_class), dtype=np.float64)
+        if first == 0:
+            out += self.init_score
+        predict_raw(block, node_offsets, f["leaf_offsets"][first:end + 1], f["split_feature"],
+                    f["threshold"], f["default_left"], f["left_child"], f["right_child"],
+                    f["leaf_value"], n_trees, self.num_class, out)
+        return out
 
     # -- model file -------------------------------------------------------------
     def _header(self, n_iterations=None):

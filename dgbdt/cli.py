@@ -288,6 +288,17 @@ def _world(n_ranks, params):
     return world_comm(resolve_params(params)["time_out"])
 
 
+def _check_output(path, comm):
+    """Refuse an output path that cannot be written before any work is done
+    (rank 0 writes outputs; every rank then raises alike)."""
+    from .files import check_writable_target
+    if comm is None:
+        check_writable_target(path)
+    else:
+        from .distributed_io import run_agreed
+        run_agreed(comm, lambda: check_writable_target(path) if comm.rank == 0 else None)
+
+
 def _read_for_training(path, io, comm, tree_learner, rank_files):
     """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
     from .readers import read_data
@@ -321,6 +332,7 @@ def run_train(io, params):
         raise CliError(f"started on {size} ranks but tree_learner=serial: set "
                        "tree_learner=data, voting or feature")
     comm = _world(size if cfg["tree_learner"] != "serial" else 1, params)
+    _check_output(io["output_model"], comm)
     learner = cfg["tree_learner"]
     rank_files = _flag(io, "pre_partition")
     loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
@@ -413,6 +425,7 @@ def run_predict(io, params):
         raise CliError("predict needs data=FILE and input_model=FILE")
     cfg = resolve_params(params)        # a bad parameter fails before anything is written
     comm = _world(launched_size(), params)
+    _check_output(io["output_result"], comm)
     if comm is None:
         booster = Booster(model_file=io["input_model"])
     else:

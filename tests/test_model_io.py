@@ -688,10 +688,71 @@ def test_iteration_arguments_elsewhere(named):
 
 def test_predict_unknown_keyword_arguments(named):
     b, df = named
-    with pytest.raises(TypeError, match="'num_threads'"):
-        b.predict(df, num_threads=2)
+    with pytest.raises(TypeError, match="'num_treads'"):
+        b.predict(df, num_treads=2)
     with pytest.raises(TypeError, match="pred_contrib.*not implemented"):
         b.predict(df, pred_contrib=True)
+    with pytest.raises(TypeError, match="num_threads must be an integer"):
+        b.predict(df, num_threads="2")
+    with pytest.raises(TypeError, match="num_threads and n_jobs"):
+        b.predict(df, num_threads=1, n_jobs=1)
+
+
+def test_predict_num_threads_applies_while_predicting_and_is_restored(named, monkeypatch):
+    """LightGBM's predict takes num_threads through **kwargs; <= 0 is all cores."""
+    import numba
+    import dgbdt.booster as booster_module
+    b, df = named
+    seen, kernel = [], booster_module.predict_raw
+
+    def spy(*args):
+        seen.append(numba.get_num_threads())
+        return kernel(*args)
+    monkeypatch.setattr(booster_module, "predict_raw", spy)
+    most = numba.config.NUMBA_NUM_THREADS
+    before = numba.get_num_threads()
+    expected = b.predict(df)
+    for kw, threads in (({"num_threads": 1}, 1), ({"num_threads": 0}, most),
+                        ({"n_jobs": -1}, most), ({"nthread": 10 ** 6}, most)):
+        seen.clear()
+        np.testing.assert_array_equal(b.predict(df, **kw), expected)
+        assert seen == [threads] and numba.get_num_threads() == before, kw
+
+
+def test_predict_num_threads_with_two_threads_available(tmp_path):
+    """The same with two threads available (the tests run with one)."""
+    import subprocess
+    import sys
+    script = ("import numba, numpy as np, dgbdt\n"
+              "rng = np.random.default_rng(0); X = rng.normal(size=(300, 3))\n"
+              "b = dgbdt.train({'verbosity': -1}, dgbdt.Dataset(X, X[:, 0]), 3)\n"
+              "numba.set_num_threads(2)\n"
+              "import dgbdt.booster as m; seen = []; k = m.predict_raw\n"
+              "m.predict_raw = lambda *a: (seen.append(numba.get_num_threads()), k(*a))[1]\n"
+              "p = b.predict(X, num_threads=1); q = b.predict(X, num_threads=-1)\n"
+              "assert seen == [1, 2] and numba.get_num_threads() == 2, seen\n"
+              "assert np.array_equal(p, q)\n")
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2"}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_predict_refuses_category_columns_as_training_does(named):
+    pd = pytest.importorskip("pandas")
+    b, df = named
+    coded = df.assign(f5=pd.Categorical(df["f5"]))
+    with pytest.raises(TypeError, match="Column 'f5' of X is categorical.*\\.cat\\.codes"):
+        b.predict(coded)
+    with pytest.raises(TypeError, match="Column 'f5' is categorical.*\\.cat\\.codes"):
+        dgbdt.Dataset(coded, np.zeros(len(df))).construct()
+
+
+def test_predict_refuses_a_dataset(named):
+    b, df = named
+    for ds in (dgbdt.Dataset(df, np.zeros(len(df))), dgbdt.Dataset(df.to_numpy())):
+        with pytest.raises(TypeError, match="not a dgbdt.Dataset.*use raw data instead"):
+            b.predict(ds)
 
 
 def test_predict_complex_input_is_a_type_error(named):
