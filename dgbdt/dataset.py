@@ -234,6 +234,17 @@ def _check_weight(weight):
     return weight
 
 
+def _check_categorical_feature(value):
+    """LightGBM's ``categorical_feature``: what declares no categorical column passes."""
+    if value is None or (isinstance(value, str) and value in ("auto", "")):
+        return
+    if not isinstance(value, str) and hasattr(value, "__len__") and len(value) == 0:
+        return                                    # [] or (): nothing declared
+    raise ValueError(f"Dataset(categorical_feature={value!r}): categorical features are not "
+                     "supported by dgbdt yet; encode the columns as numbers, or leave "
+                     "categorical_feature='auto'")
+
+
 class Dataset:
     """Training or validation data, binned lazily with the training params.
 
@@ -254,10 +265,16 @@ class Dataset:
         Feature-parallel training "by dimension": the global column numbers of
         the columns in ``data`` (every rank holds all rows of its own block of
         columns; the blocks of all ranks cover every column exactly once).
+    categorical_feature : "auto" or None
+        LightGBM's key, for code written for it: ``"auto"`` (its default), None or an
+        empty list declare nothing categorical; columns or names are a ValueError
+        (categorical features are not supported yet).
     """
 
     def __init__(self, data, label=None, weight=None, init_score=None, feature_name="auto",
-                 reference=None, params=None, free_raw_data=True, feature_indices=None):
+                 reference=None, params=None, free_raw_data=True, feature_indices=None,
+                 categorical_feature="auto"):
+        _check_categorical_feature(categorical_feature)
         if isinstance(data, (str, bytes)) or hasattr(data, "read"):
             raise TypeError("dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
                             "to train from a file use the command line `dgbdt train`")

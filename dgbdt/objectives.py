@@ -80,10 +80,15 @@ class Objective:
         if label is None:
             raise ValueError("Training data has no label")
         if self.name == "binary":
-            bad = ~np.isin(label, (0.0, 1.0))
+            # LightGBM's positive class is label > 0 (binary_objective.hpp), so 0/1 and
+            # -1/+1 give one model.  It takes any other value too (0.3 or 2 is silently
+            # positive, {1, 2} one class); those are refused here: almost always the
+            # wrong objective or an unmapped class.
+            bad = ~np.isin(label, (-1.0, 0.0, 1.0))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"objective='binary' needs labels 0 or 1; row {i} has label {label[i]}")
+                raise ValueError(f"objective='binary' needs labels 0 or 1 (or -1 and +1); row {i} "
+                                 f"has label {label[i]}")
         elif self.name == "multiclass":
             bad = (label < 0) | (label >= self.num_class) | (label != np.floor(label))
             if bad.any():

@@ -489,7 +489,9 @@ def _columns(path, names, n_cols, label_column, weight_column, group_column, ign
     for what, idx in (("label_column", label_idx), ("weight_column", weight_idx),
                       ("group_column", group_idx), ("ignore_columns", max(ignore, default=None))):
         if idx is not None and n_cols and idx >= n_cols:
-            raise ValueError(f"{what}: column {idx} does not exist, {path} has {n_cols} columns")
+            raise ValueError(_out_of_range(what, idx, n_cols, label_idx, path))
+    _check_distinct(path, names, label_column, label_idx, weight_column, weight_idx,
+                    group_column, group_idx, ignore_columns, ignore)
     drop = {i for i in (label_idx, weight_idx, group_idx, *ignore) if i is not None}
     keep = [i for i in range(n_cols) if i not in drop]
     if keep_features is not None:
@@ -503,6 +505,38 @@ def _columns(path, names, n_cols, label_column, weight_column, group_column, ign
     # Columns to convert, in file order; the others are parsed but never stored.
     used = sorted({*keep, *(i for i in (label_idx, weight_idx, group_idx) if i is not None)})
     return label_idx, weight_idx, group_idx, keep, used
+
+
+def _out_of_range(what, idx, n_cols, label_idx, path):
+    """The message for a column index beyond the file, counted as the key counts:
+    indices of weight/group/ignore columns skip the label column."""
+    if what == "label_column" or label_idx is None:
+        return (f"{what}: column {idx} does not exist, {path} has {n_cols} columns "
+                f"(indices 0 to {n_cols - 1})")
+    shown = idx - (idx > label_idx)           # back to the index the user wrote
+    return (f"{what}: column {shown} does not exist, {path} has {n_cols - 1} columns besides "
+            f"the label column (indices 0 to {n_cols - 2}; {what} does not count the label)")
+
+
+def _check_distinct(path, names, label_column, label_idx, weight_column, weight_idx,
+                    group_column, group_idx, ignore_columns, ignore):
+    """A weight, query or ignored column may not be the label column, nor the weight
+    column the query column: one would silently train on the other (LightGBM finds no
+    label name among the other columns: "Could not find weight column y")."""
+    def shown(key, spec, idx):
+        by_name = isinstance(spec, str) and spec.startswith("name:")
+        name = f" ({names[idx]!r})" if names and idx < len(names) and not by_name else ""
+        return f"{key}={spec!r}{name}"
+
+    pairs = [("weight_column", weight_column, weight_idx), ("group_column", group_column, group_idx)]
+    pairs += [("ignore_columns", ignore_columns, i) for i in ignore]
+    for key, spec, idx in pairs:
+        if idx is not None and idx == label_idx:
+            raise ValueError(f"{shown(key, spec, idx)} is the label column "
+                             f"{shown('label_column', label_column, idx)} of {path}")
+    if weight_idx is not None and weight_idx == group_idx:
+        raise ValueError(f"{shown('group_column', group_column, group_idx)} is the weight column "
+                         f"{shown('weight_column', weight_column, weight_idx)} of {path}")
 
 
 def _read_csv_kwargs(sep, used, n_cols):
