@@ -270,6 +270,19 @@ def _with_model_columns(io, booster):
     return {**io, **recorded}
 
 
+def _without_label_if_narrow(io, with_columns, n_model):
+    """LightGBM's predict reads a delimited file whose lines hold exactly the
+    model's features as having no label (parser.cpp GetLabelIdxForCSV): so
+    here, unless label_column is given or other columns have roles."""
+    from .readers import first_row_width
+    if "label_column" in io.get("_given", ()) or not with_columns.get("label_column") or \
+            any(with_columns.get(k) for k in ("weight_column", "group_column", "ignore_column")):
+        return with_columns
+    if first_row_width(io["data"], header=_flag(with_columns, "header")) != n_model:
+        return with_columns
+    return {**with_columns, "label_column": ""}
+
+
 def _read_options(io):
     ignore = io.get("ignore_column")
     return dict(header=_flag(io, "header"), label_column=io["label_column"] or None,
@@ -432,7 +445,8 @@ def run_predict(io, params):
         booster = distributed_io.run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
     # The file's columns as in training unless said otherwise (LightGBM keeps
     # the label index in the model); side files (.weight, .init) are not used.
-    with_columns = _with_model_columns(io, booster)
+    with_columns = _without_label_if_narrow(io, _with_model_columns(io, booster),
+                                            booster.num_feature())
     options = {**_read_options(with_columns), "side_files": False,
                "features_only": True}     # labels are not used: not checked either
     with _naming_recorded_keys(io, with_columns, io["input_model"]):

@@ -109,7 +109,7 @@ def _first_lines(path, n_lines):
     n_bytes = 1 << 16
     while True:
         head = readers.read_head(path, n_bytes)
-        if head.count(b"\n") >= n_lines or len(head) < n_bytes:
+        if readers.count_lines(readers.whole_lines(head)) >= n_lines or len(head) < n_bytes:
             return head
         n_bytes *= 4
 
@@ -134,7 +134,7 @@ def read_column_block(path, comm, options):
         # a row: a first line of 64 KiB or more is read to its end), then
         # convert only this block.
         head = _first_lines(path, 2 if options.get("header", False) else 1)
-        head = head[:head.rfind(b"\n") + 1] or head
+        head = readers.whole_lines(head) or head
         rest = {k: v for k, v in options.items() if k != "fmt"}
         n_features = readers.parse_text(path, head, fmt=fmt, sep=sep, **rest).X.shape[1]
         block = column_block(n_features, comm.rank, comm.size)

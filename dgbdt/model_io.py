@@ -62,7 +62,8 @@ MAX_MODEL_BYTES = 1 << 30
 _INT32_MAX = int(np.iinfo(np.int32).max)
 # Raw scores must stay below half the largest float: softmax subtracts the
 # largest score, which cannot overflow then, and rounding has room.
-_SAFE_SCORE = float(np.finfo(np.float64).max) / 2
+_LARGEST = float(np.finfo(np.float64).max)     # stands for +inf in thresholds
+_SAFE_SCORE = _LARGEST / 2
 _NUMBER_TYPES = {int, float}
 _SHOW = reprlib.Repr()
 _SHOW.maxstring, _SHOW.maxother, _SHOW.maxlist, _SHOW.maxdict, _SHOW.maxlevel = 40, 40, 4, 4, 2
@@ -119,9 +120,37 @@ def _fail(source, msg):
     raise ModelFormatError(f"{source}: {msg}")
 
 
+def _lightgbm_text_version(text):
+    """LightGBM's text model starts with a line ``tree``, then ``version=v4``
+    among the header lines; returns the version, or None for other text."""
+    lines = text[:4096].lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "tree":
+        return None
+    return next((line.strip()[len("version="):] for line in lines[1:20]
+                 if line.strip().startswith("version=v")), None)
+
+
+def _unique_keys(source):
+    """object_pairs_hook refusing a key given twice in one object: json.loads
+    would keep the last silently (an appended "objective" changed predictions)."""
+    def hook(pairs):
+        d = dict(pairs)
+        if len(d) != len(pairs):
+            seen = set()
+            key = next(k for k, _ in pairs if k in seen or seen.add(k))
+            _fail(source, f"key {key!r} appears twice in one JSON object (a model names each "
+                          "field once; which value counts would be a guess)")
+        return d
+    return hook
+
+
 def _parse(text, source):
+    version = _lightgbm_text_version(text)
+    if version is not None:
+        _fail(source, f"a LightGBM text model (version={version}): dgbdt cannot read LightGBM "
+                      "text models yet; retrain the model with dgbdt, or predict with LightGBM")
     try:
-        return json.loads(text, parse_constant=_Token)
+        return json.loads(text, parse_constant=_Token, object_pairs_hook=_unique_keys(source))
     except json.JSONDecodeError as exc:
         hint = " (the file looks truncated)" if "Expecting" in exc.msg and exc.pos >= len(text) - 1 else ""
         _fail(source, f"not valid JSON{hint}: {exc.msg} at line {exc.lineno} column {exc.colno}")
@@ -129,6 +158,8 @@ def _parse(text, source):
         _fail(source, "not a dgbdt model: JSON nested too deeply")
     except MemoryError:
         _fail(source, "not a dgbdt model: too large to parse in memory")
+    except ModelFormatError:
+        raise
     except ValueError as exc:       # e.g. an integer of more than 4300 digits
         _fail(source, f"not valid JSON: {exc}")
 
@@ -254,8 +285,8 @@ def _check_features(source, doc):
 
 
 def _check_bins(source, doc, n_features):
-    """The bin mapper (both fields or neither); returns the number of value
-    bins per feature, or None without a mapper."""
+    """The bin mapper (both fields or neither) as the tree checks need it
+    (a _Bins), or None without a mapper."""
     keys = ("bin_upper_bounds", "nan_bins")
     given = [key for key in keys if key in doc]
     if not given:
@@ -281,7 +312,19 @@ def _check_bins(source, doc, n_features):
         f = bad[0]
         _fail(source, f"field {_quoted('nan_bins', int(f))} = {nan_bins[f]} must be -1 (no NaN bin) "
                       f"or {n_value_bins[f]} (the bin after feature {f}'s {n_value_bins[f]} value bins)")
-    return n_value_bins
+    # each feature's bounds and the last bin's, +inf, stored as the largest float
+    # as the grower records thresholds (BinMapper.threshold_value)
+    flat = np.array([b for ub in bounds for b in (*ub, _LARGEST)], dtype=np.float64)
+    return _Bins(n_value_bins, np.cumsum(n_value_bins) - n_value_bins, np.minimum(flat, _LARGEST))
+
+
+class _Bins:
+    """The bin mapper as the tree checks need it: value bins per feature, and
+    the threshold of each (feature, bin) at ``thresholds[offsets[f] + bin]``."""
+    __slots__ = ("n_value_bins", "offsets", "thresholds")
+
+    def __init__(self, n_value_bins, offsets, thresholds):
+        self.n_value_bins, self.offsets, self.thresholds = n_value_bins, offsets, thresholds
 
 
 def _is_scalar(value):
@@ -345,7 +388,8 @@ def _int_ranges(n_leaves, n_features):
             "left_child": link, "right_child": link, "leaf_depth": (0, n_leaves, "")}
 
 
-def _check_tree(source, i, d, n_features, n_value_bins):
+def _check_tree(source, i, d, n_features, bins):
+    """Tree ``i`` checked field by field (the first problem named); a Tree."""
     where = f"tree {i}: "
     if type(d) is not dict:
         _fail(source, f"tree {i} is not a tree object, got {_show(d)}")
@@ -366,23 +410,38 @@ def _check_tree(source, i, d, n_features, n_value_bins):
         else:
             arrays[name] = _float_array(source, where, repr(name), d[name])
     _check_links(source, where, d["left_child"], d["right_child"], n)
-    if n_value_bins is not None and n > 1:
-        feature, threshold_bin = arrays["split_feature"], arrays["threshold_bin"]
-        limit = n_value_bins[feature]
-        bad = np.flatnonzero(threshold_bin >= limit)
-        if len(bad):
-            k = int(bad[0])
-            _fail(source, f"{where}field 'threshold_bin'[{k}] = {threshold_bin[k]} is outside "
-                          f"[0, {limit[k]}) (the value bins of feature {feature[k]})")
+    if bins is not None and n > 1:
+        _check_thresholds(source, where, arrays["split_feature"], arrays["threshold_bin"],
+                          arrays["threshold"], bins)
     return Tree.from_arrays(n, arrays)
 
 
-def _check_trees(source, doc, k, n_features, n_value_bins):
+def _check_thresholds(source, where, feature, threshold_bin, threshold, bins):
+    """threshold_bin within the feature's value bins, and threshold the bound of
+    that bin: binned replay (init_model) follows the bin, predict the threshold."""
+    feature = feature.astype(np.int64)
+    limit = bins.n_value_bins[feature]
+    bad = np.flatnonzero(threshold_bin >= limit)
+    if len(bad):
+        k = int(bad[0])
+        _fail(source, f"{where}field 'threshold_bin'[{k}] = {threshold_bin[k]} is outside "
+                      f"[0, {limit[k]}) (the value bins of feature {feature[k]})")
+    expected = bins.thresholds[bins.offsets[feature] + threshold_bin]
+    bad = np.flatnonzero(threshold != expected)
+    if len(bad):
+        k = int(bad[0])
+        _fail(source, f"{where}field 'threshold'[{k}] = {float(threshold[k])!r} is not the upper "
+                      f"bound of its bin: feature {feature[k]}'s bin {threshold_bin[k]} "
+                      f"('threshold_bin'[{k}]) ends at {float(expected[k])!r} "
+                      "('bin_upper_bounds'; the largest float for the last bin)")
+
+
+def _check_trees(source, doc, k, n_features, bins):
     trees = _list_value(source, "", "'trees'", doc["trees"])
     if len(trees) % k:
         _fail(source, f"field 'trees' holds {len(trees)} trees, not a multiple of "
                       f"num_tree_per_iteration = {k}")
-    return [_check_tree(source, i, t, n_features, n_value_bins) for i, t in enumerate(trees)]
+    return [_check_tree(source, i, t, n_features, bins) for i, t in enumerate(trees)]
 
 
 def _check_score_bound(source, init_score, trees, k):
@@ -413,9 +472,9 @@ def model_from_json(text, source="model string"):
     _check_kind(source, doc)
     k, init_score = _check_objective(source, doc)
     n_features = _check_features(source, doc)
-    n_value_bins = _check_bins(source, doc, n_features)
+    bins = _check_bins(source, doc, n_features)
     _check_params(source, doc)
-    trees = _check_trees(source, doc, k, n_features, n_value_bins)
+    trees = _check_trees(source, doc, k, n_features, bins)
     if "best_iteration" in doc:
         _int_value(source, "", "'best_iteration'", doc["best_iteration"], 0, len(trees) // k + 1)
     _check_score_bound(source, init_score, trees, k)

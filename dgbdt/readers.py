@@ -23,6 +23,9 @@ They read files the way LightGBM's CLI does:
   or K per line for multiclass) and ``<path>.query`` (query sizes) are read when
   present and no column gives the same thing; their values must be finite
   (weights >= 0), and one that is a directory, FIFO or device is an error.
+* Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac text), as in LightGBM's
+  TextReader; line numbers in messages count them so.  A UTF-8 byte order mark may
+  start a data or side file.
 * Data files are regular files (:func:`dgbdt.files.check_regular_file`): a
   directory, FIFO or ``/dev/null`` is "not a regular file", never opened.
 * ``features_only=True`` (prediction) leaves the label, weight and query columns
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import math
 import os
 import re
@@ -61,7 +65,8 @@ from .files import check_regular_file
 
 __all__ = ["DataFormatError", "LoadedData", "read_data", "sniff_format", "parse_text",
            "read_part", "split_parts", "count_lines", "is_gzip", "read_header_line",
-           "read_side_files", "read_file_bytes", "read_head", "MAX_SPARSE_COLUMNS"]
+           "read_side_files", "read_file_bytes", "read_head", "whole_lines", "first_row_width",
+           "MAX_SPARSE_COLUMNS"]
 
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
 #: given to ``Dataset`` may have.  Sparse rows are binned into a dense
@@ -71,7 +76,19 @@ __all__ = ["DataFormatError", "LoadedData", "read_data", "sniff_format", "parse_
 #: like 2000000000 asked for 15 GiB of column pointers before anything else.
 MAX_SPARSE_COLUMNS = 1 << 20
 
-NA_TOKENS = ("", "NA", "N/A", "na", "nan", "NaN", "NAN", "-nan", "null", "NULL", "None")
+
+
+def _case_variants(word):
+    return {"".join(cs) for cs in itertools.product(*((c.lower(), c.upper()) for c in word))}
+
+
+#: Missing values (NaN) in data and side files: what LightGBM's Common::Atof
+#: (include/LightGBM/utils/common.h) reads as NaN -- na, nan and null in any case,
+#: after an optional sign -- and the empty field; also N/A and None, which LightGBM
+#: refuses ("Unknown token").  inf and infinity (any case, signed) are numbers.
+NA_TOKENS = ("", "N/A", "None") + tuple(sorted(
+    sign + variant for word in ("na", "nan", "null") for variant in _case_variants(word)
+    for sign in ("", "+", "-")))
 _NA_SET = frozenset(NA_TOKENS)
 _FORMATS = ("auto", "libsvm", "csv", "tsv", "delimited")
 
@@ -146,13 +163,42 @@ def _read_upto(fh, n_bytes, whole_first_line):
     head = fh.read(n_bytes)
     if whole_first_line and len(head) == n_bytes:
         chunks = [head]
-        while b"\n" not in chunks[-1]:
+        while b"\n" not in chunks[-1] and b"\r" not in chunks[-1]:
             chunk = fh.read(n_bytes)
             if not chunk:
                 break
             chunks.append(chunk)
         head = b"".join(chunks)
     return head
+
+
+# A line ends at '\n', '\r\n' or a '\r' of its own (old Mac text), as in LightGBM's
+# TextReader (include/LightGBM/utils/text_reader.h) and pandas.  The parsers below
+# see '\n' only: parse_text turns every lone '\r' into '\n' first.
+_LINE_END = re.compile(rb"\n|\r(?!\n)")
+
+
+def _lone_cr_count(data):
+    if b"\r" not in data:                     # a memchr: most files have no '\r'
+        return 0
+    from .native.text import lone_cr_count
+    return int(lone_cr_count(np.frombuffer(data, np.uint8)))
+
+
+def _normalize_line_ends(data):
+    """``data`` with each lone ``\\r`` as ``\\n`` (and ``\\r\\n`` then too): the same
+    lines, counted alike by :func:`count_lines` before and after.  A copy only for
+    text that has a lone ``\\r``."""
+    if not _lone_cr_count(data):
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def whole_lines(head):
+    """The start ``head`` of a file cut after its last whole line (b"" if none); a
+    last ``\\r`` may be half of a ``\\r\\n`` and is left out."""
+    body = head[:-1] if head.endswith(b"\r") else head
+    return head[:max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
 
 
 def _lines(data):
@@ -244,7 +290,7 @@ def sniff_format(path, fmt="auto", header=False):
     decides from the same bytes, so all parse their parts alike."""
     if fmt not in _FORMATS:
         raise ValueError(f"fmt must be one of {_FORMATS}, got {fmt!r}")
-    head = read_head(path)
+    head = _normalize_line_ends(read_head(path))
     if fmt == "auto":
         fmt = "libsvm" if _looks_like_libsvm(head) else "delimited"
     if fmt == "libsvm":
@@ -257,6 +303,19 @@ def sniff_format(path, fmt="auto", header=False):
     return "delimited", sep
 
 
+def first_row_width(path, header=False):
+    """The number of fields of a delimited file's first data line (within its
+    first 64 KiB), or None for LibSVM text or a file without data lines."""
+    fmt, sep = sniff_format(path, "auto", header)
+    if fmt == "libsvm":
+        return None
+    lines = _normalize_line_ends(read_head(path)).decode("utf-8", errors="replace").split("\n")
+    first = next((ln for ln in lines[1 if header else 0:-1] if ln.strip()), None)
+    if first is None:
+        return None
+    return len(first.split() if sep is None else first.split(sep))
+
+
 def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_line=1,
                label_column="0", weight_column=None, group_column=None, ignore_columns=(),
                zero_based=True, n_features=None, keep_features=None,
@@ -267,6 +326,7 @@ def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_li
     file read by one rank starts anywhere); ``header_text`` is the header line when the
     part does not hold it.  Other options as :func:`read_data`.
     """
+    data = _normalize_line_ends(data)
     if data.startswith(_BOM):
         if first_line == 1:
             data = data[len(_BOM):]          # a UTF-8 byte order mark starts the file
@@ -309,16 +369,17 @@ def part_bounds(path, part, n_parts):
 def _line_start_at_or_after(fh, pos, size, block=1 << 16):
     if pos <= 0 or pos >= size:
         return min(max(pos, 0), size)
-    fh.seek(pos - 1)      # pos starts a line exactly when the byte before it is a newline
+    # pos starts a line exactly when the byte before it ends one (_LINE_END)
     where = pos - 1
     while True:
-        chunk = fh.read(block)
-        if not chunk:
+        fh.seek(where)
+        chunk = fh.read(block + 1)     # one byte more: is a last '\r' one of '\r\n'?
+        found = _LINE_END.search(chunk)
+        if found is not None and (found.start() < block or len(chunk) <= block):
+            return where + found.end()
+        if len(chunk) <= block:
             return size
-        i = chunk.find(b"\n")
-        if i >= 0:
-            return where + i + 1
-        where += len(chunk)
+        where += block
 
 
 def read_part(path, part, n_parts):
@@ -335,8 +396,8 @@ def _line_start_in(data, pos):
     size = len(data)
     if pos <= 0 or pos >= size:
         return min(max(pos, 0), size)
-    i = data.find(b"\n", pos - 1)
-    return size if i < 0 else i + 1
+    found = _LINE_END.search(data, pos - 1)
+    return size if found is None else found.end()
 
 
 def split_parts(data, n_parts):
@@ -347,8 +408,10 @@ def split_parts(data, n_parts):
 
 
 def count_lines(data):
-    """Number of lines in ``data`` (a last line without a newline counts)."""
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    """Number of lines in ``data`` (a last line without a line end counts); a lone
+    ``\\r`` ends a line, as :func:`parse_text` reads it."""
+    ends = data.count(b"\n") + _lone_cr_count(data)
+    return ends + (1 if data and not data.endswith((b"\n", b"\r")) else 0)
 
 
 def is_gzip(path):
@@ -358,7 +421,7 @@ def is_gzip(path):
 
 def read_header_line(path):
     """The first line of a file (gzip or not), for the column names of a part."""
-    head = read_head(path, whole_first_line=True)
+    head = _normalize_line_ends(read_head(path, whole_first_line=True))
     return head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
 
 
@@ -874,12 +937,13 @@ def _check_finite(path, data, arr, line_no, what, sep, col, base=0, nonnegative=
 
 
 # What pandas' C parser takes for a number: ASCII digits, an optional exponent,
-# inf/infinity in any case; blanks around it.  (Python's float() also takes
-# '1_000', other digits and other spaces, which pandas rejects.)
-# Every part is unambiguous (no two ways to match the same text), so a line that
+# blanks around it; or, with no blanks, inf/infinity in any case and a sign, or a
+# missing-value token (NA_TOKENS).  (Python's float() also takes '1_000', other
+# digits and other spaces, which pandas rejects.)  Every part is unambiguous (no two ways to match the same text), so a line that
 # does not match fails in linear time.
-_NUMBER = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:infinity|inf))"
-_NA_ALTERNATIVES = "|".join(re.escape(t) for t in sorted(NA_TOKENS, key=len, reverse=True) if t)
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+# inf and the missing-value tokens: pandas takes no blanks around these
+_WORDS = r"[+-]?(?i:infinity|inf|nan|null|na)|N/A|None"
 
 
 def _field_regex(sep):
@@ -890,7 +954,7 @@ def _field_regex(sep):
     else:
         pad = "[" + "".join(re.escape(c) for c in "\t\n\x0b\x0c\r " if c != sep) + "]"
     empty = "" if sep is None else "|"     # an empty field exists only between separators
-    return f"(?:{_NA_ALTERNATIVES}|{pad}*{_NUMBER}{pad}*{empty})"
+    return f"(?:{_WORDS}|{pad}*{_NUMBER}{pad}*{empty})"
 
 
 def _rescan_delimited(path, data, sep, line_no, exc, base=0, columns=None):
@@ -1073,7 +1137,7 @@ def _libsvm_label(path, lineno, first, raw):
     if ":" in first:
         raise _error(path, lineno, "missing label before", first, raw)
     try:
-        label = float(first)
+        label = _to_float(first)
     except ValueError:
         raise _error(path, lineno, "cannot parse label", first, raw) from None
     if not np.isfinite(label):
@@ -1101,7 +1165,7 @@ def _libsvm_pairs(path, lineno, tokens, raw, offset, n_features, indices, values
             if not colon:
                 raise ValueError
             idx = int(idx_s)
-            val = float(val_s)
+            val = _to_float(val_s)
         except ValueError:
             raise _error(path, lineno, "cannot parse index:value pair", tok, raw) from None
         col = idx - offset
@@ -1127,11 +1191,19 @@ def _libsvm_pairs(path, lineno, tokens, raw, offset, n_features, indices, values
 # side files
 
 
+def _to_float(token):
+    """A number of a side file or LibSVM text: Python's float(), and the missing-value
+    tokens of delimited text (NaN), so that ``NA`` reads alike everywhere."""
+    return math.nan if token in _NA_SET else float(token)
+
+
 def _read_side_values(side, what):
     """Rows of floats of a side file, with their 1-based line numbers.  Every value
-    must be finite: a NaN init score, say, would train and then fail to save."""
+    must be finite: a NaN init score, say, would train and then fail to save.  A
+    byte order mark may start the file (as a data or config file); lines end at
+    ``\n``, ``\r\n`` or ``\r`` (Python's universal newlines)."""
     rows, line_nos = [], []
-    with open(side, encoding="utf-8", errors="replace") as fh:
+    with open(side, encoding="utf-8-sig", errors="replace") as fh:
         for lineno, raw in enumerate(fh, start=1):
             tokens = raw.replace(",", " ").split()
             if not tokens:
@@ -1139,7 +1211,7 @@ def _read_side_values(side, what):
             row = []
             for tok in tokens:
                 try:
-                    value = float(tok)
+                    value = _to_float(tok)
                 except ValueError:
                     raise _error(side, lineno, "cannot parse number", tok, raw) from None
                 if not math.isfinite(value):            # nan, inf, 1e999

@@ -5,7 +5,9 @@ these kernels do what those parsers do not report: how many fields each line
 holds (pandas silently pads a short row with NaN) and which rows of a LibSVM
 file carry a ``qid:`` (scikit-learn collects query ids with one
 ``np.append`` per row, quadratic in the rows).  Lines end at ``\\n`` only, so
-line numbers agree with ``bytes.split(b"\\n")``.
+line numbers agree with ``bytes.split(b"\\n")``; the readers first turn a ``\\r``
+that ends a line on its own (old Mac text; LightGBM and pandas end lines there)
+into ``\\n``, which :func:`lone_cr_count` tells them to do.
 
 Measured on a 225 MB, 1M x 29 CSV: one pass here takes about 0.2 s, where
 the numpy version it replaces (comparisons, ``flatnonzero`` and
@@ -208,3 +210,21 @@ def byte_counts(buf, a, b, c):
         n_b += x == b
         n_c += x == c
     return n_a, n_b, n_c
+
+
+@njit(cache=True, nogil=True)
+def lone_cr_count(buf):
+    """How many ``\\r`` of ``buf`` are not followed by ``\\n`` (a last byte ``\\r``
+    counts): the line ends of old Mac text, where LightGBM's TextReader and pandas
+    end a line too.
+
+    ``buf`` : ndarray of shape (n_bytes,), uint8 (IN); returns an int.  Branch-free,
+    one pass (``bytes.count`` of ``\\r`` and of ``\\r\\n`` would take two).
+    """
+    n = buf.shape[0]
+    count = 0
+    for i in range(n - 1):
+        count += (buf[i] == CR) & (buf[i + 1] != NEWLINE)
+    if n > 0 and buf[n - 1] == CR:
+        count += 1
+    return count

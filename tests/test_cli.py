@@ -263,13 +263,18 @@ def test_width_hint_for_a_file_without_label(tmp_path, capsys):
     model = tmp_path / "m.json"
     assert run(["train", f"data={data}", "objective=binary", "num_trees=2",
                 f"output_model={model}", "verbosity=-1"]) == 0
+    # As LightGBM (GetLabelIdxForCSV): lines of exactly the model's features have no label.
     nolabel = tmp_path / "x.csv"
     nolabel.write_text("".join(",".join(f"{v:g}" for v in r) + "\n" for r in X))
-    assert run(["predict", f"data={nolabel}", f"input_model={model}",
-                f"output_result={tmp_path / 'p.txt'}"]) == 1
+    out, expected = tmp_path / "p.txt", dgbdt.Booster(model_file=str(model)).predict(X)
+    for extra in ([], ["label_column="]):
+        assert run(["predict", f"data={nolabel}", f"input_model={model}", *extra,
+                    f"output_result={out}"]) == 0
+        np.testing.assert_allclose(np.loadtxt(out), expected, rtol=1e-15)
+    # a label column given on the command line is taken at its word: the hint remains
+    assert run(["predict", f"data={nolabel}", f"input_model={model}", "label_column=0",
+                f"output_result={out}"]) == 1
     assert "needs label_column= with no value" in capsys.readouterr().err
-    assert run(["predict", f"data={nolabel}", f"input_model={model}", "label_column=",
-                f"output_result={tmp_path / 'p.txt'}"]) == 0
 
 
 def test_libsvm_validation_rows_may_stop_before_the_last_feature(tmp_path):

@@ -204,6 +204,33 @@ def test_invalid_model_content(model_text, edit, words):
         assert w in str(info.value)
 
 
+def test_a_threshold_off_its_bin_is_refused(model_text):
+    # Predict follows 'threshold', init_model's binned replay 'threshold_bin':
+    # a file where they disagree would give two different models.
+    doc = json.loads(model_text)
+    tree = doc["trees"][0]
+    tree["threshold"][0] = tree["threshold"][0] + 0.125
+    with pytest.raises(ModelFormatError, match=r"tree 0: field 'threshold'\[0\] = .* is not the "
+                                                "upper bound of its bin"):
+        dgbdt.Booster(model_str=json.dumps(doc))
+
+
+def test_a_key_given_twice_is_refused(model_text):
+    # json.loads keeps the last value silently: an appended key would change the model.
+    doubled = model_text.rstrip()[:-1] + ', "objective": "regression"}'
+    with pytest.raises(ModelFormatError, match="key 'objective' appears twice"):
+        dgbdt.Booster(model_str=doubled)
+
+
+def test_a_lightgbm_text_model_is_named(tmp_path):
+    lgb = pytest.importorskip("lightgbm")
+    X, y, _ = _data("binary")
+    path = tmp_path / "lgb.txt"
+    lgb.train({"objective": "binary", "verbosity": -1}, lgb.Dataset(X, y), 2).save_model(path)
+    with pytest.raises(ModelFormatError, match=r"a LightGBM text model \(version=v4\)"):
+        dgbdt.Booster(model_file=str(path))
+
+
 def test_bad_model_string():
     with pytest.raises(ValueError, match="JSON"):
         dgbdt.Booster(model_str="{not json")
@@ -528,9 +555,12 @@ def test_largest_scores_allowed_predict_finite_without_warnings(model_text):
 
 
 def test_largest_float_threshold_is_infinity(model_text):
-    # the largest float64 stands for +inf in thresholds: legitimate
-    b = dgbdt.Booster(model_str=_edited(model_text, _set(("trees", 0, "threshold", 0),
-                                                         float(np.finfo(np.float64).max))))
+    # the largest float64 stands for +inf in thresholds (the last bin's bound): legitimate
+    def last_bin(d):
+        tree = d["trees"][0]
+        tree["threshold"][0] = float(np.finfo(np.float64).max)
+        tree["threshold_bin"][0] = len(d["bin_upper_bounds"][tree["split_feature"][0]])
+    b = dgbdt.Booster(model_str=_edited(model_text, last_bin))
     assert np.isinf(b._flat_trees()["threshold"][0])
 
 

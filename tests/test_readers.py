@@ -418,10 +418,10 @@ def test_byte_order_mark(tmp_path):
 
 
 @pytest.mark.parametrize("text, lineno, bad", [
-    ("1,2\n3,4\r5,6\n", 2, "carriage return (\\r) inside the line '3,4\\r5,6'"),
+    ("1,2\r3,x\r5,6\n", 2, "cannot parse number 'x'"),   # a lone '\r' ends line 1
     ("1,2\n3,1_0\n", 2, "cannot parse number '1_0'"),           # Python's float takes it
     ("1,2\n3, \n", 2, "cannot parse number ' '"),
-    ("1,2\n3,nAn\n", 2, "cannot parse number 'nAn'"),
+    ("1,2\n3,nAnx\n", 2, "cannot parse number 'nAnx'"),
     ("1,2\n3,4\x00\n", 2, "cannot parse number '4\\x00'"),
     ("1,2\n3,\xff\n", 2, "cannot parse number"),
 ])

@@ -78,3 +78,62 @@ def test_a_column_index_out_of_range_is_counted_as_the_key_counts(tmp_path, opti
     assert message in str(info.value).replace(str(tmp_path) + "/", "")
     last = int(message.split("indices 0 to ")[1][0])
     read_data(path, **{**options, key: str(last)})      # the last index it allows reads
+
+
+# ------------------------------------------------------------------ line ends, BOMs, NaN spellings
+import numpy as np  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dgbdt.native.text import lone_cr_count  # noqa: E402
+from dgbdt.readers import count_lines, split_parts  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40).map(lambda b: b.replace(b"x", b"\r").replace(b"y", b"\n")))
+def test_lone_cr_count_against_its_twin(data):
+    twin = sum(1 for i, c in enumerate(data) if c == 13 and (i + 1 == len(data) or data[i + 1] != 10))
+    assert lone_cr_count(np.frombuffer(data, np.uint8)) == twin
+
+
+@pytest.mark.parametrize("ends", [b"\r", b"\r\n", b"\n", [b"\r", b"\r\n", b"\n"]])
+def test_every_line_end_reads_the_same_rows(tmp_path, ends):
+    # LightGBM's TextReader and pandas end a line at '\n', '\r\n' and a lone '\r'.
+    rows = [b"1,0.5,2", b"0,1.5,3", b"1,2.5,4", b"0,3.5,5"]
+    cycle = ends if isinstance(ends, list) else [ends]
+    data = b"".join(r + cycle[i % len(cycle)] for i, r in enumerate(rows))
+    d = read_data(write(tmp_path, "e.csv", data))
+    np.testing.assert_array_equal(d.label, [1, 0, 1, 0])
+    np.testing.assert_array_equal(d.X[:, 1], [2, 3, 4, 5])
+    assert count_lines(data) == 4
+    for n in (2, 3):          # parts (one per rank) start at line starts, lines counted alike
+        parts = split_parts(data, n)
+        assert b"".join(parts) == data and sum(count_lines(p) for p in parts) == 4
+
+
+def test_a_lone_cr_counts_in_line_numbers(tmp_path):
+    with pytest.raises(Exception, match="line 3"):
+        read_data(write(tmp_path, "m.csv", b"1,2\r0,3\r1,oops\r"))
+
+
+def test_side_files_may_start_with_a_bom_and_end_lines_with_cr(tmp_path):
+    data = write(tmp_path, "d.csv", b"1,2\n0,3\n1,4\n")
+    write(tmp_path, "d.csv.weight", b"\xef\xbb\xbf0.5\r2\r3\r")
+    np.testing.assert_array_equal(read_data(data).weight, [0.5, 2, 3])
+
+
+@pytest.mark.parametrize("token", ["na", "NA", "nan", "NaN", "nAn", "-nan", "+NaN", "null",
+                                   "NULL", "Null", ""])
+def test_missing_value_spellings_of_lightgbm(tmp_path, token):
+    # LightGBM's Atof: na, nan and null in any case, after a sign, are NaN.
+    d = read_data(write(tmp_path, "n.csv", f"1,{token},2\n0,1,3\n"))
+    assert np.isnan(d.X[0, 0]) and d.X[1, 0] == 1
+
+
+@pytest.mark.parametrize("token, value", [("inf", np.inf), ("-Infinity", -np.inf),
+                                          ("INF", np.inf), ("+inf", np.inf)])
+def test_infinity_spellings_are_numbers(tmp_path, token, value):
+    d = read_data(write(tmp_path, "i.csv", f"1,{token}\n0,1\n"))
+    assert d.X[0, 0] == value
+    d = read_data(write(tmp_path, "i.svm", f"1 0:{token}\n0 0:1\n"))
+    assert d.X[0, 0] == value
