@@ -51,8 +51,9 @@ def csv_files(draw):
     n_cols = draw(st.integers(1, 5))
     n_rows = draw(st.integers(0, 7))
     header = draw(st.booleans())
-    eol = draw(st.sampled_from(["\n", "\n", "\r\n"]))
-    missing = ["NA", "nan"] if sep == " " else ["", "NA", "nan", "NaN"]
+    eol = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))    # '\r': old Mac text
+    # LightGBM's missing-value spellings (Atof: na, nan, null in any case, signed)
+    missing = ["NA", "nan", "null", "-nan", "nAn", "NULL"] + ([] if sep == " " else ["", "NaN"])
     lines = [sep.join(f"c{j}" for j in range(n_cols))] if header else []
     for _ in range(n_rows):
         label = draw(st.integers(0, 3).map(str))
@@ -285,7 +286,7 @@ def test_corrupted_delimited_files(tmp_path_factory, base, data):
     gz = data.draw(st.integers(0, 9)) == 0
     fmt = data.draw(st.sampled_from(["auto"] * 6 + ["csv", "tsv", "delimited", "libsvm"]))
     path = write(tmp_path_factory, bad, "data.csv.gz" if gz else "data.csv", gz)
-    check_read(path, {**options, "fmt": fmt}, bad.count(b"\n") + 1)
+    check_read(path, {**options, "fmt": fmt}, readers.count_lines(bad) + 1)
 
 
 @FUZZ
@@ -296,7 +297,7 @@ def test_corrupted_libsvm_files(tmp_path_factory, base, data):
     gz = data.draw(st.integers(0, 9)) == 0
     fmt = data.draw(st.sampled_from(["auto", "auto", "libsvm", "libsvm", "csv"]))
     path = write(tmp_path_factory, bad, "data.svm.gz" if gz else "data.svm", gz)
-    check_read(path, {**options, "fmt": fmt}, bad.count(b"\n") + 1)
+    check_read(path, {**options, "fmt": fmt}, readers.count_lines(bad) + 1)
 
 
 @FUZZ
@@ -317,7 +318,7 @@ def test_one_bad_token_in_a_valid_file(tmp_path_factory, base, token, data):
         parts.insert(i + 1, token + (parts[i] if i < len(parts) else b" "))
     bad = b"".join(parts)
     path = write(tmp_path_factory, bad, "one.txt", False)
-    check_read(path, options, bad.count(b"\n") + 1)
+    check_read(path, options, readers.count_lines(bad) + 1)
 
 
 @FUZZ
@@ -327,7 +328,7 @@ def test_binary_garbage(tmp_path_factory, data, fmt, gz_header):
     if gz_header:              # looks gzipped and is not (or is cut short)
         data = b"\x1f\x8b" + data
     path = write(tmp_path_factory, data, "junk.bin", False)
-    check_read(path, {"fmt": fmt}, data.count(b"\n") + 1)
+    check_read(path, {"fmt": fmt}, readers.count_lines(data) + 1)
 
 
 def test_truncated_and_corrupt_gzip(tmp_path):
@@ -378,7 +379,7 @@ def assert_same(a, b):
 def test_chunked_reader_equals_serial_reader(tmp_path_factory, base, data):
     text, options = base
     # more rows, so that there are several chunks
-    text = text + b"".join([text.split(b"\n", 1)[-1]] * data.draw(st.integers(0, 6)))
+    text = text + b"".join([readers._LINE_END.split(text, 1)[-1]] * data.draw(st.integers(0, 6)))
     if data.draw(st.booleans()):
         text = corrupt(data.draw, text)
     if data.draw(st.integers(0, 3)) == 0:                 # as predict reads
@@ -386,7 +387,7 @@ def test_chunked_reader_equals_serial_reader(tmp_path_factory, base, data):
     path = write(tmp_path_factory, text, "data.csv", False)
     serial, chunked = read_both(path, options, data.draw(st.integers(1, 64)))
     assert_same(serial, chunked)
-    check_read(path, options, text.count(b"\n") + 1)
+    check_read(path, options, readers.count_lines(text) + 1)
 
 
 def test_chunked_reader_on_blank_lines_and_crlf(tmp_path):
@@ -479,10 +480,10 @@ def test_side_files_with_bad_values_or_of_the_wrong_kind(tmp_path_factory, base,
     for suffix in SIDE_SUFFIXES:
         kind, content = data.draw(side_files(suffix, n_rows))
         make_side_file(path.with_name(path.name + suffix), kind, content)
-        side_lines[suffix] = content.count(b"\n") + 1
+        side_lines[suffix] = readers.count_lines(content) + 1
         kinds.append(kind)
     with no_blocking():
-        out = check_read(path, options, text.count(b"\n") + 1, side_lines)
+        out = check_read(path, options, readers.count_lines(text) + 1, side_lines)
     if clean and set(kinds) <= {"absent", "valid"}:
         assert isinstance(out, LoadedData), out        # valid side files always read
 
@@ -510,7 +511,7 @@ def spoil_unused_fields(draw, text, options):
             _file_column(options.get("group_column"), label),
             _file_column(options.get("ignore_columns"), label)} - {None}
     bad = LABEL_BAD + ([b""] if sep != b" " else [])    # an empty field: not in whitespace text
-    lines = text.split(b"\n")
+    lines, ends = split_lines(text)
     for i in range(1 if options.get("header") else 0, len(lines)):
         fields = lines[i].split(sep)
         if not lines[i].strip():
@@ -520,11 +521,21 @@ def spoil_unused_fields(draw, text, options):
                 cr = b"\r" if fields[c].endswith(b"\r") else b""
                 fields[c] = draw(st.sampled_from(bad)) + cr
         lines[i] = sep.join(fields)
-    return b"\n".join(lines)
+    return join_lines(lines, ends)
+
+
+def split_lines(text):
+    """(lines, their ends): a line ends at '\\r\\n', '\\n' or a lone '\\r'."""
+    parts = re.split(rb"(\r\n|\n|\r)", text)
+    return parts[0::2], parts[1::2]
+
+
+def join_lines(lines, ends):
+    return b"".join(line + end for line, end in zip(lines, [*ends, b""]))
 
 
 def spoil_libsvm_labels(draw, text):
-    lines = text.split(b"\n")
+    lines, ends = split_lines(text)
     for i, line in enumerate(lines):
         body = line.split(b"#", 1)[0]
         tokens = body.split()
@@ -538,7 +549,7 @@ def spoil_libsvm_labels(draw, text):
         elif how == "qid" and len(tokens) > 1 and tokens[1].startswith(b"qid:"):
             tokens[1] = draw(st.sampled_from([b"qid:x", b"qid:", b"qid:1.5", b"qid:" + b"9" * 30]))
         lines[i] = b" ".join(tokens) + line[len(body):]
-    return b"\n".join(lines)
+    return join_lines(lines, ends)
 
 
 @FUZZ
@@ -556,7 +567,7 @@ def test_predict_reads_the_features_whatever_the_labels(tmp_path_factory, base, 
         expected = None              # an index beyond n_features: no clean file to match
     bad = spoil_unused_fields(data.draw, text, options)
     path = write(tmp_path_factory, bad, "predict.txt", False)
-    got = check_read(path, options, bad.count(b"\n") + 1)
+    got = check_read(path, options, readers.count_lines(bad) + 1)
     if expected is None:
         return
     assert isinstance(got, LoadedData), got
@@ -572,4 +583,4 @@ def test_corrupted_files_read_for_prediction(tmp_path_factory, base, data):
     text, options = base
     bad = corrupt(data.draw, spoil_unused_fields(data.draw, text, options))
     path = write(tmp_path_factory, bad, "predict.txt", False)
-    check_read(path, {**options, "features_only": True}, bad.count(b"\n") + 1)
+    check_read(path, {**options, "features_only": True}, readers.count_lines(bad) + 1)
