@@ -106,6 +106,7 @@ class Watchdog:
                 continue
             limit, reason = self._limit()
             if self.current is not entered:       # left meanwhile (and its phase with it)
+                time.sleep(0.25)                  # not at once: collectives follow each other
                 continue
             current = (*entered[:3], limit, reason, entered[3])
             waited = time.monotonic() - current[2]
