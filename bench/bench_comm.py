@@ -104,8 +104,8 @@ sys.path.insert(0, str(SCRIPT.parent))
 from bench_core import load_datasets_module  # noqa: E402
 
 N_BASE = 28
-PROBLEM_SEED = 20161205          # fixes which columns the extra features mix, not the sample
-EXTRA_BLOCK_ROWS = 4096          # noise of extra columns is drawn per block of shuffled rows
+PROBLEM_SEED = 20161205  # fixes which columns the extra features mix, not the sample
+EXTRA_BLOCK_ROWS = 4096  # noise of extra columns is drawn per block of shuffled rows
 TRAIN_SEED_BASE, VALID_SEED_BASE = 1000, 5000
 SPEED_SEED = 0
 
@@ -121,16 +121,20 @@ KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast")
 KIND_SHORT = {"allreduce": "ar", "reduce_scatter": "rs", "allgather": "ag", "bcast": "bc"}
 
 TARGETS = {
-    "bytes_ratio": {500: 5.0, 2000: 15.0},   # data bytes / voting bytes >= (per tree, summed over ranks)
-    "auc_diff": -0.003,                      # median over seeds of AUC(voting) - AUC(data) >=
-    "feature_growth": 1.10,                  # feature bytes per tree, max / min over widths <=
-    "speed": 1.2,                            # dgbdt fit / LightGBM fit <=
+    "bytes_ratio": {
+        500: 5.0,
+        2000: 15.0,
+    },  # data bytes / voting bytes >= (per tree, summed over ranks)
+    "auc_diff": -0.003,  # median over seeds of AUC(voting) - AUC(data) >=
+    "feature_growth": 1.10,  # feature bytes per tree, max / min over widths <=
+    "speed": 1.2,  # dgbdt fit / LightGBM fit <=
 }
 
 
 # ---------------------------------------------------------------------------
 # data
 # ---------------------------------------------------------------------------
+
 
 class Problem:
     """The fixed definition of the extra columns (the same on every rank and seed)."""
@@ -174,7 +178,7 @@ class Problem:
             noise = rng.standard_normal((EXTRA_BLOCK_ROWS, n), dtype=np.float32)
             s = max(lo, b * EXTRA_BLOCK_ROWS) - b * EXTRA_BLOCK_ROWS
             e = min(hi, (b + 1) * EXTRA_BLOCK_ROWS) - b * EXTRA_BLOCK_ROWS
-            out[at:at + e - s] += noise[s:e] * self.noise_sd.astype(np.float32)
+            out[at : at + e - s] += noise[s:e] * self.noise_sd.astype(np.float32)
             at += e - s
         return out
 
@@ -200,6 +204,7 @@ def shard(n, k, rank):
 # rank side: timing of collectives, per-tree snapshots
 # ---------------------------------------------------------------------------
 
+
 class CollectiveTimer:
     """Wall and CPU time spent inside dgbdt's collectives (outermost calls only)."""
 
@@ -212,7 +217,7 @@ class CollectiveTimer:
 
     def _wrap(self, fn):
         def timed(*args, **kwargs):
-            if self._depth:                      # allgatherv calls allgather
+            if self._depth:  # allgatherv calls allgather
                 return fn(*args, **kwargs)
             self._depth += 1
             w0, c0 = time.perf_counter(), time.process_time()
@@ -222,11 +227,16 @@ class CollectiveTimer:
                 self.wall += time.perf_counter() - w0
                 self.cpu += time.process_time() - c0
                 self._depth -= 1
+
         return timed
 
     def snapshot(self):
-        return {"wall": self.wall, "cpu": self.cpu,
-                "t_wall": time.perf_counter(), "t_cpu": time.process_time()}
+        return {
+            "wall": self.wall,
+            "cpu": self.cpu,
+            "t_wall": time.perf_counter(),
+            "t_cpu": time.process_time(),
+        }
 
 
 class TreePhase:
@@ -262,9 +272,11 @@ class TreePhase:
         for kind in KINDS:
             calls = e and self.stats_end["calls"][kind] - self.stats_start["calls"][kind]
             nbytes = e and self.stats_end["bytes"][kind] - self.stats_start["bytes"][kind]
-            per_kind[kind] = {"calls_per_tree": calls / max(n_trees, 1),
-                              "bytes_per_tree": nbytes / max(n_trees, 1),
-                              "bytes_per_call": nbytes / calls if calls else 0.0}
+            per_kind[kind] = {
+                "calls_per_tree": calls / max(n_trees, 1),
+                "bytes_per_tree": nbytes / max(n_trees, 1),
+                "bytes_per_call": nbytes / calls if calls else 0.0,
+            }
         return {
             "tree_wall_s": e["t_wall"] - s["t_wall"],
             "tree_cpu_s": e["t_cpu"] - s["t_cpu"],
@@ -275,9 +287,18 @@ class TreePhase:
 
 
 def base_params(cfg):
-    return {"objective": "binary", "num_leaves": cfg["leaves"], "learning_rate": cfg["learning_rate"],
-            "max_bin": cfg["max_bin"], "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 1e-3,
-            "top_k": cfg["top_k"], "num_threads": 1, "verbosity": -1, "seed": 0}
+    return {
+        "objective": "binary",
+        "num_leaves": cfg["leaves"],
+        "learning_rate": cfg["learning_rate"],
+        "max_bin": cfg["max_bin"],
+        "min_data_in_leaf": 20,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "top_k": cfg["top_k"],
+        "num_threads": 1,
+        "verbosity": -1,
+        "seed": 0,
+    }
 
 
 def auc_of(y, p):
@@ -290,7 +311,7 @@ def comm_worker(cfg, result_path):
     """Under mpiexec -n K: every (seed, learner) of one width; rank 0 writes the results."""
     from dgbdt.comm import world_comm  # noqa: PLC0415
 
-    comm = world_comm()                  # installs the abort-all exception hook
+    comm = world_comm()  # installs the abort-all exception hook
     from mpi4py import MPI  # noqa: PLC0415
 
     world = MPI.COMM_WORLD
@@ -311,8 +332,11 @@ def comm_worker(cfg, result_path):
     yall = (Xall[:, 0] > 0).astype(np.float64)
     for name in cfg["learners"]:
         rep = name == "feature"
-        dgbdt.train({**params0, **LEARNERS[name], "num_leaves": 7},
-                    dgbdt.Dataset(Xall if rep else Xw, yall if rep else yw), 2).predict(Xw[:10])
+        dgbdt.train(
+            {**params0, **LEARNERS[name], "num_leaves": 7},
+            dgbdt.Dataset(Xall if rep else Xw, yall if rep else yw),
+            2,
+        ).predict(Xw[:10])
 
     runs = []
     for si, seed in enumerate(cfg["seeds"]):
@@ -324,7 +348,9 @@ def comm_worker(cfg, result_path):
             if replicated not in cache:
                 cache.clear()
                 lo, hi = (0, cfg["rows"]) if replicated else shard(cfg["rows"], K, rank)
-                vlo, vhi = (0, cfg["valid_rows"]) if replicated else shard(cfg["valid_rows"], K, rank)
+                vlo, vhi = (
+                    (0, cfg["valid_rows"]) if replicated else shard(cfg["valid_rows"], K, rank)
+                )
                 t0 = time.perf_counter()
                 X, y = problem.rows(seed, 0, cfg["rows"], lo, hi, shuffle=True)
                 Xv, yv = problem.rows(seed, 1, cfg["valid_rows"], vlo, vhi, shuffle=False)
@@ -335,15 +361,24 @@ def comm_worker(cfg, result_path):
                 phase = TreePhase(timer)
                 world.Barrier()
                 t0 = time.perf_counter()
-                booster = dgbdt.train(params, dgbdt.Dataset(X, y), cfg["rounds"], callbacks=phase.callbacks)
+                booster = dgbdt.train(
+                    params, dgbdt.Dataset(X, y), cfg["rounds"], callbacks=phase.callbacks
+                )
                 fit_s = time.perf_counter() - t0
                 stats = booster.comm_stats()
                 n_trees = booster.num_trees()
-                mine = {"fit_s": fit_s, "bytes_per_tree": stats["bytes_per_tree"],
-                        "calls": stats["calls"], "bytes": stats["bytes"],
-                        "phase": phase.summary(n_trees), "rows": len(y), "gen_s": gen_s,
-                        "n_leaves": [int(t.n_leaves) for t in booster.trees]
-                        if hasattr(booster, "trees") else None}
+                mine = {
+                    "fit_s": fit_s,
+                    "bytes_per_tree": stats["bytes_per_tree"],
+                    "calls": stats["calls"],
+                    "bytes": stats["bytes"],
+                    "phase": phase.summary(n_trees),
+                    "rows": len(y),
+                    "gen_s": gen_s,
+                    "n_leaves": [int(t.n_leaves) for t in booster.trees]
+                    if hasattr(booster, "trees")
+                    else None,
+                }
                 pred = booster.predict(Xv)
                 gathered = world.gather(mine, root=0)
                 preds = world.gather(None if replicated else (pred, yv), root=0)
@@ -352,24 +387,34 @@ def comm_worker(cfg, result_path):
                 if replicated:
                     auc = auc_of(yv, pred)
                 else:
-                    auc = auc_of(np.concatenate([p[1] for p in preds]), np.concatenate([p[0] for p in preds]))
-                per_tree = np.array([r["bytes_per_tree"] for r in gathered], dtype=np.float64)  # (K, trees)
-                runs.append({
-                    "K": K, "width": cfg["width"], "learner": name, "seed": seed, "repeat": rep,
-                    "trees": n_trees,
-                    "fit_s": max(r["fit_s"] for r in gathered),
-                    "fit_s_per_rank": [r["fit_s"] for r in gathered],
-                    "auc": auc,
-                    "bytes_per_tree_rank_median": [float(np.median(r)) for r in per_tree],
-                    "bytes_per_tree_sum_median": float(np.median(per_tree.sum(axis=0))),
-                    "bytes_per_tree_sum": per_tree.sum(axis=0).tolist(),
-                    "calls_total": [r["calls"] for r in gathered],
-                    "bytes_total": [r["bytes"] for r in gathered],
-                    "phase": [r["phase"] for r in gathered],
-                    "rows_per_rank": [r["rows"] for r in gathered],
-                    "n_leaves": gathered[0]["n_leaves"],
-                    "datagen_s": max(r["gen_s"] for r in gathered),
-                })
+                    auc = auc_of(
+                        np.concatenate([p[1] for p in preds]), np.concatenate([p[0] for p in preds])
+                    )
+                per_tree = np.array(
+                    [r["bytes_per_tree"] for r in gathered], dtype=np.float64
+                )  # (K, trees)
+                runs.append(
+                    {
+                        "K": K,
+                        "width": cfg["width"],
+                        "learner": name,
+                        "seed": seed,
+                        "repeat": rep,
+                        "trees": n_trees,
+                        "fit_s": max(r["fit_s"] for r in gathered),
+                        "fit_s_per_rank": [r["fit_s"] for r in gathered],
+                        "auc": auc,
+                        "bytes_per_tree_rank_median": [float(np.median(r)) for r in per_tree],
+                        "bytes_per_tree_sum_median": float(np.median(per_tree.sum(axis=0))),
+                        "bytes_per_tree_sum": per_tree.sum(axis=0).tolist(),
+                        "calls_total": [r["calls"] for r in gathered],
+                        "bytes_total": [r["bytes"] for r in gathered],
+                        "phase": [r["phase"] for r in gathered],
+                        "rows_per_rank": [r["rows"] for r in gathered],
+                        "n_leaves": gathered[0]["n_leaves"],
+                        "datagen_s": max(r["gen_s"] for r in gathered),
+                    }
+                )
                 pathlib.Path(result_path).write_text(json.dumps(runs))
             del booster
     world.Barrier()
@@ -389,7 +434,14 @@ def warm_worker():
         y = (X[:, 0] + 0.3 * rng.standard_normal(600) > 0).astype(np.float64)
         for name, lp in [("serial", {"tree_learner": "serial"})] + list(LEARNERS.items()):
             for layout in ({"force_row_wise": True}, {"force_col_wise": True}):
-                p = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "num_threads": 1, **lp, **layout}
+                p = {
+                    "objective": "binary",
+                    "num_leaves": 7,
+                    "verbosity": -1,
+                    "num_threads": 1,
+                    **lp,
+                    **layout,
+                }
                 dgbdt.train(p, dgbdt.Dataset(X, y), 2).predict(X)
 
 
@@ -397,12 +449,20 @@ def warm_worker():
 # single-process profile of the serial learner (input of bench_scaling.py)
 # ---------------------------------------------------------------------------
 
+
 def profile_worker(cfg, result_path):
     """Time per tree in histograms, split scans, partitioning and the rest, one process."""
     import dgbdt  # noqa: PLC0415
     from dgbdt.learners.serial import SerialLearner  # noqa: PLC0415
 
-    acc = {"hist": 0.0, "scan": 0.0, "partition": 0.0, "hist_calls": 0, "scan_calls": 0, "partition_calls": 0}
+    acc = {
+        "hist": 0.0,
+        "scan": 0.0,
+        "partition": 0.0,
+        "hist_calls": 0,
+        "scan_calls": 0,
+        "partition_calls": 0,
+    }
 
     def wrap(fn, key):
         def timed(*args, **kwargs):
@@ -412,6 +472,7 @@ def profile_worker(cfg, result_path):
             finally:
                 acc[key] += time.perf_counter() - t0
                 acc[key + "_calls"] += 1
+
         return timed
 
     SerialLearner.leaf_histogram = wrap(SerialLearner.leaf_histogram, "hist")
@@ -421,7 +482,7 @@ def profile_worker(cfg, result_path):
     problem = Problem(load_datasets_module(), cfg["width"], cfg["extra"])
     params = {**base_params(cfg), "tree_learner": "serial"}
     X, y = problem.rows(0, 0, cfg["rows"], 0, cfg["rows"], shuffle=True)
-    dgbdt.train({**params, "num_leaves": 7}, dgbdt.Dataset(X[:2000], y[:2000]), 2)   # warm
+    dgbdt.train({**params, "num_leaves": 7}, dgbdt.Dataset(X[:2000], y[:2000]), 2)  # warm
     points = []
     for frac in (1, 4):
         n = cfg["rows"] // frac
@@ -449,25 +510,42 @@ def profile_worker(cfg, result_path):
                     ends.append(time.perf_counter())
 
             ds = dgbdt.Dataset(X[:n], y[:n])
-            booster = dgbdt.train({**params, **extra}, ds, cfg["rounds"], callbacks=[Before(), After()])
+            booster = dgbdt.train(
+                {**params, **extra}, ds, cfg["rounds"], callbacks=[Before(), After()]
+            )
             trees = booster.num_trees()
             tree_s = (ends[-1] - starts[0]) / trees
-            row = {"rows": n, "layout": lname, "trees": trees, "tree_s": tree_s,
-                   "hist_s": acc["hist"] / trees, "scan_s": acc["scan"] / trees,
-                   "partition_s": acc["partition"] / trees,
-                   "splits_per_tree": acc["partition_calls"] / trees,
-                   "hist_calls_per_tree": acc["hist_calls"] / trees,
-                   "scan_calls_per_tree": acc["scan_calls"] / trees}
+            row = {
+                "rows": n,
+                "layout": lname,
+                "trees": trees,
+                "tree_s": tree_s,
+                "hist_s": acc["hist"] / trees,
+                "scan_s": acc["scan"] / trees,
+                "partition_s": acc["partition"] / trees,
+                "splits_per_tree": acc["partition_calls"] / trees,
+                "hist_calls_per_tree": acc["hist_calls"] / trees,
+                "scan_calls_per_tree": acc["scan_calls"] / trees,
+            }
             row["other_s"] = tree_s - row["hist_s"] - row["scan_s"] - row["partition_s"]
             points.append(row)
-    pathlib.Path(result_path).write_text(json.dumps({"width": cfg["width"], "points": points,
-                                                    "threads": 1, "leaves": cfg["leaves"],
-                                                    "max_bin": cfg["max_bin"]}))
+    pathlib.Path(result_path).write_text(
+        json.dumps(
+            {
+                "width": cfg["width"],
+                "points": points,
+                "threads": 1,
+                "leaves": cfg["leaves"],
+                "max_bin": cfg["max_bin"],
+            }
+        )
+    )
 
 
 # ---------------------------------------------------------------------------
 # LightGBM socket workers (speed section)
 # ---------------------------------------------------------------------------
+
 
 def lgb_worker(cfg, result_path):
     """One of LightGBM's two socket-mode processes: its half of the rows, 1 thread."""
@@ -478,12 +556,22 @@ def lgb_worker(cfg, result_path):
     import lightgbm as lgb  # noqa: PLC0415
 
     params = {
-        "objective": "binary", "num_leaves": cfg["leaves"], "learning_rate": cfg["learning_rate"],
-        "max_bin": cfg["max_bin"], "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 1e-3,
-        "num_threads": 1, "verbosity": -1, "seed": 0, "top_k": cfg["top_k"],
-        "tree_learner": cfg["learner"], "num_machines": 2, "pre_partition": True,
+        "objective": "binary",
+        "num_leaves": cfg["leaves"],
+        "learning_rate": cfg["learning_rate"],
+        "max_bin": cfg["max_bin"],
+        "min_data_in_leaf": 20,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "num_threads": 1,
+        "verbosity": -1,
+        "seed": 0,
+        "top_k": cfg["top_k"],
+        "tree_learner": cfg["learner"],
+        "num_machines": 2,
+        "pre_partition": True,
         "machines": ",".join(f"127.0.0.1:{p}" for p in cfg["ports"]),
-        "local_listen_port": cfg["ports"][rank], "time_out": 3,
+        "local_listen_port": cfg["ports"][rank],
+        "time_out": 3,
     }
     # File barrier: both processes have their data before either starts the clock.
     ready = pathlib.Path(cfg["barrier_dir"])
@@ -522,6 +610,7 @@ def free_ports(n):
 # parent: launching
 # ---------------------------------------------------------------------------
 
+
 def rank_env(extra=None):
     env = dict(os.environ)
     for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
@@ -545,9 +634,17 @@ def run_group(cmds, timeout, env_extra=None):
     for cmd in cmds:
         log = tempfile.TemporaryFile(mode="w+")
         logs.append(log)
-        procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True,
-                                      env=rank_env(env_extra), start_new_session=True,
-                                      cwd=os.getcwd()))
+        procs.append(
+            subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=rank_env(env_extra),
+                start_new_session=True,
+                cwd=os.getcwd(),
+            )
+        )
     deadline = time.monotonic() + timeout
     timed_out = False
     for p in procs:
@@ -578,8 +675,19 @@ def run_mpi(k, mode, cfg, timeout, env_extra=None):
     """``mpiexec -n k python bench_comm.py --worker mode``; returns (result or None, error)."""
     with tempfile.TemporaryDirectory(prefix="dgbdt-bench-comm-") as tmp:
         result = pathlib.Path(tmp) / "result.json"
-        cmd = [str(mpiexec_path()), "-n", str(k), sys.executable, str(SCRIPT), "--worker", mode,
-               "--config", json.dumps(cfg), "--result", str(result)]
+        cmd = [
+            str(mpiexec_path()),
+            "-n",
+            str(k),
+            sys.executable,
+            str(SCRIPT),
+            "--worker",
+            mode,
+            "--config",
+            json.dumps(cfg),
+            "--result",
+            str(result),
+        ]
         rcs, tails, timed_out = run_group([cmd], timeout, env_extra)
         data = json.loads(result.read_text()) if result.is_file() else None
         if timed_out:
@@ -592,8 +700,16 @@ def run_mpi(k, mode, cfg, timeout, env_extra=None):
 def run_plain(mode, cfg, timeout):
     with tempfile.TemporaryDirectory(prefix="dgbdt-bench-comm-") as tmp:
         result = pathlib.Path(tmp) / "result.json"
-        cmd = [sys.executable, str(SCRIPT), "--worker", mode, "--config", json.dumps(cfg),
-               "--result", str(result)]
+        cmd = [
+            sys.executable,
+            str(SCRIPT),
+            "--worker",
+            mode,
+            "--config",
+            json.dumps(cfg),
+            "--result",
+            str(result),
+        ]
         rcs, tails, timed_out = run_group([cmd], timeout)
         if timed_out:
             return None, f"timed out after {timeout:.0f} s"
@@ -612,15 +728,30 @@ def run_lightgbm(cfg, learner, timeout, attempts=3):
             for r in range(2):
                 path = pathlib.Path(tmp) / f"r{r}.json"
                 c = {**cfg, "rank": r, "learner": learner, "ports": ports, "barrier_dir": tmp}
-                cmds.append([sys.executable, str(SCRIPT), "--worker", "lgb", "--config", json.dumps(c),
-                             "--result", str(path)])
+                cmds.append(
+                    [
+                        sys.executable,
+                        str(SCRIPT),
+                        "--worker",
+                        "lgb",
+                        "--config",
+                        json.dumps(c),
+                        "--result",
+                        str(path),
+                    ]
+                )
                 paths.append(path)
             rcs, tails, timed_out = run_group(cmds, timeout)
             if not timed_out and all(rc == 0 for rc in rcs) and all(p.is_file() for p in paths):
                 res = [json.loads(p.read_text()) for p in paths]
-                return {"fit_s": max(r["fit_s"] for r in res), "fit_s_per_process": [r["fit_s"] for r in res],
-                        "auc": res[0].get("auc"), "version": res[0]["version"], "trees": res[0]["trees"],
-                        "ports": ports}, None
+                return {
+                    "fit_s": max(r["fit_s"] for r in res),
+                    "fit_s_per_process": [r["fit_s"] for r in res],
+                    "auc": res[0].get("auc"),
+                    "version": res[0]["version"],
+                    "trees": res[0]["trees"],
+                    "ports": ports,
+                }, None
             err = ("timed out" if timed_out else f"exit codes {rcs}") + ": " + " || ".join(tails)
     return None, err
 
@@ -628,6 +759,7 @@ def run_lightgbm(cfg, learner, timeout, attempts=3):
 # ---------------------------------------------------------------------------
 # parent: summaries and tables
 # ---------------------------------------------------------------------------
+
 
 def fmt_bytes(b):
     if b is None or not np.isfinite(b):
@@ -651,15 +783,26 @@ def summarise(runs):
     out = {}
     for key, rs in cells.items():
         phase = [p for r in rs for p in r["phase"]]
-        calls = {kind: median([p["per_kind"][kind]["calls_per_tree"] for p in phase]) for kind in KINDS}
-        kind_bytes = {kind: median([p["per_kind"][kind]["bytes_per_tree"] for p in phase]) for kind in KINDS}
-        kind_call_bytes = {kind: median([p["per_kind"][kind]["bytes_per_call"] for p in phase]) for kind in KINDS}
+        calls = {
+            kind: median([p["per_kind"][kind]["calls_per_tree"] for p in phase]) for kind in KINDS
+        }
+        kind_bytes = {
+            kind: median([p["per_kind"][kind]["bytes_per_tree"] for p in phase]) for kind in KINDS
+        }
+        kind_call_bytes = {
+            kind: median([p["per_kind"][kind]["bytes_per_call"] for p in phase]) for kind in KINDS
+        }
         rank0 = [r["phase"][0] for r in rs]
         trees = [r["trees"] for r in rs]
         out[key] = {
-            "K": key[0], "width": key[1], "learner": key[2], "n_runs": len(rs),
+            "K": key[0],
+            "width": key[1],
+            "learner": key[2],
+            "n_runs": len(rs),
             "seeds": sorted({r["seed"] for r in rs}),
-            "bytes_per_tree_rank": median([statistics.fmean(r["bytes_per_tree_rank_median"]) for r in rs]),
+            "bytes_per_tree_rank": median(
+                [statistics.fmean(r["bytes_per_tree_rank_median"]) for r in rs]
+            ),
             "bytes_per_tree_sum": median([r["bytes_per_tree_sum_median"] for r in rs]),
             "calls_per_tree": calls,
             "bytes_per_tree_by_kind": kind_bytes,
@@ -668,12 +811,23 @@ def summarise(runs):
             "fit_runs_s": [r["fit_s"] for r in rs],
             "auc": median([r["auc"] for r in rs]),
             "auc_by_seed": {r["seed"]: r["auc"] for r in rs},
-            "coll_share": median([p["coll_wall_s"] / p["tree_wall_s"] for p in rank0 if p["tree_wall_s"] > 0]),
+            "coll_share": median(
+                [p["coll_wall_s"] / p["tree_wall_s"] for p in rank0 if p["tree_wall_s"] > 0]
+            ),
             # per-rank compute per tree: CPU time of the tree phase outside collectives
-            "compute_cpu_per_tree_s": median([(p["tree_cpu_s"] - p["coll_cpu_s"]) / t
-                                              for r, t in zip(rs, trees) for p in r["phase"]]),
-            "tree_wall_per_tree_s": median([p["tree_wall_s"] / t for r, t in zip(rs, trees) for p in r["phase"]]),
-            "leaves_per_tree": median([statistics.fmean(r["n_leaves"]) for r in rs if r.get("n_leaves")]),
+            "compute_cpu_per_tree_s": median(
+                [
+                    (p["tree_cpu_s"] - p["coll_cpu_s"]) / t
+                    for r, t in zip(rs, trees)
+                    for p in r["phase"]
+                ]
+            ),
+            "tree_wall_per_tree_s": median(
+                [p["tree_wall_s"] / t for r, t in zip(rs, trees) for p in r["phase"]]
+            ),
+            "leaves_per_tree": median(
+                [statistics.fmean(r["n_leaves"]) for r in rs if r.get("n_leaves")]
+            ),
             "rows_per_rank": rs[0]["rows_per_rank"],
         }
     # AUC difference to data-parallel, per seed, then the median
@@ -682,8 +836,11 @@ def summarise(runs):
         if name == "data" or base is None:
             cell["auc_diff_median"] = None
             continue
-        diffs = [cell["auc_by_seed"][s] - base["auc_by_seed"][s]
-                 for s in cell["auc_by_seed"] if s in base["auc_by_seed"]]
+        diffs = [
+            cell["auc_by_seed"][s] - base["auc_by_seed"][s]
+            for s in cell["auc_by_seed"]
+            if s in base["auc_by_seed"]
+        ]
         cell["auc_diffs"] = diffs
         cell["auc_diff_median"] = median(diffs)
     return out
@@ -695,11 +852,18 @@ def verdict(ok):
 
 def print_rows(header, rows, left=1):
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = "  ".join(h.ljust(w) if i < left else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))
+    line = "  ".join(
+        h.ljust(w) if i < left else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))
+    )
     print(line)
     print("-" * len(line))
     for r in rows:
-        print("  ".join(str(c).ljust(w) if i < left else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print(
+            "  ".join(
+                str(c).ljust(w) if i < left else str(c).rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths))
+            )
+        )
 
 
 def calls_text(calls):
@@ -707,8 +871,19 @@ def calls_text(calls):
 
 
 def print_byte_table(cells, ks, widths, learners):
-    header = ["K", "features", "learner", "bytes/tree/rank", "bytes/tree sum", "calls/tree/rank",
-              "in coll %", "fit s", "valid AUC", "dAUC vs data", "runs"]
+    header = [
+        "K",
+        "features",
+        "learner",
+        "bytes/tree/rank",
+        "bytes/tree sum",
+        "calls/tree/rank",
+        "in coll %",
+        "fit s",
+        "valid AUC",
+        "dAUC vs data",
+        "runs",
+    ]
     rows = []
     for k in ks:
         for w in widths:
@@ -716,12 +891,21 @@ def print_byte_table(cells, ks, widths, learners):
                 c = cells.get((k, w, name))
                 if c is None:
                     continue
-                rows.append([k, w, name, fmt_bytes(c["bytes_per_tree_rank"]), fmt_bytes(c["bytes_per_tree_sum"]),
-                             calls_text(c["calls_per_tree"]),
-                             "-" if c["coll_share"] is None else f"{100 * c['coll_share']:.0f}",
-                             f"{c['fit_s']:.2f}", f"{c['auc']:.4f}",
-                             "" if c.get("auc_diff_median") is None else f"{c['auc_diff_median']:+.4f}",
-                             c["n_runs"]])
+                rows.append(
+                    [
+                        k,
+                        w,
+                        name,
+                        fmt_bytes(c["bytes_per_tree_rank"]),
+                        fmt_bytes(c["bytes_per_tree_sum"]),
+                        calls_text(c["calls_per_tree"]),
+                        "-" if c["coll_share"] is None else f"{100 * c['coll_share']:.0f}",
+                        f"{c['fit_s']:.2f}",
+                        f"{c['auc']:.4f}",
+                        "" if c.get("auc_diff_median") is None else f"{c['auc_diff_median']:+.4f}",
+                        c["n_runs"],
+                    ]
+                )
     print_rows(header, rows, left=3)
 
 
@@ -734,20 +918,51 @@ def compute_checks(cells, ks, widths):
                 v = cells.get((k, w, name))
                 if d is None or v is None:
                     continue
-                ratio = d["bytes_per_tree_sum"] / v["bytes_per_tree_sum"] if v["bytes_per_tree_sum"] else None
+                ratio = (
+                    d["bytes_per_tree_sum"] / v["bytes_per_tree_sum"]
+                    if v["bytes_per_tree_sum"]
+                    else None
+                )
                 target = TARGETS["bytes_ratio"].get(w)
-                checks["ratios"].append({"K": k, "width": w, "learner": name, "ratio": ratio, "target": target,
-                                         "pass": None if target is None or ratio is None else ratio >= target})
+                checks["ratios"].append(
+                    {
+                        "K": k,
+                        "width": w,
+                        "learner": name,
+                        "ratio": ratio,
+                        "target": target,
+                        "pass": None if target is None or ratio is None else ratio >= target,
+                    }
+                )
                 diff = v.get("auc_diff_median")
-                checks["auc"].append({"K": k, "width": w, "learner": name, "diff": diff,
-                                      "diffs": v.get("auc_diffs"), "n_seeds": len(v.get("auc_diffs") or []),
-                                      "pass": None if diff is None else diff >= TARGETS["auc_diff"]})
-        fb = {w: cells[(k, w, "feature")]["bytes_per_tree_sum"] for w in widths if (k, w, "feature") in cells}
+                checks["auc"].append(
+                    {
+                        "K": k,
+                        "width": w,
+                        "learner": name,
+                        "diff": diff,
+                        "diffs": v.get("auc_diffs"),
+                        "n_seeds": len(v.get("auc_diffs") or []),
+                        "pass": None if diff is None else diff >= TARGETS["auc_diff"],
+                    }
+                )
+        fb = {
+            w: cells[(k, w, "feature")]["bytes_per_tree_sum"]
+            for w in widths
+            if (k, w, "feature") in cells
+        }
         if len(fb) >= 2:
             growth = max(fb.values()) / min(fb.values())
             leaves = {w: cells[(k, w, "feature")]["leaves_per_tree"] for w in fb}
-            checks["feature"].append({"K": k, "bytes_per_tree_sum": fb, "leaves_per_tree": leaves,
-                                      "growth": growth, "pass": growth <= TARGETS["feature_growth"]})
+            checks["feature"].append(
+                {
+                    "K": k,
+                    "bytes_per_tree_sum": fb,
+                    "leaves_per_tree": leaves,
+                    "growth": growth,
+                    "pass": growth <= TARGETS["feature_growth"],
+                }
+            )
     return checks
 
 
@@ -757,48 +972,95 @@ def print_checks(checks):
     for c in checks["ratios"]:
         tgt = "(info)" if c["target"] is None else f">= {c['target']:.0f}x"
         ok = "" if c["pass"] is None else verdict(c["pass"])
-        rows.append([c["K"], c["width"], c["learner"], "-" if c["ratio"] is None else f"{c['ratio']:.1f}x", tgt, ok])
+        rows.append(
+            [
+                c["K"],
+                c["width"],
+                c["learner"],
+                "-" if c["ratio"] is None else f"{c['ratio']:.1f}x",
+                tgt,
+                ok,
+            ]
+        )
     print_rows(["K", "features", "voting rule", "data/voting", "target", ""], rows, left=3)
     print()
-    print(f"voting AUC - data AUC on the validation rows (median over seeds of the per-seed difference; "
-          f"target >= {TARGETS['auc_diff']:+.3f}):")
+    print(
+        f"voting AUC - data AUC on the validation rows (median over seeds of the per-seed difference; "
+        f"target >= {TARGETS['auc_diff']:+.3f}):"
+    )
     rows = []
     for c in checks["auc"]:
         diffs = "/".join(f"{d:+.4f}" for d in (c["diffs"] or []))
-        rows.append([c["K"], c["width"], c["learner"], "-" if c["diff"] is None else f"{c['diff']:+.4f}",
-                     c["n_seeds"], diffs, "" if c["pass"] is None else verdict(c["pass"])])
-    print_rows(["K", "features", "voting rule", "median dAUC", "seeds", "per seed", ""], rows, left=3)
+        rows.append(
+            [
+                c["K"],
+                c["width"],
+                c["learner"],
+                "-" if c["diff"] is None else f"{c['diff']:+.4f}",
+                c["n_seeds"],
+                diffs,
+                "" if c["pass"] is None else verdict(c["pass"]),
+            ]
+        )
+    print_rows(
+        ["K", "features", "voting rule", "median dAUC", "seeds", "per seed", ""], rows, left=3
+    )
     print()
-    print(f"feature-parallel bytes per tree (summed over ranks) by width; target: max/min <= "
-          f"{TARGETS['feature_growth']:.2f}:")
+    print(
+        f"feature-parallel bytes per tree (summed over ranks) by width; target: max/min <= "
+        f"{TARGETS['feature_growth']:.2f}:"
+    )
     rows = []
     for c in checks["feature"]:
-        by_w = "  ".join(f"{w}: {fmt_bytes(b)} ({c['leaves_per_tree'][w]:.0f} leaves)"
-                         for w, b in c["bytes_per_tree_sum"].items())
+        by_w = "  ".join(
+            f"{w}: {fmt_bytes(b)} ({c['leaves_per_tree'][w]:.0f} leaves)"
+            for w, b in c["bytes_per_tree_sum"].items()
+        )
         rows.append([c["K"], by_w, f"{c['growth']:.3f}", verdict(c["pass"])])
     print_rows(["K", "bytes/tree sum by features", "max/min", ""], rows, left=2)
 
 
 def speed_section(args, timeout):
     """dgbdt (mpiexec -n 2) vs LightGBM socket mode (2 processes), data and voting."""
-    cfg = {"rows": args.speed_rows, "test_rows": args.speed_test_rows, "rounds": args.speed_rounds,
-           "leaves": args.speed_leaves, "learning_rate": 0.1, "max_bin": args.max_bin, "top_k": args.top_k}
+    cfg = {
+        "rows": args.speed_rows,
+        "test_rows": args.speed_test_rows,
+        "rounds": args.speed_rounds,
+        "leaves": args.speed_leaves,
+        "learning_rate": 0.1,
+        "max_bin": args.max_bin,
+        "top_k": args.top_k,
+    }
     out = {"config": cfg, "dgbdt": {}, "lightgbm": {}, "errors": []}
     # dgbdt: the comm worker on 28 columns; voting with LightGBM's own election rule.
-    dcfg = {**cfg, "K": 2, "width": N_BASE, "extra": "mix", "valid_rows": cfg["test_rows"],
-            "learners": ["data", "voting-wg"], "seeds": [SPEED_SEED], "feature_seeds": 0,
-            "repeats": args.speed_repeats}
+    dcfg = {
+        **cfg,
+        "K": 2,
+        "width": N_BASE,
+        "extra": "mix",
+        "valid_rows": cfg["test_rows"],
+        "learners": ["data", "voting-wg"],
+        "seeds": [SPEED_SEED],
+        "feature_seeds": 0,
+        "repeats": args.speed_repeats,
+    }
     t0 = time.perf_counter()
     runs, err = run_mpi(2, "comm", dcfg, timeout)
-    print(f"  ran dgbdt speed runs (mpiexec -n 2): {'ok' if err is None else 'FAILED: ' + err} "
-          f"in {time.perf_counter() - t0:.0f} s", flush=True)
+    print(
+        f"  ran dgbdt speed runs (mpiexec -n 2): {'ok' if err is None else 'FAILED: ' + err} "
+        f"in {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
     if err:
         out["errors"].append(f"dgbdt: {err}")
     for name in ("data", "voting-wg"):
         rs = [r for r in runs or [] if r["learner"] == name]
         if rs:
-            out["dgbdt"][name] = {"fit_s": median([r["fit_s"] for r in rs]), "fit_runs_s": [r["fit_s"] for r in rs],
-                                  "auc": rs[-1]["auc"]}
+            out["dgbdt"][name] = {
+                "fit_s": median([r["fit_s"] for r in rs]),
+                "fit_runs_s": [r["fit_s"] for r in rs],
+                "auc": rs[-1]["auc"],
+            }
     for lname, name in (("data", "data"), ("voting", "voting-wg")):
         t0 = time.perf_counter()
         res = []
@@ -808,12 +1070,18 @@ def speed_section(args, timeout):
                 out["errors"].append(f"lightgbm {lname}: {err}")
                 break
             res.append(r)
-        print(f"  ran LightGBM socket {lname}: {'ok' if res else 'FAILED: ' + err} "
-              f"in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(
+            f"  ran LightGBM socket {lname}: {'ok' if res else 'FAILED: ' + err} "
+            f"in {time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
         if res:
-            out["lightgbm"][name] = {"fit_s": median([r["fit_s"] for r in res]),
-                                     "fit_runs_s": [r["fit_s"] for r in res], "auc": res[-1]["auc"],
-                                     "version": res[-1]["version"]}
+            out["lightgbm"][name] = {
+                "fit_s": median([r["fit_s"] for r in res]),
+                "fit_runs_s": [r["fit_s"] for r in res],
+                "auc": res[-1]["auc"],
+                "version": res[-1]["version"],
+            }
     out["ratios"] = {}
     for name in ("data", "voting-wg"):
         d, lg = out["dgbdt"].get(name), out["lightgbm"].get(name)
@@ -828,8 +1096,11 @@ def baseline_checkout(rev):
     PYTHONPATH (its dgbdt/native links to its native/); returns its path."""
     repo = SCRIPT.resolve().parents[1]
     folder = tempfile.mkdtemp(prefix="dgbdt-baseline-")
-    subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", folder, rev],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "add", "--detach", folder, rev],
+        check=True,
+        capture_output=True,
+    )
     os.symlink(os.path.join(folder, "native"), os.path.join(folder, "dgbdt", "native"))
     return folder
 
@@ -838,16 +1109,31 @@ def baseline_section(args, timeout):
     """dgbdt (mpiexec -n 2) of this tree and of ``--baseline REV``, data and voting,
     alternating run by run (so both see the same load); medians and ratios."""
     folder = baseline_checkout(args.baseline)
-    cfg = {"rows": args.speed_rows, "test_rows": args.speed_test_rows, "rounds": args.speed_rounds,
-           "leaves": args.speed_leaves, "learning_rate": 0.1, "max_bin": args.max_bin,
-           "top_k": args.top_k, "K": 2, "width": N_BASE, "extra": "mix",
-           "valid_rows": args.speed_test_rows, "learners": ["data", "voting-wg"],
-           "seeds": [SPEED_SEED], "feature_seeds": 0, "repeats": 1}
+    cfg = {
+        "rows": args.speed_rows,
+        "test_rows": args.speed_test_rows,
+        "rounds": args.speed_rounds,
+        "leaves": args.speed_leaves,
+        "learning_rate": 0.1,
+        "max_bin": args.max_bin,
+        "top_k": args.top_k,
+        "K": 2,
+        "width": N_BASE,
+        "extra": "mix",
+        "valid_rows": args.speed_test_rows,
+        "learners": ["data", "voting-wg"],
+        "seeds": [SPEED_SEED],
+        "feature_seeds": 0,
+        "repeats": 1,
+    }
     trees = {"this tree": None, f"baseline {args.baseline}": {"PYTHONPATH": folder}}
     runs = {name: [] for name in trees}
     try:
-        run_group([[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT), "--worker",
-                    "warm"]], timeout, trees[f"baseline {args.baseline}"])
+        run_group(
+            [[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT), "--worker", "warm"]],
+            timeout,
+            trees[f"baseline {args.baseline}"],
+        )
         for _ in range(args.speed_repeats):
             for name, env in trees.items():
                 result, err = run_mpi(2, "comm", cfg, timeout, env)
@@ -855,8 +1141,18 @@ def baseline_section(args, timeout):
                     raise RuntimeError(f"{name}: {err}")
                 runs[name] += result
     finally:
-        subprocess.run(["git", "-C", str(SCRIPT.resolve().parents[1]), "worktree", "remove",
-                        "--force", folder], capture_output=True)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(SCRIPT.resolve().parents[1]),
+                "worktree",
+                "remove",
+                "--force",
+                folder,
+            ],
+            capture_output=True,
+        )
     out = {"rev": args.baseline, "fit_s": {}, "ratio": {}}
     for name in trees:
         for learner in ("data", "voting-wg"):
@@ -869,35 +1165,63 @@ def baseline_section(args, timeout):
 
 
 def print_baseline(base):
-    print(f"\nthis tree vs baseline {base['rev']} (dgbdt, mpiexec -n 2, alternating runs, medians):")
+    print(
+        f"\nthis tree vs baseline {base['rev']} (dgbdt, mpiexec -n 2, alternating runs, medians):"
+    )
     for learner, ratio in base["ratio"].items():
-        cells = [f"{name}: {v[learner]['median']:.2f} s {[round(x, 2) for x in v[learner]['runs']]}"
-                 for name, v in base["fit_s"].items()]
+        cells = [
+            f"{name}: {v[learner]['median']:.2f} s {[round(x, 2) for x in v[learner]['runs']]}"
+            for name, v in base["fit_s"].items()
+        ]
         print(f"  {learner:<10} " + "; ".join(cells) + f"; ratio {ratio:.3f}")
 
 
 def print_speed(speed):
     cfg = speed["config"]
-    print(f"speed: {cfg['rows']:,} x {N_BASE} rows (each process/rank its half, shuffled), {cfg['rounds']} rounds, "
-          f"{cfg['leaves']} leaves, lr 0.1, {cfg['max_bin']} bins, 1 thread per process, top_k {cfg['top_k']}; "
-          f"dgbdt under mpiexec -n 2, LightGBM socket mode (2 local processes on 127.0.0.1); "
-          f"test AUC on {cfg['test_rows']:,} rows")
+    print(
+        f"speed: {cfg['rows']:,} x {N_BASE} rows (each process/rank its half, shuffled), {cfg['rounds']} rounds, "
+        f"{cfg['leaves']} leaves, lr 0.1, {cfg['max_bin']} bins, 1 thread per process, top_k {cfg['top_k']}; "
+        f"dgbdt under mpiexec -n 2, LightGBM socket mode (2 local processes on 127.0.0.1); "
+        f"test AUC on {cfg['test_rows']:,} rows"
+    )
     rows = []
     for name, label in (("data", "data"), ("voting-wg", "voting (weighted_gain)")):
         d, lg, r = speed["dgbdt"].get(name), speed["lightgbm"].get(name), speed["ratios"].get(name)
-        rows.append([label,
-                     "-" if not d else f"{d['fit_s']:.2f}", "-" if not d else "/".join(f"{t:.2f}" for t in d["fit_runs_s"]),
-                     "-" if not lg else f"{lg['fit_s']:.2f}",
-                     "-" if not lg else "/".join(f"{t:.2f}" for t in lg["fit_runs_s"]),
-                     "-" if not r else f"{r['ratio']:.2f}x", f"<= {TARGETS['speed']}x",
-                     "not available" if not r else verdict(r["pass"]),
-                     "-" if not d else f"{d['auc']:.4f}", "-" if not lg or lg["auc"] is None else f"{lg['auc']:.4f}"])
-    print_rows(["learner", "dgbdt fit s", "runs", "LightGBM fit s", "runs", "dgbdt/LightGBM", "target", "",
-                "dgbdt AUC", "LightGBM AUC"], rows)
+        rows.append(
+            [
+                label,
+                "-" if not d else f"{d['fit_s']:.2f}",
+                "-" if not d else "/".join(f"{t:.2f}" for t in d["fit_runs_s"]),
+                "-" if not lg else f"{lg['fit_s']:.2f}",
+                "-" if not lg else "/".join(f"{t:.2f}" for t in lg["fit_runs_s"]),
+                "-" if not r else f"{r['ratio']:.2f}x",
+                f"<= {TARGETS['speed']}x",
+                "not available" if not r else verdict(r["pass"]),
+                "-" if not d else f"{d['auc']:.4f}",
+                "-" if not lg or lg["auc"] is None else f"{lg['auc']:.4f}",
+            ]
+        )
+    print_rows(
+        [
+            "learner",
+            "dgbdt fit s",
+            "runs",
+            "LightGBM fit s",
+            "runs",
+            "dgbdt/LightGBM",
+            "target",
+            "",
+            "dgbdt AUC",
+            "LightGBM AUC",
+        ],
+        rows,
+    )
     for e in speed["errors"]:
         print(f"  error: {e}")
     if not speed["lightgbm"]:
-        print("  LightGBM's socket mode did not run here: no LightGBM figures (see the errors above).")
+        print(
+            "  LightGBM's socket mode did not run here: no LightGBM figures (see the errors above)."
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -905,49 +1229,130 @@ def print_speed(speed):
 # ---------------------------------------------------------------------------
 
 # Sizes: full defaults (~15 min with the speed section on 2 cores) and --quick (~2 min).
-FULL = {"rows": 40_000, "valid_rows": 20_000, "rounds": 15, "leaves": 63, "seeds": 5, "ks": "2,4",
-        "speed_rows": 1_000_000, "speed_test_rows": 100_000, "speed_rounds": 100, "speed_leaves": 255,
-        "speed_repeats": 3}
-QUICK = {"rows": 20_000, "valid_rows": 10_000, "rounds": 5, "leaves": 31, "seeds": 2, "ks": "2,4",
-         "speed_rows": 100_000, "speed_test_rows": 20_000, "speed_rounds": 20, "speed_leaves": 255,
-         "speed_repeats": 1}
+FULL = {
+    "rows": 40_000,
+    "valid_rows": 20_000,
+    "rounds": 15,
+    "leaves": 63,
+    "seeds": 5,
+    "ks": "2,4",
+    "speed_rows": 1_000_000,
+    "speed_test_rows": 100_000,
+    "speed_rounds": 100,
+    "speed_leaves": 255,
+    "speed_repeats": 3,
+}
+QUICK = {
+    "rows": 20_000,
+    "valid_rows": 10_000,
+    "rounds": 5,
+    "leaves": 31,
+    "seeds": 2,
+    "ks": "2,4",
+    "speed_rows": 100_000,
+    "speed_test_rows": 20_000,
+    "speed_rounds": 20,
+    "speed_leaves": 255,
+    "speed_repeats": 1,
+}
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     f, q = FULL, QUICK
-    ap.add_argument("--rows", type=int, help=f"training rows over all ranks (default {f['rows']:,}; --quick {q['rows']:,})")
-    ap.add_argument("--valid-rows", type=int, help=f"validation rows (default {f['valid_rows']:,}; --quick {q['valid_rows']:,})")
+    ap.add_argument(
+        "--rows",
+        type=int,
+        help=f"training rows over all ranks (default {f['rows']:,}; --quick {q['rows']:,})",
+    )
+    ap.add_argument(
+        "--valid-rows",
+        type=int,
+        help=f"validation rows (default {f['valid_rows']:,}; --quick {q['valid_rows']:,})",
+    )
     ap.add_argument("--widths", default="28,500,2000", help="feature counts (default 28,500,2000)")
     ap.add_argument("--ks", help=f"rank counts (default {f['ks']})")
-    ap.add_argument("--rounds", type=int, help=f"boosting rounds (default {f['rounds']}; --quick {q['rounds']})")
-    ap.add_argument("--leaves", type=int, help=f"num_leaves (default {f['leaves']}; --quick {q['leaves']})")
+    ap.add_argument(
+        "--rounds", type=int, help=f"boosting rounds (default {f['rounds']}; --quick {q['rounds']})"
+    )
+    ap.add_argument(
+        "--leaves", type=int, help=f"num_leaves (default {f['leaves']}; --quick {q['leaves']})"
+    )
     ap.add_argument("--learning-rate", type=float, default=0.1)
     ap.add_argument("--max-bin", type=int, default=255)
     ap.add_argument("--top-k", type=int, default=20, help="voting top_k (default 20)")
-    ap.add_argument("--seeds", type=int, help=f"data seeds for data/voting (default {f['seeds']}; --quick {q['seeds']})")
-    ap.add_argument("--feature-seeds", type=int, default=1,
-                    help="seeds for feature-parallel (default 1: it equals serial training, so its AUC "
-                         "needs no spread, and its bytes do not depend on the seed)")
-    ap.add_argument("--learners", default=",".join(LEARNERS), help=f"comma list from {','.join(LEARNERS)}")
-    ap.add_argument("--extra", default="mix", choices=("mix", "noise", "combo"),
-                    help="what the columns beyond 28 are (default mix; see the docstring)")
-    ap.add_argument("--no-profile", action="store_true", help="skip the single-process profile (bench_scaling input)")
-    ap.add_argument("--no-bytes", action="store_true", help="skip the byte table (speed section only)")
-    ap.add_argument("--no-speed", action="store_true", help="skip the dgbdt vs LightGBM speed section")
-    ap.add_argument("--baseline", metavar="REV",
-                    help="also time dgbdt of git revision REV (a temporary worktree) in the speed "
-                         "section's setting, alternating with this tree, and print the ratios")
-    ap.add_argument("--speed-rows", type=int, help=f"speed section rows (default {f['speed_rows']:,}; --quick {q['speed_rows']:,})")
-    ap.add_argument("--speed-test-rows", type=int, help=f"speed section test rows (default {f['speed_test_rows']:,})")
-    ap.add_argument("--speed-rounds", type=int, help=f"speed section rounds (default {f['speed_rounds']}; --quick {q['speed_rounds']})")
-    ap.add_argument("--speed-leaves", type=int, help=f"speed section leaves (default {f['speed_leaves']})")
-    ap.add_argument("--speed-repeats", type=int,
-                    help=f"timed fits per library and learner, median reported (default {f['speed_repeats']}; --quick 1)")
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke run (~2 min): 20,000 rows, 5 rounds, 31 leaves, 2 seeds; speed section "
-                         "100,000 rows, 20 rounds, 1 repeat")
-    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per mpiexec / process pair")
+    ap.add_argument(
+        "--seeds",
+        type=int,
+        help=f"data seeds for data/voting (default {f['seeds']}; --quick {q['seeds']})",
+    )
+    ap.add_argument(
+        "--feature-seeds",
+        type=int,
+        default=1,
+        help="seeds for feature-parallel (default 1: it equals serial training, so its AUC "
+        "needs no spread, and its bytes do not depend on the seed)",
+    )
+    ap.add_argument(
+        "--learners", default=",".join(LEARNERS), help=f"comma list from {','.join(LEARNERS)}"
+    )
+    ap.add_argument(
+        "--extra",
+        default="mix",
+        choices=("mix", "noise", "combo"),
+        help="what the columns beyond 28 are (default mix; see the docstring)",
+    )
+    ap.add_argument(
+        "--no-profile",
+        action="store_true",
+        help="skip the single-process profile (bench_scaling input)",
+    )
+    ap.add_argument(
+        "--no-bytes", action="store_true", help="skip the byte table (speed section only)"
+    )
+    ap.add_argument(
+        "--no-speed", action="store_true", help="skip the dgbdt vs LightGBM speed section"
+    )
+    ap.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also time dgbdt of git revision REV (a temporary worktree) in the speed "
+        "section's setting, alternating with this tree, and print the ratios",
+    )
+    ap.add_argument(
+        "--speed-rows",
+        type=int,
+        help=f"speed section rows (default {f['speed_rows']:,}; --quick {q['speed_rows']:,})",
+    )
+    ap.add_argument(
+        "--speed-test-rows",
+        type=int,
+        help=f"speed section test rows (default {f['speed_test_rows']:,})",
+    )
+    ap.add_argument(
+        "--speed-rounds",
+        type=int,
+        help=f"speed section rounds (default {f['speed_rounds']}; --quick {q['speed_rounds']})",
+    )
+    ap.add_argument(
+        "--speed-leaves", type=int, help=f"speed section leaves (default {f['speed_leaves']})"
+    )
+    ap.add_argument(
+        "--speed-repeats",
+        type=int,
+        help=f"timed fits per library and learner, median reported (default {f['speed_repeats']}; --quick 1)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run (~2 min): 20,000 rows, 5 rounds, 31 leaves, 2 seeds; speed section "
+        "100,000 rows, 20 rounds, 1 repeat",
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds allowed per mpiexec / process pair"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write all results to PATH")
     ap.add_argument("--worker", choices=("comm", "warm", "profile", "lgb"), help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
@@ -964,7 +1369,8 @@ def main(argv=None):
     if args.worker:
         cfg = json.loads(args.config) if args.config else {}
         {"comm": comm_worker, "profile": profile_worker, "lgb": lgb_worker}.get(
-            args.worker, lambda c, r: warm_worker())(cfg, args.result)
+            args.worker, lambda c, r: warm_worker()
+        )(cfg, args.result)
         return 0
 
     ks = [int(s) for s in args.ks.split(",") if s.strip()]
@@ -974,13 +1380,17 @@ def main(argv=None):
     if bad:
         raise SystemExit(f"--learners: unknown {bad}; choose from {list(LEARNERS)}")
     if not mpiexec_path().exists():
-        raise SystemExit(f"no mpiexec beside {sys.executable}: pip install 'dgbdt[mpi]' (mpi4py + mpich)")
+        raise SystemExit(
+            f"no mpiexec beside {sys.executable}: pip install 'dgbdt[mpi]' (mpi4py + mpich)"
+        )
     seeds = list(range(args.seeds))
-    print(f"bench_comm: binary, {args.rows:,} training rows (sharded over K ranks after a shuffle), "
-          f"{args.valid_rows:,} validation rows, {args.rounds} rounds, {args.leaves} leaves, lr {args.learning_rate}, "
-          f"{args.max_bin} bins, top_k {args.top_k}, min_data_in_leaf 20; features: 28 HIGGS-like + "
-          f"extra '{args.extra}' columns; seeds {seeds} (feature-parallel: first {args.feature_seeds}); "
-          f"1 Numba thread per rank")
+    print(
+        f"bench_comm: binary, {args.rows:,} training rows (sharded over K ranks after a shuffle), "
+        f"{args.valid_rows:,} validation rows, {args.rounds} rounds, {args.leaves} leaves, lr {args.learning_rate}, "
+        f"{args.max_bin} bins, top_k {args.top_k}, min_data_in_leaf 20; features: 28 HIGGS-like + "
+        f"extra '{args.extra}' columns; seeds {seeds} (feature-parallel: first {args.feature_seeds}); "
+        f"1 Numba thread per rank"
+    )
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if load_before is not None and load_before > 0.5:
@@ -988,21 +1398,47 @@ def main(argv=None):
     print(flush=True)
 
     t0 = time.perf_counter()
-    rcs, tails, timed_out = run_group([[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT),
-                                        "--worker", "warm"]], args.timeout)
+    rcs, tails, timed_out = run_group(
+        [[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT), "--worker", "warm"]],
+        args.timeout,
+    )
     if timed_out or rcs[0] != 0:
         raise SystemExit(f"warm-up (mpiexec -n 1) failed: {tails[0]}")
-    print(f"  warmed every learner's kernels in one process: {time.perf_counter() - t0:.0f} s", flush=True)
+    print(
+        f"  warmed every learner's kernels in one process: {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
 
-    common = {"rows": args.rows, "valid_rows": args.valid_rows, "rounds": args.rounds, "leaves": args.leaves,
-              "learning_rate": args.learning_rate, "max_bin": args.max_bin, "top_k": args.top_k,
-              "extra": args.extra}
-    payload = {"config": {**common, "ks": ks, "widths": widths, "learners": learners, "seeds": seeds,
-                          "feature_seeds": args.feature_seeds},
-               "targets": {k: ({str(w): t for w, t in v.items()} if isinstance(v, dict) else v)
-                           for k, v in TARGETS.items()},
-               "python": platform.python_version(), "cpus": os.cpu_count(), "load_average_before": load_before,
-               "runs": [], "errors": [], "profiles": {}}
+    common = {
+        "rows": args.rows,
+        "valid_rows": args.valid_rows,
+        "rounds": args.rounds,
+        "leaves": args.leaves,
+        "learning_rate": args.learning_rate,
+        "max_bin": args.max_bin,
+        "top_k": args.top_k,
+        "extra": args.extra,
+    }
+    payload = {
+        "config": {
+            **common,
+            "ks": ks,
+            "widths": widths,
+            "learners": learners,
+            "seeds": seeds,
+            "feature_seeds": args.feature_seeds,
+        },
+        "targets": {
+            k: ({str(w): t for w, t in v.items()} if isinstance(v, dict) else v)
+            for k, v in TARGETS.items()
+        },
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average_before": load_before,
+        "runs": [],
+        "errors": [],
+        "profiles": {},
+    }
     if not args.no_bytes:
         if not args.no_profile:
             for w in widths:
@@ -1012,27 +1448,42 @@ def main(argv=None):
                     payload["profiles"][str(w)] = prof
                 else:
                     payload["errors"].append(f"profile width {w}: {err}")
-                print(f"  profiled the serial learner at {w} features: {'ok' if prof else 'FAILED: ' + err} "
-                      f"in {time.perf_counter() - t0:.0f} s", flush=True)
+                print(
+                    f"  profiled the serial learner at {w} features: {'ok' if prof else 'FAILED: ' + err} "
+                    f"in {time.perf_counter() - t0:.0f} s",
+                    flush=True,
+                )
         for k in ks:
             for w in widths:
-                cfg = {**common, "K": k, "width": w, "learners": learners, "seeds": seeds,
-                       "feature_seeds": args.feature_seeds, "repeats": 1}
+                cfg = {
+                    **common,
+                    "K": k,
+                    "width": w,
+                    "learners": learners,
+                    "seeds": seeds,
+                    "feature_seeds": args.feature_seeds,
+                    "repeats": 1,
+                }
                 t0 = time.perf_counter()
                 runs, err = run_mpi(k, "comm", cfg, args.timeout)
                 payload["runs"].extend(runs or [])
                 if err:
                     payload["errors"].append(f"K={k} width={w}: {err}")
-                print(f"  K={k} features={w}: {len(runs or [])} runs in {time.perf_counter() - t0:.0f} s"
-                      + ("" if err is None else f"  FAILED: {err}"), flush=True)
+                print(
+                    f"  K={k} features={w}: {len(runs or [])} runs in {time.perf_counter() - t0:.0f} s"
+                    + ("" if err is None else f"  FAILED: {err}"),
+                    flush=True,
+                )
         cells = summarise(payload["runs"])
         payload["cells"] = [c for c in cells.values()]
         checks = compute_checks(cells, ks, widths)
         payload["checks"] = checks
         print()
-        print("bytes = this rank's send buffers per collective (comm_stats), per tree, median over trees; "
-              "'rank' = mean of the ranks' medians, 'sum' = over ranks; MB = 1e6 bytes; calls: ar allreduce, "
-              "rs reduce_scatter, ag allgather, bc bcast; fit and AUC: median over seeds")
+        print(
+            "bytes = this rank's send buffers per collective (comm_stats), per tree, median over trees; "
+            "'rank' = mean of the ranks' medians, 'sum' = over ranks; MB = 1e6 bytes; calls: ar allreduce, "
+            "rs reduce_scatter, ag allgather, bc bcast; fit and AUC: median over seeds"
+        )
         print_byte_table(cells, ks, widths, learners)
         print()
         print_checks(checks)

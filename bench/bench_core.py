@@ -41,11 +41,11 @@ ALL_LIBS = ("dgbdt", "lightgbm", "xgboost", "sklearn")
 SEED = 0
 
 TARGETS = {
-    "fit": 1.2,          # dgbdt fit / LightGBM fit <=
-    "predict": 1.0,      # dgbdt predict / LightGBM predict <=
-    "memory": 1.5,       # dgbdt peak RSS / LightGBM peak RSS <=
-    "auc": -0.002,       # dgbdt AUC - LightGBM AUC >=
-    "startup_s": 3.0,    # warm-cache start-up, seconds <
+    "fit": 1.2,  # dgbdt fit / LightGBM fit <=
+    "predict": 1.0,  # dgbdt predict / LightGBM predict <=
+    "memory": 1.5,  # dgbdt peak RSS / LightGBM peak RSS <=
+    "auc": -0.002,  # dgbdt AUC - LightGBM AUC >=
+    "startup_s": 3.0,  # warm-cache start-up, seconds <
 }
 
 TIMING_NOTE = (
@@ -60,6 +60,7 @@ TIMING_NOTE = (
 # ---------------------------------------------------------------------------
 # helpers used in the children
 # ---------------------------------------------------------------------------
+
 
 def load_datasets_module():
     """The data generators, imported WITHOUT importing the dgbdt package.
@@ -125,6 +126,7 @@ def binary_metrics(y, p):
 # ---------------------------------------------------------------------------
 # the libraries: params, fit, predict
 # ---------------------------------------------------------------------------
+
 
 def lightgbm_style_params(cfg):
     """Parameters in LightGBM's names; dgbdt takes the same dictionary."""
@@ -205,7 +207,9 @@ class XGBoostRunner:
         self.version = xgboost.__version__
 
     def fit(self, X, y, rounds):
-        dtrain = self.lib.QuantileDMatrix(X, y, max_bin=self.cfg["max_bin"], nthread=self.cfg["threads"])
+        dtrain = self.lib.QuantileDMatrix(
+            X, y, max_bin=self.cfg["max_bin"], nthread=self.cfg["threads"]
+        )
         return self.lib.train(self.params, dtrain, num_boost_round=rounds)
 
     def predict(self, model, X):
@@ -242,16 +246,23 @@ class SklearnRunner:
         return model.predict_proba(X)[:, 1]
 
 
-RUNNERS = {"dgbdt": DgbdtRunner, "lightgbm": LightGBMRunner, "xgboost": XGBoostRunner, "sklearn": SklearnRunner}
+RUNNERS = {
+    "dgbdt": DgbdtRunner,
+    "lightgbm": LightGBMRunner,
+    "xgboost": XGBoostRunner,
+    "sklearn": SklearnRunner,
+}
 
 
 def worker_main(lib, cfg, result_path):
     """One library, in its own process: generate, warm up, fit, predict, measure."""
     t0 = time.perf_counter()
     datasets = load_datasets_module()
-    X, y = datasets.make_higgs_like(cfg["rows"] + cfg["test_rows"], n_features=cfg["features"], seed=SEED)
+    X, y = datasets.make_higgs_like(
+        cfg["rows"] + cfg["test_rows"], n_features=cfg["features"], seed=SEED
+    )
     X_train, y_train = X[: cfg["rows"]], y[: cfg["rows"]]
-    X_test, y_test = X[cfg["rows"]:], y[cfg["rows"]:]
+    X_test, y_test = X[cfg["rows"] :], y[cfg["rows"] :]
     gen_s = time.perf_counter() - t0
     data_rss = rss_now_mb()
 
@@ -367,6 +378,7 @@ booster.predict(X)
 # the parent: run children, print the table
 # ---------------------------------------------------------------------------
 
+
 def child_env(cfg, extra=None):
     env = dict(os.environ)
     threads = str(cfg["threads"])
@@ -381,11 +393,24 @@ def run_child(args, cfg, timeout, env_extra=None):
     """Run this script in a child mode; returns (result dict or None, error text)."""
     with tempfile.TemporaryDirectory(prefix="dgbdt-bench-") as tmp:
         result_path = pathlib.Path(tmp) / "result.json"
-        cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), *args,
-               "--config", json.dumps(cfg), "--result", str(result_path)]
+        cmd = [
+            sys.executable,
+            str(pathlib.Path(__file__).resolve()),
+            *args,
+            "--config",
+            json.dumps(cfg),
+            "--result",
+            str(result_path),
+        ]
         try:
-            proc = subprocess.run(cmd, env=child_env(cfg, env_extra), capture_output=True, text=True,
-                                  timeout=timeout, cwd=os.getcwd())
+            proc = subprocess.run(
+                cmd,
+                env=child_env(cfg, env_extra),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=os.getcwd(),
+            )
         except subprocess.TimeoutExpired:
             return None, f"timed out after {timeout} s"
         if proc.returncode != 0 or not result_path.is_file():
@@ -409,14 +434,21 @@ def measure_jit(cfg, timeout):
         # Compile cost: what the first fit+predict pays beyond a repeat, plus
         # whatever import did beyond a warm import (eagerly compiled kernels).
         out["cold"], out["warm"] = cold, warm
-        out["compile_s"] = (cold["first_s"] - cold["repeat_s"]) + max(0.0, cold["import_s"] - warm["import_s"])
+        out["compile_s"] = (cold["first_s"] - cold["repeat_s"]) + max(
+            0.0, cold["import_s"] - warm["import_s"]
+        )
         out["cache_load_s"] = warm["first_s"] - warm["repeat_s"]
         script = STARTUP_SCRIPT.replace("THREADS", str(cfg["threads"]))
         runs = []
         for _ in range(cfg["repeats"]):
             t0 = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-c", script], env=child_env(cfg, env),
-                                  capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(
+                [sys.executable, "-c", script],
+                env=child_env(cfg, env),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
             elapsed = time.perf_counter() - t0
             if proc.returncode != 0:
                 out["startup_error"] = " | ".join(proc.stderr.strip().splitlines()[-6:])
@@ -435,28 +467,58 @@ def fmt_runs(runs):
 
 
 def print_table(cfg, results):
-    header = ["library", "version", "fit s", "fit runs s", "predict s", "test AUC", "logloss",
-              "peak RSS MB", "baseline MB", "peak-base MB"]
+    header = [
+        "library",
+        "version",
+        "fit s",
+        "fit runs s",
+        "predict s",
+        "test AUC",
+        "logloss",
+        "peak RSS MB",
+        "baseline MB",
+        "peak-base MB",
+    ]
     rows = []
     for lib, r in results.items():
         if "error" in r:
             rows.append([lib, "-", "error: " + r["error"][:90]] + [""] * (len(header) - 3))
             continue
-        rows.append([
-            lib, r["version"], f"{r['fit_s']:.2f}", fmt_runs(r["fit_runs_s"]), f"{r['predict_s']:.3f}",
-            f"{r['auc']:.4f}", f"{r['logloss']:.4f}", f"{r['peak_rss_mb']:.0f}",
-            f"{r['baseline_rss_mb']:.0f}", f"{r['peak_minus_baseline_mb']:.0f}",
-        ])
-    widths = [max(len(str(row[i])) for row in [header] + [r for r in rows if not r[2].startswith("error")])
-              for i in range(len(header))]
-    line = "  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))
+        rows.append(
+            [
+                lib,
+                r["version"],
+                f"{r['fit_s']:.2f}",
+                fmt_runs(r["fit_runs_s"]),
+                f"{r['predict_s']:.3f}",
+                f"{r['auc']:.4f}",
+                f"{r['logloss']:.4f}",
+                f"{r['peak_rss_mb']:.0f}",
+                f"{r['baseline_rss_mb']:.0f}",
+                f"{r['peak_minus_baseline_mb']:.0f}",
+            ]
+        )
+    widths = [
+        max(
+            len(str(row[i])) for row in [header] + [r for r in rows if not r[2].startswith("error")]
+        )
+        for i in range(len(header))
+    ]
+    line = "  ".join(
+        h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))
+    )
     print(line)
     print("-" * len(line))
     for row in rows:
         if row[2].startswith("error"):
             print(f"{row[0].ljust(widths[0])}  {row[2]}")
             continue
-        print("  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        print(
+            "  ".join(
+                str(c).ljust(w) if i < 2 else str(c).rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths))
+            )
+        )
 
 
 def verdict(ok):
@@ -470,16 +532,22 @@ def print_jit(jit):
         print(f"dgbdt JIT: error: {jit['error']}")
         return
     c, w = jit["cold"], jit["warm"]
-    print(f"dgbdt JIT compile (first-ever, empty NUMBA_CACHE_DIR): {jit['compile_s']:.2f} s  "
-          f"[first fit+predict {c['first_s']:.2f} s - repeat {c['repeat_s']:.2f} s on {JIT_ROWS:,} rows x "
-          f"{JIT_ROUNDS} rounds; import {c['import_s']:.2f} s cold / {w['import_s']:.2f} s warm; "
-          f"cache {c['cache_files']} files, {c['cache_mb']:.1f} MB]")
-    print(f"dgbdt cache load (new process, warm cache): {jit['cache_load_s']:.2f} s  "
-          f"[first {w['first_s']:.2f} s - repeat {w['repeat_s']:.2f} s]")
+    print(
+        f"dgbdt JIT compile (first-ever, empty NUMBA_CACHE_DIR): {jit['compile_s']:.2f} s  "
+        f"[first fit+predict {c['first_s']:.2f} s - repeat {c['repeat_s']:.2f} s on {JIT_ROWS:,} rows x "
+        f"{JIT_ROUNDS} rounds; import {c['import_s']:.2f} s cold / {w['import_s']:.2f} s warm; "
+        f"cache {c['cache_files']} files, {c['cache_mb']:.1f} MB]"
+    )
+    print(
+        f"dgbdt cache load (new process, warm cache): {jit['cache_load_s']:.2f} s  "
+        f"[first {w['first_s']:.2f} s - repeat {w['repeat_s']:.2f} s]"
+    )
     if "startup_s" in jit:
-        print(f"dgbdt warm-cache start-up (new process: import + {STARTUP_ROUNDS} rounds on {STARTUP_ROWS:,} rows, "
-              f"whole process): {jit['startup_s']:.2f} s  [runs {fmt_runs(jit['startup_runs_s'])}]  "
-              f"target < {TARGETS['startup_s']:.0f} s  {verdict(jit['startup_s'] < TARGETS['startup_s'])}")
+        print(
+            f"dgbdt warm-cache start-up (new process: import + {STARTUP_ROUNDS} rounds on {STARTUP_ROWS:,} rows, "
+            f"whole process): {jit['startup_s']:.2f} s  [runs {fmt_runs(jit['startup_runs_s'])}]  "
+            f"target < {TARGETS['startup_s']:.0f} s  {verdict(jit['startup_s'] < TARGETS['startup_s'])}"
+        )
     elif "startup_error" in jit:
         print(f"dgbdt warm-cache start-up: error: {jit['startup_error']}")
 
@@ -492,7 +560,8 @@ def compute_ratios(results, jit):
         "fit": d["fit_s"] / lg["fit_s"],
         "predict": d["predict_s"] / lg["predict_s"],
         "memory": d["peak_rss_mb"] / lg["peak_rss_mb"],
-        "memory_above_baseline": d["peak_minus_baseline_mb"] / max(lg["peak_minus_baseline_mb"], 1e-9),
+        "memory_above_baseline": d["peak_minus_baseline_mb"]
+        / max(lg["peak_minus_baseline_mb"], 1e-9),
         "auc_diff": d["auc"] - lg["auc"],
     }
     ratios["pass"] = {
@@ -512,15 +581,25 @@ def print_ratios(ratios):
         return
     p = ratios["pass"]
     print("dgbdt / LightGBM:")
-    print(f"  fit time     {ratios['fit']:6.3f} x   target <= {TARGETS['fit']:.1f} x   {verdict(p['fit'])}")
-    print(f"  predict time {ratios['predict']:6.3f} x   target <= {TARGETS['predict']:.1f} x   {verdict(p['predict'])}")
-    print(f"  peak RSS     {ratios['memory']:6.3f} x   target <= {TARGETS['memory']:.1f} x   {verdict(p['memory'])}"
-          f"   (peak above baseline: {ratios['memory_above_baseline']:.2f} x, for information)")
-    print(f"  test AUC     {ratios['auc_diff']:+.4f}    target >= {TARGETS['auc']:+.3f}    {verdict(p['auc'])}")
+    print(
+        f"  fit time     {ratios['fit']:6.3f} x   target <= {TARGETS['fit']:.1f} x   {verdict(p['fit'])}"
+    )
+    print(
+        f"  predict time {ratios['predict']:6.3f} x   target <= {TARGETS['predict']:.1f} x   {verdict(p['predict'])}"
+    )
+    print(
+        f"  peak RSS     {ratios['memory']:6.3f} x   target <= {TARGETS['memory']:.1f} x   {verdict(p['memory'])}"
+        f"   (peak above baseline: {ratios['memory_above_baseline']:.2f} x, for information)"
+    )
+    print(
+        f"  test AUC     {ratios['auc_diff']:+.4f}    target >= {TARGETS['auc']:+.3f}    {verdict(p['auc'])}"
+    )
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rows", type=int, default=1_000_000, help="training rows (default 1,000,000)")
     ap.add_argument("--test-rows", type=int, default=200_000, help="test rows (default 200,000)")
     ap.add_argument("--features", type=int, default=28, help="features (default 28)")
@@ -529,11 +608,24 @@ def parse_args(argv=None):
     ap.add_argument("--learning-rate", type=float, default=0.1)
     ap.add_argument("--max-bin", type=int, default=255)
     ap.add_argument("--threads", type=int, default=2, help="threads per library (default 2)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed fits/predicts per library; the median is reported")
-    ap.add_argument("--libs", default=",".join(ALL_LIBS), help=f"comma list from {','.join(ALL_LIBS)}")
-    ap.add_argument("--quick", action="store_true", help="100,000 train rows (20,000 test rows), 20 rounds")
-    ap.add_argument("--no-jit", action="store_true", help="skip dgbdt's JIT compile and start-up lines")
-    ap.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed per child process")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timed fits/predicts per library; the median is reported",
+    )
+    ap.add_argument(
+        "--libs", default=",".join(ALL_LIBS), help=f"comma list from {','.join(ALL_LIBS)}"
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="100,000 train rows (20,000 test rows), 20 rounds"
+    )
+    ap.add_argument(
+        "--no-jit", action="store_true", help="skip dgbdt's JIT compile and start-up lines"
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=3600.0, help="seconds allowed per child process"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write all results to PATH")
     # child modes (internal)
     ap.add_argument("--worker", choices=ALL_LIBS, help=argparse.SUPPRESS)
@@ -562,19 +654,29 @@ def main(argv=None):
     if unknown:
         raise SystemExit(f"--libs: unknown {unknown}; choose from {ALL_LIBS}")
     cfg = {
-        "rows": args.rows, "test_rows": args.test_rows, "features": args.features, "rounds": args.rounds,
-        "leaves": args.leaves, "learning_rate": args.learning_rate, "max_bin": args.max_bin,
-        "threads": args.threads, "repeats": args.repeats,
+        "rows": args.rows,
+        "test_rows": args.test_rows,
+        "features": args.features,
+        "rounds": args.rounds,
+        "leaves": args.leaves,
+        "learning_rate": args.learning_rate,
+        "max_bin": args.max_bin,
+        "threads": args.threads,
+        "repeats": args.repeats,
     }
-    print(f"bench_core: make_higgs_like seed {SEED}, {args.rows:,} train x {args.features} float32 + "
-          f"{args.test_rows:,} test rows; binary, {args.rounds} rounds, {args.leaves} leaves, "
-          f"lr {args.learning_rate}, max_bin {args.max_bin}, {args.threads} threads, min_data_in_leaf 20, "
-          f"min_sum_hessian 1e-3, no early stopping; median of {args.repeats} runs")
+    print(
+        f"bench_core: make_higgs_like seed {SEED}, {args.rows:,} train x {args.features} float32 + "
+        f"{args.test_rows:,} test rows; binary, {args.rounds} rounds, {args.leaves} leaves, "
+        f"lr {args.learning_rate}, max_bin {args.max_bin}, {args.threads} threads, min_data_in_leaf 20, "
+        f"min_sum_hessian 1e-3, no early stopping; median of {args.repeats} runs"
+    )
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if load_before is not None and load_before > 0.5:
-        print(f"warning: load average {load_before:.2f} before start: other processes share the CPUs, "
-              "so times are inflated and noisy")
+        print(
+            f"warning: load average {load_before:.2f} before start: other processes share the CPUs, "
+            "so times are inflated and noisy"
+        )
     print(f"note: {TIMING_NOTE}")
     print(flush=True)
 
@@ -599,10 +701,18 @@ def main(argv=None):
         print()
         print_ratios(ratios)
     if args.json:
-        payload = {"config": cfg, "seed": SEED, "note": TIMING_NOTE, "targets": TARGETS,
-                   "python": platform.python_version(), "cpus": os.cpu_count(),
-                   "load_average_before": load_before,
-                   "results": results, "jit": jit, "ratios": ratios}
+        payload = {
+            "config": cfg,
+            "seed": SEED,
+            "note": TIMING_NOTE,
+            "targets": TARGETS,
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average_before": load_before,
+            "results": results,
+            "jit": jit,
+            "ratios": ratios,
+        }
         pathlib.Path(args.json).write_text(json.dumps(payload, indent=2))
         print(f"\nwrote {args.json}")
     return 0

@@ -71,10 +71,10 @@ from bench_core import binary_metrics, child_env, fmt_runs, load_datasets_module
 QUANT = {"use_quantized_grad": True}
 
 TARGETS = {
-    "auc_a": -0.002,        # AUC(quantized) - AUC(float) on the generated problem >=
-    "logloss_b": 1.01,      # median logloss(quantized) / median logloss(float) on binary.test <=
-    "speed": 0.75,          # dgbdt fit(quantized) / dgbdt fit(float) <=
-    "bytes": 0.5,           # bytes per tree quantized / float, data and voting, every K <=
+    "auc_a": -0.002,  # AUC(quantized) - AUC(float) on the generated problem >=
+    "logloss_b": 1.01,  # median logloss(quantized) / median logloss(float) on binary.test <=
+    "speed": 0.75,  # dgbdt fit(quantized) / dgbdt fit(float) <=
+    "bytes": 0.5,  # bytes per tree quantized / float, data and voting, every K <=
 }
 
 #: name -> (library, extra parameters) of the speed / accuracy A runs
@@ -94,15 +94,32 @@ COMM_LEARNERS = {
     "voting-wg": {"tree_learner": "voting", "voting_rule": "weighted_gain"},
 }
 
-FULL = {"rows": 1_000_000, "test_rows": 200_000, "rounds": 100, "repeats": 3, "seeds": 5,
-        "comm_rows": 200_000, "comm_test_rows": 50_000, "comm_rounds": 20}
-QUICK = {"rows": 100_000, "test_rows": 20_000, "rounds": 20, "repeats": 1, "seeds": 1,
-         "comm_rows": 50_000, "comm_test_rows": 10_000, "comm_rounds": 10}
+FULL = {
+    "rows": 1_000_000,
+    "test_rows": 200_000,
+    "rounds": 100,
+    "repeats": 3,
+    "seeds": 5,
+    "comm_rows": 200_000,
+    "comm_test_rows": 50_000,
+    "comm_rounds": 20,
+}
+QUICK = {
+    "rows": 100_000,
+    "test_rows": 20_000,
+    "rounds": 20,
+    "repeats": 1,
+    "seeds": 1,
+    "comm_rows": 50_000,
+    "comm_test_rows": 10_000,
+    "comm_rounds": 10,
+}
 
 
 # ---------------------------------------------------------------------------
 # children
 # ---------------------------------------------------------------------------
+
 
 def speed_worker(cfg, result_path):
     """bench_core's worker (generate, warm up, timed fits and predicts, AUC) with
@@ -117,14 +134,26 @@ def speed_worker(cfg, result_path):
 
 def binary_example_params(seed):
     """tests/test_accuracy.py's binary.train settings, bagged so the seed matters."""
-    return {"objective": "binary", "learning_rate": 0.1, "num_leaves": 63, "min_data_in_leaf": 50,
-            "min_sum_hessian_in_leaf": 5, "max_bin": 255, "bagging_fraction": 0.8, "bagging_freq": 1,
-            "seed": seed, "verbosity": -1}
+    return {
+        "objective": "binary",
+        "learning_rate": 0.1,
+        "num_leaves": 63,
+        "min_data_in_leaf": 50,
+        "min_sum_hessian_in_leaf": 5,
+        "max_bin": 255,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "seed": seed,
+        "verbosity": -1,
+    }
 
 
 #: accuracy B's modes: (name, extra parameters); the target compares the first two
-BINARY_MODES = (("float", {}), ("quantized", QUANT),
-                ("quantized + renew", {**QUANT, "quant_train_renew_leaf": True}))
+BINARY_MODES = (
+    ("float", {}),
+    ("quantized", QUANT),
+    ("quantized + renew", {**QUANT, "quant_train_renew_leaf": True}),
+)
 
 
 def binary_worker(cfg, result_path):
@@ -141,13 +170,19 @@ def binary_worker(cfg, result_path):
         import dgbdt as lib  # noqa: PLC0415
 
         def fit(params):
-            return lib.train(params, lib.Dataset(train.X, train.label, weight=train.weight), cfg["rounds"])
+            return lib.train(
+                params, lib.Dataset(train.X, train.label, weight=train.weight), cfg["rounds"]
+            )
     else:
         import lightgbm as lib  # noqa: PLC0415
 
         def fit(params):
-            return lib.train(params, lib.Dataset(train.X, train.label, weight=train.weight),
-                             num_boost_round=cfg["rounds"])
+            return lib.train(
+                params,
+                lib.Dataset(train.X, train.label, weight=train.weight),
+                num_boost_round=cfg["rounds"],
+            )
+
     runs = []
     for seed in cfg["seeds"]:
         for mode, extra in BINARY_MODES:
@@ -158,21 +193,38 @@ def binary_worker(cfg, result_path):
                 runs.append({"seed": seed, "mode": mode, "error": str(exc)[:200]})
                 continue
             runs.append({"seed": seed, "mode": mode, "auc": auc, "logloss": logloss})
-    pathlib.Path(result_path).write_text(json.dumps({
-        "lib": cfg["lib"], "version": lib.__version__, "runs": runs,
-        "train_shape": list(train.X.shape), "test_shape": list(test.X.shape)}))
+    pathlib.Path(result_path).write_text(
+        json.dumps(
+            {
+                "lib": cfg["lib"],
+                "version": lib.__version__,
+                "runs": runs,
+                "train_shape": list(train.X.shape),
+                "test_shape": list(test.X.shape),
+            }
+        )
+    )
 
 
 def comm_problem(cfg):
     """(X_train, y_train, X_test, y_test) of the distributed problem (the same on every rank)."""
     X, y = load_datasets_module().make_higgs_like(cfg["rows"] + cfg["test_rows"], seed=0)
-    return X[:cfg["rows"]], y[:cfg["rows"]], X[cfg["rows"]:], y[cfg["rows"]:]
+    return X[: cfg["rows"]], y[: cfg["rows"]], X[cfg["rows"] :], y[cfg["rows"] :]
 
 
 def comm_params(cfg):
-    return {"objective": "binary", "num_leaves": cfg["leaves"], "learning_rate": 0.1, "max_bin": 255,
-            "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 1e-3, "top_k": cfg["top_k"],
-            "num_threads": 1, "verbosity": -1, "seed": 0}
+    return {
+        "objective": "binary",
+        "num_leaves": cfg["leaves"],
+        "learning_rate": 0.1,
+        "max_bin": 255,
+        "min_data_in_leaf": 20,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "top_k": cfg["top_k"],
+        "num_threads": 1,
+        "verbosity": -1,
+        "seed": 0,
+    }
 
 
 def comm_worker(cfg, result_path):
@@ -180,7 +232,7 @@ def comm_worker(cfg, result_path):
     shard; rank 0 writes bytes per tree (per rank) and the test AUC."""
     from dgbdt.comm import world_comm  # noqa: PLC0415
 
-    world_comm()                          # installs the abort-all exception hook
+    world_comm()  # installs the abort-all exception hook
     from mpi4py import MPI  # noqa: PLC0415
 
     world = MPI.COMM_WORLD
@@ -203,12 +255,20 @@ def comm_worker(cfg, result_path):
             per_tree = world.gather(list(booster.comm_stats()["bytes_per_tree"]), root=0)
             fits = world.gather(fit_s, root=0)
             if rank == 0:
-                per_tree = np.array(per_tree, dtype=np.float64)        # (K, trees)
+                per_tree = np.array(per_tree, dtype=np.float64)  # (K, trees)
                 auc, _ = binary_metrics(yt, booster.predict(Xt))
-                runs.append({"K": K, "learner": name, "quantized": quantized, "auc": auc,
-                             "trees": booster.num_trees(), "fit_s": max(fits),
-                             "bytes_per_tree_sum": float(np.median(per_tree.sum(axis=0))),
-                             "bytes_per_tree_rank": [float(np.median(r)) for r in per_tree]})
+                runs.append(
+                    {
+                        "K": K,
+                        "learner": name,
+                        "quantized": quantized,
+                        "auc": auc,
+                        "trees": booster.num_trees(),
+                        "fit_s": max(fits),
+                        "bytes_per_tree_sum": float(np.median(per_tree.sum(axis=0))),
+                        "bytes_per_tree_rank": [float(np.median(r)) for r in per_tree],
+                    }
+                )
                 pathlib.Path(result_path).write_text(json.dumps(runs))
     world.Barrier()
 
@@ -225,7 +285,11 @@ def warm_worker(cfg, result_path):
     X, y, Xt, _ = comm_problem({"rows": 20_000, "test_rows": 100})
     for learner in COMM_LEARNERS.values():
         for quantized in (False, True):
-            params = {**comm_params({**cfg, "leaves": 31}), **learner, **(QUANT if quantized else {})}
+            params = {
+                **comm_params({**cfg, "leaves": 31}),
+                **learner,
+                **(QUANT if quantized else {}),
+            }
             dgbdt.train(params, dgbdt.Dataset(X, y), 2).predict(Xt)
     pathlib.Path(result_path).write_text("{}")
 
@@ -237,21 +301,37 @@ WORKERS = {"speed": speed_worker, "binary": binary_worker, "comm": comm_worker, 
 # parent: launching
 # ---------------------------------------------------------------------------
 
+
 def run_child(mode, cfg, timeout, threads=None, mpi_ranks=None):
     """This script in a child mode, plain (``threads`` threads, bench_core's
     environment) or under ``mpiexec -n mpi_ranks`` (bench_comm's rank environment,
     one thread per rank, own process group).  Returns (result or None, error)."""
     with tempfile.TemporaryDirectory(prefix="dgbdt-bench-quant-") as tmp:
         result = pathlib.Path(tmp) / "result.json"
-        cmd = [sys.executable, str(SCRIPT), "--worker", mode, "--config", json.dumps(cfg),
-               "--result", str(result)]
+        cmd = [
+            sys.executable,
+            str(SCRIPT),
+            "--worker",
+            mode,
+            "--config",
+            json.dumps(cfg),
+            "--result",
+            str(result),
+        ]
         if mpi_ranks:
-            rcs, tails, timed_out = run_group([[str(mpiexec_path()), "-n", str(mpi_ranks), *cmd]], timeout)
+            rcs, tails, timed_out = run_group(
+                [[str(mpiexec_path()), "-n", str(mpi_ranks), *cmd]], timeout
+            )
             rc, tail = rcs[0], tails[0]
         else:
             try:
-                proc = subprocess.run(cmd, env=child_env({"threads": threads}), capture_output=True, text=True,
-                                      timeout=timeout)
+                proc = subprocess.run(
+                    cmd,
+                    env=child_env({"threads": threads}),
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
             except subprocess.TimeoutExpired:
                 return None, f"timed out after {timeout:.0f} s"
             rc, timed_out = proc.returncode, False
@@ -268,45 +348,84 @@ def timed(label, fn, *args, **kwargs):
     """Run fn, print one progress line; returns fn's (result, error)."""
     t0 = time.perf_counter()
     res, err = fn(*args, **kwargs)
-    print(f"  ran {label}: {'ok' if err is None else 'FAILED: ' + err} in {time.perf_counter() - t0:.0f} s"
-          f"  (load {os.getloadavg()[0]:.2f})", flush=True)
+    print(
+        f"  ran {label}: {'ok' if err is None else 'FAILED: ' + err} in {time.perf_counter() - t0:.0f} s"
+        f"  (load {os.getloadavg()[0]:.2f})",
+        flush=True,
+    )
     return res, err
 
 
 def run_speed(args):
     """The four speed/accuracy-A children, one after the other."""
-    cfg = {"rows": args.rows, "test_rows": args.test_rows, "features": 28, "rounds": args.rounds,
-           "leaves": 255, "learning_rate": 0.1, "max_bin": 255, "threads": args.threads,
-           "repeats": args.repeats}
+    cfg = {
+        "rows": args.rows,
+        "test_rows": args.test_rows,
+        "features": 28,
+        "rounds": args.rounds,
+        "leaves": 255,
+        "learning_rate": 0.1,
+        "max_bin": 255,
+        "threads": args.threads,
+        "repeats": args.repeats,
+    }
     out = {"config": cfg, "results": {}}
     for name, (lib, extra) in SPEED_CONFIGS.items():
-        res, err = timed(name, run_child, "speed", {**cfg, "lib": lib, "extra_params": extra},
-                         args.timeout, threads=args.threads)
-        if res is not None and extra and not all(res["params"].get(k) == v for k, v in extra.items()):
+        res, err = timed(
+            name,
+            run_child,
+            "speed",
+            {**cfg, "lib": lib, "extra_params": extra},
+            args.timeout,
+            threads=args.threads,
+        )
+        if (
+            res is not None
+            and extra
+            and not all(res["params"].get(k) == v for k, v in extra.items())
+        ):
             res, err = None, f"the child did not train with {extra}"
         out["results"][name] = res if err is None else {"error": err}
     return out
 
 
 def run_binary(args):
-    shared = load_datasets_module().find_shared_datasets()      # $DGBDT_SHARED_DATASETS or ../shared/datasets
+    shared = (
+        load_datasets_module().find_shared_datasets()
+    )  # $DGBDT_SHARED_DATASETS or ../shared/datasets
     folder = (shared or pathlib.Path("shared/datasets")) / "lightgbm"
-    cfg = {"train_path": str(folder / "binary.train"), "test_path": str(folder / "binary.test"),
-           "rounds": 100, "threads": args.threads, "seeds": list(range(args.seeds))}
+    cfg = {
+        "train_path": str(folder / "binary.train"),
+        "test_path": str(folder / "binary.test"),
+        "rounds": 100,
+        "threads": args.threads,
+        "seeds": list(range(args.seeds)),
+    }
     out = {"config": cfg, "results": {}}
     if not pathlib.Path(cfg["train_path"]).is_file():
         out["error"] = f"{cfg['train_path']} is missing"
         return out
     for lib in ("dgbdt", "lightgbm"):
-        res, err = timed(f"binary.train {lib}", run_child, "binary", {**cfg, "lib": lib}, args.timeout,
-                         threads=args.threads)
+        res, err = timed(
+            f"binary.train {lib}",
+            run_child,
+            "binary",
+            {**cfg, "lib": lib},
+            args.timeout,
+            threads=args.threads,
+        )
         out["results"][lib] = res if err is None else {"error": err}
     return out
 
 
 def run_comm(args):
-    cfg = {"rows": args.comm_rows, "test_rows": args.comm_test_rows, "rounds": args.comm_rounds,
-           "leaves": 255, "top_k": args.top_k}
+    cfg = {
+        "rows": args.comm_rows,
+        "test_rows": args.comm_test_rows,
+        "rounds": args.comm_rounds,
+        "leaves": 255,
+        "top_k": args.top_k,
+    }
     out = {"config": {**cfg, "ks": args.ks}, "runs": [], "errors": []}
     if not mpiexec_path().exists():
         out["errors"].append(f"no mpiexec beside {sys.executable}: pip install 'dgbdt[mpi]'")
@@ -316,7 +435,9 @@ def run_comm(args):
         out["errors"].append(f"warm-up: {err}")
         return out
     for k in args.ks:
-        runs, err = timed(f"mpiexec -n {k}", run_child, "comm", {**cfg, "K": k}, args.timeout, mpi_ranks=k)
+        runs, err = timed(
+            f"mpiexec -n {k}", run_child, "comm", {**cfg, "K": k}, args.timeout, mpi_ranks=k
+        )
         out["runs"].extend(runs or [])
         if err:
             out["errors"].append(f"K={k}: {err}")
@@ -326,6 +447,7 @@ def run_comm(args):
 # ---------------------------------------------------------------------------
 # parent: summaries and tables
 # ---------------------------------------------------------------------------
+
 
 def ok(result):
     return result is not None and "error" not in result
@@ -339,40 +461,83 @@ def speed_checks(speed):
     r = speed["results"]
     f, q = r.get("dgbdt float"), r.get("dgbdt quantized")
     if not (ok(f) and ok(q)):
-        return [check("accuracy A", None, TARGETS["auc_a"], None, "not available"),
-                check("speed", None, TARGETS["speed"], None, "not available")]
+        return [
+            check("accuracy A", None, TARGETS["auc_a"], None, "not available"),
+            check("speed", None, TARGETS["speed"], None, "not available"),
+        ]
     diff = q["auc"] - f["auc"]
     ratio = q["fit_s"] / f["fit_s"]
-    return [check("accuracy A: AUC quantized - float (generated)", diff, TARGETS["auc_a"],
-                  diff >= TARGETS["auc_a"], f"{q['auc']:.4f} - {f['auc']:.4f} = {diff:+.4f}"),
-            check("speed: dgbdt fit quantized / float", ratio, TARGETS["speed"], ratio <= TARGETS["speed"],
-                  f"{q['fit_s']:.2f} s / {f['fit_s']:.2f} s = {ratio:.3f}x")]
+    return [
+        check(
+            "accuracy A: AUC quantized - float (generated)",
+            diff,
+            TARGETS["auc_a"],
+            diff >= TARGETS["auc_a"],
+            f"{q['auc']:.4f} - {f['auc']:.4f} = {diff:+.4f}",
+        ),
+        check(
+            "speed: dgbdt fit quantized / float",
+            ratio,
+            TARGETS["speed"],
+            ratio <= TARGETS["speed"],
+            f"{q['fit_s']:.2f} s / {f['fit_s']:.2f} s = {ratio:.3f}x",
+        ),
+    ]
 
 
 def print_speed(speed):
     cfg = speed["config"]
-    print(f"speed and accuracy A: make_higgs_like seed 0, {cfg['rows']:,} train x 28 + {cfg['test_rows']:,} test "
-          f"rows, {cfg['rounds']} rounds, 255 leaves, lr 0.1, 255 bins, {cfg['threads']} threads, each config in "
-          f"its own process; fit = Dataset construction + train, median of {cfg['repeats']}, JIT warm-up excluded")
+    print(
+        f"speed and accuracy A: make_higgs_like seed 0, {cfg['rows']:,} train x 28 + {cfg['test_rows']:,} test "
+        f"rows, {cfg['rounds']} rounds, 255 leaves, lr 0.1, 255 bins, {cfg['threads']} threads, each config in "
+        f"its own process; fit = Dataset construction + train, median of {cfg['repeats']}, JIT warm-up excluded"
+    )
     rows = []
     for name, r in speed["results"].items():
         if not ok(r):
             rows.append([name, "-", "error: " + (r or {}).get("error", "?")[:100]] + [""] * 6)
             continue
-        rows.append([name, r["version"], f"{r['fit_s']:.2f}", f"{min(r['fit_runs_s']):.2f}", fmt_runs(r["fit_runs_s"]),
-                     f"{r['predict_s']:.3f}",
-                     f"{r['auc']:.4f}", f"{r['logloss']:.4f}", f"{r['peak_rss_mb']:.0f}"])
-    print_rows(["config", "version", "fit s", "min fit s", "fit runs s", "predict s", "test AUC", "logloss", "peak RSS MB"],
-               rows, left=2)
+        rows.append(
+            [
+                name,
+                r["version"],
+                f"{r['fit_s']:.2f}",
+                f"{min(r['fit_runs_s']):.2f}",
+                fmt_runs(r["fit_runs_s"]),
+                f"{r['predict_s']:.3f}",
+                f"{r['auc']:.4f}",
+                f"{r['logloss']:.4f}",
+                f"{r['peak_rss_mb']:.0f}",
+            ]
+        )
+    print_rows(
+        [
+            "config",
+            "version",
+            "fit s",
+            "min fit s",
+            "fit runs s",
+            "predict s",
+            "test AUC",
+            "logloss",
+            "peak RSS MB",
+        ],
+        rows,
+        left=2,
+    )
     res = speed["results"]
     for lib in ("dgbdt", "LightGBM"):
         f, q = res.get(f"{lib} float"), res.get(f"{lib} quantized")
         if ok(f) and ok(q):
-            print(f"  {lib}: quantized / float fit {q['fit_s'] / f['fit_s']:.3f}x (fastest runs: "
-                  f"{min(q['fit_runs_s']) / min(f['fit_runs_s']):.3f}x), AUC {q['auc'] - f['auc']:+.4f}")
+            print(
+                f"  {lib}: quantized / float fit {q['fit_s'] / f['fit_s']:.3f}x (fastest runs: "
+                f"{min(q['fit_runs_s']) / min(f['fit_runs_s']):.3f}x), AUC {q['auc'] - f['auc']:+.4f}"
+            )
     d, lg = res.get("dgbdt quantized"), res.get("LightGBM quantized")
     if ok(d) and ok(lg):
-        print(f"  quantized: dgbdt / LightGBM fit {d['fit_s'] / lg['fit_s']:.3f}x, AUC {d['auc'] - lg['auc']:+.4f}")
+        print(
+            f"  quantized: dgbdt / LightGBM fit {d['fit_s'] / lg['fit_s']:.3f}x, AUC {d['auc'] - lg['auc']:+.4f}"
+        )
 
 
 def binary_summary(res):
@@ -382,10 +547,12 @@ def binary_summary(res):
     for mode, _ in BINARY_MODES:
         runs = [r for r in res["runs"] if r["mode"] == mode]
         good = [r for r in runs if "error" not in r]
-        out[mode] = {"logloss": statistics.median(r["logloss"] for r in good) if good else float("nan"),
-                     "auc": statistics.median(r["auc"] for r in good) if good else float("nan"),
-                     "logloss_by_seed": [r.get("logloss") for r in runs],
-                     "errors": [f"seed {r['seed']}: {r['error']}" for r in runs if "error" in r]}
+        out[mode] = {
+            "logloss": statistics.median(r["logloss"] for r in good) if good else float("nan"),
+            "auc": statistics.median(r["auc"] for r in good) if good else float("nan"),
+            "logloss_by_seed": [r.get("logloss") for r in runs],
+            "errors": [f"seed {r['seed']}: {r['error']}" for r in runs if "error" in r],
+        }
         out[mode]["ratio"] = out[mode]["logloss"] / out["float"]["logloss"]
     return out
 
@@ -396,17 +563,25 @@ def binary_checks(binary):
         return [check("accuracy B", None, TARGETS["logloss_b"], None, "not available")]
     s = binary_summary(d)
     q, f = s["quantized"], s["float"]
-    return [check("accuracy B: logloss quantized / float (binary.test)", q["ratio"], TARGETS["logloss_b"],
-                  q["ratio"] <= TARGETS["logloss_b"],
-                  f"{q['logloss']:.4f} / {f['logloss']:.4f} = {q['ratio']:.4f}x")]
+    return [
+        check(
+            "accuracy B: logloss quantized / float (binary.test)",
+            q["ratio"],
+            TARGETS["logloss_b"],
+            q["ratio"] <= TARGETS["logloss_b"],
+            f"{q['logloss']:.4f} / {f['logloss']:.4f} = {q['ratio']:.4f}x",
+        )
+    ]
 
 
 def print_binary(binary):
     cfg = binary["config"]
-    print(f"accuracy B: binary.train (+ .weight) -> binary.test (unweighted metrics), 100 rounds, lr 0.1, "
-          f"63 leaves, min_data_in_leaf 50, min_sum_hessian 5, bagging 0.8 every round, {cfg['threads']} threads; "
-          f"seeds {cfg['seeds'][0]}..{cfg['seeds'][-1]}; medians over seeds; 'renew' adds quant_train_renew_leaf "
-          f"(no target)")
+    print(
+        f"accuracy B: binary.train (+ .weight) -> binary.test (unweighted metrics), 100 rounds, lr 0.1, "
+        f"63 leaves, min_data_in_leaf 50, min_sum_hessian 5, bagging 0.8 every round, {cfg['threads']} threads; "
+        f"seeds {cfg['seeds'][0]}..{cfg['seeds'][-1]}; medians over seeds; 'renew' adds quant_train_renew_leaf "
+        f"(no target)"
+    )
     if "error" in binary:
         print(f"  skipped: {binary['error']}")
         return
@@ -419,8 +594,16 @@ def print_binary(binary):
         for mode, _ in BINARY_MODES:
             m = s[mode]
             per_seed = "/".join("fail" if x is None else f"{x:.4f}" for x in m["logloss_by_seed"])
-            rows.append([lib, mode, f"{m['logloss']:.4f}", f"{m['ratio']:.4f}x", f"{m['auc']:.4f}",
-                         per_seed if len(per_seed) <= 60 else per_seed[:57] + "..."])
+            rows.append(
+                [
+                    lib,
+                    mode,
+                    f"{m['logloss']:.4f}",
+                    f"{m['ratio']:.4f}x",
+                    f"{m['auc']:.4f}",
+                    per_seed if len(per_seed) <= 60 else per_seed[:57] + "...",
+                ]
+            )
         for mode, _ in BINARY_MODES:
             for err in s[mode]["errors"]:
                 print(f"  {lib} {mode} failed on {err}")
@@ -447,31 +630,66 @@ def comm_checks(comm):
                 continue
             f, q = c[False]["bytes_per_tree_sum"], c[True]["bytes_per_tree_sum"]
             ratio = q / f if f else float("nan")
-            checks.append(check(label, ratio, TARGETS["bytes"], ratio <= TARGETS["bytes"],
-                                f"{fmt_bytes(q)} / {fmt_bytes(f)} = {ratio:.3f}x"))
+            checks.append(
+                check(
+                    label,
+                    ratio,
+                    TARGETS["bytes"],
+                    ratio <= TARGETS["bytes"],
+                    f"{fmt_bytes(q)} / {fmt_bytes(f)} = {ratio:.3f}x",
+                )
+            )
     return checks
 
 
 def print_comm(comm):
     cfg = comm["config"]
-    print(f"communication: mpiexec -n K, 1 Numba thread per rank, make_higgs_like seed 0, {cfg['rows']:,} train x 28 "
-          f"(contiguous shards) + {cfg['test_rows']:,} test rows, {cfg['rounds']} rounds, {cfg['leaves']} leaves, "
-          f"top_k {cfg['top_k']} (voting-votes: PV-Tree's rule, 2 x top_k elected; voting-wg: weighted_gain, "
-          f"top_k elected), no validation sets; bytes = comm_stats "
-          f"bytes_per_tree, median over trees, summed over ranks (per rank: mean of the ranks' medians)")
+    print(
+        f"communication: mpiexec -n K, 1 Numba thread per rank, make_higgs_like seed 0, {cfg['rows']:,} train x 28 "
+        f"(contiguous shards) + {cfg['test_rows']:,} test rows, {cfg['rounds']} rounds, {cfg['leaves']} leaves, "
+        f"top_k {cfg['top_k']} (voting-votes: PV-Tree's rule, 2 x top_k elected; voting-wg: weighted_gain, "
+        f"top_k elected), no validation sets; bytes = comm_stats "
+        f"bytes_per_tree, median over trees, summed over ranks (per rank: mean of the ranks' medians)"
+    )
     rows = []
     for (k, name), c in sorted(comm_cells(comm).items()):
         f, q = c.get(False), c.get(True)
         if not (f and q):
             continue
-        rows.append([k, name, fmt_bytes(f["bytes_per_tree_sum"]), fmt_bytes(q["bytes_per_tree_sum"]),
-                     fmt_bytes(statistics.fmean(f["bytes_per_tree_rank"])),
-                     fmt_bytes(statistics.fmean(q["bytes_per_tree_rank"])),
-                     f"{q['bytes_per_tree_sum'] / f['bytes_per_tree_sum']:.3f}x",
-                     f"{f['auc']:.4f}", f"{q['auc']:.4f}", f"{q['auc'] - f['auc']:+.4f}",
-                     f"{f['fit_s']:.1f}", f"{q['fit_s']:.1f}"])
-    print_rows(["K", "learner", "bytes/tree float", "quant", "per rank float", "quant", "quant/float",
-                "AUC float", "AUC quant", "dAUC", "fit s float", "quant"], rows, left=2)
+        rows.append(
+            [
+                k,
+                name,
+                fmt_bytes(f["bytes_per_tree_sum"]),
+                fmt_bytes(q["bytes_per_tree_sum"]),
+                fmt_bytes(statistics.fmean(f["bytes_per_tree_rank"])),
+                fmt_bytes(statistics.fmean(q["bytes_per_tree_rank"])),
+                f"{q['bytes_per_tree_sum'] / f['bytes_per_tree_sum']:.3f}x",
+                f"{f['auc']:.4f}",
+                f"{q['auc']:.4f}",
+                f"{q['auc'] - f['auc']:+.4f}",
+                f"{f['fit_s']:.1f}",
+                f"{q['fit_s']:.1f}",
+            ]
+        )
+    print_rows(
+        [
+            "K",
+            "learner",
+            "bytes/tree float",
+            "quant",
+            "per rank float",
+            "quant",
+            "quant/float",
+            "AUC float",
+            "AUC quant",
+            "dAUC",
+            "fit s float",
+            "quant",
+        ],
+        rows,
+        left=2,
+    )
     for e in comm["errors"]:
         print(f"  error: {e}")
 
@@ -482,8 +700,14 @@ def print_checks(checks):
     for c in checks:
         op = ">=" if c["name"].startswith("accuracy A") else "<="
         unit = "" if c["name"].startswith("accuracy A") else "x"
-        rows.append([c["name"], c["text"], f"{op} {c['target']:+.3f}" if not unit else f"{op} {c['target']}{unit}",
-                     "not available" if c["pass"] is None else verdict(c["pass"])])
+        rows.append(
+            [
+                c["name"],
+                c["text"],
+                f"{op} {c['target']:+.3f}" if not unit else f"{op} {c['target']}{unit}",
+                "not available" if c["pass"] is None else verdict(c["pass"]),
+            ]
+        )
     print_rows(["target", "measured", "target", ""], rows)
 
 
@@ -491,26 +715,64 @@ def print_checks(checks):
 # main
 # ---------------------------------------------------------------------------
 
+
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     f, q = FULL, QUICK
-    ap.add_argument("--rows", type=int, help=f"speed / accuracy A train rows (default {f['rows']:,}; --quick {q['rows']:,})")
-    ap.add_argument("--test-rows", type=int, help=f"test rows (default {f['test_rows']:,}; --quick {q['test_rows']:,})")
-    ap.add_argument("--rounds", type=int, help=f"speed / accuracy A rounds (default {f['rounds']}; --quick {q['rounds']})")
-    ap.add_argument("--threads", type=int, default=2, help="threads of the single-process runs (default 2)")
-    ap.add_argument("--repeats", type=int, help=f"timed fits per config, median reported (default {f['repeats']}; --quick 1)")
-    ap.add_argument("--seeds", type=int, help=f"accuracy B seeds 0..N-1 (default {f['seeds']}; --quick 1)")
-    ap.add_argument("--comm-rows", type=int, help=f"distributed train rows over all ranks (default {f['comm_rows']:,})")
-    ap.add_argument("--comm-test-rows", type=int, help=f"distributed test rows (default {f['comm_test_rows']:,})")
-    ap.add_argument("--comm-rounds", type=int, help=f"distributed rounds (default {f['comm_rounds']})")
+    ap.add_argument(
+        "--rows",
+        type=int,
+        help=f"speed / accuracy A train rows (default {f['rows']:,}; --quick {q['rows']:,})",
+    )
+    ap.add_argument(
+        "--test-rows",
+        type=int,
+        help=f"test rows (default {f['test_rows']:,}; --quick {q['test_rows']:,})",
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        help=f"speed / accuracy A rounds (default {f['rounds']}; --quick {q['rounds']})",
+    )
+    ap.add_argument(
+        "--threads", type=int, default=2, help="threads of the single-process runs (default 2)"
+    )
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        help=f"timed fits per config, median reported (default {f['repeats']}; --quick 1)",
+    )
+    ap.add_argument(
+        "--seeds", type=int, help=f"accuracy B seeds 0..N-1 (default {f['seeds']}; --quick 1)"
+    )
+    ap.add_argument(
+        "--comm-rows",
+        type=int,
+        help=f"distributed train rows over all ranks (default {f['comm_rows']:,})",
+    )
+    ap.add_argument(
+        "--comm-test-rows",
+        type=int,
+        help=f"distributed test rows (default {f['comm_test_rows']:,})",
+    )
+    ap.add_argument(
+        "--comm-rounds", type=int, help=f"distributed rounds (default {f['comm_rounds']})"
+    )
     ap.add_argument("--ks", default="2,4", help="rank counts (default 2,4)")
     ap.add_argument("--top-k", type=int, default=20, help="voting top_k (default 20)")
     ap.add_argument("--no-speed", action="store_true", help="skip speed / accuracy A")
     ap.add_argument("--no-binary", action="store_true", help="skip accuracy B")
     ap.add_argument("--no-comm", action="store_true", help="skip the distributed byte counts")
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke run: 100,000 rows, 20 rounds, 1 repeat, 1 seed; distributed 50,000 rows, 10 rounds")
-    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per child / mpiexec")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 100,000 rows, 20 rounds, 1 repeat, 1 seed; distributed 50,000 rows, 10 rounds",
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds allowed per child / mpiexec"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write all results to PATH")
     ap.add_argument("--worker", choices=tuple(WORKERS), help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
@@ -528,17 +790,25 @@ def main(argv=None):
     if args.worker:
         WORKERS[args.worker](json.loads(args.config), args.result)
         return 0
-    print("bench_quantized: use_quantized_grad=true (num_grad_quant_bins 4, stochastic rounding, no leaf renewal: "
-          "the defaults of dgbdt and LightGBM) against float training")
+    print(
+        "bench_quantized: use_quantized_grad=true (num_grad_quant_bins 4, stochastic rounding, no leaf renewal: "
+        "the defaults of dgbdt and LightGBM) against float training"
+    )
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
     load_before = os.getloadavg()[0]
     if load_before > 0.5:
-        print(f"warning: load average {load_before:.2f} before start: other processes share the CPUs, "
-              "so times are inflated and noisy")
+        print(
+            f"warning: load average {load_before:.2f} before start: other processes share the CPUs, "
+            "so times are inflated and noisy"
+        )
     print(flush=True)
 
-    payload = {"targets": TARGETS, "python": platform.python_version(), "cpus": os.cpu_count(),
-               "load_average_before": load_before}
+    payload = {
+        "targets": TARGETS,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average_before": load_before,
+    }
     checks = []
     sections = []
     if not args.no_speed:

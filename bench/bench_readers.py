@@ -46,10 +46,11 @@ import numpy as np
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from bench_core import load_datasets_module  # noqa: E402  (the generators, without numba)
+
 SEED = 0
-TARGETS = {"csv": 1.5, "libsvm": 1.5}   # read_data / peer <=
-MISSING_FRACTION = 0.001                # NaN cells (empty CSV fields)
-KEEP_ZERO_FRACTION = 0.1                # zeros written explicitly in the LibSVM file
+TARGETS = {"csv": 1.5, "libsvm": 1.5}  # read_data / peer <=
+MISSING_FRACTION = 0.001  # NaN cells (empty CSV fields)
+KEEP_ZERO_FRACTION = 0.1  # zeros written explicitly in the LibSVM file
 
 
 # ---------------------------------------------------------------------------
@@ -64,7 +65,7 @@ def round_significant(x, digits=6):
     a = np.abs(x)
     int_digits = np.where(a >= 1, np.floor(np.log10(np.where(a >= 1, a, 1))) + 1, 0)
     dec = np.clip(digits - int_digits, 0, digits).astype(np.int64)
-    q = np.rint(a * 10.0 ** dec).astype(np.int64)
+    q = np.rint(a * 10.0**dec).astype(np.int64)
     return q, dec
 
 
@@ -76,7 +77,7 @@ def format_values(x):
     if np.abs(x).max(initial=0) >= 999.5:
         raise ValueError("format_values handles |x| < 999.5")
     q, dec = round_significant(x)
-    scale = 10 ** dec
+    scale = 10**dec
     ip, frac = q // scale, q % scale
     # drop trailing zeros of the decimals
     for _ in range(6):
@@ -94,7 +95,7 @@ def format_values(x):
     keep[..., 4] = dec > 0
     for j in range(1, 7):
         shift = np.maximum(dec - j, 0)
-        out[..., 4 + j] = ord("0") + (frac // 10 ** shift) % 10
+        out[..., 4 + j] = ord("0") + (frac // 10**shift) % 10
         keep[..., 4 + j] = j <= dec
     keep[nan] = False
     return out, keep
@@ -117,7 +118,7 @@ def write_files(folder, rows, seed=SEED, chunk=100_000):
         idx_keep[j] = [c != ord(" ") for c in s]
     with open(csv_path, "wb") as fcsv, open(svm_path, "wb") as fsvm:
         for start in range(0, rows, chunk):
-            xs, ys = X[start:start + chunk], y[start:start + chunk]
+            xs, ys = X[start : start + chunk], y[start : start + chunk]
             n = len(xs)
             vals, vkeep = format_values(np.column_stack([ys, xs]))
             # CSV: value + ',' (the last field's separator is the newline)
@@ -132,18 +133,32 @@ def write_files(folder, rows, seed=SEED, chunk=100_000):
             fvals[nan, :3] = np.frombuffer(b"nan", np.uint8)
             fkeep[nan] = False
             fkeep[nan, :3] = True
-            present = (xs != 0) | keep_zero[start:start + chunk]
-            tok = np.concatenate([np.full((n, n_feat, 1), ord(" "), np.uint8),
-                                  np.broadcast_to(idx_text, (n, n_feat, 2)),
-                                  np.full((n, n_feat, 1), ord(":"), np.uint8), fvals], axis=2)
-            tkeep = np.concatenate([np.ones((n, n_feat, 1), bool),
-                                    np.broadcast_to(idx_keep, (n, n_feat, 2)),
-                                    np.ones((n, n_feat, 1), bool), fkeep], axis=2)
+            present = (xs != 0) | keep_zero[start : start + chunk]
+            tok = np.concatenate(
+                [
+                    np.full((n, n_feat, 1), ord(" "), np.uint8),
+                    np.broadcast_to(idx_text, (n, n_feat, 2)),
+                    np.full((n, n_feat, 1), ord(":"), np.uint8),
+                    fvals,
+                ],
+                axis=2,
+            )
+            tkeep = np.concatenate(
+                [
+                    np.ones((n, n_feat, 1), bool),
+                    np.broadcast_to(idx_keep, (n, n_feat, 2)),
+                    np.ones((n, n_feat, 1), bool),
+                    fkeep,
+                ],
+                axis=2,
+            )
             tkeep &= present[:, :, None]
-            line = np.concatenate([vals[:, 0], tok.reshape(n, -1), np.full((n, 1), 10, np.uint8)],
-                                  axis=1)
-            lkeep = np.concatenate([vkeep[:, 0], tkeep.reshape(n, -1), np.ones((n, 1), bool)],
-                                   axis=1)
+            line = np.concatenate(
+                [vals[:, 0], tok.reshape(n, -1), np.full((n, 1), 10, np.uint8)], axis=1
+            )
+            lkeep = np.concatenate(
+                [vkeep[:, 0], tkeep.reshape(n, -1), np.ones((n, 1), bool)], axis=1
+            )
             fsvm.write(line[lkeep].tobytes())
     return csv_path, svm_path
 
@@ -151,6 +166,7 @@ def write_files(folder, rows, seed=SEED, chunk=100_000):
 # ---------------------------------------------------------------------------
 # timing
 # ---------------------------------------------------------------------------
+
 
 def timed(fn, repeats):
     """Median wall seconds, every run's wall seconds, median CPU seconds (all threads)."""
@@ -191,16 +207,23 @@ def run(args):
         t0 = time.perf_counter()
         csv_path, svm_path = write_files(pathlib.Path(tmp), args.rows)
         sizes = {"csv": os.path.getsize(csv_path), "libsvm": os.path.getsize(svm_path)}
-        print(f"wrote {args.rows:,} rows in {time.perf_counter() - t0:.1f} s: CSV "
-              f"{sizes['csv'] / 1e6:.0f} MB, LibSVM {sizes['libsvm'] / 1e6:.0f} MB", flush=True)
+        print(
+            f"wrote {args.rows:,} rows in {time.perf_counter() - t0:.1f} s: CSV "
+            f"{sizes['csv'] / 1e6:.0f} MB, LibSVM {sizes['libsvm'] / 1e6:.0f} MB",
+            flush=True,
+        )
 
         cases = {
-            "csv": (lambda: read_data(csv_path),
-                    lambda: pd.read_csv(csv_path, header=None, dtype=np.float64),
-                    "pandas.read_csv"),
-            "libsvm": (lambda: read_data(svm_path),
-                       lambda: load_svmlight_file(str(svm_path)),
-                       "load_svmlight_file"),
+            "csv": (
+                lambda: read_data(csv_path),
+                lambda: pd.read_csv(csv_path, header=None, dtype=np.float64),
+                "pandas.read_csv",
+            ),
+            "libsvm": (
+                lambda: read_data(svm_path),
+                lambda: load_svmlight_file(str(svm_path)),
+                "load_svmlight_file",
+            ),
         }
         for name, (ours, peer, peer_name) in cases.items():
             if name not in args.formats:
@@ -229,11 +252,19 @@ def run(args):
             t_peer = statistics.median(r[0] for r in peer_runs)
             cpu_ours = statistics.median(r[2] for r in ours_runs)
             cpu_peer = statistics.median(r[2] for r in peer_runs)
-            results[name] = {"dgbdt_s": t_ours, "dgbdt_runs": [r[0] for r in ours_runs],
-                             "dgbdt_cpu_s": cpu_ours, "peer": peer_name, "peer_s": t_peer,
-                             "peer_runs": [r[0] for r in peer_runs], "peer_cpu_s": cpu_peer,
-                             "ratio": t_ours / t_peer, "cpu_ratio": cpu_ours / cpu_peer,
-                             "target": TARGETS[name], "mb": sizes[name] / 1e6}
+            results[name] = {
+                "dgbdt_s": t_ours,
+                "dgbdt_runs": [r[0] for r in ours_runs],
+                "dgbdt_cpu_s": cpu_ours,
+                "peer": peer_name,
+                "peer_s": t_peer,
+                "peer_runs": [r[0] for r in peer_runs],
+                "peer_cpu_s": cpu_peer,
+                "ratio": t_ours / t_peer,
+                "cpu_ratio": cpu_ours / cpu_peer,
+                "target": TARGETS[name],
+                "mb": sizes[name] / 1e6,
+            }
             print(f"  timed {name}", flush=True)
 
         if "csv" in args.formats and args.parts > 1:
@@ -244,9 +275,14 @@ def run(args):
                 totals.append(time.perf_counter() - t0)
                 per_part.append(pp)
             med = statistics.median(totals)
-            results["parts"] = {"n_parts": args.parts, "total_s": med, "runs": totals,
-                                "per_part_s": [statistics.median(p[i] for p in per_part)
-                                               for i in range(args.parts)]}
+            results["parts"] = {
+                "n_parts": args.parts,
+                "total_s": med,
+                "runs": totals,
+                "per_part_s": [
+                    statistics.median(p[i] for p in per_part) for i in range(args.parts)
+                ],
+            }
             if "csv" in results:
                 results["parts"]["vs_whole"] = med / results["csv"]["dgbdt_s"]
             print("  timed parts", flush=True)
@@ -254,39 +290,56 @@ def run(args):
 
 
 def print_table(results):
-    print(f"{'file':7} {'MB':>5} {'read_data s':>11} {'peer':>19} {'peer s':>7} {'ratio':>6} "
-          f"{'target':>12}  {'cpu s (dgbdt/peer)':>18} {'cpu ratio':>9}  runs s (dgbdt | peer)")
+    print(
+        f"{'file':7} {'MB':>5} {'read_data s':>11} {'peer':>19} {'peer s':>7} {'ratio':>6} "
+        f"{'target':>12}  {'cpu s (dgbdt/peer)':>18} {'cpu ratio':>9}  runs s (dgbdt | peer)"
+    )
     for name in ("csv", "libsvm"):
         r = results.get(name)
         if r is None:
             continue
         ok = "PASS" if r["ratio"] <= r["target"] else "FAIL"
-        runs = " ".join(f"{t:.2f}" for t in r["dgbdt_runs"]) + " | " + \
-            " ".join(f"{t:.2f}" for t in r["peer_runs"])
+        runs = (
+            " ".join(f"{t:.2f}" for t in r["dgbdt_runs"])
+            + " | "
+            + " ".join(f"{t:.2f}" for t in r["peer_runs"])
+        )
         cpu = f"{r['dgbdt_cpu_s']:.2f}/{r['peer_cpu_s']:.2f}"
-        print(f"{name:7} {r['mb']:5.0f} {r['dgbdt_s']:11.2f} {r['peer']:>19} {r['peer_s']:7.2f} "
-              f"{r['ratio']:6.2f} {'<=' + str(r['target']) + ' ' + ok:>12}  {cpu:>18} "
-              f"{r['cpu_ratio']:9.2f}  {runs}")
-    print("(seconds: median wall time of the reads, interleaved; cpu s: median process CPU "
-          "time, all threads; the targets are on wall time)")
+        print(
+            f"{name:7} {r['mb']:5.0f} {r['dgbdt_s']:11.2f} {r['peer']:>19} {r['peer_s']:7.2f} "
+            f"{r['ratio']:6.2f} {'<=' + str(r['target']) + ' ' + ok:>12}  {cpu:>18} "
+            f"{r['cpu_ratio']:9.2f}  {runs}"
+        )
+    print(
+        "(seconds: median wall time of the reads, interleaved; cpu s: median process CPU "
+        "time, all threads; the targets are on wall time)"
+    )
     p = results.get("parts")
     if p:
         per = ", ".join(f"{t:.2f}" for t in p["per_part_s"])
         extra = f"; {p['vs_whole']:.2f}x the whole-file read_data" if "vs_whole" in p else ""
-        print(f"\nCSV as {p['n_parts']} parts (read_part + parse_text, sequential): "
-              f"{p['total_s']:.2f} s in all, per part {per} s{extra}")
+        print(
+            f"\nCSV as {p['n_parts']} parts (read_part + parse_text, sequential): "
+            f"{p['total_s']:.2f} s in all, per part {per} s{extra}"
+        )
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows (default 1,000,000)")
     ap.add_argument("--quick", action="store_true", help="100,000 rows")
-    ap.add_argument("--repeats", type=int, default=3,
-                    help="timed reads each; the median is reported")
+    ap.add_argument(
+        "--repeats", type=int, default=3, help="timed reads each; the median is reported"
+    )
     ap.add_argument("--formats", default="csv,libsvm", help="comma list from csv,libsvm")
-    ap.add_argument("--parts", type=int, default=2, help="parts of the CSV read one after the "
-                                                          "other (default 2; 1 skips)")
+    ap.add_argument(
+        "--parts",
+        type=int,
+        default=2,
+        help="parts of the CSV read one after the other (default 2; 1 skips)",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results to PATH")
     args = ap.parse_args(argv)
     if args.quick:
@@ -297,21 +350,32 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    print(f"bench_readers: make_higgs_like seed {SEED}, {args.rows:,} rows x (label + 28), "
-          f"6 significant digits, {MISSING_FRACTION:.1%} missing; median of {args.repeats} reads")
+    print(
+        f"bench_readers: make_higgs_like seed {SEED}, {args.rows:,} rows x (label + 28), "
+        f"6 significant digits, {MISSING_FRACTION:.1%} missing; median of {args.repeats} reads"
+    )
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if load_before is not None and load_before > 0.5:
-        print(f"warning: load average {load_before:.2f} before start: other processes share the "
-              "CPUs, so times are inflated and noisy")
+        print(
+            f"warning: load average {load_before:.2f} before start: other processes share the "
+            "CPUs, so times are inflated and noisy"
+        )
     print(flush=True)
     results = run(args)
     print()
     print_table(results)
     if args.json:
-        payload = {"rows": args.rows, "seed": SEED, "repeats": args.repeats, "targets": TARGETS,
-                   "python": platform.python_version(), "cpus": os.cpu_count(),
-                   "load_average_before": load_before, "results": results}
+        payload = {
+            "rows": args.rows,
+            "seed": SEED,
+            "repeats": args.repeats,
+            "targets": TARGETS,
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average_before": load_before,
+            "results": results,
+        }
         pathlib.Path(args.json).write_text(json.dumps(payload, indent=2))
         print(f"\nwrote {args.json}")
     return 0

@@ -120,13 +120,27 @@ DEFAULT_KS = "8,16,32,64,128,256,512,1024"
 DEFAULT_ROWS = 10_000_000
 #: MPICH's default switch points (bytes) from short-message to long-message algorithms
 MPICH_SWITCH = {"allreduce": 2048, "reduce_scatter": 524288, "allgather": 524288, "bcast": 12288}
-MEASURE_ARGS = ["--ks", "2", "--seeds", "1", "--rows", "20000", "--valid-rows", "5000", "--rounds", "5",
-                "--leaves", "63", "--no-speed"]
+MEASURE_ARGS = [
+    "--ks",
+    "2",
+    "--seeds",
+    "1",
+    "--rows",
+    "20000",
+    "--valid-rows",
+    "5000",
+    "--rounds",
+    "5",
+    "--leaves",
+    "63",
+    "--no-speed",
+]
 
 
 # ---------------------------------------------------------------------------
 # collectives
 # ---------------------------------------------------------------------------
+
 
 def collective_cost(kind, m, k, alpha, beta, algorithm, switch_bytes=None):
     """Seconds for one collective on k ranks; m = bytes of one rank's send buffer.
@@ -173,6 +187,7 @@ def comm_per_tree(cell, k, net, algorithm, switch_bytes=None):
 # compute
 # ---------------------------------------------------------------------------
 
+
 def fit_line(points, key):
     """a + b * rows through the profile's two row counts (a >= 0)."""
     pts = sorted((p["rows"], max(0.0, p[key])) for p in points)
@@ -195,17 +210,21 @@ class ComputeModel:
         self.width = width
         self.top_k = top_k
         self.rows_measured = max(p["rows"] for p in default)
-        self.parts = {key: fit_line(default, key + "_s") for key in ("hist", "scan", "partition", "other")}
+        self.parts = {
+            key: fit_line(default, key + "_s") for key in ("hist", "scan", "partition", "other")
+        }
         self.hist_col = fit_line(col, "hist_s")
         self.speedup = speedup
-        self.overhead = {}          # learner -> fixed seconds per tree (calibrated)
+        self.overhead = {}  # learner -> fixed seconds per tree (calibrated)
 
     def calibrate(self, cell, rows):
         """Learner overhead = measured - modelled compute at the cell's K (>= 0)."""
         measured = cell.get("compute_cpu_per_tree_s")
         if measured is None:
             return
-        self.overhead[cell["learner"]] = max(0.0, measured - self._per_rank(cell["learner"], rows, cell["K"]))
+        self.overhead[cell["learner"]] = max(
+            0.0, measured - self._per_rank(cell["learner"], rows, cell["K"])
+        )
 
     @staticmethod
     def at(line, rows):
@@ -213,8 +232,12 @@ class ComputeModel:
 
     def serial(self, n):
         p = self.parts
-        return (self.at(p["hist"], n) + self.at(p["scan"], self.rows_measured) + self.at(p["partition"], n)
-                + self.at(p["other"], n)) / self.speedup
+        return (
+            self.at(p["hist"], n)
+            + self.at(p["scan"], self.rows_measured)
+            + self.at(p["partition"], n)
+            + self.at(p["other"], n)
+        ) / self.speedup
 
     def per_rank(self, learner, n, k, with_overhead=True):
         extra = self.overhead.get(learner, 0.0) if with_overhead else 0.0
@@ -224,16 +247,30 @@ class ComputeModel:
         p = self.parts
         F = self.width
         owned = math.ceil(F / k) / F
-        scan = self.at(p["scan"], self.rows_measured)   # scan cost does not depend on rows
+        scan = self.at(p["scan"], self.rows_measured)  # scan cost does not depend on rows
         if learner == "data":
-            return self.at(p["hist"], n / k) + scan * owned + self.at(p["partition"], n / k) + self.at(p["other"], n / k)
+            return (
+                self.at(p["hist"], n / k)
+                + scan * owned
+                + self.at(p["partition"], n / k)
+                + self.at(p["other"], n / k)
+            )
         if learner.startswith("voting"):
             elected = 2 * self.top_k if learner == "voting-votes" else self.top_k
             own_elected = min(F, elected) / F / k
-            return self.at(p["hist"], n / k) + scan * (1 + own_elected) + self.at(p["partition"], n / k) \
+            return (
+                self.at(p["hist"], n / k)
+                + scan * (1 + own_elected)
+                + self.at(p["partition"], n / k)
                 + self.at(p["other"], n / k)
+            )
         if learner == "feature":
-            return self.at(self.hist_col, n) * owned + scan * owned + self.at(p["partition"], n) + self.at(p["other"], n)
+            return (
+                self.at(self.hist_col, n) * owned
+                + scan * owned
+                + self.at(p["partition"], n)
+                + self.at(p["other"], n)
+            )
         raise ValueError(f"unknown learner {learner!r}")
 
 
@@ -241,12 +278,21 @@ class ComputeModel:
 # inputs
 # ---------------------------------------------------------------------------
 
+
 def measure(timeout):
     """Run bench_comm.py's small measurement; returns its JSON payload."""
     with tempfile.TemporaryDirectory(prefix="dgbdt-bench-scaling-") as tmp:
         path = pathlib.Path(tmp) / "comm.json"
-        cmd = [sys.executable, str(SCRIPT_DIR / "bench_comm.py"), *MEASURE_ARGS, "--json", str(path)]
-        print("measuring: " + " ".join(["python", "bench/bench_comm.py", *MEASURE_ARGS]), flush=True)
+        cmd = [
+            sys.executable,
+            str(SCRIPT_DIR / "bench_comm.py"),
+            *MEASURE_ARGS,
+            "--json",
+            str(path),
+        ]
+        print(
+            "measuring: " + " ".join(["python", "bench/bench_comm.py", *MEASURE_ARGS]), flush=True
+        )
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0 or not path.is_file():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
@@ -259,7 +305,9 @@ def load_inputs(payload):
     cells = payload.get("cells") or []
     profiles = payload.get("profiles") or {}
     if not cells:
-        raise SystemExit("the JSON has no byte table ('cells'): run bench_comm.py without --no-bytes")
+        raise SystemExit(
+            "the JSON has no byte table ('cells'): run bench_comm.py without --no-bytes"
+        )
     if not profiles:
         raise SystemExit("the JSON has no profiles: run bench_comm.py without --no-profile")
     widths = sorted({c["width"] for c in cells if str(c["width"]) in profiles})
@@ -271,8 +319,12 @@ def load_inputs(payload):
             cand = [c for c in cells if c["width"] == w and c["learner"] == name]
             if cand:
                 learners[name] = min(cand, key=lambda c: c["K"])
-        by_width[w] = {"learners": learners, "profile": profiles[str(w)], "ks_measured": ks,
-                       "all_cells": [c for c in cells if c["width"] == w]}
+        by_width[w] = {
+            "learners": learners,
+            "profile": profiles[str(w)],
+            "ks_measured": ks,
+            "all_cells": [c for c in cells if c["width"] == w],
+        }
     return by_width
 
 
@@ -280,13 +332,21 @@ def parse_networks(text):
     nets = []
     for item in text.split(","):
         name, alpha, gbit = item.split(":")
-        nets.append({"name": name, "alpha": float(alpha), "gbit": float(gbit), "beta": float(gbit) * 1e9 / 8})
+        nets.append(
+            {
+                "name": name,
+                "alpha": float(alpha),
+                "gbit": float(gbit),
+                "beta": float(gbit) * 1e9 / 8,
+            }
+        )
     return nets
 
 
 # ---------------------------------------------------------------------------
 # output
 # ---------------------------------------------------------------------------
+
 
 def fmt_s(t):
     """Seconds, 3 significant digits."""
@@ -304,16 +364,29 @@ def plot(projection, ks, path):
         return False
     widths = sorted(projection)
     nets = list(next(iter(projection.values())))
-    fig, axes = plt.subplots(len(widths), len(nets), figsize=(5.5 * len(nets), 3.6 * len(widths)),
-                             squeeze=False, sharex=True)
+    fig, axes = plt.subplots(
+        len(widths),
+        len(nets),
+        figsize=(5.5 * len(nets), 3.6 * len(widths)),
+        squeeze=False,
+        sharex=True,
+    )
     styles = {"data": "o-", "voting-votes": "s-", "voting-wg": "^-", "feature": "d-"}
     for i, w in enumerate(widths):
         for j, net in enumerate(nets):
             ax = axes[i][j]
             block = projection[w][net]
             for name, series in block["learners"].items():
-                ax.plot(ks, [s["total_s"] for s in series], styles.get(name, "o-"), label=name, markersize=4)
-            ax.axhline(block["serial_s"], color="grey", linestyle="--", linewidth=1, label="1 process")
+                ax.plot(
+                    ks,
+                    [s["total_s"] for s in series],
+                    styles.get(name, "o-"),
+                    label=name,
+                    markersize=4,
+                )
+            ax.axhline(
+                block["serial_s"], color="grey", linestyle="--", linewidth=1, label="1 process"
+            )
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_title(f"{w} features, {net}", fontsize=10)
@@ -323,8 +396,11 @@ def plot(projection, ks, path):
             if i == len(widths) - 1:
                 ax.set_xlabel("ranks K")
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"dgbdt projected time per tree, {next(iter(projection.values()))[nets[0]]['rows']:,} rows "
-                 "(alpha-beta model; see bench_scaling.py)", fontsize=11)
+    fig.suptitle(
+        f"dgbdt projected time per tree, {next(iter(projection.values()))[nets[0]]['rows']:,} rows "
+        "(alpha-beta model; see bench_scaling.py)",
+        fontsize=11,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -332,25 +408,59 @@ def plot(projection, ks, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--from-json", metavar="PATH", help="a JSON written by bench_comm.py --json "
-                                                        "(default: run a small measurement first)")
-    ap.add_argument("--ks", default=DEFAULT_KS, help=f"rank counts to project (default {DEFAULT_KS})")
-    ap.add_argument("--rows", type=float, default=DEFAULT_ROWS,
-                    help="total training rows of the projected problem (default %(default)s)")
-    ap.add_argument("--compute-speedup", type=float, default=1.0,
-                    help="divide the (one-thread) compute per rank by this (default 1)")
-    ap.add_argument("--networks", default=DEFAULT_NETWORKS,
-                    help="comma list of name:alpha_seconds:gbit_per_s (default %(default)s)")
-    ap.add_argument("--algorithm", choices=("auto", "ring", "recursive"), default="auto",
-                    help="collective algorithms: auto = recursive for small messages, ring for large (default)")
-    ap.add_argument("--switch-bytes", type=float, default=None,
-                    help="one message size at which auto switches to the ring, for every kind "
-                         "(default: MPICH's per-kind defaults, see the docstring)")
-    ap.add_argument("--top-k", type=int, default=None, help="voting top_k (default: from the JSON, else 20)")
-    ap.add_argument("--plot", default="bench_scaling.png", help="PNG to write (default %(default)s; '' for none)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--from-json",
+        metavar="PATH",
+        help="a JSON written by bench_comm.py --json (default: run a small measurement first)",
+    )
+    ap.add_argument(
+        "--ks", default=DEFAULT_KS, help=f"rank counts to project (default {DEFAULT_KS})"
+    )
+    ap.add_argument(
+        "--rows",
+        type=float,
+        default=DEFAULT_ROWS,
+        help="total training rows of the projected problem (default %(default)s)",
+    )
+    ap.add_argument(
+        "--compute-speedup",
+        type=float,
+        default=1.0,
+        help="divide the (one-thread) compute per rank by this (default 1)",
+    )
+    ap.add_argument(
+        "--networks",
+        default=DEFAULT_NETWORKS,
+        help="comma list of name:alpha_seconds:gbit_per_s (default %(default)s)",
+    )
+    ap.add_argument(
+        "--algorithm",
+        choices=("auto", "ring", "recursive"),
+        default="auto",
+        help="collective algorithms: auto = recursive for small messages, ring for large (default)",
+    )
+    ap.add_argument(
+        "--switch-bytes",
+        type=float,
+        default=None,
+        help="one message size at which auto switches to the ring, for every kind "
+        "(default: MPICH's per-kind defaults, see the docstring)",
+    )
+    ap.add_argument(
+        "--top-k", type=int, default=None, help="voting top_k (default: from the JSON, else 20)"
+    )
+    ap.add_argument(
+        "--plot",
+        default="bench_scaling.png",
+        help="PNG to write (default %(default)s; '' for none)",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the projection to PATH")
-    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed for the measurement")
+    ap.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds allowed for the measurement"
+    )
     args = ap.parse_args(argv)
 
     if args.from_json:
@@ -370,22 +480,36 @@ def main(argv=None):
     if algorithm == "recursive":
         algorithm, switch = "auto", float("inf")
 
-    print(f"bench_scaling: projection from {source}; measured on {rows_measured:,} rows, "
-          f"{cfg.get('leaves')} leaves; projected problem {n:,.0f} rows, same leaves; voting top_k {top_k}")
-    print("networks: " + ", ".join(f"{x['name']} (alpha {x['alpha'] * 1e6:g} us, beta {x['beta'] / 1e9:g} GB/s)"
-                                    for x in nets)
-          + f"; collectives: {args.algorithm}" + ("" if args.algorithm != "auto" else
-                                                  " (ring at >= " + (f"{switch:,.0f} B" if switch else
-                                                  "MPICH's per-kind sizes") + ")")
-          + ("" if args.compute_speedup == 1 else f"; compute / {args.compute_speedup:g}"))
+    print(
+        f"bench_scaling: projection from {source}; measured on {rows_measured:,} rows, "
+        f"{cfg.get('leaves')} leaves; projected problem {n:,.0f} rows, same leaves; voting top_k {top_k}"
+    )
+    print(
+        "networks: "
+        + ", ".join(
+            f"{x['name']} (alpha {x['alpha'] * 1e6:g} us, beta {x['beta'] / 1e9:g} GB/s)"
+            for x in nets
+        )
+        + f"; collectives: {args.algorithm}"
+        + (
+            ""
+            if args.algorithm != "auto"
+            else " (ring at >= "
+            + (f"{switch:,.0f} B" if switch else "MPICH's per-kind sizes")
+            + ")"
+        )
+        + ("" if args.compute_speedup == 1 else f"; compute / {args.compute_speedup:g}")
+    )
     print("times: seconds per tree; comm % = share of the time in collectives")
 
     # Compute models, calibrated with each learner's overhead at the smallest measured K;
     # the check compares them with bench_comm's measured per-rank compute (one thread).
     models = {w: ComputeModel(inputs[w]["profile"], w, top_k, args.compute_speedup) for w in inputs}
     print()
-    print("compute model check (per rank, per tree, one thread, at the measured K and rows; measured = CPU time "
-          "of the tree phase outside collectives; overhead calibrated at the smallest K):")
+    print(
+        "compute model check (per rank, per tree, one thread, at the measured K and rows; measured = CPU time "
+        "of the tree phase outside collectives; overhead calibrated at the smallest K):"
+    )
     rows = []
     for w, inp in inputs.items():
         model = models[w]
@@ -397,10 +521,32 @@ def main(argv=None):
             base = model._per_rank(cell["learner"], rows_measured, cell["K"])
             over = model.overhead.get(cell["learner"], 0.0)
             measured = cell["compute_cpu_per_tree_s"]
-            rows.append([w, cell["K"], cell["learner"], fmt_s(measured), fmt_s(base), fmt_s(over),
-                         fmt_s(base + over), f"{(base + over) / measured:.2f}"])
-    print_rows(["features", "K", "learner", "measured", "profile model", "+ overhead", "= model",
-                "model/measured"], rows, left=3)
+            rows.append(
+                [
+                    w,
+                    cell["K"],
+                    cell["learner"],
+                    fmt_s(measured),
+                    fmt_s(base),
+                    fmt_s(over),
+                    fmt_s(base + over),
+                    f"{(base + over) / measured:.2f}",
+                ]
+            )
+    print_rows(
+        [
+            "features",
+            "K",
+            "learner",
+            "measured",
+            "profile model",
+            "+ overhead",
+            "= model",
+            "model/measured",
+        ],
+        rows,
+        left=3,
+    )
 
     projection = {}
     for w, inp in inputs.items():
@@ -413,19 +559,28 @@ def main(argv=None):
                 for k in ks:
                     comp = model.per_rank(name, n, k)
                     comm = comm_per_tree(cell, k, net, algorithm, switch)
-                    series.append({"K": k, "compute_s": comp, "comm_s": comm, "total_s": comp + comm})
+                    series.append(
+                        {"K": k, "compute_s": comp, "comm_s": comm, "total_s": comp + comm}
+                    )
                 block["learners"][name] = series
             projection[w][net["name"]] = block
         for net in nets:
             block = projection[w][net["name"]]
             print()
-            print(f"{w} features, {net['name']}: seconds per tree (comm %); one process: {fmt_s(block['serial_s'])}; "
-                  f"bytes per call per rank measured at K={min(inp['ks_measured'])}")
+            print(
+                f"{w} features, {net['name']}: seconds per tree (comm %); one process: {fmt_s(block['serial_s'])}; "
+                f"bytes per call per rank measured at K={min(inp['ks_measured'])}"
+            )
             header = ["learner"] + [f"K={k}" for k in ks]
             rows = []
             for name, series in block["learners"].items():
-                rows.append([name] + [f"{fmt_s(s['total_s'])} ({100 * s['comm_s'] / s['total_s']:.0f}%)"
-                                      for s in series])
+                rows.append(
+                    [name]
+                    + [
+                        f"{fmt_s(s['total_s'])} ({100 * s['comm_s'] / s['total_s']:.0f}%)"
+                        for s in series
+                    ]
+                )
             print_rows(header, rows)
 
     print()
@@ -433,8 +588,11 @@ def main(argv=None):
     rows = []
     for w, inp in inputs.items():
         for name, cell in inp["learners"].items():
-            desc = "; ".join(f"{kind} {cell['calls_per_tree'][kind]:.0f} x {cell['bytes_per_call_by_kind'][kind]:,.0f} B"
-                             for kind in KINDS if cell["calls_per_tree"].get(kind))
+            desc = "; ".join(
+                f"{kind} {cell['calls_per_tree'][kind]:.0f} x {cell['bytes_per_call_by_kind'][kind]:,.0f} B"
+                for kind in KINDS
+                if cell["calls_per_tree"].get(kind)
+            )
             rows.append([w, name, cell["K"], desc])
     print_rows(["features", "learner", "K", "per tree"], rows, left=4)
 
@@ -442,10 +600,21 @@ def main(argv=None):
         if plot(projection, ks, args.plot):
             print(f"\nwrote {args.plot}")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps({
-            "source": source, "rows": n, "ks": ks, "networks": nets, "algorithm": args.algorithm,
-            "switch_bytes": args.switch_bytes, "top_k": top_k,
-            "projection": {str(w): v for w, v in projection.items()}}, indent=2))
+        pathlib.Path(args.json).write_text(
+            json.dumps(
+                {
+                    "source": source,
+                    "rows": n,
+                    "ks": ks,
+                    "networks": nets,
+                    "algorithm": args.algorithm,
+                    "switch_bytes": args.switch_bytes,
+                    "top_k": top_k,
+                    "projection": {str(w): v for w, v in projection.items()},
+                },
+                indent=2,
+            )
+        )
         print(f"wrote {args.json}")
     return 0
 

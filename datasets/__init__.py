@@ -83,8 +83,12 @@ _PHI_SCALE = 1.74 / np.pi
 # Mean and standard deviation of the eight physics terms (see _physics_terms),
 # measured once on 4,000,000 rows; they standardise the terms so that fixed
 # weights give balanced labels.  Changing _physics_terms means re-measuring.
-_TERM_MEAN = np.array([0.205102, 0.294430, 0.272228, 2.070686, -0.045774, 0.000123, -1.224395, -0.000173])
-_TERM_STD = np.array([0.324578, 0.356613, 0.354474, 1.098482, 0.713907, 0.352915, 1.398812, 0.615451])
+_TERM_MEAN = np.array(
+    [0.205102, 0.294430, 0.272228, 2.070686, -0.045774, 0.000123, -1.224395, -0.000173]
+)
+_TERM_STD = np.array(
+    [0.324578, 0.356613, 0.354474, 1.098482, 0.713907, 0.352915, 1.398812, 0.615451]
+)
 
 # Weights of the standardised terms in the binary logit, and its offset.
 # They set the Bayes-optimal AUC of the problem (about 0.946); mean label 0.496.
@@ -98,10 +102,15 @@ _REGRESSION_NOISE = 1.375
 # generation
 # --------------------------------------------------------------------------
 
+
 def _check_args(n_samples, n_features, seed, dtype):
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
         raise ValueError(f"n_samples must be a non-negative integer, got {n_samples!r}")
-    if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+    if (
+        isinstance(n_features, bool)
+        or not isinstance(n_features, (int, np.integer))
+        or n_features < 1
+    ):
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
@@ -179,12 +188,12 @@ def _physics_chunk(rng, n):
     cos_lep_met = np.cos(lep_phi - met_phi)
     terms = np.stack(
         [
-            _bump(m_jj, 1.3, 0.35),                       # resonance in the leading jets
-            _bump(m_lv, 0.9, 0.25),                       # W-like peak, lepton + MET
-            _bump(m_bb, 1.0, 0.3) * (n_btag >= 2),        # b-tagged resonance
-            n_btag + 0.5 * (jet_btag[:, 0] > 1.5),        # b-tag multiplicity
-            np.tanh(ht - 5.0),                            # hardness of the event
-            cos_lep_met * np.tanh(met - 1.0),             # angular x energy interaction
+            _bump(m_jj, 1.3, 0.35),  # resonance in the leading jets
+            _bump(m_lv, 0.9, 0.25),  # W-like peak, lepton + MET
+            _bump(m_bb, 1.0, 0.3) * (n_btag >= 2),  # b-tagged resonance
+            n_btag + 0.5 * (jet_btag[:, 0] > 1.5),  # b-tag multiplicity
+            np.tanh(ht - 5.0),  # hardness of the event
+            cos_lep_met * np.tanh(met - 1.0),  # angular x energy interaction
             lep_eta * jet_eta[:, 0] - np.abs(jet_eta[:, 0] - jet_eta[:, 1]),
             np.sin(2.0 * (jet_phi[:, 0] - jet_phi[:, 1])) * (jet_pt[:, 1] > 0.8),
         ],
@@ -301,7 +310,9 @@ def _multiclass_problem(n_classes):
     return w, b
 
 
-def make_multiclass_like(n_samples, n_features=N_HIGGS_FEATURES, n_classes=5, seed=0, dtype=np.float32):
+def make_multiclass_like(
+    n_samples, n_features=N_HIGGS_FEATURES, n_classes=5, seed=0, dtype=np.float32
+):
     """Multiclass data on the HIGGS-shaped columns.
 
     Class scores are fixed random linear combinations of the standardised

@@ -3,6 +3,7 @@
 A histogram GBDT with Numba kernels, LightGBM's parameters and API shape,
 scikit-learn estimators, and MPI tree learners.
 """
+
 __version__ = "0.1.0"
 
 from . import jit_cache  # noqa: E402
@@ -17,14 +18,31 @@ if under_launcher():
     install_abort_hook()
 
 from .booster import Booster  # noqa: E402
-from .callback import (EarlyStopException, checkpoint, early_stopping, log_evaluation,  # noqa: E402
-                       log_progress, record_evaluation)
+from .callback import (  # noqa: E402
+    EarlyStopException,
+    checkpoint,
+    early_stopping,
+    log_evaluation,
+    log_progress,
+    record_evaluation,
+)
 from .dataset import Dataset  # noqa: E402
 from .engine import train  # noqa: E402
 
-__all__ = ["Booster", "Dataset", "train", "early_stopping", "log_evaluation",
-           "record_evaluation", "checkpoint", "log_progress", "EarlyStopException",
-           "DGBDTClassifier", "DGBDTRegressor", "__version__"]
+__all__ = [
+    "Booster",
+    "Dataset",
+    "train",
+    "early_stopping",
+    "log_evaluation",
+    "record_evaluation",
+    "checkpoint",
+    "log_progress",
+    "EarlyStopException",
+    "DGBDTClassifier",
+    "DGBDTRegressor",
+    "__version__",
+]
 
 
 def __getattr__(name):
@@ -32,5 +50,6 @@ def __getattr__(name):
     # only when asked for, so `dgbdt.train` users do not pay for it.
     if name in ("DGBDTClassifier", "DGBDTRegressor"):
         from . import sklearn as _sklearn
+
         return getattr(_sklearn, name)
     raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")

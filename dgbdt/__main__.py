@@ -1,4 +1,5 @@
 """Command line entry point: ``dgbdt <command>`` / ``python -m dgbdt <command>``."""
+
 import os
 import sys
 
@@ -23,21 +24,22 @@ def main(argv=None):
         # advice), and exit as a process killed by SIGPIPE would (128 + 13).
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):     # stdout without a file descriptor
+        except (OSError, ValueError):  # stdout without a file descriptor
             pass
         return _end_others(141)
     except KeyboardInterrupt:
         sys.stderr.write("dgbdt: interrupted\n")
         return _end_others(130)
-    except OSError as exc:            # e.g. dgbdt --help > /dev/full
+    except OSError as exc:  # e.g. dgbdt --help > /dev/full
         sys.stderr.write(f"dgbdt: error: {exc}\n")
         return _end_others(1)
 
 
 def _end_others(code):
     from . import comm
+
     if comm._WORLD is not None and comm._WORLD.size > 1:
-        comm._WORLD.abort(code)       # the other ranks may be waiting in a collective
+        comm._WORLD.abort(code)  # the other ranks may be waiting in a collective
     return code
 
 
@@ -45,15 +47,18 @@ def _main(argv):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         from .cli import help_text
+
         print(USAGE)
         print(help_text() if argv else "dgbdt --help lists every key and parameter.")
         return 0
     command, rest = argv[0], argv[1:]
     if command == "demo":
         from .demo import run_demo
+
         return run_demo(rest)
     if command in ("train", "predict") or "=" in command:
         from .cli import run
+
         return run(argv)
     print(f"dgbdt: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2

@@ -3,6 +3,7 @@
 Every data set that meets the same model (training, validation, a continued
 training) is binned with the same mapper.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ class BinMapper:
     upper_bounds[f] : float64 array, last element +inf
     nan_bins[f]     : bin index of NaN within feature f, or -1
     """
+
     upper_bounds: list
     nan_bins: np.ndarray
 
@@ -32,8 +34,10 @@ class BinMapper:
     @property
     def n_bins(self):
         """Bins per feature, NaN bin included."""
-        return np.array([len(ub) + (nb >= 0) for ub, nb in zip(self.upper_bounds, self.nan_bins)],
-                        dtype=np.int64)
+        return np.array(
+            [len(ub) + (nb >= 0) for ub, nb in zip(self.upper_bounds, self.nan_bins)],
+            dtype=np.int64,
+        )
 
     @property
     def feature_offsets(self):
@@ -53,8 +57,10 @@ class BinMapper:
         return float(min(self.upper_bounds[feature][threshold_bin], np.finfo(np.float64).max))
 
     def to_dict(self):
-        return {"upper_bounds": [ub[:-1].tolist() for ub in self.upper_bounds],
-                "nan_bins": self.nan_bins.tolist()}
+        return {
+            "upper_bounds": [ub[:-1].tolist() for ub in self.upper_bounds],
+            "nan_bins": self.nan_bins.tolist(),
+        }
 
     @classmethod
     def from_dict(cls, d):
@@ -97,8 +103,9 @@ def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
             distinct = np.insert(distinct, pos, 0.0)
             counts = np.insert(counts, pos, n_implicit_zeros)
     out = np.empty(max(max_bin, 1) + 1, dtype=np.float64)
-    n = find_bin_upper_bounds(distinct.astype(np.float64), counts.astype(np.int64),
-                              max_bin, min_data_in_bin, out)
+    n = find_bin_upper_bounds(
+        distinct.astype(np.float64), counts.astype(np.int64), max_bin, min_data_in_bin, out
+    )
     return out[:n].copy()
 
 
@@ -128,7 +135,9 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
     values = values[~np.isnan(values)]
     if comm is not None and comm.size > 1:
         values, _ = comm.allgatherv(np.ascontiguousarray(values, dtype=np.float64))
-        n_implicit_zeros, nan_flag = comm.allreduce(np.array([n_implicit_zeros, int(has_nan)], np.int64))
+        n_implicit_zeros, nan_flag = comm.allreduce(
+            np.array([n_implicit_zeros, int(has_nan)], np.int64)
+        )
         has_nan = bool(nan_flag)
     # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
     # max_bin - 1 value bins; with max_bin = 2 that leaves one).

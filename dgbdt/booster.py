@@ -1,4 +1,5 @@
 """``dgbdt.Booster``: a trained model, its predictions and its file."""
+
 import json
 import numbers
 import os
@@ -11,7 +12,7 @@ from .model_io import load_model_file, model_from_json, model_to_json, write_ato
 from .native.predict import predict_leaf_index, predict_raw
 from .objectives import transform_by_name
 
-_LARGEST = float(np.finfo(np.float64).max)     # stands for +inf in model files
+_LARGEST = float(np.finfo(np.float64).max)  # stands for +inf in model files
 
 # Rows converted to float64 at a time when predicting (bounds the extra memory).
 PREDICT_CHUNK_ROWS = 1 << 17
@@ -31,10 +32,12 @@ def _check_feature_names(columns, feature_names):
     if len(got) != len(feature_names) or got == feature_names or _default_names(feature_names):
         return
     i = next(i for i, (a, b) in enumerate(zip(got, feature_names)) if a != b)
-    raise ValueError(f"the feature names of X differ from the model's at column {i}: expected "
-                     f"{feature_names[i]!r}, got {got[i]!r} (a DataFrame's columns must be the "
-                     "model's feature names in order; pass validate_features=False to predict "
-                     "by column position)")
+    raise ValueError(
+        f"the feature names of X differ from the model's at column {i}: expected "
+        f"{feature_names[i]!r}, got {got[i]!r} (a DataFrame's columns must be the "
+        "model's feature names in order; pass validate_features=False to predict "
+        "by column position)"
+    )
 
 
 def _frame_as_float64(df, feature_names, validate_features):
@@ -44,30 +47,40 @@ def _frame_as_float64(df, feature_names, validate_features):
         if str(dtype) == "category":
             # the codes would be right, the category values are not: refused as in
             # training (dgbdt.dataset._dataframe_columns, the same words)
-            raise TypeError(f"Column {df.columns[i]!r} of X is categorical; categorical features "
-                            "are not supported yet: encode it as numbers as in training "
-                            "(e.g. .cat.codes)")
+            raise TypeError(
+                f"Column {df.columns[i]!r} of X is categorical; categorical features "
+                "are not supported yet: encode it as numbers as in training "
+                "(e.g. .cat.codes)"
+            )
         if getattr(dtype, "kind", "") == "c":
-            raise TypeError(f"column {df.columns[i]!r} of X is complex ({dtype}): "
-                            "dgbdt predicts from real numbers")
+            raise TypeError(
+                f"column {df.columns[i]!r} of X is complex ({dtype}): "
+                "dgbdt predicts from real numbers"
+            )
     try:
         return df.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"X must be numeric, got column dtypes {sorted(set(map(str, df.dtypes)))}"
-                        ) from exc
+        raise TypeError(
+            f"X must be numeric, got column dtypes {sorted(set(map(str, df.dtypes)))}"
+        ) from exc
 
 
 def _as_2d(X, n_features, feature_names, validate_features):
     """X as a float-convertible 2-D numpy array or CSR matrix, its width checked."""
     if isinstance(X, (str, bytes, os.PathLike)):
-        raise TypeError(f"data must be an array, DataFrame or sparse matrix, got {X!r}: "
-                        "Booster.predict does not read files (the command line does: "
-                        "dgbdt predict data=FILE)")
+        raise TypeError(
+            f"data must be an array, DataFrame or sparse matrix, got {X!r}: "
+            "Booster.predict does not read files (the command line does: "
+            "dgbdt predict data=FILE)"
+        )
     from .dataset import Dataset
+
     if isinstance(X, Dataset):
-        raise TypeError("Booster.predict takes the data itself (a numpy array, pandas DataFrame "
-                        "or scipy.sparse matrix), not a dgbdt.Dataset: cannot use a Dataset "
-                        "instance for prediction, please use raw data instead")
+        raise TypeError(
+            "Booster.predict takes the data itself (a numpy array, pandas DataFrame "
+            "or scipy.sparse matrix), not a dgbdt.Dataset: cannot use a Dataset "
+            "instance for prediction, please use raw data instead"
+        )
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
         X = _frame_as_float64(X, feature_names, validate_features)
     if sp.issparse(X):
@@ -83,10 +96,12 @@ def _as_2d(X, n_features, feature_names, validate_features):
                 X = X.astype(np.float64)
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"X must be numeric, got dtype {X.dtype}") from exc
-    if X.dtype.kind == "c":     # converting would drop the imaginary part silently
+    if X.dtype.kind == "c":  # converting would drop the imaginary part silently
         raise TypeError(f"X is complex ({X.dtype}): dgbdt predicts from real numbers")
     if X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but the model expects {n_features} features")
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the model expects {n_features} features"
+        )
     return X
 
 
@@ -95,7 +110,7 @@ def _rows_as_float64(X, n_features, feature_names=None, validate_features=False)
     X = _as_2d(X, n_features, feature_names, validate_features)
     n = X.shape[0]
     for start in range(0, n, PREDICT_CHUNK_ROWS):
-        block = X[start:start + PREDICT_CHUNK_ROWS]
+        block = X[start : start + PREDICT_CHUNK_ROWS]
         if sp.issparse(block):
             block = block.toarray()
         block = np.ascontiguousarray(block, dtype=np.float64)
@@ -110,15 +125,20 @@ def _predict_threads(kwargs):
     an alias (LightGBM passes them as parameters), <= 0 all cores; any other
     keyword is a TypeError."""
     from .params import ALIASES
+
     threads = [(k, v) for k, v in kwargs.items() if ALIASES.get(k) == "num_threads"]
     others = [k for k in kwargs if ALIASES.get(k) != "num_threads"]
     if others:
         hint = " (pred_contrib is not implemented yet)" if "pred_contrib" in others else ""
-        raise TypeError(f"Booster.predict() got unexpected keyword arguments: "
-                        f"{', '.join(map(repr, others))}{hint}")
+        raise TypeError(
+            f"Booster.predict() got unexpected keyword arguments: "
+            f"{', '.join(map(repr, others))}{hint}"
+        )
     if len(threads) > 1:
-        raise TypeError(f"Booster.predict() got {' and '.join(k for k, _ in threads)}: "
-                        "give the number of threads once")
+        raise TypeError(
+            f"Booster.predict() got {' and '.join(k for k, _ in threads)}: "
+            "give the number of threads once"
+        )
     available = numba.config.NUMBA_NUM_THREADS
     if not threads:
         return numba.get_num_threads()
@@ -161,8 +181,17 @@ class Booster:
             raise TypeError("Create a trained Booster with dgbdt.train(params, train_set)")
 
     # -- construction (used by the engine) ------------------------------------
-    def _setup(self, objective_name, objective_params, num_class, num_tree_per_iteration,
-               init_score, feature_names, bin_mapper, params):
+    def _setup(
+        self,
+        objective_name,
+        objective_params,
+        num_class,
+        num_tree_per_iteration,
+        init_score,
+        feature_names,
+        bin_mapper,
+        params,
+    ):
         self.objective = objective_name
         self.objective_params = dict(objective_params)
         self.num_class = int(num_class)
@@ -174,13 +203,22 @@ class Booster:
 
     def _load(self, header, trees):
         from .binning import BinMapper
+
         mapper = None
         if "bin_upper_bounds" in header and "nan_bins" in header:
-            mapper = BinMapper.from_dict({"upper_bounds": header["bin_upper_bounds"],
-                                          "nan_bins": header["nan_bins"]})
-        self._setup(header["objective"], header.get("objective_params", {}), header["num_class"],
-                    header["num_tree_per_iteration"], header["init_score"], header["feature_names"],
-                    mapper, header.get("params", {}))
+            mapper = BinMapper.from_dict(
+                {"upper_bounds": header["bin_upper_bounds"], "nan_bins": header["nan_bins"]}
+            )
+        self._setup(
+            header["objective"],
+            header.get("objective_params", {}),
+            header["num_class"],
+            header["num_tree_per_iteration"],
+            header["init_score"],
+            header["feature_names"],
+            mapper,
+            header.get("params", {}),
+        )
         self.trees = trees
         self.best_iteration = int(header.get("best_iteration", 0))
         self._flat = None
@@ -248,7 +286,9 @@ class Booster:
             def cat(name, dtype):
                 return np.ascontiguousarray(
                     np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0),
-                    dtype=dtype)
+                    dtype=dtype,
+                )
+
             threshold = cat("threshold", np.float64)
             self._flat = dict(
                 node_offsets=np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
@@ -257,12 +297,24 @@ class Booster:
                 # The largest float stands for +inf in model files (strict JSON):
                 # a "values left, NaN right" split sends +inf values left too.
                 threshold=np.where(threshold >= _LARGEST, np.inf, threshold),
-                default_left=cat("default_left", np.uint8), left_child=cat("left_child", np.int32),
-                right_child=cat("right_child", np.int32), leaf_value=cat("leaf_value", np.float64))
+                default_left=cat("default_left", np.uint8),
+                left_child=cat("left_child", np.int32),
+                right_child=cat("right_child", np.int32),
+                leaf_value=cat("leaf_value", np.float64),
+            )
         return self._flat
 
-    def predict(self, data, start_iteration=0, num_iteration=None, raw_score=False,
-                pred_leaf=False, *, validate_features=True, **kwargs):
+    def predict(
+        self,
+        data,
+        start_iteration=0,
+        num_iteration=None,
+        raw_score=False,
+        pred_leaf=False,
+        *,
+        validate_features=True,
+        **kwargs,
+    ):
         """Predict.
 
         Returns the probability of class 1 (binary), class probabilities
@@ -289,9 +341,12 @@ class Booster:
         old_threads = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:
-            chunks = [self._predict_block(block, first, end, pred_leaf)
-                      for _, block in _rows_as_float64(data, self.num_feature(), self.feature_names,
-                                                       validate_features)]
+            chunks = [
+                self._predict_block(block, first, end, pred_leaf)
+                for _, block in _rows_as_float64(
+                    data, self.num_feature(), self.feature_names, validate_features
+                )
+            ]
         finally:
             numba.set_num_threads(old_threads)
         if chunks:
@@ -302,42 +357,72 @@ class Booster:
             return result
         if raw_score:
             return result[:, 0] if self.num_class == 1 else result
-        with np.errstate(over="ignore"):        # exp() saturating: probability 0 or 1
-            return transform_by_name(self.objective, result,
-                                     self.objective_params.get("sigmoid", 1.0))
+        with np.errstate(over="ignore"):  # exp() saturating: probability 0 or 1
+            return transform_by_name(
+                self.objective, result, self.objective_params.get("sigmoid", 1.0)
+            )
 
     def _predict_block(self, block, first, end, pred_leaf):
         """Leaf indices or raw scores of trees [first, end) for one float64 block."""
         f = self._flat_trees()
         # Trees [first, end) only: shift the offset arrays.
-        node_offsets = f["node_offsets"][first:end + 1]
+        node_offsets = f["node_offsets"][first : end + 1]
         n_trees = end - first
         if pred_leaf:
             out = np.zeros((block.shape[0], n_trees), dtype=np.int32)
-            predict_leaf_index(block, node_offsets, f["split_feature"], f["threshold"],
-                               f["default_left"], f["left_child"], f["right_child"], n_trees, out)
+            predict_leaf_index(
+                block,
+                node_offsets,
+                f["split_feature"],
+                f["threshold"],
+                f["default_left"],
+                f["left_child"],
+                f["right_child"],
+                n_trees,
+                out,
+            )
             return out
         out = np.zeros((block.shape[0], self.num_class), dtype=np.float64)
         if first == 0:
             out += self.init_score
-        predict_raw(block, node_offsets, f["leaf_offsets"][first:end + 1], f["split_feature"],
-                    f["threshold"], f["default_left"], f["left_child"], f["right_child"],
-                    f["leaf_value"], n_trees, self.num_class, out)
+        predict_raw(
+            block,
+            node_offsets,
+            f["leaf_offsets"][first : end + 1],
+            f["split_feature"],
+            f["threshold"],
+            f["default_left"],
+            f["left_child"],
+            f["right_child"],
+            f["leaf_value"],
+            n_trees,
+            self.num_class,
+            out,
+        )
         return out
 
     # -- model file -------------------------------------------------------------
     def _header(self, n_iterations=None):
         mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
-        params = {k: v for k, v in self.params.items() if isinstance(v, (int, float, str, bool, list))
-                  or v is None}
-        header = {"objective": self.objective, "objective_params": self.objective_params,
-                  "num_class": self.num_class, "num_tree_per_iteration": self.num_tree_per_iteration,
-                  "init_score": self.init_score.tolist(), "num_features": self.num_feature(),
-                  "feature_names": self.feature_names,
-                  # a best iteration beyond the iterations saved is no best one
-                  "best_iteration": int(self.best_iteration)
-                  if n_iterations is None or self.best_iteration <= n_iterations else 0,
-                  "params": params}
+        params = {
+            k: v
+            for k, v in self.params.items()
+            if isinstance(v, (int, float, str, bool, list)) or v is None
+        }
+        header = {
+            "objective": self.objective,
+            "objective_params": self.objective_params,
+            "num_class": self.num_class,
+            "num_tree_per_iteration": self.num_tree_per_iteration,
+            "init_score": self.init_score.tolist(),
+            "num_features": self.num_feature(),
+            "feature_names": self.feature_names,
+            # a best iteration beyond the iterations saved is no best one
+            "best_iteration": int(self.best_iteration)
+            if n_iterations is None or self.best_iteration <= n_iterations
+            else 0,
+            "params": params,
+        }
         if mapper is not None:
             header["bin_upper_bounds"] = mapper["upper_bounds"]
             header["nan_bins"] = mapper["nan_bins"]

@@ -39,8 +39,7 @@ TRAIN_DATA_NAME = "training"
 
 CallbackEnv = namedtuple(
     "CallbackEnv",
-    ["model", "params", "iteration", "begin_iteration", "end_iteration",
-     "evaluation_result_list"],
+    ["model", "params", "iteration", "begin_iteration", "end_iteration", "evaluation_result_list"],
 )
 
 
@@ -100,7 +99,11 @@ class _LogEvaluationCallback:
 
     def __call__(self, env):
         results = env.evaluation_result_list
-        if self.period > 0 and (results or self.show_comm) and (env.iteration + 1) % self.period == 0:
+        if (
+            self.period > 0
+            and (results or self.show_comm)
+            and (env.iteration + 1) % self.period == 0
+        ):
             text = "\t".join(_format_eval_result(x, self.show_stdv) for x in results or [])
             if self.show_comm:
                 per_tree = env.model.comm_stats().get("bytes_per_tree") or [0]
@@ -131,9 +134,7 @@ def log_evaluation(period: int = 1, show_stdv: bool = True, show_comm: bool = Fa
 class _RecordEvaluationCallback:
     def __init__(self, eval_result):
         if not isinstance(eval_result, dict):
-            raise TypeError(
-                f"eval_result should be a dictionary, got {type(eval_result).__name__}"
-            )
+            raise TypeError(f"eval_result should be a dictionary, got {type(eval_result).__name__}")
         self.order = 20
         self.before_iteration = False
         self.eval_result = eval_result
@@ -146,7 +147,9 @@ class _RecordEvaluationCallback:
 
     def __call__(self, env):
         if env.evaluation_result_list is None:
-            raise RuntimeError("record_evaluation() callback enabled but no evaluation results found")
+            raise RuntimeError(
+                "record_evaluation() callback enabled but no evaluation results found"
+            )
         if env.iteration == env.begin_iteration:
             self.eval_result.clear()
         for item in env.evaluation_result_list:
@@ -202,10 +205,14 @@ class _EarlyStoppingCallback:
         n_datasets = len(results) // n_metrics
         if not isinstance(self.min_delta, list):
             if self.min_delta < 0:
-                raise ValueError(f"Early stopping min_delta must be non-negative, got {self.min_delta}")
+                raise ValueError(
+                    f"Early stopping min_delta must be non-negative, got {self.min_delta}"
+                )
             return [self.min_delta] * len(results)
         if any(t < 0 for t in self.min_delta):
-            raise ValueError(f"Values for early stopping min_delta must be non-negative, got {self.min_delta}")
+            raise ValueError(
+                f"Values for early stopping min_delta must be non-negative, got {self.min_delta}"
+            )
         if len(self.min_delta) == 0:
             return [0.0] * len(results)
         if len(self.min_delta) == 1:
@@ -228,18 +235,28 @@ class _EarlyStoppingCallback:
             self.enabled = False
             _log("[Warning] Only training set found, disabling early stopping.")
             return
-        boosting = {env.params.get(k) for k in ("boosting", "boosting_type", "boost")} if env.params else set()
+        boosting = (
+            {env.params.get(k) for k in ("boosting", "boosting_type", "boost")}
+            if env.params
+            else set()
+        )
         if "dart" in boosting:
             self.enabled = False
             _log("[Warning] Early stopping is not available in dart mode")
             return
         if self.verbose:
-            _log(f"Training until validation scores don't improve for {self.stopping_rounds} rounds")
+            _log(
+                f"Training until validation scores don't improve for {self.stopping_rounds} rounds"
+            )
         self.first_metric = results[0][1]
         # the pairs that can stop training, in order (the first one is reported
         # when training ends without an early stop)
-        self._tracked = [i for i, r in enumerate(results) if not _is_train_set(r[0], env)
-                         and (not self.first_metric_only or r[1] == self.first_metric)]
+        self._tracked = [
+            i
+            for i, r in enumerate(results)
+            if not _is_train_set(r[0], env)
+            and (not self.first_metric_only or r[1] == self.first_metric)
+        ]
         self.best_score = []
         self.best_iter = []
         self.best_score_list = []
@@ -301,8 +318,9 @@ class _EarlyStoppingCallback:
                 self._stop(i, "Did not meet early stopping. Best iteration is:", metric_name)
 
 
-def early_stopping(stopping_rounds: int, first_metric_only: bool = False,
-                   verbose: bool = True, min_delta=0.0):
+def early_stopping(
+    stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True, min_delta=0.0
+):
     """Stop training when a validation metric stops improving (LightGBM 4).
 
     Every (dataset, metric) pair except the training data is tracked; training
@@ -357,7 +375,7 @@ class _CheckpointCallback:
         return self.freq > 0 and (iteration + 1) % self.freq == 0
 
     def __call__(self, env):
-        done = env.iteration + 1          # iterations in the model, init model's included
+        done = env.iteration + 1  # iterations in the model, init model's included
         if self.writes_at(env.iteration) and logging_rank() == 0:
             # Every rank holds the same model (distributed training); one writes it.
             env.model.save_model(f"{self.path}.snapshot_iter_{done}", num_iteration=-1)
@@ -393,7 +411,7 @@ class _LogProgressCallback:
         self.order = 15
         self.before_iteration = False
         self.period = period
-        self.start = time.perf_counter()    # reset by train(); this serves other loops
+        self.start = time.perf_counter()  # reset by train(); this serves other loops
 
     def begin_training(self, env):
         self.start = time.perf_counter()

@@ -13,6 +13,7 @@ its own byte range of the data file (``pre_partition=true``: its own file,
 row but keeps only its own block of columns.  Prediction under mpiexec reads
 by byte range too and writes one file in input order.
 """
+
 import contextlib
 import os
 import sys
@@ -26,12 +27,24 @@ from .comm import launched_rank, launched_size
 IO_KEYS = {
     "task": ("task_type",),
     "data": ("train", "train_data", "train_data_file", "data_filename"),
-    "valid_data": ("valid", "test", "test_data", "valid_data_file", "test_data_file",
-                   "valid_filenames"),
+    "valid_data": (
+        "valid",
+        "test",
+        "test_data",
+        "valid_data_file",
+        "test_data_file",
+        "valid_filenames",
+    ),
     "output_model": ("model_output", "model_out"),
     "input_model": ("model_input", "model_in"),
-    "output_result": ("predict_result", "prediction_result", "predict_name", "prediction_name",
-                      "pred_name", "name_pred"),
+    "output_result": (
+        "predict_result",
+        "prediction_result",
+        "predict_name",
+        "prediction_name",
+        "pred_name",
+        "name_pred",
+    ),
     "header": ("has_header",),
     "label_column": ("label",),
     "weight_column": ("weight",),
@@ -43,17 +56,26 @@ IO_KEYS = {
     "start_iteration_predict": (),
     "snapshot_freq": ("save_period",),
     "pre_partition": ("is_pre_partition",),
-    "zero_based": (),          # dgbdt's: LibSVM indices start at 0 (LightGBM) or 1 (XGBoost data)
+    "zero_based": (),  # dgbdt's: LibSVM indices start at 0 (LightGBM) or 1 (XGBoost data)
 }
-IO_DEFAULTS = {"task": "train", "output_model": "LightGBM_model.txt",
-               "output_result": "LightGBM_predict_result.txt", "header": "false",
-               "label_column": "0", "predict_raw_score": "false", "predict_leaf_index": "false",
-               "num_iteration_predict": "-1", "start_iteration_predict": "0",
-               "snapshot_freq": "-1", "pre_partition": "false", "zero_based": "true"}
+IO_DEFAULTS = {
+    "task": "train",
+    "output_model": "LightGBM_model.txt",
+    "output_result": "LightGBM_predict_result.txt",
+    "header": "false",
+    "label_column": "0",
+    "predict_raw_score": "false",
+    "predict_leaf_index": "false",
+    "num_iteration_predict": "-1",
+    "start_iteration_predict": "0",
+    "snapshot_freq": "-1",
+    "pre_partition": "false",
+    "zero_based": "true",
+}
 IO_HELP = {
     "task": "train or predict (or give it as the command: dgbdt train ...)",
     "data": "training data, or the data to predict: CSV, TSV, whitespace or LibSVM text, "
-            "gzip allowed; side files <data>.weight, <data>.init, <data>.query are read",
+    "gzip allowed; side files <data>.weight, <data>.init, <data>.query are read",
     "valid_data": "comma-separated validation files (metrics each metric_freq iterations)",
     "output_model": "where train writes the model (JSON)",
     "input_model": "model to continue training from (train) or to predict with (predict)",
@@ -67,10 +89,10 @@ IO_HELP = {
     "predict_leaf_index": "predict the leaf index of every tree",
     "num_iteration_predict": "predict with the first N iterations (<= 0: all, or the best)",
     "start_iteration_predict": "predict from this iteration on (clamped to the model's iterations; "
-                               "with a start > 0 every later iteration is used, not the best ones)",
+    "with a start > 0 every later iteration is used, not the best ones)",
     "snapshot_freq": "write <output_model>.snapshot_iter_<i> every N iterations (<= 0: never)",
     "pre_partition": "under mpiexec: each rank reads its own file (data=train.{rank}.csv) "
-                     "instead of its byte range of one file",
+    "instead of its byte range of one file",
     "zero_based": "LibSVM feature indices start at 0 (false: at 1)",
 }
 _IO_ALIAS = {a: k for k, aliases in IO_KEYS.items() for a in (k, *aliases)}
@@ -92,6 +114,7 @@ def _flag(io, key):
     """A boolean I/O key: true/false (LightGBM's +/-, and 1/0, yes/no: the one
     parser of dgbdt.lightgbm_keys); anything else is an error naming the key."""
     from .lightgbm_keys import parse_bool
+
     value = parse_bool(str(io[key]))
     if value is None:
         raise CliError(f"{key} must be true or false, got {io[key]!r}")
@@ -109,15 +132,25 @@ def help_text(width=100):
     """Usage, the I/O keys and every model parameter (from the one parameter table)."""
     import textwrap
     from .params import params_table_text
+
     io = []
     for key, aliases in IO_KEYS.items():
         head = key + (f" (aliases: {', '.join(aliases)})" if aliases else "")
-        io.append(textwrap.fill(f"{head}  default: {IO_DEFAULTS.get(key, '')}".rstrip(), width,
-                                subsequent_indent="        "))
-        io.append(textwrap.fill(IO_HELP[key], width, initial_indent="    ",
-                                subsequent_indent="    "))
-    return (f"{USAGE}\nInput/output keys:\n" + "\n".join(io)
-            + f"\n\nModel parameters:\n{params_table_text(width)}")
+        io.append(
+            textwrap.fill(
+                f"{head}  default: {IO_DEFAULTS.get(key, '')}".rstrip(),
+                width,
+                subsequent_indent="        ",
+            )
+        )
+        io.append(
+            textwrap.fill(IO_HELP[key], width, initial_indent="    ", subsequent_indent="    ")
+        )
+    return (
+        f"{USAGE}\nInput/output keys:\n"
+        + "\n".join(io)
+        + f"\n\nModel parameters:\n{params_table_text(width)}"
+    )
 
 
 CONFIG_MAX_BYTES = 1 << 24
@@ -125,8 +158,9 @@ CONFIG_MAX_BYTES = 1 << 24
 
 def read_config_file(path):
     from .files import check_regular_file
+
     try:
-        check_regular_file(path, "config file")      # a FIFO would block open()
+        check_regular_file(path, "config file")  # a FIFO would block open()
         with open(path, "rb") as fh:
             data = fh.read(CONFIG_MAX_BYTES + 1)
     except (OSError, ValueError) as exc:
@@ -134,11 +168,12 @@ def read_config_file(path):
     if len(data) > CONFIG_MAX_BYTES:
         raise CliError(f"config file {path} is larger than {CONFIG_MAX_BYTES >> 20} MiB")
     try:
-        text = data.decode("utf-8-sig")                 # a BOM is not part of a key
+        text = data.decode("utf-8-sig")  # a BOM is not part of a key
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise CliError(f"{path}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})") \
-            from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise CliError(
+            f"{path}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})"
+        ) from None
     lines = text.splitlines()
     pairs = []
     for number, line in enumerate(lines, 1):
@@ -181,16 +216,22 @@ def parse_arguments(argv):
     if config:
         for key, value in read_config_file(config[0]):
             if key in ("config", "config_file"):
-                warnings.warn(f"{key}={value!r} inside the config file {config[0]} is ignored "
-                              "(as in LightGBM)", stacklevel=2)
+                warnings.warn(
+                    f"{key}={value!r} inside the config file {config[0]} is ignored "
+                    "(as in LightGBM)",
+                    stacklevel=2,
+                )
             else:
                 from_file.append((key, value))
     given = {}
     for key, value in [p for p in pairs if p[0] not in ("config", "config_file")] + from_file:
         if key in given:
             if given[key] != value:
-                warnings.warn(f"{key} is set={given[key]}, {key}={value} will be ignored. "
-                              f"Current value: {key}={given[key]}", stacklevel=2)
+                warnings.warn(
+                    f"{key} is set={given[key]}, {key}={value} will be ignored. "
+                    f"Current value: {key}={given[key]}",
+                    stacklevel=2,
+                )
             continue
         given[key] = value
     return _split_io_and_params(given)
@@ -198,7 +239,7 @@ def parse_arguments(argv):
 
 def _split_io_and_params(given):
     io, params = dict(IO_DEFAULTS), {}
-    spellings = {}                      # I/O key -> [(spelling, value), ...] in order
+    spellings = {}  # I/O key -> [(spelling, value), ...] in order
     for key, value in given.items():
         if key in _IO_ALIAS:
             spellings.setdefault(_IO_ALIAS[key], []).append((key, value))
@@ -211,16 +252,19 @@ def _split_io_and_params(given):
         key, value = next((kv for kv in spelled if kv[0] == name), spelled[0])
         for other, other_value in spelled:
             if other != key and other_value != value:
-                warnings.warn(f"Both {key!r}={value!r} and {other!r}={other_value!r} set "
-                              f"{name!r}; using {key!r}={value!r} and ignoring {other!r}",
-                              stacklevel=3)
+                warnings.warn(
+                    f"Both {key!r}={value!r} and {other!r}={other_value!r} set "
+                    f"{name!r}; using {key!r}={value!r} and ignoring {other!r}",
+                    stacklevel=3,
+                )
         io[name] = value
-    io["_given"] = set(spellings)       # I/O keys set by the user (not defaults)
+    io["_given"] = set(spellings)  # I/O keys set by the user (not defaults)
     return io, params
 
 
 def _is_model_param(key):
     from .params import ALIASES
+
     return key in ALIASES
 
 
@@ -232,6 +276,7 @@ def _unsupported_or_unknown(key, value):
     import difflib
     from .lightgbm_keys import lightgbm_canonical
     from .params import ALIASES, lightgbm_only_key
+
     if lightgbm_canonical(key) is not None:
         try:
             warnings.warn(lightgbm_only_key(key, value), stacklevel=2)
@@ -250,23 +295,34 @@ def _unsupported_or_unknown(key, value):
 #: I/O keys that say how a data file's columns map to features (which are not
 #: features; LibSVM's first index); training records them in the model, and
 #: predict reads files the same way by default.
-COLUMN_KEYS = ("header", "label_column", "weight_column", "group_column", "ignore_column",
-               "zero_based")
+COLUMN_KEYS = (
+    "header",
+    "label_column",
+    "weight_column",
+    "group_column",
+    "ignore_column",
+    "zero_based",
+)
 
 
 def _record_columns(columns):
     """A callback writing the column keys into the model before each iteration,
     so that snapshots (``snapshot_freq``) predict like the final model."""
+
     def record(env):
         env.model.params.update(columns)
+
     record.before_iteration = True
     return record
 
 
 def _with_model_columns(io, booster):
     """``io`` with the column keys of the model's training where not given."""
-    recorded = {k: booster.params[k] for k in COLUMN_KEYS
-                if k in booster.params and k not in io.get("_given", ())}
+    recorded = {
+        k: booster.params[k]
+        for k in COLUMN_KEYS
+        if k in booster.params and k not in io.get("_given", ())
+    }
     return {**io, **recorded}
 
 
@@ -275,8 +331,12 @@ def _without_label_if_narrow(io, with_columns, n_model):
     model's features as having no label (parser.cpp GetLabelIdxForCSV): so
     here, unless label_column is given or other columns have roles."""
     from .readers import first_row_width
-    if "label_column" in io.get("_given", ()) or not with_columns.get("label_column") or \
-            any(with_columns.get(k) for k in ("weight_column", "group_column", "ignore_column")):
+
+    if (
+        "label_column" in io.get("_given", ())
+        or not with_columns.get("label_column")
+        or any(with_columns.get(k) for k in ("weight_column", "group_column", "ignore_column"))
+    ):
         return with_columns
     if first_row_width(io["data"], header=_flag(with_columns, "header")) != n_model:
         return with_columns
@@ -285,10 +345,16 @@ def _without_label_if_narrow(io, with_columns, n_model):
 
 def _read_options(io):
     ignore = io.get("ignore_column")
-    return dict(header=_flag(io, "header"), label_column=io["label_column"] or None,
-                weight_column=io.get("weight_column"), group_column=io.get("group_column"),
-                ignore_columns=ignore.split(",") if ignore and not ignore.startswith("name:")
-                else (ignore or ()), zero_based=_flag(io, "zero_based"))
+    return dict(
+        header=_flag(io, "header"),
+        label_column=io["label_column"] or None,
+        weight_column=io.get("weight_column"),
+        group_column=io.get("group_column"),
+        ignore_columns=ignore.split(",")
+        if ignore and not ignore.startswith("name:")
+        else (ignore or ()),
+        zero_based=_flag(io, "zero_based"),
+    )
 
 
 def _world(n_ranks, params):
@@ -298,6 +364,7 @@ def _world(n_ranks, params):
         return None
     from .comm import world_comm
     from .params import resolve_params
+
     return world_comm(resolve_params(params)["time_out"])
 
 
@@ -305,16 +372,19 @@ def _check_output(path, comm):
     """Refuse an output path that cannot be written before any work is done
     (rank 0 writes outputs; every rank then raises alike)."""
     from .files import check_writable_target
+
     if comm is None:
         check_writable_target(path)
     else:
         from .distributed_io import run_agreed
+
         run_agreed(comm, lambda: check_writable_target(path) if comm.rank == 0 else None)
 
 
 def _read_for_training(path, io, comm, tree_learner, rank_files):
     """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
     from .readers import read_data
+
     options = _read_options(io)
     if comm is None:
         return read_data(path, **options), None
@@ -326,6 +396,7 @@ def _read_for_training(path, io, comm, tree_learner, rank_files):
 def _read_share(path, options, comm, tree_learner, rank_files):
     from . import distributed_io
     from .readers import read_data
+
     if tree_learner == "feature":
         return distributed_io.read_column_block(path, comm, options)
     if rank_files:
@@ -337,48 +408,76 @@ def _read_share(path, options, comm, tree_learner, rank_files):
 def run_train(io, params):
     from . import Dataset, checkpoint, log_evaluation, log_progress, train
     from .params import resolve_params
+
     if "data" not in io:
         raise CliError("no training data: give data=FILE")
-    cfg = resolve_params(params)                 # unknown names and bad values fail here
+    cfg = resolve_params(params)  # unknown names and bad values fail here
     size = launched_size()
     if size > 1 and cfg["tree_learner"] == "serial":
-        raise CliError(f"started on {size} ranks but tree_learner=serial: set "
-                       "tree_learner=data, voting or feature")
+        raise CliError(
+            f"started on {size} ranks but tree_learner=serial: set "
+            "tree_learner=data, voting or feature"
+        )
     comm = _world(size if cfg["tree_learner"] != "serial" else 1, params)
     _check_output(io["output_model"], comm)
     learner = cfg["tree_learner"]
     rank_files = _flag(io, "pre_partition")
     loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
-    train_set = Dataset(loaded.X, loaded.label, weight=loaded.weight, init_score=loaded.init_score,
-                        feature_name=loaded.feature_names or "auto", feature_indices=block)
+    train_set = Dataset(
+        loaded.X,
+        loaded.label,
+        weight=loaded.weight,
+        init_score=loaded.init_score,
+        feature_name=loaded.feature_names or "auto",
+        feature_indices=block,
+    )
     valid_sets, valid_names = [], []
     for path in filter(None, (p.strip() for p in (io.get("valid_data") or "").split(","))):
         # Validation rows are sharded like the training rows ({rank} files only if named so).
         v, v_block = _read_for_training(path, io, comm, learner, rank_files and "{rank}" in path)
-        if v_block is None:      # LibSVM rows may stop before the training data's last feature
+        if v_block is None:  # LibSVM rows may stop before the training data's last feature
             v.X = _fit_width(v.X, train_set.n_features, path, io["data"], "training data")
-        valid_sets.append(Dataset(v.X, v.label, weight=v.weight, init_score=v.init_score,
-                                  reference=train_set, feature_indices=v_block))
+        valid_sets.append(
+            Dataset(
+                v.X,
+                v.label,
+                weight=v.weight,
+                init_score=v.init_score,
+                reference=train_set,
+                feature_indices=v_block,
+            )
+        )
         valid_names.append(os.path.basename(path))
     if cfg["is_provide_training_metric"]:
         valid_sets.insert(0, train_set)
         valid_names.insert(0, "training")
     # Metric and progress lines are information: verbosity >= 1, as LightGBM's
-    callbacks = ([log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
-                 if cfg["verbosity"] >= 1 else [])
+    callbacks = (
+        [log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
+        if cfg["verbosity"] >= 1
+        else []
+    )
     columns = {k: io[k] for k in COLUMN_KEYS if io.get(k) is not None}
     if _int(io, "snapshot_freq") > 0:
-        callbacks.append(_record_columns(columns))     # snapshots carry them too
+        callbacks.append(_record_columns(columns))  # snapshots carry them too
         callbacks.append(checkpoint(io["output_model"], _int(io, "snapshot_freq")))
-    booster = train(params, train_set, valid_sets=valid_sets or None,
-                    valid_names=valid_names or None, init_model=io.get("input_model"),
-                    callbacks=callbacks)
+    booster = train(
+        params,
+        train_set,
+        valid_sets=valid_sets or None,
+        valid_names=valid_names or None,
+        init_model=io.get("input_model"),
+        callbacks=callbacks,
+    )
     booster.params.update(columns)
     if comm is None or comm.rank == 0:
         booster.save_model(io["output_model"])
         if cfg["verbosity"] >= 1:
-            print(f"dgbdt: trained {booster.current_iteration()} iterations; model written to "
-                  f"{io['output_model']}", flush=True)
+            print(
+                f"dgbdt: trained {booster.current_iteration()} iterations; model written to "
+                f"{io['output_model']}",
+                flush=True,
+            )
 
 
 def _fit_width(X, n_model, data_path, model_path, what="the model"):
@@ -395,15 +494,18 @@ def _fit_width(X, n_model, data_path, model_path, what="the model"):
         if width == n_model - 1:
             hint = " (a file without a label column needs label_column= with no value)"
         elif width > n_model:
-            hint = (" (columns left out in training -- weight_column, group_column, "
-                    "ignore_column -- must be left out here too)")
-        raise CliError(f"{data_path} has {width} feature columns but {what} {model_path} "
-                       f"has {n_model}{hint}")
+            hint = (
+                " (columns left out in training -- weight_column, group_column, "
+                "ignore_column -- must be left out here too)"
+            )
+        raise CliError(
+            f"{data_path} has {width} feature columns but {what} {model_path} has {n_model}{hint}"
+        )
     return X
 
 
 def _format_predictions(pred, n_rows, leaf_index):
-    if n_rows == 0:                     # an empty file, or an empty part under mpiexec
+    if n_rows == 0:  # an empty file, or an empty part under mpiexec
         return b""
     pred = np.asarray(pred).reshape(n_rows, -1)
     fmt = "%d" if leaf_index else "%.17g"
@@ -414,17 +516,23 @@ def _format_predictions(pred, n_rows, leaf_index):
 def _naming_recorded_keys(io, with_columns, model_path):
     """A read error that may come from column keys the model recorded at training
     (not given now) says so, with how to override them."""
-    recorded = {k: with_columns[k] for k in COLUMN_KEYS
-                if k in with_columns and k not in io.get("_given", ())
-                and with_columns[k] != IO_DEFAULTS.get(k)}
+    recorded = {
+        k: with_columns[k]
+        for k in COLUMN_KEYS
+        if k in with_columns
+        and k not in io.get("_given", ())
+        and with_columns[k] != IO_DEFAULTS.get(k)
+    }
     try:
         yield
     except (ValueError, CliError) as exc:
         if not recorded:
             raise
         keys = " ".join(f"{k}={v}" for k, v in recorded.items())
-        error = CliError(f"{exc} (read with {keys} as recorded in {model_path} at training; "
-                         "give these keys to read the file otherwise)")
+        error = CliError(
+            f"{exc} (read with {keys} as recorded in {model_path} at training; "
+            "give these keys to read the file otherwise)"
+        )
         error.dgbdt_agreed = getattr(exc, "dgbdt_agreed", False)
         raise error from None
 
@@ -434,9 +542,10 @@ def run_predict(io, params):
     from .model_io import write_atomic
     from .readers import read_data
     from .params import resolve_params
+
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
-    cfg = resolve_params(params)        # a bad parameter fails before anything is written
+    cfg = resolve_params(params)  # a bad parameter fails before anything is written
     comm = _world(launched_size(), params)
     _check_output(io["output_result"], comm)
     if comm is None:
@@ -445,10 +554,14 @@ def run_predict(io, params):
         booster = distributed_io.run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
     # The file's columns as in training unless said otherwise (LightGBM keeps
     # the label index in the model); side files (.weight, .init) are not used.
-    with_columns = _without_label_if_narrow(io, _with_model_columns(io, booster),
-                                            booster.num_feature())
-    options = {**_read_options(with_columns), "side_files": False,
-               "features_only": True}     # labels are not used: not checked either
+    with_columns = _without_label_if_narrow(
+        io, _with_model_columns(io, booster), booster.num_feature()
+    )
+    options = {
+        **_read_options(with_columns),
+        "side_files": False,
+        "features_only": True,
+    }  # labels are not used: not checked either
     with _naming_recorded_keys(io, with_columns, io["input_model"]):
         if comm is None:
             X = read_data(io["data"], **options).X
@@ -460,9 +573,13 @@ def run_predict(io, params):
 
     def predict():
         x = _fit_width(X, booster.num_feature(), io["data"], io["input_model"])
-        pred = booster.predict(x, raw_score=_flag(io, "predict_raw_score"), pred_leaf=leaf_index,
-                               num_iteration=n_iter if n_iter > 0 else None,
-                               start_iteration=_int(io, "start_iteration_predict"))
+        pred = booster.predict(
+            x,
+            raw_score=_flag(io, "predict_raw_score"),
+            pred_leaf=leaf_index,
+            num_iteration=n_iter if n_iter > 0 else None,
+            start_iteration=_int(io, "start_iteration_predict"),
+        )
         return _format_predictions(pred, x.shape[0], leaf_index)
 
     if comm is None:
@@ -517,6 +634,7 @@ class _WarningPrinter:
         """From the raw params (LightGBM's verbosity key or alias; 1 when absent or
         not a number), then print what waited."""
         from .params import ALIASES
+
         self.verbosity = 1
         for key, value in params.items():
             if ALIASES.get(key) == "verbosity":
@@ -530,8 +648,13 @@ class _WarningPrinter:
 
 
 #: LightGBM's task names and aliases (config.cpp GetTaskType)
-TASKS = {"train": "train", "training": "train", "predict": "predict", "prediction": "predict",
-         "test": "predict"}
+TASKS = {
+    "train": "train",
+    "training": "train",
+    "predict": "predict",
+    "prediction": "predict",
+    "test": "predict",
+}
 LIGHTGBM_ONLY_TASKS = ("convert_model", "refit", "refit_tree", "save_binary")
 
 
@@ -552,7 +675,8 @@ def _the_task(command, io):
 def _run_task(command, args, printer):
     from .model_io import ModelFormatError
     from .readers import DataFormatError
-    distributed = launched_size() > 1       # train and predict both run on every rank
+
+    distributed = launched_size() > 1  # train and predict both run on every rank
     try:
         try:
             io, params = parse_arguments(args)
@@ -566,14 +690,26 @@ def _run_task(command, args, printer):
         else:
             run_predict(io, params)
     except BrokenPipeError:
-        raise                                # the reader of stdout left: __main__ ends quietly
-    except (CliError, DataFormatError, ModelFormatError, OSError, ValueError, TypeError,
-            RuntimeError, NotImplementedError, MemoryError) as exc:
+        raise  # the reader of stdout left: __main__ ends quietly
+    except (
+        CliError,
+        DataFormatError,
+        ModelFormatError,
+        OSError,
+        ValueError,
+        TypeError,
+        RuntimeError,
+        NotImplementedError,
+        MemoryError,
+    ) as exc:
         agreed = getattr(exc, "dgbdt_agreed", False)
         # Errors every rank meets alike (arguments, agreed errors) are printed once.
         if launched_rank() == 0 or not agreed:
-            text = str(exc) if not isinstance(exc, MemoryError) else \
-                f"out of memory ({exc or 'MemoryError'})"
+            text = (
+                str(exc)
+                if not isinstance(exc, MemoryError)
+                else f"out of memory ({exc or 'MemoryError'})"
+            )
             print(f"dgbdt: error: {text}", file=sys.stderr, flush=True)
         _abort_others(agreed, exc, distributed)
         return 1
@@ -584,9 +720,10 @@ def _abort_others(agreed, exc, distributed):
     """Under mpiexec the other ranks may be waiting in a collective, or in
     MPI_Init when this rank failed before starting MPI: end them."""
     from . import comm as comm_module
+
     if agreed:
         return
     if comm_module._WORLD is not None and comm_module._WORLD.size > 1:
         comm_module._WORLD.abort(1)
     elif comm_module._WORLD is None and distributed:
-        comm_module.abort_job(exc, with_traceback=False)   # already printed
+        comm_module.abort_job(exc, with_traceback=False)  # already printed

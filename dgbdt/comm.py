@@ -16,6 +16,7 @@ sends about twice its buffer) is left to the scaling model in ``bench/``.
 ``begin_tree()`` / ``end_tree()`` bracket what one tree costs (growth and the
 training-score update); evaluation traffic counts in the totals only.
 """
+
 import contextlib
 import os
 import sys
@@ -52,9 +53,12 @@ class CommStats:
         self._in_tree = False
 
     def as_dict(self):
-        return {"calls": dict(self.calls), "bytes": dict(self.bytes),
-                "total_bytes": sum(self.bytes.values()),
-                "bytes_per_tree": list(self.bytes_per_tree)}
+        return {
+            "calls": dict(self.calls),
+            "bytes": dict(self.bytes),
+            "total_bytes": sum(self.bytes.values()),
+            "bytes_per_tree": list(self.bytes_per_tree),
+        }
 
 
 class SerialComm:
@@ -62,7 +66,7 @@ class SerialComm:
 
     rank = 0
     size = 1
-    local_size = 1          # ranks on this machine
+    local_size = 1  # ranks on this machine
 
     def __init__(self):
         self.stats = CommStats()
@@ -71,7 +75,7 @@ class SerialComm:
         return np.array(values, copy=True)
 
     def reduce_scatter(self, values, counts):
-        return np.array(values[:counts[0]], copy=True)
+        return np.array(values[: counts[0]], copy=True)
 
     def allgather(self, values):
         """(size, *shape) array of every rank's ``values`` (same shape on all ranks)."""
@@ -116,6 +120,7 @@ class MPIComm(SerialComm):
     def __init__(self, comm=None, watchdog=None):
         super().__init__()
         from mpi4py import MPI
+
         self._MPI = MPI
         self._comm = comm if comm is not None else MPI.COMM_WORLD
         self.rank = self._comm.Get_rank()
@@ -156,7 +161,6 @@ class MPIComm(SerialComm):
     def allgather_object(self, obj):
         return self._run("allgather (objects)", self._comm.allgather, obj)
 
-
     def allreduce(self, values, op="sum"):
         send = np.ascontiguousarray(values)
         recv = np.empty_like(send)
@@ -176,8 +180,9 @@ class MPIComm(SerialComm):
         watch = self._watch
         watch.enter("reduce_scatter")
         try:
-            self._comm.Reduce_scatter(send, recv, recvcounts=[int(c) for c in counts],
-                                      op=self._ops["sum"])
+            self._comm.Reduce_scatter(
+                send, recv, recvcounts=[int(c) for c in counts], op=self._ops["sum"]
+            )
         finally:
             watch.current = None
         self.stats.add("reduce_scatter", send.nbytes)
@@ -200,8 +205,12 @@ class MPIComm(SerialComm):
         counts = self.allgather(np.array([send.shape[0]], np.int64))[:, 0]
         recv = np.empty(int(counts.sum()), dtype=send.dtype)
         displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        self._run("allgatherv", self._comm.Allgatherv, send,
-                  [recv, counts.tolist(), displs.tolist(), self._mpi_type(send)])
+        self._run(
+            "allgatherv",
+            self._comm.Allgatherv,
+            send,
+            [recv, counts.tolist(), displs.tolist(), self._mpi_type(send)],
+        )
         self.stats.add("allgather", send.nbytes)
         return recv, counts
 
@@ -222,8 +231,11 @@ class MPIComm(SerialComm):
     def bcast_bytes(self, data, root=0):
         """The root's byte string on every rank (a file name, a small text)."""
         size = self.bcast(np.array([len(data) if self.rank == root else 0], np.int64), root)
-        buf = np.frombuffer(bytes(data), np.uint8).copy() if self.rank == root else \
-            np.empty(int(size[0]), np.uint8)
+        buf = (
+            np.frombuffer(bytes(data), np.uint8).copy()
+            if self.rank == root
+            else np.empty(int(size[0]), np.uint8)
+        )
         return self.bcast(buf, root).tobytes()
 
     def scatter_bytes(self, parts, root=0):
@@ -237,8 +249,10 @@ class MPIComm(SerialComm):
         if self.rank == root:
             # Scatterv counts are C ints: a part over 2 GiB needs pre-partitioned input.
             if counts.max() >= 2**31:
-                raise ValueError("a part of over 2 GiB cannot be scattered; pre-partition "
-                                 "the input (pre_partition=true)")
+                raise ValueError(
+                    "a part of over 2 GiB cannot be scattered; pre-partition "
+                    "the input (pre_partition=true)"
+                )
             flat = np.frombuffer(b"".join(parts), np.uint8)
             displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
             send = [flat, counts.tolist(), displs.tolist(), self._MPI.BYTE]
@@ -268,7 +282,7 @@ def agree_on_errors(comm, error):
     text, counts = comm.allgatherv(np.frombuffer(message.encode(), dtype=np.uint8))
     first = int(np.flatnonzero(flags)[0])
     start = int(counts[:first].sum())
-    first_message = bytes(text[start:start + counts[first]]).decode(errors="replace")
+    first_message = bytes(text[start : start + counts[first]]).decode(errors="replace")
     if error is None or comm.rank != first:
         error = RuntimeError(f"rank {first} failed: {first_message}")
     # Every rank raises this: none waits in a collective, so none needs to
@@ -331,6 +345,7 @@ def start_mpi(limit_seconds):
     ``_wait_for_every_rank_to_start_mpi``) and ends the process (exit 1).
     """
     import faulthandler
+
     if "mpi4py.MPI" in sys.modules:
         return sys.modules["mpi4py.MPI"]
     faulthandler.dump_traceback_later(limit_seconds, exit=True)
@@ -341,7 +356,8 @@ def start_mpi(limit_seconds):
 
 
 def _wait_for_every_rank_to_start_mpi():
-    from mpi4py import MPI       # MPI_Init: a fence of every rank
+    from mpi4py import MPI  # MPI_Init: a fence of every rank
+
     return MPI
 
 
@@ -404,8 +420,9 @@ def install_abort_hook():
     ``DGBDT_NO_ABORT_HOOK=1`` turns it off (independent per-rank jobs).  (``SystemExit``
     never reaches ``sys.excepthook``; training catches it itself.)
     """
-    if os.environ.get(ABORT_HOOK_VARIABLE, "") not in ("", "0") or \
-            getattr(sys.excepthook, "dgbdt_abort_hook", False):
+    if os.environ.get(ABORT_HOOK_VARIABLE, "") not in ("", "0") or getattr(
+        sys.excepthook, "dgbdt_abort_hook", False
+    ):
         return
     previous_hook = sys.excepthook
 
@@ -418,9 +435,11 @@ def install_abort_hook():
         if MPI is None:
             # The others may wait in MPI_Init for this rank: start MPI to end them.
             if launched_size() > 1:
-                sys.stderr.write(f"dgbdt: rank {launched_rank()} failed before starting MPI; "
-                                 "ending every rank (independent per-rank jobs: set "
-                                 f"{ABORT_HOOK_VARIABLE}=1)\n")
+                sys.stderr.write(
+                    f"dgbdt: rank {launched_rank()} failed before starting MPI; "
+                    "ending every rank (independent per-rank jobs: set "
+                    f"{ABORT_HOOK_VARIABLE}=1)\n"
+                )
                 abort_job(exc, with_traceback=False)
             return
         try:

@@ -6,6 +6,7 @@ Binned data is an (n_samples, n_features) array, row-major (C order) or
 column-major (F order): ``layout`` says which, chosen by shape (see
 ``choose_layout``), and the histogram kernel follows it.
 """
+
 import os
 import warnings
 
@@ -56,7 +57,7 @@ def _is_complex(values):
         try:
             dtype = np.asarray(values).dtype
         except (TypeError, ValueError):
-            return False     # ragged and the like: the float conversion says what is wrong
+            return False  # ragged and the like: the float conversion says what is wrong
     return getattr(dtype, "kind", "") == "c"
 
 
@@ -67,8 +68,9 @@ def _complex_error(values, name):
     else:
         dtype = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype
         what = f"{name} is complex ({dtype})"
-    return TypeError(f"{what}; dgbdt takes real numbers only (casting would drop the "
-                     "imaginary part)")
+    return TypeError(
+        f"{what}; dgbdt takes real numbers only (casting would drop the imaginary part)"
+    )
 
 
 def _as_float(values, name):
@@ -96,7 +98,7 @@ def _human_bytes(n):
 def _physical_memory():
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):    # not POSIX: no check
+    except (AttributeError, ValueError, OSError):  # not POSIX: no check
         return None
 
 
@@ -110,22 +112,28 @@ def _check_sparse_shape(shape):
     memory = _physical_memory()
     if n_features <= MAX_SPARSE_COLUMNS and (memory is None or binned + pointers <= memory):
         return
-    why = (f"more than the {MAX_SPARSE_COLUMNS} columns dgbdt takes from sparse input "
-           "(dgbdt.readers.MAX_SPARSE_COLUMNS); keep only the columns that hold values"
-           if n_features > MAX_SPARSE_COLUMNS else
-           f"more than this machine's {_human_bytes(memory)} of memory")
-    raise ValueError(f"sparse data of shape {tuple(shape)} would be binned as a dense "
-                     f"{n_samples} x {n_features} matrix of at least {_human_bytes(binned)} "
-                     f"(sparse input is not kept sparse yet), plus {_human_bytes(pointers)} of "
-                     f"column pointers: {why}")
+    why = (
+        f"more than the {MAX_SPARSE_COLUMNS} columns dgbdt takes from sparse input "
+        "(dgbdt.readers.MAX_SPARSE_COLUMNS); keep only the columns that hold values"
+        if n_features > MAX_SPARSE_COLUMNS
+        else f"more than this machine's {_human_bytes(memory)} of memory"
+    )
+    raise ValueError(
+        f"sparse data of shape {tuple(shape)} would be binned as a dense "
+        f"{n_samples} x {n_features} matrix of at least {_human_bytes(binned)} "
+        f"(sparse input is not kept sparse yet), plus {_human_bytes(pointers)} of "
+        f"column pointers: {why}"
+    )
 
 
 def _dataframe_columns(df):
     for i, name in enumerate(df.columns):
-        col = df.iloc[:, i]          # by position: names may repeat
+        col = df.iloc[:, i]  # by position: names may repeat
         if str(col.dtype) == "category":
-            raise TypeError(f"Column {name!r} is categorical; categorical features are not "
-                            "supported yet: encode it as numbers (e.g. .cat.codes)")
+            raise TypeError(
+                f"Column {name!r} is categorical; categorical features are not "
+                "supported yet: encode it as numbers (e.g. .cat.codes)"
+            )
         try:
             yield col.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as exc:
@@ -157,8 +165,10 @@ class FeatureSource:
         else:
             arr = np.asarray(data)
             if arr.ndim == 1:
-                raise ValueError(f"data must be 2-dimensional (n_samples, n_features), got shape {arr.shape}; "
-                                 "reshape a single feature with X.reshape(-1, 1)")
+                raise ValueError(
+                    f"data must be 2-dimensional (n_samples, n_features), got shape {arr.shape}; "
+                    "reshape a single feature with X.reshape(-1, 1)"
+                )
             if arr.ndim != 2:
                 raise ValueError(f"data must be 2-dimensional, got shape {arr.shape}")
             if arr.dtype.kind not in "fiub":
@@ -175,8 +185,10 @@ class FeatureSource:
             m = self.data
             for f in range(self.shape[1]):
                 lo, hi = m.indptr[f], m.indptr[f + 1]
-                yield (np.ascontiguousarray(m.data[lo:hi], dtype=np.float64),
-                       np.ascontiguousarray(m.indices[lo:hi], dtype=np.int64))
+                yield (
+                    np.ascontiguousarray(m.data[lo:hi], dtype=np.float64),
+                    np.ascontiguousarray(m.indices[lo:hi], dtype=np.int64),
+                )
         elif self.kind == "frame":
             yield from _dataframe_columns(self.data)
         else:
@@ -191,8 +203,9 @@ def _as_1d(values, name, n_samples):
         return None
     arr = _as_float(values, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
-        warnings.warn(f"{name} is a column vector of shape {arr.shape}; using it as 1-D",
-                      stacklevel=3)
+        warnings.warn(
+            f"{name} is a column vector of shape {arr.shape}; using it as 1-D", stacklevel=3
+        )
     elif arr.ndim > 1:
         raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}")
     arr = arr.ravel()
@@ -209,13 +222,17 @@ def _check_init_score(init_score, n_samples):
         return None
     init = _as_float(init_score, "init_score")
     if (init.size == 0) != (n_samples == 0) or init.size % max(n_samples, 1):  # empty shard: none
-        raise ValueError(f"init_score has {init.size} values; expected a multiple of "
-                         f"the {n_samples} rows (n_samples or n_samples x n_classes)")
+        raise ValueError(
+            f"init_score has {init.size} values; expected a multiple of "
+            f"the {n_samples} rows (n_samples or n_samples x n_classes)"
+        )
     bad = np.flatnonzero(~np.isfinite(init.ravel()))
     if len(bad):
         where = np.unravel_index(int(bad[0]), init.shape)
-        raise ValueError(f"init_score[{', '.join(str(int(i)) for i in where)}] is "
-                         f"{init[where]}; init scores must be finite")
+        raise ValueError(
+            f"init_score[{', '.join(str(int(i)) for i in where)}] is "
+            f"{init[where]}; init scores must be finite"
+        )
     return init
 
 
@@ -229,8 +246,9 @@ def _check_label(label):
 def _check_weight(weight):
     if weight is not None and (not np.all(np.isfinite(weight)) or np.any(weight < 0)):
         bad = int(np.flatnonzero(~(np.isfinite(weight) & (weight >= 0)))[0])
-        raise ValueError(f"weight contains {weight[bad]} at row {bad}; "
-                         "weights must be finite and >= 0")
+        raise ValueError(
+            f"weight contains {weight[bad]} at row {bad}; weights must be finite and >= 0"
+        )
     return weight
 
 
@@ -239,10 +257,12 @@ def _check_categorical_feature(value):
     if value is None or (isinstance(value, str) and value in ("auto", "")):
         return
     if not isinstance(value, str) and hasattr(value, "__len__") and len(value) == 0:
-        return                                    # [] or (): nothing declared
-    raise ValueError(f"Dataset(categorical_feature={value!r}): categorical features are not "
-                     "supported by dgbdt yet; encode the columns as numbers, or leave "
-                     "categorical_feature='auto'")
+        return  # [] or (): nothing declared
+    raise ValueError(
+        f"Dataset(categorical_feature={value!r}): categorical features are not "
+        "supported by dgbdt yet; encode the columns as numbers, or leave "
+        "categorical_feature='auto'"
+    )
 
 
 class Dataset:
@@ -271,13 +291,25 @@ class Dataset:
         (categorical features are not supported yet).
     """
 
-    def __init__(self, data, label=None, weight=None, init_score=None, feature_name="auto",
-                 reference=None, params=None, free_raw_data=True, feature_indices=None,
-                 categorical_feature="auto"):
+    def __init__(
+        self,
+        data,
+        label=None,
+        weight=None,
+        init_score=None,
+        feature_name="auto",
+        reference=None,
+        params=None,
+        free_raw_data=True,
+        feature_indices=None,
+        categorical_feature="auto",
+    ):
         _check_categorical_feature(categorical_feature)
         if isinstance(data, (str, bytes)) or hasattr(data, "read"):
-            raise TypeError("dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
-                            "to train from a file use the command line `dgbdt train`")
+            raise TypeError(
+                "dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
+                "to train from a file use the command line `dgbdt train`"
+            )
         self._source = FeatureSource(data)
         n_samples, n_features = self._source.shape
         self.n_samples = int(n_samples)
@@ -286,33 +318,39 @@ class Dataset:
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         self.init_score = _check_init_score(init_score, self.n_samples)
         self.reference = reference
-        self._reference_from_train = False   # set by train when it picked the reference
+        self._reference_from_train = False  # set by train when it picked the reference
         self.params = dict(params or {})
         self.free_raw_data = free_raw_data
         self.feature_indices = None
         if feature_indices is not None:
             self.feature_indices = np.asarray(feature_indices, dtype=np.int64).ravel()
             if len(self.feature_indices) != self.n_features:
-                raise ValueError(f"feature_indices has {len(self.feature_indices)} entries but data "
-                                 f"has {self.n_features} columns")
+                raise ValueError(
+                    f"feature_indices has {len(self.feature_indices)} entries but data "
+                    f"has {self.n_features} columns"
+                )
         if feature_name == "auto" or feature_name is None:
-            columns = self.feature_indices if self.feature_indices is not None else range(self.n_features)
+            columns = (
+                self.feature_indices if self.feature_indices is not None else range(self.n_features)
+            )
             names = self._source.names or [f"Column_{i}" for i in columns]
         else:
             names = [str(n) for n in feature_name]
             if len(names) != self.n_features:
-                raise ValueError(f"feature_name has {len(names)} names but data has {self.n_features} features")
+                raise ValueError(
+                    f"feature_name has {len(names)} names but data has {self.n_features} features"
+                )
         if len(set(names)) != len(names):
             seen = set()
             repeated = next(n for n in names if n in seen or seen.add(n))
             raise ValueError(f"feature names must be unique; {repeated!r} appears more than once")
         self.feature_name = names
         self.bin_mapper = None
-        self.binned = None       # (n_samples, n_features), C or F order
-        self.row_offset = 0      # global index of this rank's first row (row-sharded training)
+        self.binned = None  # (n_samples, n_features), C or F order
+        self.row_offset = 0  # global index of this rank's first row (row-sharded training)
         self.n_total = self.n_samples
-        self.layout = None       # "row" (C order) or "col" (F order)
-        self._binning = None     # the BINNING_KEYS values the bins were made with
+        self.layout = None  # "row" (C order) or "col" (F order)
+        self._binning = None  # the BINNING_KEYS values the bins were made with
 
     # -- construction -------------------------------------------------------
     def construct(self, params=None, comm=None):
@@ -325,29 +363,33 @@ class Dataset:
         the global sample (the same as on one process).
         """
         if self.binned is not None and params is None and comm is None:
-            return self                 # nothing asked of the bins: keep them (LightGBM)
+            return self  # nothing asked of the bins: keep them (LightGBM)
         cfg = resolve_params({**self.params, **(params or {})})
-        if comm is not None:            # training says how rows are sharded (else: as before)
+        if comm is not None:  # training says how rows are sharded (else: as before)
             self.row_offset, self.n_total = 0, self.n_samples
         if comm is not None and comm.size > 1:
             counts = comm.allgather(np.array([self.n_samples], np.int64))[:, 0]
-            self.row_offset, self.n_total = int(counts[:comm.rank].sum()), int(counts.sum())
+            self.row_offset, self.n_total = int(counts[: comm.rank].sum()), int(counts.sum())
             widths = comm.allgather(np.array([self.n_features], np.int64))[:, 0]
             if np.any(widths != self.n_features):
-                raise ValueError(f"Ranks hold different numbers of features: {widths.tolist()}; "
-                                 "with row-sharded training every rank needs all columns")
+                raise ValueError(
+                    f"Ranks hold different numbers of features: {widths.tolist()}; "
+                    "with row-sharded training every rank needs all columns"
+                )
         n_ranks = comm.size if comm is not None else None
         if self.binned is not None:
             if self._binned_as(cfg, params, n_ranks):
                 self._follow_forced_layout(cfg)
                 return self
-            self.binned = self.bin_mapper = None        # re-bin from the raw data
+            self.binned = self.bin_mapper = None  # re-bin from the raw data
         if self.reference is not None:
             self.reference.construct(params)
             mapper = self.reference.bin_mapper
             if mapper.n_features != self.n_features:
-                raise ValueError(f"Validation data has {self.n_features} features but the "
-                                 f"reference training data has {mapper.n_features}")
+                raise ValueError(
+                    f"Validation data has {self.n_features} features but the "
+                    f"reference training data has {mapper.n_features}"
+                )
             self.bin_mapper = mapper
             self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
             self.binned = self._bin_with(mapper)
@@ -361,7 +403,7 @@ class Dataset:
     def _binning_of(self, cfg, n_ranks):
         binning = {key: cfg[key] for key in BINNING_KEYS}
         if self.n_total <= cfg["bin_construct_sample_cnt"]:
-            binning["seed"] = None                 # every row was in the sample
+            binning["seed"] = None  # every row was in the sample
         # Row-sharded bins come from every rank's rows: binned on one rank alone,
         # a shard's bins are its own.  None: not said (a reference's construct).
         binning["ranks"] = n_ranks
@@ -374,36 +416,50 @@ class Dataset:
         if self.reference is not None:
             self.reference.construct(params)
             same = self.bin_mapper is self.reference.bin_mapper
-            what = "its bins are not those of its reference Dataset (another one, or re-binned since)"
+            what = (
+                "its bins are not those of its reference Dataset (another one, or re-binned since)"
+            )
         else:
             wanted = self._binning_of(cfg, n_ranks)
-            changed = [k for k in wanted if wanted[k] != self._binning[k]
-                       and not (k == "ranks" and n_ranks is None)]
+            changed = [
+                k
+                for k in wanted
+                if wanted[k] != self._binning[k] and not (k == "ranks" and n_ranks is None)
+            ]
             if "ranks" in changed:
-                changed = ["ranks"]            # the seed rule follows the row count
+                changed = ["ranks"]  # the seed rule follows the row count
             same = not changed
             what = "; ".join(
                 f"it was binned on {self._binning[k]} rank(s) and trains row-sharded on {wanted[k]}"
-                if k == "ranks" else f"the params ask for {k}={wanted[k]} (was {self._binning[k]})"
-                for k in changed)
+                if k == "ranks"
+                else f"the params ask for {k}={wanted[k]} (was {self._binning[k]})"
+                for k in changed
+            )
         if same:
             return True
         if self._source is None:
-            raise ValueError(f"This Dataset is already binned and {what}; its raw data was freed, "
-                             "so it cannot be binned again: create a new Dataset, or create it "
-                             "with free_raw_data=False")
+            raise ValueError(
+                f"This Dataset is already binned and {what}; its raw data was freed, "
+                "so it cannot be binned again: create a new Dataset, or create it "
+                "with free_raw_data=False"
+            )
         return False
 
     def _follow_forced_layout(self, cfg):
         """force_row_wise / force_col_wise asked of a Dataset binned in the other layout."""
         wanted = "col" if cfg["force_col_wise"] else "row" if cfg["force_row_wise"] else self.layout
         if wanted != self.layout:
-            self.binned = (np.ascontiguousarray if wanted == "row" else np.asfortranarray)(self.binned)
+            self.binned = (np.ascontiguousarray if wanted == "row" else np.asfortranarray)(
+                self.binned
+            )
             self.layout = wanted
 
     def _bin_with(self, mapper):
-        binned = np.empty((self.n_samples, self.n_features), dtype=mapper.bin_dtype,
-                          order="C" if self.layout == "row" else "F")
+        binned = np.empty(
+            (self.n_samples, self.n_features),
+            dtype=mapper.bin_dtype,
+            order="C" if self.layout == "row" else "F",
+        )
         for f, col in enumerate(self._source.columns()):
             bin_column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned[:, f])
         return binned
@@ -415,14 +471,23 @@ class Dataset:
         # dtype and the layout are known before any bounds are.
         total_bins_bound = max_bin * self.n_features
         self.layout = choose_layout(cfg, total_bins_bound)
-        binned = np.empty((self.n_samples, self.n_features), dtype=bin_dtype_for(max_bin),
-                          order="C" if self.layout == "row" else "F")
-        sample = sample_rows(self.n_samples, cfg["bin_construct_sample_cnt"], cfg["seed"] & 0x7FFFFFFF,
-                             self.row_offset, self.n_total)
+        binned = np.empty(
+            (self.n_samples, self.n_features),
+            dtype=bin_dtype_for(max_bin),
+            order="C" if self.layout == "row" else "F",
+        )
+        sample = sample_rows(
+            self.n_samples,
+            cfg["bin_construct_sample_cnt"],
+            cfg["seed"] & 0x7FFFFFFF,
+            self.row_offset,
+            self.n_total,
+        )
         upper_bounds, nan_bins = [], []
         for f, col in enumerate(self._source.columns()):
-            ub, nan_bin = feature_bounds(col, self.n_samples, sample, max_bin, cfg["min_data_in_bin"],
-                                         comm)
+            ub, nan_bin = feature_bounds(
+                col, self.n_samples, sample, max_bin, cfg["min_data_in_bin"], comm
+            )
             bin_column(col, ub, nan_bin, binned[:, f])
             upper_bounds.append(ub)
             nan_bins.append(nan_bin)
@@ -431,8 +496,15 @@ class Dataset:
 
     # -- LightGBM-style accessors ------------------------------------------
     def create_valid(self, data, label=None, weight=None, init_score=None):
-        return Dataset(data, label=label, weight=weight, init_score=init_score,
-                       feature_name=self.feature_name, reference=self, params=self.params)
+        return Dataset(
+            data,
+            label=label,
+            weight=weight,
+            init_score=init_score,
+            feature_name=self.feature_name,
+            reference=self,
+            params=self.params,
+        )
 
     def num_data(self):
         return self.n_samples

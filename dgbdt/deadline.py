@@ -21,6 +21,7 @@ slow phase's longer allowance), it
 MPICH progresses non-blocking requests only inside MPI calls, so the exchange
 polls ``Iprobe`` in a short loop, never a long sleep.
 """
+
 import os
 import sys
 import threading
@@ -57,13 +58,13 @@ class Watchdog:
     def __init__(self, rank, size):
         self.rank, self.size = rank, size
         self.limit_seconds = DEFAULT_TIME_OUT_MINUTES * 60.0
-        self.current = None          # (number, kind, entered at, thread) of the collective waited in
-        self.number = 0              # collectives entered so far
-        self.phases = []             # stack of (reason, seconds)
-        self.probe = None            # a duplicated communicator, once MPI is up
+        self.current = None  # (number, kind, entered at, thread) of the collective waited in
+        self.number = 0  # collectives entered so far
+        self.phases = []  # stack of (reason, seconds)
+        self.probe = None  # a duplicated communicator, once MPI is up
         self.MPI = None
         self._thread = None
-        self._sent = []              # requests of answers in flight (kept alive)
+        self._sent = []  # requests of answers in flight (kept alive)
 
     # -- the main thread's side ----------------------------------------------
     def set_time_out(self, minutes):
@@ -105,8 +106,8 @@ class Watchdog:
                 time.sleep(0.25)
                 continue
             limit, reason = self._limit()
-            if self.current is not entered:       # left meanwhile (and its phase with it)
-                time.sleep(0.25)                  # not at once: collectives follow each other
+            if self.current is not entered:  # left meanwhile (and its phase with it)
+                time.sleep(0.25)  # not at once: collectives follow each other
                 continue
             current = (*entered[:3], limit, reason, entered[3])
             waited = time.monotonic() - current[2]
@@ -119,8 +120,14 @@ class Watchdog:
     def _status(self, current):
         number, kind, entered, _, reason, thread = current
         frame = sys._current_frames().get(thread)
-        return {"rank": self.rank, "number": number, "kind": kind, "where": _where(frame),
-                "waited": time.monotonic() - entered, "phase": reason}
+        return {
+            "rank": self.rank,
+            "number": number,
+            "kind": kind,
+            "where": _where(frame),
+            "waited": time.monotonic() - entered,
+            "phase": reason,
+        }
 
     def _answer_queries(self, status):
         """Answer every pending query with this rank's status; returns the askers'
@@ -160,9 +167,11 @@ class Watchdog:
         if answers is None or self.rank == min([self.rank, *answers]):
             sys.stderr.write(message + "\n")
         else:
-            time.sleep(ANSWER_SECONDS)      # the lowest rank prints and aborts first
-            sys.stderr.write(f"dgbdt: rank {self.rank}: {status['kind']} #{status['number']} "
-                             "timed out (see the lowest rank's message)\n")
+            time.sleep(ANSWER_SECONDS)  # the lowest rank prints and aborts first
+            sys.stderr.write(
+                f"dgbdt: rank {self.rank}: {status['kind']} #{status['number']} "
+                "timed out (see the lowest rank's message)\n"
+            )
         sys.stderr.flush()
         if self.MPI is not None and self.probe is not None:
             self.MPI.COMM_WORLD.Abort(1)
@@ -177,30 +186,45 @@ def _ranks(ranks):
 def expiry_message(status, answers, size, limit):
     """The one message a timed-out collective prints (``answers``: the statuses of
     the ranks that answered, or None when no rank could be asked)."""
-    head = (f"dgbdt: error: MPI collective {status['kind']} #{status['number']} in "
-            f"{status['where']} did not complete within {limit:.4g} s")
-    head += (f" (the allowance of a slow phase: {status['phase']})" if status["phase"]
-             else " (time_out; LightGBM's key, in minutes)")
+    head = (
+        f"dgbdt: error: MPI collective {status['kind']} #{status['number']} in "
+        f"{status['where']} did not complete within {limit:.4g} s"
+    )
+    head += (
+        f" (the allowance of a slow phase: {status['phase']})"
+        if status["phase"]
+        else " (time_out; LightGBM's key, in minutes)"
+    )
     if answers is None:
-        return (head + f" on rank {status['rank']} of {size}; the other ranks could not be "
-                "asked (MPI lacks full thread support or is not initialised). A rank did not "
-                "join: it failed, exited, is stopped, or takes another code path. If a rank "
-                "is legitimately slower, raise time_out (minutes).")
+        return (
+            head + f" on rank {status['rank']} of {size}; the other ranks could not be "
+            "asked (MPI lacks full thread support or is not initialised). A rank did not "
+            "join: it failed, exited, is stopped, or takes another code path. If a rank "
+            "is legitimately slower, raise time_out (minutes)."
+        )
     here = {status["rank"]: status, **answers}
-    same = [r for r, s in here.items()
-            if (s["number"], s["kind"]) == (status["number"], status["kind"])]
+    same = [
+        r for r, s in here.items() if (s["number"], s["kind"]) == (status["number"], status["kind"])
+    ]
     elsewhere = {r: s for r, s in here.items() if r not in same}
     silent = [r for r in range(size) if r not in here]
     missing = silent + list(elsewhere)
-    lines = [head + f": {_ranks(same)} waited in it; "
-             + (f"{_ranks(missing)} did not join." if missing else "every rank is in it.")]
+    lines = [
+        head
+        + f": {_ranks(same)} waited in it; "
+        + (f"{_ranks(missing)} did not join." if missing else "every rank is in it.")
+    ]
     for r, s in sorted(elsewhere.items()):
-        lines.append(f"  rank {r} waits in {s['kind']} #{s['number']} in {s['where']} instead: "
-                     "the ranks took different code paths (different params, callbacks, "
-                     "validation sets or data on some ranks?)")
+        lines.append(
+            f"  rank {r} waits in {s['kind']} #{s['number']} in {s['where']} instead: "
+            "the ranks took different code paths (different params, callbacks, "
+            "validation sets or data on some ranks?)"
+        )
     if silent:
-        lines.append(f"  {_ranks(silent)} did not answer: busy outside dgbdt's collectives "
-                     "(training alone with tree_learner='serial', a slow callback or data "
-                     "loading), stopped, or exited without calling train")
+        lines.append(
+            f"  {_ranks(silent)} did not answer: busy outside dgbdt's collectives "
+            "(training alone with tree_learner='serial', a slow callback or data "
+            "loading), stopped, or exited without calling train"
+        )
     lines.append("  If a rank is legitimately slower, raise time_out (minutes).")
     return "\n".join(lines)

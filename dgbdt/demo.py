@@ -6,6 +6,7 @@ trains data-parallel: each rank holds its own block of rows.  ``--ranks 1``,
 or a machine without mpi4py, trains in one process.  Run directly under your
 own launcher with ``mpiexec -n K python -m dgbdt demo``.
 """
+
 import argparse
 import os
 import pathlib
@@ -32,14 +33,18 @@ def _relaunch(args, argv):
     except ImportError:
         mpiexec = None
     if mpiexec is None or not mpiexec.exists():
-        print("dgbdt demo: mpi4py/mpiexec not installed (pip install 'dgbdt[mpi]'); "
-              "training in one process")
+        print(
+            "dgbdt demo: mpi4py/mpiexec not installed (pip install 'dgbdt[mpi]'); "
+            "training in one process"
+        )
         return None
     threads = max(1, (os.cpu_count() or 1) // args.ranks)
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive")
     cmd = [str(mpiexec), "-n", str(args.ranks), sys.executable, "-m", "dgbdt", "demo", *argv]
-    print(f"dgbdt demo: {' '.join(cmd[:3])} python -m dgbdt demo ({threads} thread(s) per rank)",
-          flush=True)
+    print(
+        f"dgbdt demo: {' '.join(cmd[:3])} python -m dgbdt demo ({threads} thread(s) per rank)",
+        flush=True,
+    )
     return subprocess.run(cmd, env=env).returncode
 
 
@@ -49,8 +54,12 @@ def run_demo(argv=None):
     parser.add_argument("--rows", type=int, default=200_000, help="training rows (default 200000)")
     parser.add_argument("--rounds", type=int, default=100, help="boosting rounds (default 100)")
     parser.add_argument("--leaves", type=int, default=63, help="num_leaves (default 63)")
-    parser.add_argument("--ranks", type=int, default=2,
-                        help="MPI ranks to start when not already under mpiexec (default 2)")
+    parser.add_argument(
+        "--ranks",
+        type=int,
+        default=2,
+        help="MPI ranks to start when not already under mpiexec (default 2)",
+    )
     args = parser.parse_args(argv)
     if args.ranks > 1 and not under_launcher():
         rc = _relaunch(args, argv)
@@ -61,6 +70,7 @@ def run_demo(argv=None):
     rank, size = 0, 1
     if distributed:
         from .comm import world_comm
+
         comm = world_comm()
         rank, size = comm.rank, comm.size
     X, y = make_higgs_like(args.rows, seed=1)
@@ -69,19 +79,30 @@ def run_demo(argv=None):
     # of the training and of the test rows; metrics are computed globally.
     lo, hi = rank * len(y) // size, (rank + 1) * len(y) // size
     tlo, thi = rank * len(y_test) // size, (rank + 1) * len(y_test) // size
-    params = {"objective": "binary", "num_leaves": args.leaves, "learning_rate": 0.1,
-              "metric": ["binary_logloss", "auc"], "verbosity": -1,
-              "tree_learner": "data" if distributed else "serial"}
+    params = {
+        "objective": "binary",
+        "num_leaves": args.leaves,
+        "learning_rate": 0.1,
+        "metric": ["binary_logloss", "auc"],
+        "verbosity": -1,
+        "tree_learner": "data" if distributed else "serial",
+    }
     say = print if rank == 0 else (lambda *a, **k: None)
-    say(f"dgbdt demo: {args.rows} x {X.shape[1]} training rows (HIGGS-like) on {size} "
-        f"rank(s), {len(y_test)} test rows, {args.rounds} rounds, {args.leaves} leaves")
+    say(
+        f"dgbdt demo: {args.rows} x {X.shape[1]} training rows (HIGGS-like) on {size} "
+        f"rank(s), {len(y_test)} test rows, {args.rounds} rounds, {args.leaves} leaves"
+    )
     compiled_before = kernels_compiled()
     t0 = time.perf_counter()
     train_set = Dataset(X[lo:hi], y[lo:hi])
-    booster = train(params, train_set, args.rounds,
-                    valid_sets=[Dataset(X_test[tlo:thi], y_test[tlo:thi], reference=train_set)],
-                    valid_names=["test"],
-                    callbacks=[log_evaluation(max(1, args.rounds // 10), show_comm=distributed)])
+    booster = train(
+        params,
+        train_set,
+        args.rounds,
+        valid_sets=[Dataset(X_test[tlo:thi], y_test[tlo:thi], reference=train_set)],
+        valid_names=["test"],
+        callbacks=[log_evaluation(max(1, args.rounds // 10), show_comm=distributed)],
+    )
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     proba = booster.predict(X_test)
@@ -97,12 +118,22 @@ def run_demo(argv=None):
         stats = booster.comm_stats()
         per_tree = stats.get("bytes_per_tree") or [0]
         compiled = kernels_compiled() - compiled_before
-        say(f"fit {fit_s:.2f} s" + (f" (including compiling {compiled} kernels; later runs load "
-                                    "them from the cache)" if compiled else "")
-            + f", predict {predict_s:.2f} s")
-        say(f"test AUC {auc:.4f}; model file {size_mb:.2f} MB, reloaded model predicts "
-            f"{'identically' if same else 'DIFFERENTLY'}")
+        say(
+            f"fit {fit_s:.2f} s"
+            + (
+                f" (including compiling {compiled} kernels; later runs load them from the cache)"
+                if compiled
+                else ""
+            )
+            + f", predict {predict_s:.2f} s"
+        )
+        say(
+            f"test AUC {auc:.4f}; model file {size_mb:.2f} MB, reloaded model predicts "
+            f"{'identically' if same else 'DIFFERENTLY'}"
+        )
         if size > 1:
-            say(f"communication: rank 0 handed {stats['total_bytes'] / 1e6:.1f} MB to collectives, "
-                f"{np.median(per_tree) / 1e3:.1f} kB per tree (median)")
+            say(
+                f"communication: rank 0 handed {stats['total_bytes'] / 1e6:.1f} MB to collectives, "
+                f"{np.median(per_tree) / 1e3:.1f} kB per tree (median)"
+            )
     return 0 if same else 1

@@ -14,6 +14,7 @@ Errors a rank finds in its part (a malformed line, a missing file) are agreed
 after each local step, so every rank stops with that message and none is left
 waiting in a collective.  Line numbers in messages count from the file's start.
 """
+
 import functools
 import os
 
@@ -30,7 +31,7 @@ def run_agreed(comm, step):
     result, error = None, None
     try:
         result = step()
-    except (OSError, ValueError) as exc:   # DataFormatError is a ValueError
+    except (OSError, ValueError) as exc:  # DataFormatError is a ValueError
         error = exc
     agree_on_errors(comm, error)
     return result
@@ -39,7 +40,7 @@ def run_agreed(comm, step):
 def _exclusive_sum(comm, value):
     """(sum of ``value`` on the ranks before this one, sum over all ranks)."""
     every = comm.allgather(np.array([value], np.int64))[:, 0]
-    return int(every[:comm.rank].sum()), int(every.sum())
+    return int(every[: comm.rank].sum()), int(every.sum())
 
 
 def read_row_part(path, comm, options):
@@ -71,9 +72,19 @@ def read_row_part(path, comm, options):
         data = comm.scatter_bytes(parts)
         del parts
     first_line = 1 + _exclusive_sum(comm, readers.count_lines(data))[0]
-    out = run_agreed(comm, functools.partial(
-        readers.parse_text, path, data, fmt=found_fmt, sep=sep, header_text=header_text,
-        first_line=first_line, **options))
+    out = run_agreed(
+        comm,
+        functools.partial(
+            readers.parse_text,
+            path,
+            data,
+            fmt=found_fmt,
+            sep=sep,
+            header_text=header_text,
+            first_line=first_line,
+            **options,
+        ),
+    )
     del data
     _agree_on_width(comm, out, found_fmt, path)
     row_offset, n_total = _exclusive_sum(comm, out.X.shape[0])
@@ -94,8 +105,10 @@ def _agree_on_width(comm, out, fmt, path):
     elif n_rows == 0 and width < widest:
         out.X = np.zeros((0, widest))
     elif width != widest:
-        error = ValueError(f"{path}: rows of rank {comm.rank}'s part have {width} features, "
-                           f"other parts have {widest}")
+        error = ValueError(
+            f"{path}: rows of rank {comm.rank}'s part have {width} features, "
+            f"other parts have {widest}"
+        )
     agree_on_errors(comm, error)
 
 
@@ -123,9 +136,10 @@ def read_column_block(path, comm, options):
     path = os.fspath(path)
 
     def local_read():
-        fmt, sep = readers.sniff_format(path, options.get("fmt", "auto"),
-                                        options.get("header", False))
-        if fmt == "libsvm":      # the width is the highest index: known after reading
+        fmt, sep = readers.sniff_format(
+            path, options.get("fmt", "auto"), options.get("header", False)
+        )
+        if fmt == "libsvm":  # the width is the highest index: known after reading
             out = readers.read_data(path, **options)
             block = column_block(out.X.shape[1], comm.rank, comm.size)
             out.X = out.X[:, block].tocsr()

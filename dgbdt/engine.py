@@ -5,6 +5,7 @@ sub-sampling (keyed on (seed, iteration, row/feature), see native.random),
 one tree per class, shrinkage, score updates for training and validation
 data, evaluation, callbacks.
 """
+
 import contextlib
 import os
 import warnings
@@ -47,13 +48,15 @@ class TrainingData:
         mapper = dataset.bin_mapper
         # This rank's rows are global rows row_offset ... row_offset + n_samples - 1.
         self.row_offset = dataset.row_offset
-        self.binned = dataset.binned          # (n_samples, n_features)
+        self.binned = dataset.binned  # (n_samples, n_features)
         self.layout = dataset.layout
         # Partitioning reads one feature of scattered rows: from a row-major
         # array every read is a cache miss on a 28-byte-strided column, so keep
         # a column-major copy (LightGBM keeps both too).  Measured on 1M x 28:
         # partition 40 -> 12 ms per 255-leaf tree.
-        self.columns = dataset.binned if dataset.layout == "col" else np.asfortranarray(dataset.binned)
+        self.columns = (
+            dataset.binned if dataset.layout == "col" else np.asfortranarray(dataset.binned)
+        )
         self.bin_mapper = mapper
         self.n_samples = dataset.n_samples
         self.n_features = dataset.n_features
@@ -105,22 +108,26 @@ def make_comm(cfg):
         return SerialComm()
     try:
         from .comm import world_comm
+
         return world_comm(cfg["time_out"])
     except ImportError as exc:
-        raise ImportError(f"tree_learner={cfg['tree_learner']!r} needs mpi4py and an MPI library: "
-                          "pip install 'dgbdt[mpi]'") from exc
+        raise ImportError(
+            f"tree_learner={cfg['tree_learner']!r} needs mpi4py and an MPI library: "
+            "pip install 'dgbdt[mpi]'"
+        ) from exc
 
 
 def _ranks_unlike_rank0(comm, text):
     """Ranks whose ``text`` hashes differently from rank 0's (every rank gets the same list)."""
     import hashlib
+
     digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
     digests = comm.allgather(digest)
     return [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
 
 
 def _agreed_error(error):
-    error.dgbdt_agreed = True          # every rank sees the same digests and raises
+    error.dgbdt_agreed = True  # every rank sees the same digests and raises
     return error
 
 
@@ -131,18 +138,22 @@ def check_same_rows(comm, dataset, what="the training set"):
     mine = np.array([dataset.n_samples, 0 if blocks else dataset.n_features, float(np.sum(label))])
     every = comm.allgather(mine)
     if not np.all(every == every[0]):
-        raise _agreed_error(ValueError(
-            f"tree_learner='feature' needs the same rows of {what} on every rank (all columns, "
-            "or a block of columns with Dataset(feature_indices=...)); got (rows, columns, "
-            f"label sum) = {every.tolist()}"))
+        raise _agreed_error(
+            ValueError(
+                f"tree_learner='feature' needs the same rows of {what} on every rank (all columns, "
+                "or a block of columns with Dataset(feature_indices=...)); got (rows, columns, "
+                f"label sum) = {every.tolist()}"
+            )
+        )
 
 
 def check_same_model(comm, booster):
     """Every rank must hold the same model (hash of the model file compared)."""
     bad = _ranks_unlike_rank0(comm, booster.model_to_string(-1))
     if bad:
-        raise _agreed_error(RuntimeError(f"check_consistency: ranks {bad} hold another model "
-                                         "than rank 0"))
+        raise _agreed_error(
+            RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0")
+        )
 
 
 def _num_threads(cfg, comm):
@@ -163,16 +174,23 @@ def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
     preds = scores[0] if k_out == 1 else scores.T.copy()
     out = fobj(preds, train_set)
     if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError(f"The custom objective {getattr(fobj, '__name__', fobj)!r} must return "
-                        f"(grad, hess), got {type(out).__name__}")
+        raise TypeError(
+            f"The custom objective {getattr(fobj, '__name__', fobj)!r} must return "
+            f"(grad, hess), got {type(out).__name__}"
+        )
     grad, hess = (_numeric(part, what) for part, what in zip(out, ("gradients", "hessians")))
     if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
         raise ValueError("The custom objective returned non-finite gradients or hessians")
     n = scores.shape[1]
-    if hess.shape != grad.shape or grad.size != n * k_out or \
-            grad.shape not in ((n,), (n, k_out), (n * k_out,)):
-        raise ValueError(f"Custom objective returned gradients of shape {grad.shape} and hessians of "
-                         f"shape {hess.shape}; expected ({n},) or ({n}, {k_out})")
+    if (
+        hess.shape != grad.shape
+        or grad.size != n * k_out
+        or grad.shape not in ((n,), (n, k_out), (n * k_out,))
+    ):
+        raise ValueError(
+            f"Custom objective returned gradients of shape {grad.shape} and hessians of "
+            f"shape {hess.shape}; expected ({n},) or ({n}, {k_out})"
+        )
     if grad.ndim == 1 and k_out > 1:
         # LightGBM's flat layout: class-major, all rows of class 0 first
         gradients[:], hessians[:] = grad.reshape(k_out, n), hess.reshape(k_out, n)
@@ -185,13 +203,23 @@ def _numeric(values, what):
     """A custom objective's gradients or hessians as float64 (complex refused)."""
     arr = np.asarray(values)
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"The custom objective's {what} must be real numbers, got dtype "
-                        f"{arr.dtype}")
+        raise TypeError(
+            f"The custom objective's {what} must be real numbers, got dtype {arr.dtype}"
+        )
     return arr.astype(np.float64)
 
 
-def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None, feval=None,
-          init_model=None, keep_training_booster=False, callbacks=None):
+def train(
+    params,
+    train_set,
+    num_boost_round=100,
+    valid_sets=None,
+    valid_names=None,
+    feval=None,
+    init_model=None,
+    keep_training_booster=False,
+    callbacks=None,
+):
     """Train a gradient-boosted tree model (LightGBM's ``train`` signature and order).
 
     ``num_iterations`` (or an alias) in ``params`` overrides ``num_boost_round``.
@@ -210,10 +238,13 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             abort_job(exc)
         raise
     custom_objective = cfg["objective"] if callable(cfg["objective"]) else None
-    comm.stats = CommStats()          # this training's communication only
+    comm.stats = CommStats()  # this training's communication only
     if cfg["num_machines"] > 1 and cfg["num_machines"] != comm.size and comm.rank == 0:
-        warnings.warn(f"num_machines={cfg['num_machines']} but {comm.size} process(es) run; "
-                      "dgbdt uses the processes mpiexec started", stacklevel=2)
+        warnings.warn(
+            f"num_machines={cfg['num_machines']} but {comm.size} process(es) run; "
+            "dgbdt uses the processes mpiexec started",
+            stacklevel=2,
+        )
     old_threads = numba.get_num_threads()
     numba.set_num_threads(_num_threads(cfg, comm))
     cb.set_logging_rank(comm.rank)
@@ -240,8 +271,10 @@ def _as_lists(valid_sets, valid_names):
         valid_sets = [valid_sets]
     if isinstance(valid_names, str):
         valid_names = [valid_names]
-    return (None if valid_sets is None else list(valid_sets),
-            None if valid_names is None else list(valid_names))
+    return (
+        None if valid_sets is None else list(valid_sets),
+        None if valid_names is None else list(valid_names),
+    )
 
 
 def _check_call(params, train_set, num_boost_round):
@@ -263,12 +296,16 @@ def _asks_for_ranks(params):
     """Whether raw (maybe invalid) params ask for a distributed tree learner
     under an MPI launcher of several ranks."""
     from .comm import launched_size
+
     if launched_size() <= 1 or not isinstance(params, Mapping):
         return False
     # anything but "serial" (a typo included) asks for ranks
     choices = PARAMS["tree_learner"].choices
-    return any(ALIASES.get(str(k).strip()) == "tree_learner"
-               and choices.get(str(v).strip().lower()) != "serial" for k, v in params.items())
+    return any(
+        ALIASES.get(str(k).strip()) == "tree_learner"
+        and choices.get(str(v).strip().lower()) != "serial"
+        for k, v in params.items()
+    )
 
 
 class _Run:
@@ -297,8 +334,9 @@ def _agree_on_inputs(run, valid_sets, valid_names, feval, init_model):
         error = exc
     agree_on_errors(run.comm, error)
     if run.comm.size > 1:
-        check_same_setup(run.comm, _setup_description(run, valid_sets, valid_names, feval,
-                                                      init_model))
+        check_same_setup(
+            run.comm, _setup_description(run, valid_sets, valid_names, feval, init_model)
+        )
 
 
 def _setup_description(run, valid_sets, valid_names, feval, init_model):
@@ -306,8 +344,10 @@ def _setup_description(run, valid_sets, valid_names, feval, init_model):
     cfg = run.cfg
     fevals = feval if isinstance(feval, (list, tuple)) else [feval] if feval is not None else []
     sets = valid_sets or []
-    names = [valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
-             for i in range(len(sets))]
+    names = [
+        valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
+        for i in range(len(sets))
+    ]
     return {
         "the validation set names": names,
         "which validation sets are train_set": [vs is run.train_set for vs in sets],
@@ -315,23 +355,34 @@ def _setup_description(run, valid_sets, valid_names, feval, init_model):
         "a custom objective given": run.custom_objective is not None,
         "init_model": _init_model_digest(init_model),
         "train_set's feature names": _feature_names(run.train_set),
-        "the binning (train_set's Dataset params with train's)": _binning(run.train_set,
-                                                                          run.params),
+        "the binning (train_set's Dataset params with train's)": _binning(
+            run.train_set, run.params
+        ),
         "the validation sets' binning": [_binning(vs, run.params) for vs in sets],
-        **{f"params[{k!r}]": v for k, v in cfg.items()
-           if not callable(v) and k not in PER_PROCESS_KEYS},
+        **{
+            f"params[{k!r}]": v
+            for k, v in cfg.items()
+            if not callable(v) and k not in PER_PROCESS_KEYS
+        },
     }
 
 
 #: Parameters each process may set for itself (LightGBM's too: threads, logging,
 #: the deadline, the local data layout): they do not change the model.
-PER_PROCESS_KEYS = ("num_threads", "verbosity", "time_out", "num_machines", "force_col_wise",
-                    "force_row_wise")
+PER_PROCESS_KEYS = (
+    "num_threads",
+    "verbosity",
+    "time_out",
+    "num_machines",
+    "force_col_wise",
+    "force_row_wise",
+)
 
 
 def _init_model_digest(init_model):
     """None, or a hash of the init model (the same model must continue on every rank)."""
     import hashlib
+
     if init_model is None:
         return None
     if isinstance(init_model, Booster):
@@ -341,7 +392,7 @@ def _init_model_digest(init_model):
             with open(init_model, "rb") as fh:
                 text = fh.read().decode("utf-8", "replace")
         except (OSError, TypeError):
-            return f"unreadable {init_model!r}"   # loading it reports why, on that rank
+            return f"unreadable {init_model!r}"  # loading it reports why, on that rank
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -360,7 +411,7 @@ def _binning(dataset, params):
         return None
     try:
         cfg = resolve_params({**(dataset.params or {}), **params})
-    except (ValueError, TypeError) as exc:   # raised on every rank when the Dataset is built
+    except (ValueError, TypeError) as exc:  # raised on every rank when the Dataset is built
         return f"invalid: {exc}"
     return {key: cfg[key] for key in BINNING_KEYS}
 
@@ -371,6 +422,7 @@ def check_same_setup(comm, description):
     0's; on a difference every rank raises the same error naming the first
     item that differs."""
     import json
+
     text = json.dumps(description, sort_keys=True, default=str)
     bad = _ranks_unlike_rank0(comm, text)
     if not bad:
@@ -379,19 +431,22 @@ def check_same_setup(comm, description):
     mine, theirs = json.loads(texts[0]), json.loads(texts[bad[0]])
     key = next(k for k in [*description, *theirs] if mine.get(k) != theirs.get(k))
     mine, theirs = mine.get(key), theirs.get(key)
-    if isinstance(mine, dict) and isinstance(theirs, dict):   # name the entry that differs
+    if isinstance(mine, dict) and isinstance(theirs, dict):  # name the entry that differs
         sub = next(k for k in [*mine, *theirs] if mine.get(k) != theirs.get(k))
         key, mine, theirs = f"{key}[{sub!r}]", mine.get(sub), theirs.get(sub)
-    raise _agreed_error(ValueError(
-        f"Ranks {bad} called train() unlike rank 0: {key} is {_short(theirs)} on rank "
-        f"{bad[0]} but {_short(mine)} on rank 0. Every rank must call train() with the "
-        "same params, feval, objective, validation sets (names and Dataset params) and "
-        "init_model, on data with the same feature names"))
+    raise _agreed_error(
+        ValueError(
+            f"Ranks {bad} called train() unlike rank 0: {key} is {_short(theirs)} on rank "
+            f"{bad[0]} but {_short(mine)} on rank 0. Every rank must call train() with the "
+            "same params, feval, objective, validation sets (names and Dataset params) and "
+            "init_model, on data with the same feature names"
+        )
+    )
 
 
 def _short(value, width=120):
     text = repr(value)
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks):
@@ -401,8 +456,9 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
         # When some ranks have weights, the others weigh their rows 1: every
         # rank then takes the same (weighted) path through the collectives.
         # Likewise a missing init_score is zeros when other ranks have one.
-        has = row_comm.allreduce(np.array([train_set.weight is not None,
-                                           train_set.init_score is not None], np.int64))
+        has = row_comm.allreduce(
+            np.array([train_set.weight is not None, train_set.init_score is not None], np.int64)
+        )
         if has[0] and train_set.weight is None:
             train_set.weight = np.ones(train_set.n_samples)
         if has[1] and train_set.init_score is None:
@@ -423,33 +479,77 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
     if objective:
         objective.set_label_weights(train_set.label, train_set.weight, row_comm)
     booster = Booster()
-    booster._setup("custom" if custom_objective else objective.name,
-                   {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]}, k_out, k_out,
-                   np.zeros(k_out), blocks[1] if blocks else train_set.feature_name,
-                   blocks[0] if blocks else train_set.bin_mapper,
-                   {k: v for k, v in cfg.items() if k != "objective"}
-                   | {"objective": "custom" if custom_objective else cfg["objective"]})
+    booster._setup(
+        "custom" if custom_objective else objective.name,
+        {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]},
+        k_out,
+        k_out,
+        np.zeros(k_out),
+        blocks[1] if blocks else train_set.feature_name,
+        blocks[0] if blocks else train_set.bin_mapper,
+        {k: v for k, v in cfg.items() if k != "objective"}
+        | {"objective": "custom" if custom_objective else cfg["objective"]},
+    )
     booster._comm_stats = comm.stats
-    booster = _boost(cfg, train_set, booster, objective, custom_objective, k_out,
-                     valid_sets, valid_names, feval, init_model, callbacks, comm, row_comm,
-                     blocks, run.params)
+    booster = _boost(
+        cfg,
+        train_set,
+        booster,
+        objective,
+        custom_objective,
+        k_out,
+        valid_sets,
+        valid_names,
+        feval,
+        init_model,
+        callbacks,
+        comm,
+        row_comm,
+        blocks,
+        run.params,
+    )
     if cfg["check_consistency"] and comm.size > 1:
         check_same_model(comm, booster)
     return booster
 
 
-def _boost(cfg, train_set, booster, objective, custom_objective, k_out, valid_sets, valid_names,
-           feval, init_model, callbacks, comm, row_comm, blocks=None, params=None):
+def _boost(
+    cfg,
+    train_set,
+    booster,
+    objective,
+    custom_objective,
+    k_out,
+    valid_sets,
+    valid_names,
+    feval,
+    init_model,
+    callbacks,
+    comm,
+    row_comm,
+    blocks=None,
+    params=None,
+):
     """The boosting loop.  ``comm`` connects the learners; ``row_comm`` sums
     over rows (the same as ``comm`` when rows are sharded, serial otherwise);
     ``params`` are train's own (validation sets are constructed with them)."""
     data = TrainingData(train_set, comm, blocks)
-    loop = SimpleNamespace(cfg=cfg, train_set=train_set, booster=booster, objective=objective,
-                           custom_objective=custom_objective, k_out=k_out, feval=feval,
-                           comm=comm, row_comm=row_comm, data=data)
+    loop = SimpleNamespace(
+        cfg=cfg,
+        train_set=train_set,
+        booster=booster,
+        objective=objective,
+        custom_objective=custom_objective,
+        k_out=k_out,
+        feval=feval,
+        comm=comm,
+        row_comm=row_comm,
+        data=data,
+    )
     loop.scores, init_booster = _starting_scores(loop, init_model)
-    loop.eval_sets = _make_eval_sets(train_set, loop.scores, valid_sets, valid_names, cfg, booster,
-                                     k_out, init_booster, params)
+    loop.eval_sets = _make_eval_sets(
+        train_set, loop.scores, valid_sets, valid_names, cfg, booster, k_out, init_booster, params
+    )
     if cfg["tree_learner"] == "feature" and comm.size > 1:
         # Replicated rows: metrics are computed by each rank on its own copy.
         for es in loop.eval_sets:
@@ -487,8 +587,9 @@ def _starting_scores(loop, init_model):
             booster.bin_mapper = None
         _free_raw(train_set)
     elif loop.objective and cfg["boost_from_average"] and train_set.init_score is None:
-        booster.init_score = loop.objective.init_score(train_set.label, train_set.weight,
-                                                       loop.row_comm)
+        booster.init_score = loop.objective.init_score(
+            train_set.label, train_set.weight, loop.row_comm
+        )
         scores += booster.init_score[:, None]
     return scores, init_booster
 
@@ -499,8 +600,11 @@ def _prepare_loop(loop, callbacks, init_model):
     loop.metrics = [get_metric(m) for m in cfg["metric"]]
     loop.learner = make_learner(cfg, data, split_params_vector(cfg), loop.comm)
     loop.grower = TreeGrower(loop.learner, data, cfg)
-    loop.quantizer = (GradientQuantizer(cfg, n, data.row_offset, loop.row_comm)
-                      if cfg["use_quantized_grad"] else None)
+    loop.quantizer = (
+        GradientQuantizer(cfg, n, data.row_offset, loop.row_comm)
+        if cfg["use_quantized_grad"]
+        else None
+    )
     loop.gradients = np.empty((k_out, n), common.GRAD_DTYPE)
     loop.hessians = np.empty((k_out, n), common.GRAD_DTYPE)
     loop.all_rows = loop.bag = np.arange(n, dtype=common.INDEX_DTYPE)
@@ -512,14 +616,19 @@ def _prepare_loop(loop, callbacks, init_model):
     loop.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
     booster = loop.booster
     loop.first_iter = booster.current_iteration() if init_model is not None else 0
-    loop.start_from_stump = (loop.objective is not None and not cfg["boost_from_average"]
-                             and loop.train_set.init_score is None and init_model is None)
+    loop.start_from_stump = (
+        loop.objective is not None
+        and not cfg["boost_from_average"]
+        and loop.train_set.init_score is None
+        and init_model is None
+    )
     loop.end_iter = loop.first_iter + cfg["num_iterations"]
     booster.best_iteration = 0
     for c in callbacks:
-        if hasattr(c, "begin_training"):      # e.g. log_progress starts its clock
-            c.begin_training(cb.CallbackEnv(booster, cfg, loop.first_iter, loop.first_iter,
-                                            loop.end_iter, None))
+        if hasattr(c, "begin_training"):  # e.g. log_progress starts its clock
+            c.begin_training(
+                cb.CallbackEnv(booster, cfg, loop.first_iter, loop.first_iter, loop.end_iter, None)
+            )
 
 
 def _one_iteration(loop, it):
@@ -529,11 +638,18 @@ def _one_iteration(loop, it):
     for c in loop.before:
         c(env)
     if loop.custom_objective:
-        _custom_gradients(loop.custom_objective, loop.scores, loop.train_set, loop.k_out,
-                          loop.gradients, loop.hessians)
+        _custom_gradients(
+            loop.custom_objective,
+            loop.scores,
+            loop.train_set,
+            loop.k_out,
+            loop.gradients,
+            loop.hessians,
+        )
     else:
-        loop.objective.gradients(loop.scores, loop.train_set.label, loop.train_set.weight,
-                                 loop.gradients, loop.hessians)
+        loop.objective.gradients(
+            loop.scores, loop.train_set.label, loop.train_set.weight, loop.gradients, loop.hessians
+        )
     if it == loop.first_iter:
         _check_first_gradients(loop.gradients, loop.hessians)
     if loop.bagging and (it % cfg["bagging_freq"] == 0 or it == loop.first_iter):
@@ -541,8 +657,13 @@ def _one_iteration(loop, it):
         # one drawn at the last multiple of bagging_freq, so a run resumed from a
         # model (init_model) at any iteration uses the same bags as one that
         # never stopped.
-        loop.bag = bagged_rows(loop.data.n_samples, cfg["bagging_fraction"], loop.bagging_seed,
-                               it - it % cfg["bagging_freq"], loop.data.row_offset)
+        loop.bag = bagged_rows(
+            loop.data.n_samples,
+            cfg["bagging_fraction"],
+            loop.bagging_seed,
+            it - it % cfg["bagging_freq"],
+            loop.data.row_offset,
+        )
     new_trees = [_grow_tree(loop, it * loop.k_out + k, k) for k in range(loop.k_out)]
     stumps = all(t.n_leaves == 1 for t in new_trees)
     if stumps and booster.trees:
@@ -566,17 +687,25 @@ def _grow_tree(loop, tree_index, k):
     cfg, grower, comm = loop.cfg, loop.grower, loop.comm
     g, h = loop.gradients[k], loop.hessians[k]
     comm.stats.begin_tree()
-    features = sampled_features(loop.data.n_features_global, cfg["feature_fraction"],
-                                loop.ff_seed, tree_index)
+    features = sampled_features(
+        loop.data.n_features_global, cfg["feature_fraction"], loop.ff_seed, tree_index
+    )
     quant = loop.quantizer.quantize(g, h, tree_index) if loop.quantizer else None
     tree = grower.grow(g, h, loop.bag, features, quant)
     if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
         renew_leaf_values(tree, grower, g, h, loop.row_comm, cfg)
     objective = loop.objective
     if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
-        objective.renew_leaf_values(tree, grower.sample_indices, grower.leaf_begin,
-                                    grower.leaf_count, loop.train_set.label, loop.scores[k],
-                                    loop.train_set.weight, loop.row_comm)
+        objective.renew_leaf_values(
+            tree,
+            grower.sample_indices,
+            grower.leaf_begin,
+            grower.leaf_count,
+            loop.train_set.label,
+            loop.scores[k],
+            loop.train_set.weight,
+            loop.row_comm,
+        )
     if tree.n_leaves == 1:
         # A tree that cannot split adds nothing (LightGBM never fits its leaf; a
         # first one is a constant tree at the starting score, which dgbdt keeps
@@ -585,13 +714,13 @@ def _grow_tree(loop, tree_index, k):
         if not loop.booster.trees and loop.start_from_stump:
             _start_from_stump(loop, k)
     tree.scale(cfg["learning_rate"])
-    _update_scores(tree, grower, loop.learner, loop.data, loop.bag is not loop.all_rows,
-                   loop.scores[k])
-    comm.stats.end_tree()     # validation traffic counts in the totals, not per tree
+    _update_scores(
+        tree, grower, loop.learner, loop.data, loop.bag is not loop.all_rows, loop.scores[k]
+    )
+    comm.stats.end_tree()  # validation traffic counts in the totals, not per tree
     for es in loop.eval_sets:
         if es.dataset is not loop.train_set:
-            loop.learner.add_tree_scores(tree, es.dataset.binned, loop.data.nan_bins,
-                                         es.scores[k])
+            loop.learner.add_tree_scores(tree, es.dataset.binned, loop.data.nan_bins, es.scores[k])
     return tree
 
 
@@ -612,8 +741,9 @@ def _after_iteration(loop, it):
     """Evaluation, the after-iteration callbacks and the agreed early stop; True
     when training stops here."""
     cfg, booster, comm = loop.cfg, loop.booster, loop.comm
-    results = _evaluate(loop.eval_sets, loop.metrics, loop.feval, cfg, loop.objective,
-                        loop.k_out, loop.row_comm)
+    results = _evaluate(
+        loop.eval_sets, loop.metrics, loop.feval, cfg, loop.objective, loop.k_out, loop.row_comm
+    )
     env = cb.CallbackEnv(booster, cfg, it, loop.first_iter, loop.end_iter, results)
     stop = None
     try:
@@ -629,24 +759,29 @@ def _after_iteration(loop, it):
         booster.best_iteration = stop_at + 1
         booster.best_score = _score_dict(stop.best_score if stop else results)
         return True
-    booster.best_score = _score_dict(results)   # LightGBM: the last round's results
+    booster.best_score = _score_dict(results)  # LightGBM: the last round's results
     return False
 
 
 def _load_init_model(init_model, booster, k_out):
     """The init model as a Booster, refused when it cannot continue this training."""
     if not isinstance(init_model, (Booster, str, os.PathLike)):
-        raise TypeError(f"init_model must be a Booster or a model file path, got "
-                        f"{type(init_model).__name__}")
+        raise TypeError(
+            f"init_model must be a Booster or a model file path, got {type(init_model).__name__}"
+        )
     init = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
     if init.num_tree_per_iteration != k_out or init.num_class != k_out:
-        raise ValueError(f"init_model has {init.num_class} output(s) per row "
-                         f"({init.num_tree_per_iteration} trees per iteration, objective "
-                         f"{init.objective!r}) but this training has {k_out} (objective "
-                         f"{booster.objective!r}): continue a model with its own kind of objective")
+        raise ValueError(
+            f"init_model has {init.num_class} output(s) per row "
+            f"({init.num_tree_per_iteration} trees per iteration, objective "
+            f"{init.objective!r}) but this training has {k_out} (objective "
+            f"{booster.objective!r}): continue a model with its own kind of objective"
+        )
     if init.num_feature() != booster.num_feature():
-        raise ValueError(f"init_model has {init.num_feature()} features but the training data has "
-                         f"{booster.num_feature()}")
+        raise ValueError(
+            f"init_model has {init.num_feature()} features but the training data has "
+            f"{booster.num_feature()}"
+        )
     return init
 
 
@@ -654,8 +789,10 @@ def _check_first_gradients(gradients, hessians):
     """Gradients are float32: starting scores beyond its range (an init_score of
     1e39) would give infinite gradients and silently empty trees."""
     if not (np.all(np.isfinite(gradients)) and np.all(np.isfinite(hessians))):
-        raise ValueError("The starting scores give non-finite gradients (float32): check "
-                         "init_score / the init model's scores (beyond about 3.4e38?)")
+        raise ValueError(
+            "The starting scores give non-finite gradients (float32): check "
+            "init_score / the init model's scores (beyond about 3.4e38?)"
+        )
 
 
 def _start_scores(dataset, k_out):
@@ -664,8 +801,10 @@ def _start_scores(dataset, k_out):
     if dataset.init_score is not None:
         init = np.asarray(dataset.init_score, np.float64)
         if init.size != n * k_out:
-            raise ValueError(f"init_score has {init.size} values; expected {n * k_out} "
-                             f"({n} rows x {k_out} classes)")
+            raise ValueError(
+                f"init_score has {init.size} values; expected {n * k_out} "
+                f"({n} rows x {k_out} classes)"
+            )
         # LightGBM's flat layout is class-major; a 2-D array is (n_samples, n_classes).
         scores += init.reshape(n, k_out).T if init.ndim == 2 else init.reshape(k_out, n)
     return scores
@@ -681,9 +820,13 @@ def _binned_raw_scores(booster, dataset, k_out):
 
 
 def _same_bins(a, b):
-    return (a is not None and b is not None and a.n_features == b.n_features
-            and np.array_equal(a.nan_bins, b.nan_bins)
-            and all(np.array_equal(x, y) for x, y in zip(a.upper_bounds, b.upper_bounds)))
+    return (
+        a is not None
+        and b is not None
+        and a.n_features == b.n_features
+        and np.array_equal(a.nan_bins, b.nan_bins)
+        and all(np.array_equal(x, y) for x, y in zip(a.upper_bounds, b.upper_bounds))
+    )
 
 
 def _init_model_scores(init_booster, dataset, k_out):
@@ -694,15 +837,22 @@ def _init_model_scores(init_booster, dataset, k_out):
     model (replayed on the bins when the raw values were freed).
     """
     if dataset._source is not None:
-        raw = np.asarray(init_booster.predict(dataset._source.data, raw_score=True,
-                                              num_iteration=init_booster.current_iteration(),
-                                              validate_features=False),   # by position, as LightGBM
-                         np.float64)
+        raw = np.asarray(
+            init_booster.predict(
+                dataset._source.data,
+                raw_score=True,
+                num_iteration=init_booster.current_iteration(),
+                validate_features=False,
+            ),  # by position, as LightGBM
+            np.float64,
+        )
         return raw.reshape(dataset.n_samples, k_out).T.copy()
     if _same_bins(init_booster.bin_mapper, dataset.bin_mapper):
         return _binned_raw_scores(init_booster, dataset, k_out)
-    raise ValueError("init_model was binned differently from this Dataset, whose raw data was "
-                     "freed: create the Dataset with free_raw_data=False")
+    raise ValueError(
+        "init_model was binned differently from this Dataset, whose raw data was "
+        "freed: create the Dataset with free_raw_data=False"
+    )
 
 
 def _construct_keeping_raw(dataset, cfg, comm, keep):
@@ -722,8 +872,17 @@ def _free_raw(dataset):
 
 
 def _add_tree(tree, dataset, nan_bins, scores):
-    add_tree_binned(dataset.binned.T, nan_bins, tree.split_feature, tree.threshold_bin,
-                    tree.default_left, tree.left_child, tree.right_child, tree.leaf_value, scores)
+    add_tree_binned(
+        dataset.binned.T,
+        nan_bins,
+        tree.split_feature,
+        tree.threshold_bin,
+        tree.default_left,
+        tree.left_child,
+        tree.right_child,
+        tree.leaf_value,
+        scores,
+    )
 
 
 def _update_scores(tree, grower, learner, data, bagged, scores):
@@ -731,12 +890,18 @@ def _update_scores(tree, grower, learner, data, bagged, scores):
         # Out-of-bag rows were not partitioned: walk the tree for every row.
         learner.add_tree_scores(tree, data.binned, data.nan_bins, scores)
     else:
-        add_leaf_values(scores, grower.sample_indices, grower.leaf_begin[:tree.n_leaves],
-                        grower.leaf_count[:tree.n_leaves], tree.leaf_value)
+        add_leaf_values(
+            scores,
+            grower.sample_indices,
+            grower.leaf_begin[: tree.n_leaves],
+            grower.leaf_count[: tree.n_leaves],
+            tree.leaf_value,
+        )
 
 
-def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, booster, k_out,
-                    init_booster, params=None):
+def _make_eval_sets(
+    train_set, train_scores, valid_sets, valid_names, cfg, booster, k_out, init_booster, params=None
+):
     """Data sets to evaluate each round; the training set shares the live training scores."""
     sets = []
     if cfg["is_provide_training_metric"]:
@@ -757,8 +922,10 @@ def _make_eval_sets(train_set, train_scores, valid_sets, valid_names, cfg, boost
                 vs.reference, vs._reference_from_train = train_set, True
             _construct_keeping_raw(vs, params, None, keep=init_booster is not None)
             if vs.bin_mapper is not train_set.bin_mapper:
-                raise ValueError(f"Validation set {name!r} was binned with another reference; "
-                                 "create it with reference=train_set")
+                raise ValueError(
+                    f"Validation set {name!r} was binned with another reference; "
+                    "create it with reference=train_set"
+                )
             if vs.label is None:
                 raise ValueError(f"Validation set {name!r} has no label")
         sets.append((name, vs))
@@ -785,15 +952,16 @@ def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm):
         preds = objective.transform(raw) if objective else (raw[:, 0] if k_out == 1 else raw)
         for m in metrics:
             kw = _metric_options(m.name, cfg)
-            value = global_metric(comm, m, es.dataset.label, raw if m.raw_scores else preds,
-                                  es.dataset.weight, kw)
+            value = global_metric(
+                comm, m, es.dataset.label, raw if m.raw_scores else preds, es.dataset.weight, kw
+            )
             results.append((es.name, m.name, value, m.higher_better))
         if feval is not None:
             fpreds = raw[:, 0] if k_out == 1 and objective is None else preds
             fdata = es.dataset
             if comm.size > 1:
                 fdata, fpreds = _all_rows(comm, es.dataset, fpreds)
-            for fn in (feval if isinstance(feval, (list, tuple)) else [feval]):
+            for fn in feval if isinstance(feval, (list, tuple)) else [feval]:
                 results += [(es.name, *r) for r in _feval_results(fn, fn(fpreds, fdata))]
     return results
 
@@ -804,13 +972,17 @@ def _feval_results(fn, out):
     checked = []
     for r in results:
         if not isinstance(r, tuple) or len(r) != 3 or not isinstance(r[0], str):
-            raise TypeError(f"feval {getattr(fn, '__name__', fn)!r} must return (name, value, "
-                            f"is_higher_better) or a list of them, got {out!r}"[:300])
+            raise TypeError(
+                f"feval {getattr(fn, '__name__', fn)!r} must return (name, value, "
+                f"is_higher_better) or a list of them, got {out!r}"[:300]
+            )
         try:
             checked.append((r[0], float(r[1]), bool(r[2])))
         except (TypeError, ValueError):
-            raise TypeError(f"feval {getattr(fn, '__name__', fn)!r} returned the value "
-                            f"{r[1]!r} for {r[0]!r}: not a number") from None
+            raise TypeError(
+                f"feval {getattr(fn, '__name__', fn)!r} returned the value "
+                f"{r[1]!r} for {r[0]!r}: not a number"
+            ) from None
     return checked
 
 
@@ -845,8 +1017,13 @@ def _agreed_stop(comm, stop):
     earliest best iteration, so no rank is left in a collective alone."""
     if comm.size == 1:
         return None if stop is None else stop.best_iteration
-    mine = np.array([-1 if stop is not None else 0,
-                     stop.best_iteration if stop is not None else np.iinfo(np.int64).max], np.int64)
+    mine = np.array(
+        [
+            -1 if stop is not None else 0,
+            stop.best_iteration if stop is not None else np.iinfo(np.int64).max,
+        ],
+        np.int64,
+    )
     flag, best = comm.allreduce(mine, op="min")
     return None if flag == 0 else int(best)
 
@@ -880,7 +1057,12 @@ def _score_dict(result_list):
 def _prepare_callbacks(callbacks, cfg):
     callbacks = list(callbacks or [])
     if cfg["early_stopping_round"] > 0:
-        callbacks.append(cb.early_stopping(cfg["early_stopping_round"], cfg["first_metric_only"],
-                                           verbose=cfg["verbosity"] > 0,
-                                           min_delta=cfg["early_stopping_min_delta"]))
+        callbacks.append(
+            cb.early_stopping(
+                cfg["early_stopping_round"],
+                cfg["first_metric_only"],
+                verbose=cfg["verbosity"] > 0,
+                min_delta=cfg["early_stopping_min_delta"],
+            )
+        )
     return sorted(callbacks, key=lambda c: getattr(c, "order", 0))

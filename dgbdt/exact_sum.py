@@ -9,6 +9,7 @@ an integer mantissa and an exponent, each rank sums them as a Python integer
 (no rounding at all), the integers are added over the ranks, and the total is
 rounded once.  The result is the correctly rounded sum (as ``math.fsum``).
 """
+
 import math
 
 import numpy as np
@@ -29,8 +30,8 @@ def local_exact_sum(values):
     if not np.all(np.isfinite(x)):
         raise ValueError("cannot sum non-finite values exactly")
     mantissa, exponent = np.frexp(x)
-    m = (mantissa * 2.0**53).astype(np.int64)                 # exact
-    shift = exponent.astype(np.int64) - 53 + _BIAS            # >= 0
+    m = (mantissa * 2.0**53).astype(np.int64)  # exact
+    shift = exponent.astype(np.int64) - 53 + _BIAS  # >= 0
     # Sum mantissas per exponent in int64 without overflow: 32-bit halves.
     shifts, group = np.unique(shift, return_inverse=True)
     high = np.zeros(len(shifts), np.int64)
@@ -55,12 +56,17 @@ def grouped_exact_sums(comm, values, sample_indices, group_begin, group_count):
     if not np.all(np.isfinite(values)):
         raise ValueError("cannot sum non-finite values exactly")
     buckets = np.zeros((len(group_begin), 256), np.int64)
-    grouped_exponent_sums(values.view(np.uint32), sample_indices,
-                          np.asarray(group_begin, np.int64), np.asarray(group_count, np.int64),
-                          buckets)
+    grouped_exponent_sums(
+        values.view(np.uint32),
+        sample_indices,
+        np.asarray(group_begin, np.int64),
+        np.asarray(group_count, np.int64),
+        buckets,
+    )
     # float32 m * 2**(e - 150), scaled by 2**_BIAS like local_exact_sum's totals
-    totals = [sum(int(row[e]) << (int(e) - 150 + _BIAS) for e in np.flatnonzero(row))
-              for row in buckets]
+    totals = [
+        sum(int(row[e]) << (int(e) - 150 + _BIAS) for e in np.flatnonzero(row)) for row in buckets
+    ]
     return _sum_over_ranks(comm, totals)
 
 
@@ -72,7 +78,7 @@ def _sum_over_ranks(comm, totals):
         totals = [0] * len(totals)
         at = 0
         for count in counts:
-            part = bytes(gathered[at:at + count]).decode().split(",")
+            part = bytes(gathered[at : at + count]).decode().split(",")
             at += count
             totals = [t + int(p, 16) for t, p in zip(totals, part)]
     return [_to_float(t) for t in totals]
@@ -80,6 +86,6 @@ def _sum_over_ranks(comm, totals):
 
 def _to_float(total):
     try:
-        return total / (1 << _BIAS)        # int / int: rounded once, correctly
-    except OverflowError:                  # beyond the float range, as a float sum would be
+        return total / (1 << _BIAS)  # int / int: rounded once, correctly
+    except OverflowError:  # beyond the float range, as a float sum would be
         return math.inf if total > 0 else -math.inf

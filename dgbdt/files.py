@@ -9,6 +9,7 @@ Outputs are written to a temp file beside the target and renamed over it
 (never half-written), through symbolic links as a plain open() would; see
 check_writable_target, temp_beside and publish.
 """
+
 import errno
 import os
 import re
@@ -38,14 +39,24 @@ def check_regular_file(path, what):
 STALE_SECONDS = 24 * 3600.0
 
 #: Why outputs need a writable folder (said in the errors that refuse one).
-_WHY_TEMP = ("dgbdt writes a temp file beside the target and renames it over the target, "
-             "so that an output is never half-written")
+_WHY_TEMP = (
+    "dgbdt writes a temp file beside the target and renames it over the target, "
+    "so that an output is never half-written"
+)
 
 
 def _kind(mode):
-    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket"
-            if stat.S_ISSOCK(mode) else "not a plain file")
+    return (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a plain file"
+    )
 
 
 def resolve_target(path):
@@ -58,8 +69,7 @@ def _check_output_name(path):
     if path == "":
         raise ValueError("cannot write an output to an empty path: give a file name")
     if path.endswith(("/", os.sep)) or (os.altsep and path.endswith(os.altsep)):
-        raise ValueError(f"cannot write {path}: it ends with '/', so it names a folder, "
-                         "not a file")
+        raise ValueError(f"cannot write {path}: it ends with '/', so it names a folder, not a file")
 
 
 def check_writable_target(path):
@@ -75,7 +85,7 @@ def check_writable_target(path):
         mode = os.stat(target).st_mode
     except (FileNotFoundError, NotADirectoryError):
         mode = None
-    except OSError as exc:      # e.g. a loop of symbolic links
+    except OSError as exc:  # e.g. a loop of symbolic links
         raise OSError(exc.errno, f"cannot write {shown}: {exc.strerror}") from None
     if mode is not None and not stat.S_ISREG(mode):
         if stat.S_ISDIR(mode):
@@ -100,8 +110,10 @@ def _temp_prefix(path):
 def _temp_pattern(target):
     """The names temp_beside gives temp files of ``target``: prefix, host, pid
     and mkstemp's 8 random characters (tempfile._RandomNameSequence)."""
-    return re.compile(re.escape(_temp_prefix(target)) + r"(?P<host>[^/]+)-(?P<pid>[0-9]+)-"
-                      r"[a-z0-9_]{8}")
+    return re.compile(
+        re.escape(_temp_prefix(target)) + r"(?P<host>[^/]+)-(?P<pid>[0-9]+)-"
+        r"[a-z0-9_]{8}"
+    )
 
 
 def _is_alive(pid):
@@ -120,6 +132,7 @@ def remove_stale_temps(path):
     that fully match what temp_beside creates are touched."""
     import socket
     import time
+
     target = resolve_target(path)
     folder, pattern = os.path.dirname(target), _temp_pattern(target)
     host = socket.gethostname()
@@ -142,13 +155,14 @@ def temp_beside(path):
     resolves to, named ``.tmp-<name>-<host>-<pid>-<random>`` so that a later
     write can tell a killed writer's leftovers (removed here first)."""
     import socket
+
     folder = check_writable_target(path)
     target = resolve_target(path)
     remove_stale_temps(target)
     prefix = f"{_temp_prefix(target)}{socket.gethostname()}-{os.getpid()}-"
     try:
         return tempfile.mkstemp(prefix=prefix, dir=folder)
-    except PermissionError:     # access() said yes: ACLs, a read-only mount, ...
+    except PermissionError:  # access() said yes: ACLs, a read-only mount, ...
         raise PermissionError(_not_writable(os.fspath(path), folder)) from None
     except OSError as exc:
         if exc.errno != errno.EROFS:
@@ -172,7 +186,7 @@ def publish(tmp, path):
     else:
         try:
             os.chown(tmp, st.st_uid, st.st_gid)
-        except OSError:         # not ours to give: the file becomes this user's
+        except OSError:  # not ours to give: the file becomes this user's
             pass
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
     os.replace(tmp, target)

@@ -7,13 +7,25 @@ search and partitioning go through the learner strategy (dgbdt.learners).
 Row partition: ``sample_indices`` holds the rows of the tree; leaf ``L`` owns
 ``sample_indices[leaf_begin[L] : leaf_begin[L] + leaf_count[L]]``.
 """
+
 import numpy as np
 
 from .native.common import (
-    GRAD_DTYPE, HIST_DTYPE, HIST_WIDTH, INDEX_DTYPE,
-    SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE, SPLIT_GAIN, SPLIT_LEFT_GRAD,
-    SPLIT_LEFT_HESS, SPLIT_LEFT_VALUE, SPLIT_RECORD_SIZE,
-    SPLIT_RIGHT_GRAD, SPLIT_RIGHT_HESS, SPLIT_RIGHT_VALUE,
+    GRAD_DTYPE,
+    HIST_DTYPE,
+    HIST_WIDTH,
+    INDEX_DTYPE,
+    SPLIT_BIN,
+    SPLIT_DEFAULT_LEFT,
+    SPLIT_FEATURE,
+    SPLIT_GAIN,
+    SPLIT_LEFT_GRAD,
+    SPLIT_LEFT_HESS,
+    SPLIT_LEFT_VALUE,
+    SPLIT_RECORD_SIZE,
+    SPLIT_RIGHT_GRAD,
+    SPLIT_RIGHT_HESS,
+    SPLIT_RIGHT_VALUE,
 )
 from .native.histogram import gather_gradients, subtract_histograms
 from .native.quantize import PAIRS, WIDE_DTYPE, add_words_to_pairs, packed_width, sum_levels
@@ -42,13 +54,13 @@ class TreeGrower:
         self.max_delta_step = cfg["max_delta_step"]
         n = data.n_samples
         self.sample_indices = np.empty(n, INDEX_DTYPE)
-        self.scratch = np.empty((2, n), INDEX_DTYPE)   # partition scratch
+        self.scratch = np.empty((2, n), INDEX_DTYPE)  # partition scratch
         self.ordered_gradients = np.empty(n, GRAD_DTYPE)
         self.ordered_hessians = np.empty(n, GRAD_DTYPE)
         self.leaf_begin = np.zeros(self.num_leaves, np.int64)
         self.leaf_count = np.zeros(self.num_leaves, np.int64)
         self._free_hists = []
-        self.quant = None            # a GradientQuantizer while growing a quantized tree
+        self.quant = None  # a GradientQuantizer while growing a quantized tree
 
     # -- histogram buffers ----------------------------------------------------
     def _new_hist(self, pairs=False):
@@ -75,8 +87,9 @@ class TreeGrower:
         global count allows, see native.quantize.packed_width)."""
         if self.quant is None:
             hist = self._new_hist()
-            self.learner.leaf_histogram(rows, self.ordered_gradients, self.ordered_hessians,
-                                        feature_indices, hist)
+            self.learner.leaf_histogram(
+                rows, self.ordered_gradients, self.ordered_hessians, feature_indices, hist
+            )
             self.learner.fix_histogram(hist, feature_indices, totals)
             return hist
         shift = packed_width(int(totals[2]), self.quant.n_bins)
@@ -106,18 +119,20 @@ class TreeGrower:
         local_count = self.leaf_count[leaf]
         if self.quant is None:
             return self.learner.best_split(hist, feature_indices, totals, record, local_count)
-        return self.learner.best_split_int(hist, feature_indices, totals, record, self.quant,
-                                           local_count)
+        return self.learner.best_split_int(
+            hist, feature_indices, totals, record, self.quant, local_count
+        )
 
     def _can_split(self, count, depth):
         return count >= max(2, 2 * self.min_data_in_leaf) and depth < self.max_depth
 
     def _histogram(self, leaf, totals, gradients, hessians, feature_indices):
         begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
-        rows = self.sample_indices[begin:begin + count]
+        rows = self.sample_indices[begin : begin + count]
         if self.quant is None:
-            gather_gradients(gradients, hessians, rows, self.ordered_gradients,
-                             self.ordered_hessians)
+            gather_gradients(
+                gradients, hessians, rows, self.ordered_gradients, self.ordered_hessians
+            )
         return self._leaf_histogram(rows, totals, feature_indices)
 
     def _root_totals(self, n_root, gradients, hessians):
@@ -125,12 +140,15 @@ class TreeGrower:
         integer sums scaled back (exact, so the same on any number of ranks)."""
         rows = self.sample_indices[:n_root]
         if self.quant is None:
-            gather_gradients(gradients, hessians, rows, self.ordered_gradients,
-                             self.ordered_hessians)
+            gather_gradients(
+                gradients, hessians, rows, self.ordered_gradients, self.ordered_hessians
+            )
             # Summed in row order, as LightGBM does (its trees, bit for bit).
             return self.learner.global_totals(
                 sequential_sum(self.ordered_gradients[:n_root]),
-                sequential_sum(self.ordered_hessians[:n_root]), float(n_root))
+                sequential_sum(self.ordered_hessians[:n_root]),
+                float(n_root),
+            )
         q = self.quant
         sum_g, sum_h = sum_levels(q.q_g, q.q_h, rows)
         sums = self.learner.sum_over_rows(np.array([sum_g, sum_h, n_root], np.int64))
@@ -160,15 +178,17 @@ class TreeGrower:
         self.leaf_count[0] = n_root
 
         totals = self._root_totals(n_root, gradients, hessians)
-        tree.leaf_value[0] = leaf_output(totals[0], totals[1], self.lambda_l1, self.lambda_l2,
-                                         self.max_delta_step)
+        tree.leaf_value[0] = leaf_output(
+            totals[0], totals[1], self.lambda_l1, self.lambda_l2, self.max_delta_step
+        )
         tree.leaf_weight[0] = totals[1]
         tree.leaf_count[0] = totals[2]
         leaves = _Leaves(self.num_leaves, gradients, hessians, feature_indices)
         leaves.totals[0] = totals
         if self.num_leaves > 1 and self._can_split(totals[2], 0):
-            leaves.hists[0] = self._leaf_histogram(self.sample_indices[:n_root], totals,
-                                                   feature_indices)
+            leaves.hists[0] = self._leaf_histogram(
+                self.sample_indices[:n_root], totals, feature_indices
+            )
             self._scan(leaves, 0, feature_indices)
         while tree.n_leaves < self.num_leaves:
             leaf = leaves.best_leaf()
@@ -182,8 +202,9 @@ class TreeGrower:
     def _scan(self, leaves, leaf, candidates):
         """Best split of ``leaf`` over ``candidates``; its children will scan the
         features splittable here (LightGBM's ``is_splittable``)."""
-        leaves.features[leaf] = self._best_split(leaf, leaves.hists[leaf], candidates,
-                                                 leaves.totals[leaf], leaves.records[leaf])
+        leaves.features[leaf] = self._best_split(
+            leaf, leaves.hists[leaf], candidates, leaves.totals[leaf], leaves.records[leaf]
+        )
         leaves.gains[leaf] = leaves.records[leaf, SPLIT_GAIN]
 
     def _split(self, tree, leaves, leaf):
@@ -193,22 +214,34 @@ class TreeGrower:
         feature = int(rec[SPLIT_FEATURE])
         threshold_bin = int(rec[SPLIT_BIN])
         default_left = bool(rec[SPLIT_DEFAULT_LEFT])
-        mapper = self.data.global_mapper        # split features are global indices
+        mapper = self.data.global_mapper  # split features are global indices
         if mapper.nan_bins[feature] < 0:
             # No NaN in training: NaN at prediction time goes where 0.0 goes.
             default_left = 0.0 <= mapper.threshold_value(feature, threshold_bin)
         begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
-        n_left = self.learner.partition(self.sample_indices[begin:begin + count], rec,
-                                        self.scratch)
+        n_left = self.learner.partition(
+            self.sample_indices[begin : begin + count], rec, self.scratch
+        )
         # Exact (global) row counts; the split record's counts are estimates.
         left_count, right_count = self.learner.global_counts(n_left, count - n_left)
         parent_totals = leaves.totals[leaf]
         right = tree.split(
-            leaf, feature, threshold_bin,
-            mapper.threshold_value(feature, threshold_bin), default_left,
-            rec[SPLIT_GAIN], tree.leaf_value[leaf], parent_totals[1], parent_totals[2],
-            rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], left_count,
-            rec[SPLIT_RIGHT_VALUE], rec[SPLIT_RIGHT_HESS], right_count)
+            leaf,
+            feature,
+            threshold_bin,
+            mapper.threshold_value(feature, threshold_bin),
+            default_left,
+            rec[SPLIT_GAIN],
+            tree.leaf_value[leaf],
+            parent_totals[1],
+            parent_totals[2],
+            rec[SPLIT_LEFT_VALUE],
+            rec[SPLIT_LEFT_HESS],
+            left_count,
+            rec[SPLIT_RIGHT_VALUE],
+            rec[SPLIT_RIGHT_HESS],
+            right_count,
+        )
         self.leaf_begin[right] = begin + n_left
         self.leaf_count[right] = count - n_left
         self.leaf_count[leaf] = n_left
@@ -225,8 +258,9 @@ class TreeGrower:
         # Build the smaller child (by global count), subtract for the larger; on a
         # tie the right one is built, as LightGBM (the same float sums, bit for bit).
         small, large = (leaf, right) if left_count < right_count else (right, leaf)
-        small_hist = self._histogram(small, leaves.totals[small], leaves.gradients,
-                                     leaves.hessians, leaves.tree_features)
+        small_hist = self._histogram(
+            small, leaves.totals[small], leaves.gradients, leaves.hessians, leaves.tree_features
+        )
         leaves.hists[small] = self._subtract(parent_hist, small_hist)
         leaves.hists[large] = parent_hist
         candidates = leaves.features[leaf]

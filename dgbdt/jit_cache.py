@@ -22,6 +22,7 @@ The chosen folder is also put in ``NUMBA_CACHE_DIR``, so processes started
 from this one (``mpiexec`` ranks of the tests) share it; a base already keyed
 is not keyed twice.
 """
+
 import hashlib
 import os
 import pathlib
@@ -37,6 +38,7 @@ _FOLDER = None
 def native_folder():
     """The installed kernels' folder (``dgbdt.native``), found without importing it."""
     import importlib.util
+
     spec = importlib.util.find_spec("dgbdt.native")
     if spec is not None and spec.submodule_search_locations:
         return pathlib.Path(list(spec.submodule_search_locations)[0])
@@ -70,7 +72,8 @@ def why_not_ours(path):
     if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "owned or writable by another user"
     if parent.st_uid not in (os.getuid(), 0) or (
-            parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not parent.st_mode & stat.S_ISVTX):
+        parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not parent.st_mode & stat.S_ISVTX
+    ):
         return "its folder can be changed by another user"
     try:
         tempfile.TemporaryFile(dir=path).close()
@@ -84,10 +87,16 @@ def _candidates(key):
     given = os.environ.get("NUMBA_CACHE_DIR", "")
     if given:
         # A base that is already keyed (a child of a configured process) is kept.
-        yield (given if os.path.basename(os.path.normpath(given)) == key else
-               os.path.join(given, key)), "NUMBA_CACHE_DIR"
+        yield (
+            (
+                given
+                if os.path.basename(os.path.normpath(given)) == key
+                else os.path.join(given, key)
+            ),
+            "NUMBA_CACHE_DIR",
+        )
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(xdg):          # the XDG spec: a relative path is ignored
+    if not os.path.isabs(xdg):  # the XDG spec: a relative path is ignored
         xdg = os.path.join(os.path.expanduser("~"), ".cache")
     yield os.path.join(xdg, "dgbdt", key), "the user cache folder"
     yield os.path.join(native_folder(), "__pycache__", key), "the installed package"
@@ -101,13 +110,16 @@ def choose_folder(key):
         if why is None:
             return path, False
         if source == "NUMBA_CACHE_DIR":
-            _warn(f"NUMBA_CACHE_DIR: {path} is not usable for dgbdt's kernel cache ({why}); "
-                  "trying the next place")
+            _warn(
+                f"NUMBA_CACHE_DIR: {path} is not usable for dgbdt's kernel cache ({why}); "
+                "trying the next place"
+            )
     return tempfile.mkdtemp(prefix=f"{key}-"), True
 
 
 def _warn(text):
     from .comm import launched_rank
+
     if launched_rank() == 0:
         sys.stderr.write(f"dgbdt: warning: {text}\n")
         sys.stderr.flush()
@@ -120,11 +132,14 @@ def configure(version):
         return _FOLDER
     folder, temporary = choose_folder(cache_key(version))
     if temporary:
-        _warn(f"no writable private folder for the Numba cache (tried NUMBA_CACHE_DIR, "
-              f"~/.cache/dgbdt, the installed package); using {folder} for this process only, "
-              "so kernels compile again in every process")
+        _warn(
+            f"no writable private folder for the Numba cache (tried NUMBA_CACHE_DIR, "
+            f"~/.cache/dgbdt, the installed package); using {folder} for this process only, "
+            "so kernels compile again in every process"
+        )
     os.environ["NUMBA_CACHE_DIR"] = folder
     from numba.core import config
+
     config.CACHE_DIR = folder
     _guard_cache(folder)
     _FOLDER = folder
@@ -138,6 +153,7 @@ def _guard_cache(folder):
     (a corrupted file can unpickle into machine code that crashes the process).
     Other libraries' Numba caches are left to Numba."""
     from numba.core import caching
+
     cls, files = caching.Cache, caching.IndexDataCacheFile
     if getattr(cls, "_dgbdt_guarded", None) is not None:
         cls._dgbdt_guarded.add(folder)
@@ -173,8 +189,8 @@ def _guard_cache(folder):
         with open(path, "rb") as fh:
             data = fh.read()
         if hashlib.sha256(data).hexdigest() != _read(path + ".sha256"):
-            raise OSError(f"{path}: checksum mismatch")    # Numba's load: "no entry"
-        return pickle.loads(data)                           # as Numba's _load_data
+            raise OSError(f"{path}: checksum mismatch")  # Numba's load: "no entry"
+        return pickle.loads(data)  # as Numba's _load_data
 
     def checked_save_data(self, name, data):
         save_data(self, name, data)
@@ -218,6 +234,7 @@ def kernels_compiled():
     """How many kernel variants this process compiled (Numba cache misses of
     dgbdt.native's kernels); 0 when every kernel came from the cache."""
     from numba.core.registry import CPUDispatcher
+
     count = 0
     for name, module in list(sys.modules.items()):
         if not name.startswith("dgbdt.native.") or module is None:

@@ -16,9 +16,17 @@ tests/test_lightgbm_keys.py checks it against the installed lightgbm.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULTS", "HARMLESS", "LIGHTGBM_ALIASES", "LIGHTGBM_ONLY_METRICS",
-           "LIGHTGBM_ONLY_OBJECTIVES", "LIGHTGBM_PARAMS", "is_lightgbm_default",
-           "lightgbm_canonical", "parse_bool"]
+__all__ = [
+    "DEFAULTS",
+    "HARMLESS",
+    "LIGHTGBM_ALIASES",
+    "LIGHTGBM_ONLY_METRICS",
+    "LIGHTGBM_ONLY_OBJECTIVES",
+    "LIGHTGBM_PARAMS",
+    "is_lightgbm_default",
+    "lightgbm_canonical",
+    "parse_bool",
+]
 
 # canonical name -> its aliases, in the order of LightGBM's docs sections
 LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
@@ -29,10 +37,26 @@ LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
     "boosting": ("boost", "boosting_type"),
     "data_sample_strategy": (),
     "data": ("train", "train_data", "data_filename", "train_data_file"),
-    "valid": ("test", "test_data", "valid_data", "test_data_file", "valid_data_file",
-              "valid_filenames"),
-    "num_iterations": ("n_iter", "nrounds", "max_iter", "num_tree", "num_round", "num_trees",
-                       "num_rounds", "n_estimators", "num_iteration", "num_boost_round"),
+    "valid": (
+        "test",
+        "test_data",
+        "valid_data",
+        "test_data_file",
+        "valid_data_file",
+        "valid_filenames",
+    ),
+    "num_iterations": (
+        "n_iter",
+        "nrounds",
+        "max_iter",
+        "num_tree",
+        "num_round",
+        "num_trees",
+        "num_rounds",
+        "n_estimators",
+        "num_iteration",
+        "num_boost_round",
+    ),
     "learning_rate": ("eta", "shrinkage_rate"),
     "num_leaves": ("max_leaf", "num_leaf", "max_leaves", "max_leaf_nodes"),
     "tree_learner": ("tree", "tree_type", "tree_learner_type"),
@@ -46,8 +70,12 @@ LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
     "histogram_pool_size": ("hist_pool_size",),
     "max_depth": (),
     "min_data_in_leaf": ("min_data", "min_samples_leaf", "min_child_samples", "min_data_per_leaf"),
-    "min_sum_hessian_in_leaf": ("min_hessian", "min_sum_hessian", "min_child_weight",
-                                "min_sum_hessian_per_leaf"),
+    "min_sum_hessian_in_leaf": (
+        "min_hessian",
+        "min_sum_hessian",
+        "min_child_weight",
+        "min_sum_hessian_per_leaf",
+    ),
     "bagging_fraction": ("bagging", "sub_row", "subsample"),
     "pos_bagging_fraction": ("pos_bagging", "pos_sub_row", "pos_subsample"),
     "neg_bagging_fraction": ("neg_bagging", "neg_sub_row", "neg_subsample"),
@@ -85,8 +113,12 @@ LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
     "monotone_constraints_method": ("mc_method", "monotone_constraining_method"),
     "monotone_penalty": ("mc_penalty", "ms_penalty", "monotone_splits_penalty"),
     "feature_contri": ("fc", "fp", "feature_contrib", "feature_penalty"),
-    "forcedsplits_filename": ("fs", "forced_splits", "forced_splits_file",
-                              "forced_splits_filename"),
+    "forcedsplits_filename": (
+        "fs",
+        "forced_splits",
+        "forced_splits_file",
+        "forced_splits_filename",
+    ),
     "refit_decay_rate": (),
     "cegb_tradeoff": (),
     "cegb_penalty_split": (),
@@ -122,8 +154,12 @@ LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
     "weight_column": ("weight",),
     "group_column": ("group", "query", "group_id", "query_id", "query_column"),
     "ignore_column": ("blacklist", "ignore_feature"),
-    "categorical_feature": ("cat_column", "cat_feature", "categorical_column",
-                            "categorical_features"),
+    "categorical_feature": (
+        "cat_column",
+        "cat_feature",
+        "categorical_column",
+        "categorical_features",
+    ),
     "forcedbins_filename": (),
     "save_binary": ("is_save_binary", "is_save_binary_file"),
     "precise_float_parser": (),
@@ -138,8 +174,14 @@ LIGHTGBM_PARAMS: dict[str, tuple[str, ...]] = {
     "pred_early_stop": (),
     "pred_early_stop_freq": (),
     "pred_early_stop_margin": (),
-    "output_result": ("name_pred", "pred_name", "predict_name", "predict_result",
-                      "prediction_name", "prediction_result"),
+    "output_result": (
+        "name_pred",
+        "pred_name",
+        "predict_name",
+        "predict_result",
+        "prediction_name",
+        "prediction_result",
+    ),
     # IO: convert
     "convert_model_language": (),
     "convert_model": ("convert_model_file",),
@@ -196,47 +238,105 @@ def lightgbm_canonical(key: str) -> str | None:
 #: file caching, and keys that only act together with a feature that is itself
 #: refused (dart's, goss's, categorical, ranking and other objectives' settings).
 #: They are accepted with a warning.
-HARMLESS: frozenset[str] = frozenset({
-    "config", "device_type", "histogram_pool_size", "is_enable_sparse", "enable_bundle",
-    "two_round", "save_binary", "precise_float_parser", "local_listen_port",
-    "machine_list_filename", "machines", "gpu_platform_id", "gpu_device_id", "gpu_use_dp",
-    "num_gpu", "gpu_device_id_list",
-    "linear_lambda", "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop",
-    "drop_seed", "top_rate", "other_rate", "min_data_per_group", "max_cat_threshold", "cat_l2",
-    "cat_smooth", "max_cat_to_onehot", "monotone_constraints_method", "monotone_penalty",
-    "cegb_tradeoff", "refit_decay_rate", "extra_seed", "pred_early_stop_freq",
-    "pred_early_stop_margin", "convert_model_language", "convert_model", "objective_seed",
-    "fair_c", "poisson_max_delta_step", "tweedie_variance_power", "lambdarank_truncation_level",
-    "lambdarank_norm", "label_gain", "lambdarank_position_bias_regularization",
-    # dgbdt does no pre-filtering, and a feature that cannot split at the root
-    # cannot split below it: either value gives the same model
-    "feature_pre_filter",
-    # only ranking metrics read it, and they are refused
-    "eval_at",
-})
+HARMLESS: frozenset[str] = frozenset(
+    {
+        "config",
+        "device_type",
+        "histogram_pool_size",
+        "is_enable_sparse",
+        "enable_bundle",
+        "two_round",
+        "save_binary",
+        "precise_float_parser",
+        "local_listen_port",
+        "machine_list_filename",
+        "machines",
+        "gpu_platform_id",
+        "gpu_device_id",
+        "gpu_use_dp",
+        "num_gpu",
+        "gpu_device_id_list",
+        "linear_lambda",
+        "drop_rate",
+        "max_drop",
+        "skip_drop",
+        "xgboost_dart_mode",
+        "uniform_drop",
+        "drop_seed",
+        "top_rate",
+        "other_rate",
+        "min_data_per_group",
+        "max_cat_threshold",
+        "cat_l2",
+        "cat_smooth",
+        "max_cat_to_onehot",
+        "monotone_constraints_method",
+        "monotone_penalty",
+        "cegb_tradeoff",
+        "refit_decay_rate",
+        "extra_seed",
+        "pred_early_stop_freq",
+        "pred_early_stop_margin",
+        "convert_model_language",
+        "convert_model",
+        "objective_seed",
+        "fair_c",
+        "poisson_max_delta_step",
+        "tweedie_variance_power",
+        "lambdarank_truncation_level",
+        "lambdarank_norm",
+        "label_gain",
+        "lambdarank_position_bias_regularization",
+        # dgbdt does no pre-filtering, and a feature that cannot split at the root
+        # cannot split below it: either value gives the same model
+        "feature_pre_filter",
+        # only ranking metrics read it, and they are refused
+        "eval_at",
+    }
+)
 
 #: LightGBM's defaults (include/LightGBM/config.h, 4.7) of the other keys dgbdt
 #: does not implement: set to its default, such a key changes nothing and is
 #: accepted with a warning; any other value changes the model or the output
 #: and is refused.  "" stands for an empty list (constraints, file names).
 DEFAULTS: dict[str, object] = {
-    "data_sample_strategy": "bagging", "pos_bagging_fraction": 1.0, "neg_bagging_fraction": 1.0,
-    "bagging_by_query": False, "feature_fraction_bynode": 1.0, "extra_trees": False,
-    "monotone_constraints": "", "feature_contri": "", "forcedsplits_filename": "",
-    "cegb_penalty_split": 0.0, "cegb_penalty_feature_lazy": "",
-    "cegb_penalty_feature_coupled": "", "path_smooth": 0.0, "interaction_constraints": "",
-    "saved_feature_importance_type": 0, "linear_tree": False, "max_bin_by_feature": "",
-    "data_random_seed": 1, "use_missing": True, "zero_as_missing": False,
-    "categorical_feature": "", "forcedbins_filename": "",
-    "parser_config_file": "", "predict_contrib": False, "predict_disable_shape_check": False,
-    "pred_early_stop": False, "reg_sqrt": False, "multi_error_top_k": 1,
+    "data_sample_strategy": "bagging",
+    "pos_bagging_fraction": 1.0,
+    "neg_bagging_fraction": 1.0,
+    "bagging_by_query": False,
+    "feature_fraction_bynode": 1.0,
+    "extra_trees": False,
+    "monotone_constraints": "",
+    "feature_contri": "",
+    "forcedsplits_filename": "",
+    "cegb_penalty_split": 0.0,
+    "cegb_penalty_feature_lazy": "",
+    "cegb_penalty_feature_coupled": "",
+    "path_smooth": 0.0,
+    "interaction_constraints": "",
+    "saved_feature_importance_type": 0,
+    "linear_tree": False,
+    "max_bin_by_feature": "",
+    "data_random_seed": 1,
+    "use_missing": True,
+    "zero_as_missing": False,
+    "categorical_feature": "",
+    "forcedbins_filename": "",
+    "parser_config_file": "",
+    "predict_contrib": False,
+    "predict_disable_shape_check": False,
+    "pred_early_stop": False,
+    "reg_sqrt": False,
+    "multi_error_top_k": 1,
 }
 
 #: Per-feature list keys whose every entry at this value means "nothing" (a
 #: monotone constraint of 0 constrains nothing), as their empty default does.
 NEUTRAL_ENTRY: dict[str, float] = {
-    "monotone_constraints": 0, "cegb_penalty_feature_lazy": 0,
-    "cegb_penalty_feature_coupled": 0, "feature_contri": 1,
+    "monotone_constraints": 0,
+    "cegb_penalty_feature_lazy": 0,
+    "cegb_penalty_feature_coupled": 0,
+    "feature_contri": 1,
 }
 
 #: Boolean spellings: LightGBM's (true/false, +/-) and the usual others.
@@ -244,19 +344,59 @@ TRUE_WORDS, FALSE_WORDS = ("true", "+", "1", "yes"), ("false", "-", "0", "no")
 
 #: LightGBM's objectives and metrics dgbdt does not have (with their aliases):
 #: named as such, without a "did you mean" that would pick another loss.
-LIGHTGBM_ONLY_OBJECTIVES: frozenset[str] = frozenset({
-    "quantile", "fair", "poisson", "mape", "mean_absolute_percentage_error", "gamma", "tweedie",
-    "multiclassova", "multiclass_ova", "ova", "ovr", "cross_entropy", "xentropy",
-    "cross_entropy_lambda", "xentlambda", "lambdarank", "rank_xendcg", "xendcg", "xe_ndcg",
-    "xe_ndcg_mart", "xendcg_mart",
-})
-LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset({
-    "quantile", "mape", "mean_absolute_percentage_error", "fair", "poisson", "gamma",
-    "gamma_deviance", "tweedie", "ndcg", "lambdarank", "rank_xendcg", "xendcg", "xe_ndcg",
-    "xe_ndcg_mart", "xendcg_mart", "map", "mean_average_precision", "average_precision",
-    "cross_entropy", "xentropy", "cross_entropy_lambda", "xentlambda", "kullback_leibler",
-    "kldiv",
-})
+LIGHTGBM_ONLY_OBJECTIVES: frozenset[str] = frozenset(
+    {
+        "quantile",
+        "fair",
+        "poisson",
+        "mape",
+        "mean_absolute_percentage_error",
+        "gamma",
+        "tweedie",
+        "multiclassova",
+        "multiclass_ova",
+        "ova",
+        "ovr",
+        "cross_entropy",
+        "xentropy",
+        "cross_entropy_lambda",
+        "xentlambda",
+        "lambdarank",
+        "rank_xendcg",
+        "xendcg",
+        "xe_ndcg",
+        "xe_ndcg_mart",
+        "xendcg_mart",
+    }
+)
+LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset(
+    {
+        "quantile",
+        "mape",
+        "mean_absolute_percentage_error",
+        "fair",
+        "poisson",
+        "gamma",
+        "gamma_deviance",
+        "tweedie",
+        "ndcg",
+        "lambdarank",
+        "rank_xendcg",
+        "xendcg",
+        "xe_ndcg",
+        "xe_ndcg_mart",
+        "xendcg_mart",
+        "map",
+        "mean_average_precision",
+        "average_precision",
+        "cross_entropy",
+        "xentropy",
+        "cross_entropy_lambda",
+        "xentlambda",
+        "kullback_leibler",
+        "kldiv",
+    }
+)
 
 
 def parse_bool(value: object) -> bool | None:
@@ -264,6 +404,7 @@ def parse_bool(value: object) -> bool | None:
     import numbers
 
     import numpy as np
+
     if isinstance(value, str):
         text = value.strip().lower()
         return True if text in TRUE_WORDS else False if text in FALSE_WORDS else None
@@ -279,6 +420,7 @@ def is_lightgbm_default(key: str, value: object) -> bool:
     and arrays included; None means "the default", as LightGBM's Python package
     drops it) is LightGBM's default of the canonical ``key`` listed in :data:`DEFAULTS`."""
     import numbers
+
     default = DEFAULTS[key]
     if value is None:
         return True
@@ -290,8 +432,11 @@ def is_lightgbm_default(key: str, value: object) -> bool:
                 value = float(value.strip())
             except ValueError:
                 return False
-        return isinstance(value, numbers.Real) and not isinstance(value, bool) \
+        return (
+            isinstance(value, numbers.Real)
+            and not isinstance(value, bool)
             and float(value) == default
+        )
     # list-valued keys: empty, or every entry neutral (all-zero monotone constraints)
     items = value.split(",") if isinstance(value, str) else value
     if isinstance(value, str) and value.strip() == "":
@@ -300,5 +445,6 @@ def is_lightgbm_default(key: str, value: object) -> bool:
         entries = [float(x) for x in items]
     except (TypeError, ValueError):
         return False
-    return len(entries) == 0 or (key in NEUTRAL_ENTRY
-                                 and all(x == NEUTRAL_ENTRY[key] for x in entries))
+    return len(entries) == 0 or (
+        key in NEUTRAL_ENTRY and all(x == NEUTRAL_ENTRY[key] for x in entries)
+    )

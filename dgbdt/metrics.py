@@ -45,15 +45,11 @@ def _prepare(label, pred, weight, pred_ndim=1):
     pred = np.asarray(pred, dtype=np.float64)
     if pred.ndim != pred_ndim or pred.shape[0] != label.shape[0]:
         want = "(n,)" if pred_ndim == 1 else "(n, n_classes)"
-        raise ValueError(
-            f"pred must have shape {want} with n={label.shape[0]}, got {pred.shape}"
-        )
+        raise ValueError(f"pred must have shape {want} with n={label.shape[0]}, got {pred.shape}")
     if weight is not None:
         weight = _as_1d(weight, "weight")
         if weight.shape[0] != label.shape[0]:
-            raise ValueError(
-                f"weight has {weight.shape[0]} entries, label has {label.shape[0]}"
-            )
+            raise ValueError(f"weight has {weight.shape[0]} entries, label has {label.shape[0]}")
     return label, pred, weight
 
 
@@ -81,6 +77,7 @@ def _pointwise(loss_fn, pred_ndim=1):
 
 
 # --- point-wise losses (LightGBM src/metric/*_metric.hpp) -----------------
+
 
 def _l2(label, pred):
     """Squared error (LightGBM ``l2`` is the MSE, not the RMSE)."""
@@ -266,14 +263,22 @@ METRICS: dict[str, Metric] = {
 
 # LightGBM's aliases for the metrics above (config.cpp ParseMetricAlias).
 _ALIASES = {
-    "mse": "l2", "mean_squared_error": "l2", "regression": "l2",
+    "mse": "l2",
+    "mean_squared_error": "l2",
+    "regression": "l2",
     "regression_l2": "l2",
-    "l2_root": "rmse", "root_mean_squared_error": "rmse",
-    "mae": "l1", "mean_absolute_error": "l1", "regression_l1": "l1",
+    "l2_root": "rmse",
+    "root_mean_squared_error": "rmse",
+    "mae": "l1",
+    "mean_absolute_error": "l1",
+    "regression_l1": "l1",
     "binary": "binary_logloss",
-    "multiclass": "multi_logloss", "softmax": "multi_logloss",
-    "multiclassova": "multi_logloss", "multiclass_ova": "multi_logloss",
-    "ova": "multi_logloss", "ovr": "multi_logloss",
+    "multiclass": "multi_logloss",
+    "softmax": "multi_logloss",
+    "multiclassova": "multi_logloss",
+    "multiclass_ova": "multi_logloss",
+    "ova": "multi_logloss",
+    "ovr": "multi_logloss",
 }
 
 

@@ -38,6 +38,7 @@ input.  A model file must be a regular UTF-8 file of at most
 :data:`MAX_MODEL_BYTES` bytes; unknown top-level keys are ignored (kept for
 later versions).
 """
+
 import json
 import math
 import os
@@ -52,8 +53,15 @@ from .tree import LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
 FORMAT_VERSION = 1
-_REQUIRED = ("objective", "num_class", "num_tree_per_iteration", "init_score", "num_features",
-             "feature_names", "trees")
+_REQUIRED = (
+    "objective",
+    "num_class",
+    "num_tree_per_iteration",
+    "init_score",
+    "num_features",
+    "feature_names",
+    "trees",
+)
 
 #: The largest model file read (bytes): far above any real model (a 10,000-tree
 #: model of 255 leaves is about 0.5 GB), and a bound on what a wrong path reads.
@@ -62,7 +70,7 @@ MAX_MODEL_BYTES = 1 << 30
 _INT32_MAX = int(np.iinfo(np.int32).max)
 # Raw scores must stay below half the largest float: softmax subtracts the
 # largest score, which cannot overflow then, and rounding has room.
-_LARGEST = float(np.finfo(np.float64).max)     # stands for +inf in thresholds
+_LARGEST = float(np.finfo(np.float64).max)  # stands for +inf in thresholds
 _SAFE_SCORE = _LARGEST / 2
 _NUMBER_TYPES = {int, float}
 _SHOW = reprlib.Repr()
@@ -100,6 +108,7 @@ def write_atomic(path, text):
 class _Token:
     """A JSON extension token (NaN, Infinity, -Infinity): kept as text so that
     the field holding it is refused by name, as any other non-number."""
+
     __slots__ = ("text",)
 
     def __init__(self, text):
@@ -126,33 +135,51 @@ def _lightgbm_text_version(text):
     lines = text[:4096].lstrip("\ufeff").splitlines()
     if not lines or lines[0].strip() != "tree":
         return None
-    return next((line.strip()[len("version="):] for line in lines[1:20]
-                 if line.strip().startswith("version=v")), None)
+    return next(
+        (
+            line.strip()[len("version=") :]
+            for line in lines[1:20]
+            if line.strip().startswith("version=v")
+        ),
+        None,
+    )
 
 
 def _unique_keys(source):
     """object_pairs_hook refusing a key given twice in one object: json.loads
     would keep the last silently (an appended "objective" changed predictions)."""
+
     def hook(pairs):
         d = dict(pairs)
         if len(d) != len(pairs):
             seen = set()
             key = next(k for k, _ in pairs if k in seen or seen.add(k))
-            _fail(source, f"key {key!r} appears twice in one JSON object (a model names each "
-                          "field once; which value counts would be a guess)")
+            _fail(
+                source,
+                f"key {key!r} appears twice in one JSON object (a model names each "
+                "field once; which value counts would be a guess)",
+            )
         return d
+
     return hook
 
 
 def _parse(text, source):
     version = _lightgbm_text_version(text)
     if version is not None:
-        _fail(source, f"a LightGBM text model (version={version}): dgbdt cannot read LightGBM "
-                      "text models yet; retrain the model with dgbdt, or predict with LightGBM")
+        _fail(
+            source,
+            f"a LightGBM text model (version={version}): dgbdt cannot read LightGBM "
+            "text models yet; retrain the model with dgbdt, or predict with LightGBM",
+        )
     try:
         return json.loads(text, parse_constant=_Token, object_pairs_hook=_unique_keys(source))
     except json.JSONDecodeError as exc:
-        hint = " (the file looks truncated)" if "Expecting" in exc.msg and exc.pos >= len(text) - 1 else ""
+        hint = (
+            " (the file looks truncated)"
+            if "Expecting" in exc.msg and exc.pos >= len(text) - 1
+            else ""
+        )
         _fail(source, f"not valid JSON{hint}: {exc.msg} at line {exc.lineno} column {exc.colno}")
     except RecursionError:
         _fail(source, "not a dgbdt model: JSON nested too deeply")
@@ -160,7 +187,7 @@ def _parse(text, source):
         _fail(source, "not a dgbdt model: too large to parse in memory")
     except ModelFormatError:
         raise
-    except ValueError as exc:       # e.g. an integer of more than 4300 digits
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
         _fail(source, f"not valid JSON: {exc}")
 
 
@@ -206,8 +233,9 @@ def _int_array(source, where, field, values, lo, hi, dtype, why=""):
 
 
 def _finite_number(v):
-    return ((type(v) is float and math.isfinite(v))
-            or (type(v) is int and abs(v) <= sys.float_info.max))
+    return (type(v) is float and math.isfinite(v)) or (
+        type(v) is int and abs(v) <= sys.float_info.max
+    )
 
 
 def _float_array(source, where, field, values):
@@ -216,7 +244,7 @@ def _float_array(source, where, field, values):
     if set(map(type, values)) <= _NUMBER_TYPES:
         try:
             arr = np.array(values, dtype=np.float64)
-        except OverflowError:       # an integer beyond the float range
+        except OverflowError:  # an integer beyond the float range
             pass
     if arr is None or not np.isfinite(arr).all():
         for k, v in enumerate(values):
@@ -231,16 +259,20 @@ def _float_array(source, where, field, values):
 # --------------------------------------------------------------------------- #
 def _known_objectives():
     from .params import OBJECTIVE_ALIASES
+
     return sorted(set(OBJECTIVE_ALIASES.values()) | {"custom"})
 
 
 def _check_kind(source, doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
-        _fail(source, f"not a dgbdt model file (expected \"format\": \"{FORMAT_NAME}\")")
+        _fail(source, f'not a dgbdt model file (expected "format": "{FORMAT_NAME}")')
     version = doc.get("version")
     if type(version) is not int or not 1 <= version <= FORMAT_VERSION:
-        _fail(source, f"unsupported model format version {_show(version)} "
-                      f"(this dgbdt reads up to {FORMAT_VERSION})")
+        _fail(
+            source,
+            f"unsupported model format version {_show(version)} "
+            f"(this dgbdt reads up to {FORMAT_VERSION})",
+        )
     for key in _REQUIRED:
         if key not in doc:
             _fail(source, f"missing field {key!r}")
@@ -251,8 +283,10 @@ def _check_objective(source, doc):
     (checked together: they decide how raw scores become predictions)."""
     objective, known = doc["objective"], _known_objectives()
     if type(objective) is not str or objective not in known:
-        _fail(source, f"field 'objective' = {_show(objective)} is not a known objective "
-                      f"({', '.join(known)})")
+        _fail(
+            source,
+            f"field 'objective' = {_show(objective)} is not a known objective ({', '.join(known)})",
+        )
     num_class = _int_value(source, "", "'num_class'", doc["num_class"], 1, _INT32_MAX)
     if objective == "multiclass" and num_class < 2:
         _fail(source, f"field 'num_class' = {num_class} must be >= 2 for objective 'multiclass'")
@@ -260,17 +294,25 @@ def _check_objective(source, doc):
         _fail(source, f"field 'num_class' = {num_class} must be 1 for objective {objective!r}")
     k = _int_value(source, "", "'num_tree_per_iteration'", doc["num_tree_per_iteration"], 1)
     if k != num_class:
-        _fail(source, f"field 'num_tree_per_iteration' = {k} must equal num_class = {num_class} "
-                      "(one tree per class and iteration)")
+        _fail(
+            source,
+            f"field 'num_tree_per_iteration' = {k} must equal num_class = {num_class} "
+            "(one tree per class and iteration)",
+        )
     params = doc.get("objective_params", {})
     if type(params) is not dict:
         _fail(source, f"field 'objective_params' must be an object, got {_show(params)}")
     for key, value in params.items():
         if not _finite_number(value):
-            _fail(source, f"field {_quoted('objective_params', key)} = {_show(value)} "
-                          "is not a finite number")
+            _fail(
+                source,
+                f"field {_quoted('objective_params', key)} = {_show(value)} is not a finite number",
+            )
     if "sigmoid" in params and not params["sigmoid"] > 0:
-        _fail(source, f"field {_quoted('objective_params', 'sigmoid')} = {params['sigmoid']} must be > 0")
+        _fail(
+            source,
+            f"field {_quoted('objective_params', 'sigmoid')} = {params['sigmoid']} must be > 0",
+        )
     init = _list_value(source, "", "'init_score'", doc["init_score"], num_class)
     return k, _float_array(source, "", "'init_score'", init)
 
@@ -293,25 +335,40 @@ def _check_bins(source, doc, n_features):
         return None
     if len(given) == 1:
         missing = next(key for key in keys if key not in doc)
-        _fail(source, f"field {missing!r} is missing while {given[0]!r} is given "
-                      "(a model has both or neither)")
+        _fail(
+            source,
+            f"field {missing!r} is missing while {given[0]!r} is given "
+            "(a model has both or neither)",
+        )
     bounds = _list_value(source, "", "'bin_upper_bounds'", doc["bin_upper_bounds"], n_features)
     for f, ub in enumerate(bounds):
         field = _quoted("bin_upper_bounds", f)
         arr = _float_array(source, "", field, _list_value(source, "", field, ub))
         down = np.flatnonzero(arr[1:] < arr[:-1])
         if len(down):
-            _fail(source, f"field {field} is not sorted: [{down[0]}] = {float(arr[down[0]])!r} > "
-                          f"[{down[0] + 1}] = {float(arr[down[0] + 1])!r}")
-    n_value_bins = np.array([len(ub) + 1 for ub in bounds], dtype=np.int64)   # + the last, +inf
-    nan_bins = _int_array(source, "", "'nan_bins'",
-                          _list_value(source, "", "'nan_bins'", doc["nan_bins"], n_features),
-                          -1, _INT32_MAX, np.int64)
+            _fail(
+                source,
+                f"field {field} is not sorted: [{down[0]}] = {float(arr[down[0]])!r} > "
+                f"[{down[0] + 1}] = {float(arr[down[0] + 1])!r}",
+            )
+    n_value_bins = np.array([len(ub) + 1 for ub in bounds], dtype=np.int64)  # + the last, +inf
+    nan_bins = _int_array(
+        source,
+        "",
+        "'nan_bins'",
+        _list_value(source, "", "'nan_bins'", doc["nan_bins"], n_features),
+        -1,
+        _INT32_MAX,
+        np.int64,
+    )
     bad = np.flatnonzero((nan_bins != -1) & (nan_bins != n_value_bins))
     if len(bad):
         f = bad[0]
-        _fail(source, f"field {_quoted('nan_bins', int(f))} = {nan_bins[f]} must be -1 (no NaN bin) "
-                      f"or {n_value_bins[f]} (the bin after feature {f}'s {n_value_bins[f]} value bins)")
+        _fail(
+            source,
+            f"field {_quoted('nan_bins', int(f))} = {nan_bins[f]} must be -1 (no NaN bin) "
+            f"or {n_value_bins[f]} (the bin after feature {f}'s {n_value_bins[f]} value bins)",
+        )
     # each feature's bounds and the last bin's, +inf, stored as the largest float
     # as the grower records thresholds (BinMapper.threshold_value)
     flat = np.array([b for ub in bounds for b in (*ub, _LARGEST)], dtype=np.float64)
@@ -321,6 +378,7 @@ def _check_bins(source, doc, n_features):
 class _Bins:
     """The bin mapper as the tree checks need it: value bins per feature, and
     the threshold of each (feature, bin) at ``thresholds[offsets[f] + bin]``."""
+
     __slots__ = ("n_value_bins", "offsets", "thresholds")
 
     def __init__(self, n_value_bins, offsets, thresholds):
@@ -328,25 +386,33 @@ class _Bins:
 
 
 def _is_scalar(value):
-    return type(value) in (str, int, bool, type(None)) or (type(value) is float
-                                                          and math.isfinite(value))
+    return type(value) in (str, int, bool, type(None)) or (
+        type(value) is float and math.isfinite(value)
+    )
 
 
 def _check_params(source, doc):
     """Training parameters: JSON scalars or lists of them; the column keys the
     CLI reads data files with (dgbdt.cli.COLUMN_KEYS) are strings."""
     from .cli import COLUMN_KEYS
+
     params = doc.get("params", {})
     if type(params) is not dict:
         _fail(source, f"field 'params' must be an object, got {_show(params)}")
     for key, value in params.items():
         if not (_is_scalar(value) or (type(value) is list and all(map(_is_scalar, value)))):
-            _fail(source, f"field {_quoted('params', key)} = {_show(value)} is not a JSON scalar "
-                          "or a list of them")
+            _fail(
+                source,
+                f"field {_quoted('params', key)} = {_show(value)} is not a JSON scalar "
+                "or a list of them",
+            )
     for key in COLUMN_KEYS:
         if key in params and type(params[key]) is not str:
-            _fail(source, f"field {_quoted('params', key)} = {_show(params[key])} must be a string "
-                          "(how the command line reads data files for this model)")
+            _fail(
+                source,
+                f"field {_quoted('params', key)} = {_show(params[key])} must be a string "
+                "(how the command line reads data files for this model)",
+            )
 
 
 # --------------------------------------------------------------------------- #
@@ -368,8 +434,11 @@ def _check_links(source, where, left, right, n_leaves):
             seen, j = (node_seen, c) if c >= 0 else (leaf_seen, ~c)
             if seen[j]:
                 what = f"node {j}" if c >= 0 else f"leaf {j}"
-                _fail(source, f"{where}field {name!r}[{k}] = {c} links {what} a second time "
-                              "(a cycle or a shared child)")
+                _fail(
+                    source,
+                    f"{where}field {name!r}[{k}] = {c} links {what} a second time "
+                    "(a cycle or a shared child)",
+                )
             seen[j] = 1
             if c >= 0:
                 stack.append(c)
@@ -381,11 +450,19 @@ def _check_links(source, where, left, right, n_leaves):
 
 def _int_ranges(n_leaves, n_features):
     """(lo, hi, why) of each integer field of a tree of ``n_leaves`` leaves."""
-    link = (-n_leaves, n_leaves - 1, f" (a child is a node in [1, {n_leaves - 1}) "
-                                     f"or a leaf ~l, l in [0, {n_leaves}))")
-    return {"split_feature": (0, n_features, f" (the model has {n_features} features)"),
-            "threshold_bin": (0, _INT32_MAX, ""), "default_left": (0, 2, " (0 or 1)"),
-            "left_child": link, "right_child": link, "leaf_depth": (0, n_leaves, "")}
+    link = (
+        -n_leaves,
+        n_leaves - 1,
+        f" (a child is a node in [1, {n_leaves - 1}) or a leaf ~l, l in [0, {n_leaves}))",
+    )
+    return {
+        "split_feature": (0, n_features, f" (the model has {n_features} features)"),
+        "threshold_bin": (0, _INT32_MAX, ""),
+        "default_left": (0, 2, " (0 or 1)"),
+        "left_child": link,
+        "right_child": link,
+        "leaf_depth": (0, n_leaves, ""),
+    }
 
 
 def _check_tree(source, i, d, n_features, bins):
@@ -405,14 +482,21 @@ def _check_tree(source, i, d, n_features, bins):
     for name in NODE_FIELDS + LEAF_FIELDS:
         if name in ranges:
             lo, hi, why = ranges[name]
-            arrays[name] = _int_array(source, where, repr(name), d[name], lo, hi,
-                                      Tree.INT_DTYPES[name], why)
+            arrays[name] = _int_array(
+                source, where, repr(name), d[name], lo, hi, Tree.INT_DTYPES[name], why
+            )
         else:
             arrays[name] = _float_array(source, where, repr(name), d[name])
     _check_links(source, where, d["left_child"], d["right_child"], n)
     if bins is not None and n > 1:
-        _check_thresholds(source, where, arrays["split_feature"], arrays["threshold_bin"],
-                          arrays["threshold"], bins)
+        _check_thresholds(
+            source,
+            where,
+            arrays["split_feature"],
+            arrays["threshold_bin"],
+            arrays["threshold"],
+            bins,
+        )
     return Tree.from_arrays(n, arrays)
 
 
@@ -424,23 +508,32 @@ def _check_thresholds(source, where, feature, threshold_bin, threshold, bins):
     bad = np.flatnonzero(threshold_bin >= limit)
     if len(bad):
         k = int(bad[0])
-        _fail(source, f"{where}field 'threshold_bin'[{k}] = {threshold_bin[k]} is outside "
-                      f"[0, {limit[k]}) (the value bins of feature {feature[k]})")
+        _fail(
+            source,
+            f"{where}field 'threshold_bin'[{k}] = {threshold_bin[k]} is outside "
+            f"[0, {limit[k]}) (the value bins of feature {feature[k]})",
+        )
     expected = bins.thresholds[bins.offsets[feature] + threshold_bin]
     bad = np.flatnonzero(threshold != expected)
     if len(bad):
         k = int(bad[0])
-        _fail(source, f"{where}field 'threshold'[{k}] = {float(threshold[k])!r} is not the upper "
-                      f"bound of its bin: feature {feature[k]}'s bin {threshold_bin[k]} "
-                      f"('threshold_bin'[{k}]) ends at {float(expected[k])!r} "
-                      "('bin_upper_bounds'; the largest float for the last bin)")
+        _fail(
+            source,
+            f"{where}field 'threshold'[{k}] = {float(threshold[k])!r} is not the upper "
+            f"bound of its bin: feature {feature[k]}'s bin {threshold_bin[k]} "
+            f"('threshold_bin'[{k}]) ends at {float(expected[k])!r} "
+            "('bin_upper_bounds'; the largest float for the last bin)",
+        )
 
 
 def _check_trees(source, doc, k, n_features, bins):
     trees = _list_value(source, "", "'trees'", doc["trees"])
     if len(trees) % k:
-        _fail(source, f"field 'trees' holds {len(trees)} trees, not a multiple of "
-                      f"num_tree_per_iteration = {k}")
+        _fail(
+            source,
+            f"field 'trees' holds {len(trees)} trees, not a multiple of "
+            f"num_tree_per_iteration = {k}",
+        )
     return [_check_tree(source, i, t, n_features, bins) for i, t in enumerate(trees)]
 
 
@@ -450,15 +543,21 @@ def _check_score_bound(source, init_score, trees, k):
     bound = [abs(float(v)) for v in init_score]
     for c, b in enumerate(bound):
         if not b < _SAFE_SCORE:
-            _fail(source, f"field 'init_score'[{c}] = {float(init_score[c])!r} is too large "
-                          f"(raw scores must stay below {_SAFE_SCORE:.4g})")
+            _fail(
+                source,
+                f"field 'init_score'[{c}] = {float(init_score[c])!r} is too large "
+                f"(raw scores must stay below {_SAFE_SCORE:.4g})",
+            )
     for t, tree in enumerate(trees):
         c = t % k
         bound[c] += float(np.abs(tree.leaf_value).max())
         if not bound[c] < _SAFE_SCORE:
-            _fail(source, f"tree {t}: the raw scores of class {c} could reach {bound[c]:.4g} "
-                          "(|init_score| plus each tree's largest |leaf_value|); a model must keep "
-                          f"them below {_SAFE_SCORE:.4g} so that its predictions are finite")
+            _fail(
+                source,
+                f"tree {t}: the raw scores of class {c} could reach {bound[c]:.4g} "
+                "(|init_score| plus each tree's largest |leaf_value|); a model must keep "
+                f"them below {_SAFE_SCORE:.4g} so that its predictions are finite",
+            )
 
 
 def model_from_json(text, source="model string"):
@@ -482,8 +581,12 @@ def model_from_json(text, source="model string"):
 
 
 def model_to_json(header, trees):
-    doc = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **header,
-           "trees": [t.to_dict() for t in trees]}
+    doc = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        **header,
+        "trees": [t.to_dict() for t in trees],
+    }
     return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
 
@@ -491,8 +594,10 @@ def _decode(data, source):
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        _fail(source, f"not a dgbdt model file (not UTF-8 text: byte {exc.start} is "
-                      f"{data[exc.start]:#04x})")
+        _fail(
+            source,
+            f"not a dgbdt model file (not UTF-8 text: byte {exc.start} is {data[exc.start]:#04x})",
+        )
 
 
 def load_model_file(path):
@@ -504,7 +609,7 @@ def load_model_file(path):
         check_regular_file(path, "model file")
         # O_NONBLOCK: should the path become a FIFO after the check, open() does not wait.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except ValueError as exc:       # not a regular file; or a path os.stat refuses (a NUL)
+    except ValueError as exc:  # not a regular file; or a path os.stat refuses (a NUL)
         msg = str(exc)
         raise ModelFormatError(msg if path in msg else f"model file {path!r}: {msg}") from None
     with os.fdopen(fd, "rb") as fh:
@@ -512,6 +617,9 @@ def load_model_file(path):
             _fail(path, "not a regular file")
         data = fh.read(MAX_MODEL_BYTES + 1)
     if len(data) > MAX_MODEL_BYTES:
-        _fail(path, f"larger than {MAX_MODEL_BYTES} bytes, the most a model file may hold "
-                    "(dgbdt.model_io.MAX_MODEL_BYTES)")
+        _fail(
+            path,
+            f"larger than {MAX_MODEL_BYTES} bytes, the most a model file may hold "
+            "(dgbdt.model_io.MAX_MODEL_BYTES)",
+        )
     return model_from_json(_decode(data, path), source=path)

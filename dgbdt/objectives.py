@@ -4,15 +4,20 @@ Gradients come from the Numba kernel ``native.objective.compute_gradients``,
 selected by an integer code.  A custom objective is a callable
 ``fobj(preds, train_data) -> (grad, hess)`` as in LightGBM.
 """
+
 import numpy as np
 
 from .exact_sum import global_exact_sums
 from .native import common
 from .native.objective import compute_gradients
 
-_CODES = {"regression": common.OBJ_REGRESSION, "regression_l1": common.OBJ_REGRESSION_L1,
-          "huber": common.OBJ_HUBER, "binary": common.OBJ_BINARY,
-          "multiclass": common.OBJ_MULTICLASS}
+_CODES = {
+    "regression": common.OBJ_REGRESSION,
+    "regression_l1": common.OBJ_REGRESSION_L1,
+    "huber": common.OBJ_HUBER,
+    "binary": common.OBJ_BINARY,
+    "multiclass": common.OBJ_MULTICLASS,
+}
 _EMPTY = np.zeros(0, np.float64)
 
 
@@ -70,7 +75,7 @@ class Objective:
         self.alpha = cfg["alpha"]
         self.sigmoid = cfg["sigmoid"]
         self.label_weights = np.ones(2)
-        self.unit_weights = True         # no weights, or all 1 (set_label_weights decides)
+        self.unit_weights = True  # no weights, or all 1 (set_label_weights decides)
         self._scale_pos_weight = cfg["scale_pos_weight"]
         self._is_unbalance = cfg["is_unbalance"]
         self.renews_leaves = self.name == "regression_l1"
@@ -87,14 +92,18 @@ class Objective:
             bad = ~np.isin(label, (-1.0, 0.0, 1.0))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"objective='binary' needs labels 0 or 1 (or -1 and +1); row {i} "
-                                 f"has label {label[i]}")
+                raise ValueError(
+                    f"objective='binary' needs labels 0 or 1 (or -1 and +1); row {i} "
+                    f"has label {label[i]}"
+                )
         elif self.name == "multiclass":
             bad = (label < 0) | (label >= self.num_class) | (label != np.floor(label))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"objective='multiclass' with num_class={self.num_class} needs integer "
-                                 f"labels in [0, {self.num_class - 1}]; row {i} has label {label[i]}")
+                raise ValueError(
+                    f"objective='multiclass' with num_class={self.num_class} needs integer "
+                    f"labels in [0, {self.num_class - 1}]; row {i} has label {label[i]}"
+                )
 
     def set_label_weights(self, label, weight, comm):
         """Global checks and the binary label weights (is_unbalance, scale_pos_weight).
@@ -107,18 +116,24 @@ class Objective:
         mine = np.array([weight is None or bool(np.all(weight == 1.0))], np.int64)
         self.unit_weights = bool(comm.allreduce(mine, op="min")[0])
         rows, pos_w, neg_w = global_exact_sums(
-            comm, [np.ones(len(label)), ww[label > 0], ww[label <= 0]])
+            comm, [np.ones(len(label)), ww[label > 0], ww[label <= 0]]
+        )
         if rows == 0:
             raise ValueError("The training data has no rows")
         if not pos_w + neg_w > 0:
-            raise ValueError("The sample weights sum to zero: at least one row needs a positive weight")
+            raise ValueError(
+                "The sample weights sum to zero: at least one row needs a positive weight"
+            )
         if self.name == "binary":
             # is_unbalance weighs the classes by their row counts, as LightGBM
             # (not by their weight sums)
-            pos, neg = global_exact_sums(comm, [np.ones(int(np.sum(label > 0))),
-                                                np.ones(int(np.sum(label <= 0)))])
+            pos, neg = global_exact_sums(
+                comm, [np.ones(int(np.sum(label > 0))), np.ones(int(np.sum(label <= 0)))]
+            )
             if self._is_unbalance and pos > 0 and neg > 0:
-                self.label_weights = np.array([pos / neg, 1.0]) if pos > neg else np.array([1.0, neg / pos])
+                self.label_weights = (
+                    np.array([pos / neg, 1.0]) if pos > neg else np.array([1.0, neg / pos])
+                )
             else:
                 self.label_weights = np.array([1.0, self._scale_pos_weight])
 
@@ -134,8 +149,9 @@ class Objective:
             return np.array([s_wy / s_w])
         if self.name == "regression_l1":
             all_label, _ = comm.allgatherv(np.asarray(label, np.float64))
-            all_weight = (None if self.unit_weights
-                          else comm.allgatherv(np.asarray(weight, np.float64))[0])
+            all_weight = (
+                None if self.unit_weights else comm.allgatherv(np.asarray(weight, np.float64))[0]
+            )
             return np.array([weighted_quantile(all_label, all_weight, 0.5)])
         if self.name == "binary":
             # the weighted share of positives; is_unbalance / scale_pos_weight do
@@ -148,30 +164,43 @@ class Objective:
         return np.log(np.maximum(counts / counts.sum(), 1e-15))
 
     def gradients(self, scores, label, weight, gradients, hessians):
-        compute_gradients(self.code, scores, label, _EMPTY if weight is None else weight,
-                          self.alpha, self.sigmoid, self.label_weights, gradients, hessians)
+        compute_gradients(
+            self.code,
+            scores,
+            label,
+            _EMPTY if weight is None else weight,
+            self.alpha,
+            self.sigmoid,
+            self.label_weights,
+            gradients,
+            hessians,
+        )
 
     def transform(self, raw):
         """Raw scores (n, K) -> predictions: (n,) or (n, K)."""
         return transform_by_name(self.name, raw, self.sigmoid)
 
-    def renew_leaf_values(self, tree, sample_indices, leaf_begin, leaf_count, label, scores,
-                          weight, comm):
+    def renew_leaf_values(
+        self, tree, sample_indices, leaf_begin, leaf_count, label, scores, weight, comm
+    ):
         """L1: a leaf's value becomes the weighted median of its residuals over
         every rank's rows (gathered: one residual per row per tree)."""
         n_leaves = tree.n_leaves
         leaf_of = np.repeat(np.arange(n_leaves), leaf_count[:n_leaves])
-        rows = np.concatenate([sample_indices[leaf_begin[k]:leaf_begin[k] + leaf_count[k]]
-                               for k in range(n_leaves)])
+        rows = np.concatenate(
+            [sample_indices[leaf_begin[k] : leaf_begin[k] + leaf_count[k]] for k in range(n_leaves)]
+        )
         leaf_of, _ = comm.allgatherv(leaf_of.astype(np.int64))
         residual, _ = comm.allgatherv(label[rows] - scores[rows])
         w = None if self.unit_weights else comm.allgatherv(np.asarray(weight[rows], np.float64))[0]
         order = np.argsort(leaf_of, kind="stable")
         bounds = np.searchsorted(leaf_of[order], np.arange(n_leaves + 1))
         for leaf in range(n_leaves):
-            sel = order[bounds[leaf]:bounds[leaf + 1]]
+            sel = order[bounds[leaf] : bounds[leaf + 1]]
             if len(sel):
-                tree.leaf_value[leaf] = weighted_quantile(residual[sel], None if w is None else w[sel], 0.5)
+                tree.leaf_value[leaf] = weighted_quantile(
+                    residual[sel], None if w is None else w[sel], 0.5
+                )
 
 
 def transform_by_name(name, raw, sigmoid=1.0):

@@ -20,8 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lightgbm_keys import DEFAULTS as LIGHTGBM_DEFAULTS
-from .lightgbm_keys import (HARMLESS, LIGHTGBM_ONLY_METRICS, LIGHTGBM_ONLY_OBJECTIVES,
-                            is_lightgbm_default, lightgbm_canonical, parse_bool)
+from .lightgbm_keys import (
+    HARMLESS,
+    LIGHTGBM_ONLY_METRICS,
+    LIGHTGBM_ONLY_OBJECTIVES,
+    is_lightgbm_default,
+    lightgbm_canonical,
+    parse_bool,
+)
 
 __all__ = [
     "Param",
@@ -73,14 +79,22 @@ class Param:
             if self.name == "objective":
                 text = "a callable or " + text + " (or an alias of one)"
             elif self.name == "metric":
-                text = ("a metric name, a comma-separated string or list of them, "
-                        "or 'None' for no metric; metrics: " + ", ".join(canon))
+                text = (
+                    "a metric name, a comma-separated string or list of them, "
+                    "or 'None' for no metric; metrics: " + ", ".join(canon)
+                )
             return text
-        noun = {int: "an integer", float: "a number", bool: "a boolean (true/false/1/0)",
-                str: "a string"}[self.kind]
+        noun = {
+            int: "an integer",
+            float: "a number",
+            bool: "a boolean (true/false/1/0)",
+            str: "a string",
+        }[self.kind]
         if self.lo is not None and self.hi is not None:
-            return (f"{noun} in {'(' if self.lo_open else '['}{_fmt(self.lo)}, "
-                    f"{_fmt(self.hi)}{')' if self.hi_open else ']'}")
+            return (
+                f"{noun} in {'(' if self.lo_open else '['}{_fmt(self.lo)}, "
+                f"{_fmt(self.hi)}{')' if self.hi_open else ']'}"
+            )
         if self.lo is not None:
             return f"{noun} {'>' if self.lo_open else '>='} {_fmt(self.lo)}"
         if self.hi is not None:
@@ -109,31 +123,47 @@ def _invert(groups: dict[str, tuple[str, ...]]) -> dict[str, str]:
     return out
 
 
-OBJECTIVE_ALIASES: dict[str, str] = _invert({
-    "regression": ("regression_l2", "l2", "mean_squared_error", "mse", "l2_root",
-                   "root_mean_squared_error", "rmse"),
-    "regression_l1": ("l1", "mean_absolute_error", "mae"),
-    "huber": (),
-    "binary": (),
-    "multiclass": ("softmax",),
-})
+OBJECTIVE_ALIASES: dict[str, str] = _invert(
+    {
+        "regression": (
+            "regression_l2",
+            "l2",
+            "mean_squared_error",
+            "mse",
+            "l2_root",
+            "root_mean_squared_error",
+            "rmse",
+        ),
+        "regression_l1": ("l1", "mean_absolute_error", "mae"),
+        "huber": (),
+        "binary": (),
+        "multiclass": ("softmax",),
+    }
+)
 
-METRIC_ALIASES: dict[str, str] = _invert({
-    "l2": ("mse", "mean_squared_error", "regression_l2", "regression"),
-    "rmse": ("l2_root", "root_mean_squared_error"),
-    "l1": ("mae", "mean_absolute_error", "regression_l1"),
-    "huber": (),
-    "binary_logloss": ("binary",),
-    "binary_error": (),
-    "auc": (),
-    "multi_logloss": ("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"),
-    "multi_error": (),
-    "auc_mu": (),
-})
+METRIC_ALIASES: dict[str, str] = _invert(
+    {
+        "l2": ("mse", "mean_squared_error", "regression_l2", "regression"),
+        "rmse": ("l2_root", "root_mean_squared_error"),
+        "l1": ("mae", "mean_absolute_error", "regression_l1"),
+        "huber": (),
+        "binary_logloss": ("binary",),
+        "binary_error": (),
+        "auc": (),
+        "multi_logloss": ("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"),
+        "multi_error": (),
+        "auc_mu": (),
+    }
+)
 
 _NO_METRIC = ("none", "na", "null", "custom")
-_DEFAULT_METRIC = {"regression": "l2", "regression_l1": "l1", "huber": "huber",
-                   "binary": "binary_logloss", "multiclass": "multi_logloss"}
+_DEFAULT_METRIC = {
+    "regression": "l2",
+    "regression_l1": "l1",
+    "huber": "huber",
+    "binary": "binary_logloss",
+    "multiclass": "multi_logloss",
+}
 
 
 def default_metric(objective: str) -> str:
@@ -152,8 +182,10 @@ def _convert_objective(p: Param, value: object) -> object:
     canon = p.choices.get(value.strip().lower())
     if canon is None and value.strip().lower() in LIGHTGBM_ONLY_OBJECTIVES:
         have = ", ".join(repr(c) for c in dict.fromkeys(p.choices.values()))
-        raise ValueError(f"Parameter 'objective': LightGBM objective {value.strip()!r} is not "
-                         f"supported by dgbdt yet (dgbdt has {have})")
+        raise ValueError(
+            f"Parameter 'objective': LightGBM objective {value.strip()!r} is not "
+            f"supported by dgbdt yet (dgbdt has {have})"
+        )
     if canon is None:
         error = _error(p, value)
         close = difflib.get_close_matches(value.strip().lower(), list(p.choices), n=1)
@@ -203,14 +235,17 @@ def _convert_metric(p: Param, value: object) -> list[str] | None:
         canon = p.choices.get(tok)
         if canon is None and tok in LIGHTGBM_ONLY_METRICS:
             have = ", ".join(dict.fromkeys(p.choices.values()))
-            raise ValueError(f"Parameter 'metric': LightGBM metric {tok!r} is not supported by "
-                             f"dgbdt yet (dgbdt has {have})")
+            raise ValueError(
+                f"Parameter 'metric': LightGBM metric {tok!r} is not supported by "
+                f"dgbdt yet (dgbdt has {have})"
+            )
         if canon is None:
             close = difflib.get_close_matches(tok, list(p.choices), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"Parameter 'metric' got unknown metric {tok!r} in {value!r}."
-                             f"{hint} Valid metrics: "
-                             + ", ".join(dict.fromkeys(p.choices.values())))
+            raise ValueError(
+                f"Parameter 'metric' got unknown metric {tok!r} in {value!r}."
+                f"{hint} Valid metrics: " + ", ".join(dict.fromkeys(p.choices.values()))
+            )
         if canon not in out:
             out.append(canon)
     return out
@@ -222,138 +257,359 @@ def _convert_metric(p: Param, value: object) -> list[str] | None:
 _INF = math.inf
 _ROWS = [
     # core
-    Param("objective", "regression", str,
-          ("objective_type", "app", "application", "loss"),
-          "Loss to minimise; a callable (preds, train_data) -> (grad, hess) is a custom objective.",
-          choices=OBJECTIVE_ALIASES, convert=_convert_objective),
-    Param("boosting", "gbdt", str, ("boosting_type", "boost"),
-          "Boosting algorithm; only gradient-boosted trees (rf, dart, goss are not implemented).",
-          choices={"gbdt": "gbdt", "gbrt": "gbdt"}),
-    Param("num_iterations", 100, int,
-          ("num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds",
-           "nrounds", "num_boost_round", "n_estimators", "max_iter"),
-          "Number of boosting rounds (trees per class).", lo=0),
-    Param("learning_rate", 0.1, float, ("shrinkage_rate", "eta"),
-          "Shrinkage applied to every new tree's leaf values.", lo=0, lo_open=True),
-    Param("num_leaves", 31, int,
-          ("num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"),
-          "Maximum number of leaves per tree (trees grow leaf-wise, best first).",
-          lo=2, hi=131072),
-    Param("tree_learner", "serial", str, ("tree", "tree_type", "tree_learner_type"),
-          "How tree learning is distributed over MPI ranks.",
-          choices={"serial": "serial", "feature": "feature", "feature_parallel": "feature",
-                   "data": "data", "data_parallel": "data",
-                   "voting": "voting", "voting_parallel": "voting"}),
-    Param("num_threads", 0, int, ("num_thread", "nthread", "nthreads", "n_jobs"),
-          "Number of threads per process; <= 0 means all cores."),
-    Param("seed", 0, int, ("random_seed", "random_state"),
-          "Master random seed (None means 0)."),
-    Param("deterministic", False, bool, (),
-          "Favour bit-reproducible results over speed."),
+    Param(
+        "objective",
+        "regression",
+        str,
+        ("objective_type", "app", "application", "loss"),
+        "Loss to minimise; a callable (preds, train_data) -> (grad, hess) is a custom objective.",
+        choices=OBJECTIVE_ALIASES,
+        convert=_convert_objective,
+    ),
+    Param(
+        "boosting",
+        "gbdt",
+        str,
+        ("boosting_type", "boost"),
+        "Boosting algorithm; only gradient-boosted trees (rf, dart, goss are not implemented).",
+        choices={"gbdt": "gbdt", "gbrt": "gbdt"},
+    ),
+    Param(
+        "num_iterations",
+        100,
+        int,
+        (
+            "num_iteration",
+            "n_iter",
+            "num_tree",
+            "num_trees",
+            "num_round",
+            "num_rounds",
+            "nrounds",
+            "num_boost_round",
+            "n_estimators",
+            "max_iter",
+        ),
+        "Number of boosting rounds (trees per class).",
+        lo=0,
+    ),
+    Param(
+        "learning_rate",
+        0.1,
+        float,
+        ("shrinkage_rate", "eta"),
+        "Shrinkage applied to every new tree's leaf values.",
+        lo=0,
+        lo_open=True,
+    ),
+    Param(
+        "num_leaves",
+        31,
+        int,
+        ("num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"),
+        "Maximum number of leaves per tree (trees grow leaf-wise, best first).",
+        lo=2,
+        hi=131072,
+    ),
+    Param(
+        "tree_learner",
+        "serial",
+        str,
+        ("tree", "tree_type", "tree_learner_type"),
+        "How tree learning is distributed over MPI ranks.",
+        choices={
+            "serial": "serial",
+            "feature": "feature",
+            "feature_parallel": "feature",
+            "data": "data",
+            "data_parallel": "data",
+            "voting": "voting",
+            "voting_parallel": "voting",
+        },
+    ),
+    Param(
+        "num_threads",
+        0,
+        int,
+        ("num_thread", "nthread", "nthreads", "n_jobs"),
+        "Number of threads per process; <= 0 means all cores.",
+    ),
+    Param("seed", 0, int, ("random_seed", "random_state"), "Master random seed (None means 0)."),
+    Param("deterministic", False, bool, (), "Favour bit-reproducible results over speed."),
     # learning control
-    Param("max_depth", -1, int, (),
-          "Maximum tree depth; <= 0 means no limit."),
-    Param("min_data_in_leaf", 20, int,
-          ("min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf"),
-          "Minimum number of samples in a leaf.", lo=0),
-    Param("min_sum_hessian_in_leaf", 1e-3, float,
-          ("min_sum_hessian_per_leaf", "min_sum_hessian", "min_hessian", "min_child_weight"),
-          "Minimum sum of hessians in a leaf.", lo=0),
-    Param("bagging_fraction", 1.0, float, ("sub_row", "subsample", "bagging"),
-          "Fraction of rows sampled (without replacement) for each bagging round.",
-          lo=0, hi=1, lo_open=True),
-    Param("bagging_freq", 0, int, ("subsample_freq",),
-          "Re-sample rows every k iterations; 0 disables bagging.", lo=0),
-    Param("bagging_seed", 3, int, ("bagging_fraction_seed",),
-          "Random seed for bagging."),
-    Param("feature_fraction", 1.0, float, ("sub_feature", "colsample_bytree"),
-          "Fraction of features sampled for each tree.", lo=0, hi=1, lo_open=True),
-    Param("feature_fraction_seed", 2, int, (),
-          "Random seed for feature_fraction."),
-    Param("lambda_l1", 0.0, float, ("reg_alpha", "l1_regularization"),
-          "L1 regularisation of leaf values.", lo=0),
-    Param("lambda_l2", 0.0, float, ("reg_lambda", "lambda", "l2_regularization"),
-          "L2 regularisation of leaf values.", lo=0),
-    Param("min_gain_to_split", 0.0, float, ("min_split_gain",),
-          "Minimum gain needed to split a leaf.", lo=0),
-    Param("max_delta_step", 0.0, float, ("max_tree_output", "max_leaf_output"),
-          "Cap on the absolute leaf output; <= 0 means no limit."),
-    Param("top_k", 20, int, ("topk",),
-          "Features each rank proposes per leaf in voting-parallel learning.", lo=1),
-    Param("voting_rule", "votes", str, (),
-          "How voting-parallel elects features: 'votes' = PV-Tree's 2*top_k features with "
-          "the most votes (ties: summed gain, then feature index); 'weighted_gain' = "
-          "LightGBM's top_k features by vote-count-weighted gain.",
-          choices={"votes": "votes", "weighted_gain": "weighted_gain"}),
-    Param("check_consistency", False, bool, (),
-          "After distributed training, verify with a hash that every rank holds the same model."),
-    Param("use_quantized_grad", False, bool, (),
-          "Quantized training: gradients and hessians become a few integer levels (stochastic "
-          "rounding), histograms are integers: faster, 2-4x fewer bytes in data- and "
-          "voting-parallel training, and the same model on any number of ranks."),
-    Param("num_grad_quant_bins", 4, int, (),
-          "Integer levels of quantized gradients: hessians 0..B, gradients -(B // 2)..B // 2 "
-          "(LightGBM's scales).", lo=2, hi=126),
-    Param("quant_train_renew_leaf", False, bool, (),
-          "With quantized training, compute leaf values from the original float gradients "
-          "(summed over all ranks)."),
-    Param("stochastic_rounding", True, bool, (),
-          "Round quantized gradients stochastically (unbiased) rather than to the nearest level."),
-    Param("early_stopping_round", 0, int,
-          ("early_stopping_rounds", "early_stopping", "n_iter_no_change"),
-          "Stop when no validation metric improved for this many rounds; 0 disables.", lo=0),
-    Param("early_stopping_min_delta", 0.0, float, (),
-          "Minimum improvement that counts for early stopping.", lo=0),
-    Param("first_metric_only", False, bool, (),
-          "Early stopping looks at the first metric only."),
-    Param("force_col_wise", False, bool, (),
-          "Force the column-wise (feature-parallel) histogram layout."),
-    Param("force_row_wise", False, bool, (),
-          "Force the row-wise (row-block-parallel) histogram layout."),
-    Param("verbosity", 1, int, ("verbose",),
-          "< 0 fatal only, 0 warnings, 1 info, > 1 debug."),
+    Param("max_depth", -1, int, (), "Maximum tree depth; <= 0 means no limit."),
+    Param(
+        "min_data_in_leaf",
+        20,
+        int,
+        ("min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf"),
+        "Minimum number of samples in a leaf.",
+        lo=0,
+    ),
+    Param(
+        "min_sum_hessian_in_leaf",
+        1e-3,
+        float,
+        ("min_sum_hessian_per_leaf", "min_sum_hessian", "min_hessian", "min_child_weight"),
+        "Minimum sum of hessians in a leaf.",
+        lo=0,
+    ),
+    Param(
+        "bagging_fraction",
+        1.0,
+        float,
+        ("sub_row", "subsample", "bagging"),
+        "Fraction of rows sampled (without replacement) for each bagging round.",
+        lo=0,
+        hi=1,
+        lo_open=True,
+    ),
+    Param(
+        "bagging_freq",
+        0,
+        int,
+        ("subsample_freq",),
+        "Re-sample rows every k iterations; 0 disables bagging.",
+        lo=0,
+    ),
+    Param("bagging_seed", 3, int, ("bagging_fraction_seed",), "Random seed for bagging."),
+    Param(
+        "feature_fraction",
+        1.0,
+        float,
+        ("sub_feature", "colsample_bytree"),
+        "Fraction of features sampled for each tree.",
+        lo=0,
+        hi=1,
+        lo_open=True,
+    ),
+    Param("feature_fraction_seed", 2, int, (), "Random seed for feature_fraction."),
+    Param(
+        "lambda_l1",
+        0.0,
+        float,
+        ("reg_alpha", "l1_regularization"),
+        "L1 regularisation of leaf values.",
+        lo=0,
+    ),
+    Param(
+        "lambda_l2",
+        0.0,
+        float,
+        ("reg_lambda", "lambda", "l2_regularization"),
+        "L2 regularisation of leaf values.",
+        lo=0,
+    ),
+    Param(
+        "min_gain_to_split",
+        0.0,
+        float,
+        ("min_split_gain",),
+        "Minimum gain needed to split a leaf.",
+        lo=0,
+    ),
+    Param(
+        "max_delta_step",
+        0.0,
+        float,
+        ("max_tree_output", "max_leaf_output"),
+        "Cap on the absolute leaf output; <= 0 means no limit.",
+    ),
+    Param(
+        "top_k",
+        20,
+        int,
+        ("topk",),
+        "Features each rank proposes per leaf in voting-parallel learning.",
+        lo=1,
+    ),
+    Param(
+        "voting_rule",
+        "votes",
+        str,
+        (),
+        "How voting-parallel elects features: 'votes' = PV-Tree's 2*top_k features with "
+        "the most votes (ties: summed gain, then feature index); 'weighted_gain' = "
+        "LightGBM's top_k features by vote-count-weighted gain.",
+        choices={"votes": "votes", "weighted_gain": "weighted_gain"},
+    ),
+    Param(
+        "check_consistency",
+        False,
+        bool,
+        (),
+        "After distributed training, verify with a hash that every rank holds the same model.",
+    ),
+    Param(
+        "use_quantized_grad",
+        False,
+        bool,
+        (),
+        "Quantized training: gradients and hessians become a few integer levels (stochastic "
+        "rounding), histograms are integers: faster, 2-4x fewer bytes in data- and "
+        "voting-parallel training, and the same model on any number of ranks.",
+    ),
+    Param(
+        "num_grad_quant_bins",
+        4,
+        int,
+        (),
+        "Integer levels of quantized gradients: hessians 0..B, gradients -(B // 2)..B // 2 "
+        "(LightGBM's scales).",
+        lo=2,
+        hi=126,
+    ),
+    Param(
+        "quant_train_renew_leaf",
+        False,
+        bool,
+        (),
+        "With quantized training, compute leaf values from the original float gradients "
+        "(summed over all ranks).",
+    ),
+    Param(
+        "stochastic_rounding",
+        True,
+        bool,
+        (),
+        "Round quantized gradients stochastically (unbiased) rather than to the nearest level.",
+    ),
+    Param(
+        "early_stopping_round",
+        0,
+        int,
+        ("early_stopping_rounds", "early_stopping", "n_iter_no_change"),
+        "Stop when no validation metric improved for this many rounds; 0 disables.",
+        lo=0,
+    ),
+    Param(
+        "early_stopping_min_delta",
+        0.0,
+        float,
+        (),
+        "Minimum improvement that counts for early stopping.",
+        lo=0,
+    ),
+    Param("first_metric_only", False, bool, (), "Early stopping looks at the first metric only."),
+    Param(
+        "force_col_wise",
+        False,
+        bool,
+        (),
+        "Force the column-wise (feature-parallel) histogram layout.",
+    ),
+    Param(
+        "force_row_wise",
+        False,
+        bool,
+        (),
+        "Force the row-wise (row-block-parallel) histogram layout.",
+    ),
+    Param("verbosity", 1, int, ("verbose",), "< 0 fatal only, 0 warnings, 1 info, > 1 debug."),
     # dataset
-    Param("max_bin", 255, int, ("max_bins",),
-          "Maximum number of bins per feature.", lo=2, hi=65535),
-    Param("min_data_in_bin", 3, int, (),
-          "Minimum number of samples in a bin.", lo=1),
-    Param("bin_construct_sample_cnt", 200000, int, ("subsample_for_bin",),
-          "Rows sampled to find bin boundaries.", lo=1),
+    Param(
+        "max_bin", 255, int, ("max_bins",), "Maximum number of bins per feature.", lo=2, hi=65535
+    ),
+    Param("min_data_in_bin", 3, int, (), "Minimum number of samples in a bin.", lo=1),
+    Param(
+        "bin_construct_sample_cnt",
+        200000,
+        int,
+        ("subsample_for_bin",),
+        "Rows sampled to find bin boundaries.",
+        lo=1,
+    ),
     # objective
-    Param("num_class", 1, int, ("num_classes",),
-          "Number of classes; >= 2 for multiclass, 1 otherwise.", lo=1),
-    Param("is_unbalance", False, bool, ("unbalance", "unbalanced_sets"),
-          "Binary: re-weight classes to balance them (exclusive with scale_pos_weight)."),
-    Param("scale_pos_weight", 1.0, float, (),
-          "Binary: weight of the positive class.", lo=0, lo_open=True),
-    Param("sigmoid", 1.0, float, (),
-          "Binary: slope of the sigmoid.", lo=0, lo_open=True),
-    Param("alpha", 0.9, float, (),
-          "Huber: delta, where the loss turns from quadratic to linear.", lo=0, lo_open=True),
-    Param("boost_from_average", True, bool, (),
-          "Start from the label average (log-odds for binary) instead of 0."),
+    Param(
+        "num_class",
+        1,
+        int,
+        ("num_classes",),
+        "Number of classes; >= 2 for multiclass, 1 otherwise.",
+        lo=1,
+    ),
+    Param(
+        "is_unbalance",
+        False,
+        bool,
+        ("unbalance", "unbalanced_sets"),
+        "Binary: re-weight classes to balance them (exclusive with scale_pos_weight).",
+    ),
+    Param(
+        "scale_pos_weight",
+        1.0,
+        float,
+        (),
+        "Binary: weight of the positive class.",
+        lo=0,
+        lo_open=True,
+    ),
+    Param("sigmoid", 1.0, float, (), "Binary: slope of the sigmoid.", lo=0, lo_open=True),
+    Param(
+        "alpha",
+        0.9,
+        float,
+        (),
+        "Huber: delta, where the loss turns from quadratic to linear.",
+        lo=0,
+        lo_open=True,
+    ),
+    Param(
+        "boost_from_average",
+        True,
+        bool,
+        (),
+        "Start from the label average (log-odds for binary) instead of 0.",
+    ),
     # metric
-    Param("metric", "", str, ("metrics", "metric_types"),
-          "Metrics to evaluate; \"\" means the objective's default, 'None' means none.",
-          choices=METRIC_ALIASES, convert=_convert_metric),
-    Param("auc_mu_weights", "", str, (),
-          "Row-major num_class x num_class weights of the auc_mu metric (a list, or comma-"
-          "separated); \"\" means 1 off the diagonal. Its diagonal is taken as zero.",
-          convert=_convert_float_list),
-    Param("metric_freq", 1, int, ("output_freq",),
-          "Evaluate metrics every k iterations.", lo=1),
-    Param("is_provide_training_metric", False, bool,
-          ("training_metric", "is_training_metric", "train_metric"),
-          "Also evaluate metrics on the training data."),
+    Param(
+        "metric",
+        "",
+        str,
+        ("metrics", "metric_types"),
+        "Metrics to evaluate; \"\" means the objective's default, 'None' means none.",
+        choices=METRIC_ALIASES,
+        convert=_convert_metric,
+    ),
+    Param(
+        "auc_mu_weights",
+        "",
+        str,
+        (),
+        "Row-major num_class x num_class weights of the auc_mu metric (a list, or comma-"
+        'separated); "" means 1 off the diagonal. Its diagonal is taken as zero.',
+        convert=_convert_float_list,
+    ),
+    Param("metric_freq", 1, int, ("output_freq",), "Evaluate metrics every k iterations.", lo=1),
+    Param(
+        "is_provide_training_metric",
+        False,
+        bool,
+        ("training_metric", "is_training_metric", "train_metric"),
+        "Also evaluate metrics on the training data.",
+    ),
     # network
-    Param("num_machines", 1, int, ("num_machine",),
-          "Accepted for LightGBM configs; dgbdt takes the number of processes from "
-          "mpiexec (a different value is warned about).", lo=1),
-    Param("time_out", 120.0, float, (),
-          "Minutes a rank waits in one collective before the job ends with a message naming "
-          "it and the ranks that did not join (LightGBM's key; floats accepted). A cold "
-          "compile, gzip decompression on rank 0 and snapshot writes wait at least 30 "
-          "minutes.", lo=0, lo_open=True),
+    Param(
+        "num_machines",
+        1,
+        int,
+        ("num_machine",),
+        "Accepted for LightGBM configs; dgbdt takes the number of processes from "
+        "mpiexec (a different value is warned about).",
+        lo=1,
+    ),
+    Param(
+        "time_out",
+        120.0,
+        float,
+        (),
+        "Minutes a rank waits in one collective before the job ends with a message naming "
+        "it and the ranks that did not join (LightGBM's key; floats accepted). A cold "
+        "compile, gzip decompression on rank 0 and snapshot writes wait at least 30 "
+        "minutes.",
+        lo=0,
+        lo_open=True,
+    ),
 ]
 
 PARAMS: dict[str, Param] = {p.name: p for p in _ROWS}
@@ -389,14 +645,20 @@ def lightgbm_only_key(key: str, value: object) -> str:
     shown = repr(key.strip()) + (f" ({name})" if name != key.strip() else "")
     if name in LIGHTGBM_DEFAULTS:
         if is_lightgbm_default(name, value):
-            return (f"LightGBM parameter {shown} is not supported by dgbdt yet; its value "
-                    f"{value!r} is LightGBM's default, which is what dgbdt does")
-        raise ValueError(f"LightGBM parameter {shown}={value!r} is not supported by dgbdt yet, "
-                         "and it would change the model or its output: remove it (LightGBM's "
-                         f"default is {LIGHTGBM_DEFAULTS[name]!r})")
+            return (
+                f"LightGBM parameter {shown} is not supported by dgbdt yet; its value "
+                f"{value!r} is LightGBM's default, which is what dgbdt does"
+            )
+        raise ValueError(
+            f"LightGBM parameter {shown}={value!r} is not supported by dgbdt yet, "
+            "and it would change the model or its output: remove it (LightGBM's "
+            f"default is {LIGHTGBM_DEFAULTS[name]!r})"
+        )
     if name in HARMLESS:
-        return (f"LightGBM parameter {shown} is not supported by dgbdt yet; ignored (it changes "
-                "neither the model nor its output)")
+        return (
+            f"LightGBM parameter {shown} is not supported by dgbdt yet; ignored (it changes "
+            "neither the model nor its output)"
+        )
     return f"LightGBM parameter {shown} is a command-line key; ignored by the Python API"
 
 
@@ -404,7 +666,7 @@ def lightgbm_only_key(key: str, value: object) -> str:
 # Values
 # --------------------------------------------------------------------------- #
 #: LightGBM reads integer parameters into C ints.
-_INT32 = (-2**31, 2**31 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
 
 
 def _coerce(p: Param, value: object) -> object:
@@ -440,8 +702,10 @@ def _coerce(p: Param, value: object) -> object:
         if p.kind is int and isinstance(x, numbers.Integral):
             out = int(x)
             if not _INT32[0] <= out <= _INT32[1]:
-                raise ValueError(f"Parameter '{p.name}' must fit a 32-bit integer (as in "
-                                 f"LightGBM), got {value!r}")
+                raise ValueError(
+                    f"Parameter '{p.name}' must fit a 32-bit integer (as in "
+                    f"LightGBM), got {value!r}"
+                )
         else:
             try:
                 out = float(x)  # OverflowError for ints beyond float range
@@ -452,8 +716,10 @@ def _coerce(p: Param, value: object) -> object:
             if p.kind is int:
                 out = int(out)
                 if not _INT32[0] <= out <= _INT32[1]:
-                    raise ValueError(f"Parameter '{p.name}' must fit a 32-bit integer (as in "
-                                     f"LightGBM), got {value!r}")
+                    raise ValueError(
+                        f"Parameter '{p.name}' must fit a 32-bit integer (as in "
+                        f"LightGBM), got {value!r}"
+                    )
         if p.lo is not None and (out < p.lo or (p.lo_open and out == p.lo)):
             raise _error(p, value)
         if p.hi is not None and (out > p.hi or (p.hi_open and out == p.hi)):
@@ -486,7 +752,9 @@ def _pick(name: str, given: list[tuple[str, object]]) -> object:
             warnings.warn(
                 f"Both '{given[w][0]}'={given[w][1]!r} and '{key}'={value!r} set parameter "
                 f"'{name}'; using '{given[w][0]}'={given[w][1]!r} and ignoring '{key}'.",
-                UserWarning, stacklevel=3)
+                UserWarning,
+                stacklevel=3,
+            )
     return given[w][1]
 
 
@@ -530,29 +798,41 @@ def _check_combination(p: dict[str, object]) -> None:
     """Rules that involve more than one parameter."""
     if p["min_data_in_leaf"] <= 0 and p["min_sum_hessian_in_leaf"] <= float(np.float32(1e-15)):
         # LightGBM's fix-up (config.cpp): otherwise empty sides would split
-        warnings.warn("Cannot set both min_data_in_leaf and min_sum_hessian_in_leaf to 0; "
-                      "min_data_in_leaf is set to 1 (as LightGBM)", UserWarning, stacklevel=3)
+        warnings.warn(
+            "Cannot set both min_data_in_leaf and min_sum_hessian_in_leaf to 0; "
+            "min_data_in_leaf is set to 1 (as LightGBM)",
+            UserWarning,
+            stacklevel=3,
+        )
         p["min_data_in_leaf"] = 1
     if p["is_unbalance"] and p["scale_pos_weight"] != 1.0:
-        raise ValueError("Parameters 'is_unbalance'=True and 'scale_pos_weight'="
-                         f"{p['scale_pos_weight']!r} cannot be used together; use one of them")
+        raise ValueError(
+            "Parameters 'is_unbalance'=True and 'scale_pos_weight'="
+            f"{p['scale_pos_weight']!r} cannot be used together; use one of them"
+        )
     if p["force_col_wise"] and p["force_row_wise"]:
         raise ValueError("Parameters 'force_col_wise' and 'force_row_wise' cannot both be true")
     obj = p["objective"]
     if isinstance(obj, str):
         if obj == "multiclass" and p["num_class"] < 2:
-            raise ValueError(f"Parameter 'num_class' must be >= 2 for objective 'multiclass', "
-                             f"got num_class={p['num_class']}")
+            raise ValueError(
+                f"Parameter 'num_class' must be >= 2 for objective 'multiclass', "
+                f"got num_class={p['num_class']}"
+            )
         if obj != "multiclass" and p["num_class"] != 1:
-            raise ValueError(f"Parameter 'num_class' must be 1 for objective {obj!r}, "
-                             f"got num_class={p['num_class']}")
+            raise ValueError(
+                f"Parameter 'num_class' must be 1 for objective {obj!r}, "
+                f"got num_class={p['num_class']}"
+            )
         # LightGBM: "Multiclass objective and metrics don't match"
         multi = {m for m in p["metric"] if m in ("multi_logloss", "multi_error", "auc_mu")}
         single = set(p["metric"]) - multi
         if obj == "multiclass" and single or obj != "multiclass" and multi:
             bad = sorted(single if obj == "multiclass" else multi)
-            raise ValueError(f"metric {bad[0]!r} does not fit objective {obj!r} (multiclass "
-                             "objectives take multi_logloss / multi_error / auc_mu only)")
+            raise ValueError(
+                f"metric {bad[0]!r} does not fit objective {obj!r} (multiclass "
+                "objectives take multi_logloss / multi_error / auc_mu only)"
+            )
     _check_auc_mu_weights(p)
 
 
@@ -564,12 +844,16 @@ def _check_auc_mu_weights(p: dict[str, object]) -> None:
         return
     k = p["num_class"]
     if len(weights) != k * k:
-        raise ValueError(f"Parameter 'auc_mu_weights' must have num_class^2 = {k * k} values "
-                         f"(a row-major {k} x {k} matrix), got {len(weights)}")
+        raise ValueError(
+            f"Parameter 'auc_mu_weights' must have num_class^2 = {k * k} values "
+            f"(a row-major {k} x {k} matrix), got {len(weights)}"
+        )
     for pos, w in enumerate(weights):
         if pos // k != pos % k and abs(w) < 1e-35:
-            raise ValueError(f"Parameter 'auc_mu_weights' must be non-zero off the diagonal; "
-                             f"position {pos} (row {pos // k}, column {pos % k}) is {w!r}")
+            raise ValueError(
+                f"Parameter 'auc_mu_weights' must be non-zero off the diagonal; "
+                f"position {pos} (row {pos // k}, column {pos % k}) is {w!r}"
+            )
 
 
 # --------------------------------------------------------------------------- #
@@ -601,6 +885,7 @@ def _default_text(p: Param) -> str:
 
 def params_table_markdown() -> str:
     """A markdown table of all parameters: name | default | aliases | description."""
+
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
@@ -610,8 +895,10 @@ def params_table_markdown() -> str:
     lines = ["| name | default | aliases | description |", "|---|---|---|---|"]
     for p in PARAMS.values():
         aliases = ", ".join(code(a) for a in p.aliases)
-        lines.append(f"| `{p.name}` | `{cell(_default_text(p))}` | {cell(aliases)} | "
-                     f"{cell(_description(p, code))} |")
+        lines.append(
+            f"| `{p.name}` | `{cell(_default_text(p))}` | {cell(aliases)} | "
+            f"{cell(_description(p, code))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -624,8 +911,17 @@ def params_table_text(width: int = 100) -> str:
     out = []
     for p in PARAMS.values():
         aliases = f" (aliases: {', '.join(p.aliases)})" if p.aliases else ""
-        out += textwrap.wrap(f"{p.name}{aliases}  default: {_default_text(p)}", width,
-                             subsequent_indent="        ", break_on_hyphens=False)
-        out += textwrap.wrap(_description(p, str), width, initial_indent="    ",
-                             subsequent_indent="    ", break_on_hyphens=False)
+        out += textwrap.wrap(
+            f"{p.name}{aliases}  default: {_default_text(p)}",
+            width,
+            subsequent_indent="        ",
+            break_on_hyphens=False,
+        )
+        out += textwrap.wrap(
+            _description(p, str),
+            width,
+            initial_indent="    ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+        )
     return "\n".join(out) + "\n"

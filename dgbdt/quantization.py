@@ -7,6 +7,7 @@ row gets the same integers however the rows are sharded.  Integer histograms
 then add up exactly in any order, which makes data-parallel training give
 the same model on any number of ranks.  See native/quantize.py.
 """
+
 import numpy as np
 
 from .exact_sum import grouped_exact_sums
@@ -44,10 +45,19 @@ class GradientQuantizer:
         # LightGBM's scales, integer division included (B = 3 gives 3 levels).
         self.g_scale = g_max / (self.n_bins // 2) if g_max > 0 else 1.0
         self.h_scale = h_max / self.n_bins if h_max > 0 else 1.0
-        quantize_gradients(gradients, hessians, 1.0 / self.g_scale if g_max > 0 else 0.0,
-                           1.0 / self.h_scale if h_max > 0 else 0.0, self.n_bins, self.seed,
-                           STREAM_QUANTIZE * 1_000_003 + tree_index, self.row_offset,
-                           self.stochastic, self.q_g, self.q_h)
+        quantize_gradients(
+            gradients,
+            hessians,
+            1.0 / self.g_scale if g_max > 0 else 0.0,
+            1.0 / self.h_scale if h_max > 0 else 0.0,
+            self.n_bins,
+            self.seed,
+            STREAM_QUANTIZE * 1_000_003 + tree_index,
+            self.row_offset,
+            self.stochastic,
+            self.q_g,
+            self.q_h,
+        )
         pack_words(self.q_g, self.q_h, self.row_words)
         return self
 
@@ -61,5 +71,6 @@ def renew_leaf_values(tree, grower, gradients, hessians, row_comm, cfg):
     sum_g = grouped_exact_sums(row_comm, gradients, grower.sample_indices, begin, count)
     sum_h = grouped_exact_sums(row_comm, hessians, grower.sample_indices, begin, count)
     for leaf in range(n_leaves):
-        tree.leaf_value[leaf] = leaf_output(sum_g[leaf], sum_h[leaf], cfg["lambda_l1"],
-                                            cfg["lambda_l2"], cfg["max_delta_step"])
+        tree.leaf_value[leaf] = leaf_output(
+            sum_g[leaf], sum_h[leaf], cfg["lambda_l1"], cfg["lambda_l2"], cfg["max_delta_step"]
+        )

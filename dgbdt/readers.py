@@ -47,6 +47,7 @@ raises :class:`DataFormatError` (or ``ValueError`` for bad column options);
 ``tests/test_readers_fuzz.py`` holds it to that, and the chunked reader to the
 serial one.  ``bench/bench_readers.py`` times the readers against the C parsers.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -63,10 +64,24 @@ import scipy.sparse as sp
 
 from .files import check_regular_file
 
-__all__ = ["DataFormatError", "LoadedData", "read_data", "sniff_format", "parse_text",
-           "read_part", "split_parts", "count_lines", "is_gzip", "read_header_line",
-           "read_side_files", "read_file_bytes", "read_head", "whole_lines", "first_row_width",
-           "MAX_SPARSE_COLUMNS"]
+__all__ = [
+    "DataFormatError",
+    "LoadedData",
+    "read_data",
+    "sniff_format",
+    "parse_text",
+    "read_part",
+    "split_parts",
+    "count_lines",
+    "is_gzip",
+    "read_header_line",
+    "read_side_files",
+    "read_file_bytes",
+    "read_head",
+    "whole_lines",
+    "first_row_width",
+    "MAX_SPARSE_COLUMNS",
+]
 
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
 #: given to ``Dataset`` may have.  Sparse rows are binned into a dense
@@ -77,7 +92,6 @@ __all__ = ["DataFormatError", "LoadedData", "read_data", "sniff_format", "parse_
 MAX_SPARSE_COLUMNS = 1 << 20
 
 
-
 def _case_variants(word):
     return {"".join(cs) for cs in itertools.product(*((c.lower(), c.upper()) for c in word))}
 
@@ -86,9 +100,14 @@ def _case_variants(word):
 #: (include/LightGBM/utils/common.h) reads as NaN -- na, nan and null in any case,
 #: after an optional sign -- and the empty field; also N/A and None, which LightGBM
 #: refuses ("Unknown token").  inf and infinity (any case, signed) are numbers.
-NA_TOKENS = ("", "N/A", "None") + tuple(sorted(
-    sign + variant for word in ("na", "nan", "null") for variant in _case_variants(word)
-    for sign in ("", "+", "-")))
+NA_TOKENS = ("", "N/A", "None") + tuple(
+    sorted(
+        sign + variant
+        for word in ("na", "nan", "null")
+        for variant in _case_variants(word)
+        for sign in ("", "+", "-")
+    )
+)
 _NA_SET = frozenset(NA_TOKENS)
 _FORMATS = ("auto", "libsvm", "csv", "tsv", "delimited")
 
@@ -179,9 +198,10 @@ _LINE_END = re.compile(rb"\n|\r(?!\n)")
 
 
 def _lone_cr_count(data):
-    if b"\r" not in data:                     # a memchr: most files have no '\r'
+    if b"\r" not in data:  # a memchr: most files have no '\r'
         return 0
     from .native.text import lone_cr_count
+
     return int(lone_cr_count(np.frombuffer(data, np.uint8)))
 
 
@@ -198,7 +218,7 @@ def whole_lines(head):
     """The start ``head`` of a file cut after its last whole line (b"" if none); a
     last ``\\r`` may be half of a ``\\r\\n`` and is left out."""
     body = head[:-1] if head.endswith(b"\r") else head
-    return head[:max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
+    return head[: max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
 
 
 def _lines(data):
@@ -216,16 +236,28 @@ def _line_at(data, lineno):
             return ""
         start = int(ends[lineno - 2]) + 1
     end = data.find(b"\n", start)
-    return data[start:None if end < 0 else end].decode("utf-8", errors="replace")
+    return data[start : None if end < 0 else end].decode("utf-8", errors="replace")
 
 
 # --------------------------------------------------------------------------------------
 # entry point
 
 
-def read_data(path, *, header=False, label_column="0", weight_column=None, group_column=None,
-              ignore_columns=(), zero_based=True, n_features=None, fmt="auto",
-              keep_features=None, side_files=True, features_only=False) -> LoadedData:
+def read_data(
+    path,
+    *,
+    header=False,
+    label_column="0",
+    weight_column=None,
+    group_column=None,
+    ignore_columns=(),
+    zero_based=True,
+    n_features=None,
+    fmt="auto",
+    keep_features=None,
+    side_files=True,
+    features_only=False,
+) -> LoadedData:
     """Read a CSV/TSV/whitespace or LibSVM text file (optionally gzipped).
 
     Parameters
@@ -274,11 +306,21 @@ def read_data(path, *, header=False, label_column="0", weight_column=None, group
     """
     path = os.fspath(path)
     fmt, sep = sniff_format(path, fmt, header)
-    out = parse_text(path, read_file_bytes(path), fmt=fmt, sep=sep, header=header,
-                     label_column=label_column, weight_column=weight_column,
-                     group_column=group_column, ignore_columns=ignore_columns,
-                     zero_based=zero_based, n_features=n_features, keep_features=keep_features,
-                     features_only=features_only)
+    out = parse_text(
+        path,
+        read_file_bytes(path),
+        fmt=fmt,
+        sep=sep,
+        header=header,
+        label_column=label_column,
+        weight_column=weight_column,
+        group_column=group_column,
+        ignore_columns=ignore_columns,
+        zero_based=zero_based,
+        n_features=n_features,
+        keep_features=keep_features,
+        features_only=features_only,
+    )
     if side_files:
         read_side_files(path, out)
     return out
@@ -298,7 +340,7 @@ def sniff_format(path, fmt="auto", header=False):
     sep = {"csv": ",", "tsv": "\t"}.get(fmt)
     if sep is None:
         lines = head.decode("utf-8", errors="replace").split("\n")
-        first_data = next((ln for ln in lines[1 if header else 0:] if ln.strip()), None)
+        first_data = next((ln for ln in lines[1 if header else 0 :] if ln.strip()), None)
         sep = _detect_sep(first_data if first_data is not None else (lines[0] if lines else ""))
     return "delimited", sep
 
@@ -310,16 +352,30 @@ def first_row_width(path, header=False):
     if fmt == "libsvm":
         return None
     lines = _normalize_line_ends(read_head(path)).decode("utf-8", errors="replace").split("\n")
-    first = next((ln for ln in lines[1 if header else 0:-1] if ln.strip()), None)
+    first = next((ln for ln in lines[1 if header else 0 : -1] if ln.strip()), None)
     if first is None:
         return None
     return len(first.split() if sep is None else first.split(sep))
 
 
-def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_line=1,
-               label_column="0", weight_column=None, group_column=None, ignore_columns=(),
-               zero_based=True, n_features=None, keep_features=None,
-               features_only=False) -> LoadedData:
+def parse_text(
+    path,
+    data,
+    *,
+    fmt,
+    sep,
+    header=False,
+    header_text=None,
+    first_line=1,
+    label_column="0",
+    weight_column=None,
+    group_column=None,
+    ignore_columns=(),
+    zero_based=True,
+    n_features=None,
+    keep_features=None,
+    features_only=False,
+) -> LoadedData:
     """Parse the bytes ``data`` of (part of) ``path``; no side files.
 
     ``first_line`` is the file line number of the first line of ``data`` (a part of a
@@ -329,26 +385,43 @@ def parse_text(path, data, *, fmt, sep, header=False, header_text=None, first_li
     data = _normalize_line_ends(data)
     if data.startswith(_BOM):
         if first_line == 1:
-            data = data[len(_BOM):]          # a UTF-8 byte order mark starts the file
+            data = data[len(_BOM) :]  # a UTF-8 byte order mark starts the file
         elif fmt != "libsvm":
             # pandas would drop it as if it started the file; a blank line before it
             # keeps it in the text, as when the whole file is read
             data, first_line = b"\n" + data, first_line - 1
     if fmt == "libsvm":
-        out = _read_libsvm(path, data, zero_based=zero_based, n_features=n_features,
-                           first_line=first_line, features_only=features_only)
+        out = _read_libsvm(
+            path,
+            data,
+            zero_based=zero_based,
+            n_features=n_features,
+            first_line=first_line,
+            features_only=features_only,
+        )
         if keep_features is not None:
             cols = np.asarray(keep_features, np.int64).reshape(-1)
             if np.any((cols < 0) | (cols >= out.X.shape[1])):
-                raise ValueError(f"keep_features: indices must be in [0, {out.X.shape[1]}), "
-                                 f"{path} has {out.X.shape[1]} columns, got {list(keep_features)}")
+                raise ValueError(
+                    f"keep_features: indices must be in [0, {out.X.shape[1]}), "
+                    f"{path} has {out.X.shape[1]} columns, got {list(keep_features)}"
+                )
             out.X = out.X[:, cols].tocsr()
         return out
-    return _read_delimited(path, data, sep=sep, header=header, header_text=header_text,
-                           first_line=first_line, label_column=label_column,
-                           weight_column=weight_column, group_column=group_column,
-                           ignore_columns=ignore_columns, keep_features=keep_features,
-                           features_only=features_only)
+    return _read_delimited(
+        path,
+        data,
+        sep=sep,
+        header=header,
+        header_text=header_text,
+        first_line=first_line,
+        label_column=label_column,
+        weight_column=weight_column,
+        group_column=group_column,
+        ignore_columns=ignore_columns,
+        keep_features=keep_features,
+        features_only=features_only,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -362,8 +435,10 @@ def part_bounds(path, part, n_parts):
     bytes around the two cut points."""
     size = os.path.getsize(check_regular_file(path, "data file"))
     with open(path, "rb") as fh:
-        return (_line_start_at_or_after(fh, size * part // n_parts, size),
-                _line_start_at_or_after(fh, size * (part + 1) // n_parts, size))
+        return (
+            _line_start_at_or_after(fh, size * part // n_parts, size),
+            _line_start_at_or_after(fh, size * (part + 1) // n_parts, size),
+        )
 
 
 def _line_start_at_or_after(fh, pos, size, block=1 << 16):
@@ -373,7 +448,7 @@ def _line_start_at_or_after(fh, pos, size, block=1 << 16):
     where = pos - 1
     while True:
         fh.seek(where)
-        chunk = fh.read(block + 1)     # one byte more: is a last '\r' one of '\r\n'?
+        chunk = fh.read(block + 1)  # one byte more: is a last '\r' one of '\r\n'?
         found = _LINE_END.search(chunk)
         if found is not None and (found.start() < block or len(chunk) <= block):
             return where + found.end()
@@ -404,7 +479,7 @@ def split_parts(data, n_parts):
     """``data`` cut into ``n_parts`` by the rule of :func:`part_bounds` (for gzip input,
     which one rank decompresses and scatters)."""
     cuts = [_line_start_in(data, len(data) * p // n_parts) for p in range(n_parts + 1)]
-    return [data[cuts[p]:cuts[p + 1]] for p in range(n_parts)]
+    return [data[cuts[p] : cuts[p + 1]] for p in range(n_parts)]
 
 
 def count_lines(data):
@@ -452,7 +527,7 @@ def _detect_sep(line):
     return None  # runs of whitespace
 
 
-_BLANK_RUN = re.compile("[ \t\r]+")   # what separates fields of whitespace-delimited text
+_BLANK_RUN = re.compile("[ \t\r]+")  # what separates fields of whitespace-delimited text
 
 
 def _split(line, sep):
@@ -470,8 +545,9 @@ def _field_counts(data, sep):
     from .native.text import WHITESPACE_SEP, field_counts
 
     counts = np.empty(count_lines(data), np.int64)
-    stray = field_counts(np.frombuffer(data, np.uint8),
-                         WHITESPACE_SEP if sep is None else ord(sep), counts)
+    stray = field_counts(
+        np.frombuffer(data, np.uint8), WHITESPACE_SEP if sep is None else ord(sep), counts
+    )
     return counts, int(stray)
 
 
@@ -484,8 +560,9 @@ def _resolve_column(spec, names, what, label_idx, path):
         if names is None:
             raise ValueError(f"{what}={spec!r} needs header=True ({path})")
         if name not in names:
-            raise ValueError(f"{what}={spec!r}: no column {name!r} in the header of {path}; "
-                             f"columns are {names}")
+            raise ValueError(
+                f"{what}={spec!r}: no column {name!r} in the header of {path}; columns are {names}"
+            )
         return names.index(name)
     try:
         idx = int(spec)
@@ -505,8 +582,11 @@ def _resolve_ignore(spec, names, label_idx, path):
         if not spec.strip():
             return []
         if spec.startswith("name:"):
-            return [_resolve_column("name:" + s.strip(), names, "ignore_columns", label_idx, path)
-                    for s in spec[5:].split(",") if s.strip()]
+            return [
+                _resolve_column("name:" + s.strip(), names, "ignore_columns", label_idx, path)
+                for s in spec[5:].split(",")
+                if s.strip()
+            ]
         spec = [s for s in spec.split(",") if s.strip()]
     return [_resolve_column(s, names, "ignore_columns", label_idx, path) for s in spec]
 
@@ -522,25 +602,59 @@ _PARALLEL_MIN_BYTES = 8 << 20
 _CHUNK_BYTES = 2 << 20
 
 
-def _read_delimited(path, data, *, sep, header, label_column, weight_column, group_column,
-                    ignore_columns, header_text=None, first_line=1, keep_features=None,
-                    features_only=False):
-    options = dict(label_column=label_column, weight_column=weight_column,
-                   group_column=group_column, ignore_columns=ignore_columns,
-                   keep_features=keep_features, features_only=features_only)
+def _read_delimited(
+    path,
+    data,
+    *,
+    sep,
+    header,
+    label_column,
+    weight_column,
+    group_column,
+    ignore_columns,
+    header_text=None,
+    first_line=1,
+    keep_features=None,
+    features_only=False,
+):
+    options = dict(
+        label_column=label_column,
+        weight_column=weight_column,
+        group_column=group_column,
+        ignore_columns=ignore_columns,
+        keep_features=keep_features,
+        features_only=features_only,
+    )
     if sep is not None and (len(sep) != 1 or ord(sep) > 127):
         raise ValueError(f"sep must be one ASCII character or None, got {sep!r}")
     if len(data) >= _PARALLEL_MIN_BYTES:
-        out = _read_delimited_chunked(path, data, sep=sep, header=header,
-                                      header_text=header_text, **options)
+        out = _read_delimited_chunked(
+            path, data, sep=sep, header=header, header_text=header_text, **options
+        )
         if out is not None:
             return out
-    return _read_delimited_serial(path, data, sep=sep, header=header, header_text=header_text,
-                                  first_line=first_line, **options)
+    return _read_delimited_serial(
+        path,
+        data,
+        sep=sep,
+        header=header,
+        header_text=header_text,
+        first_line=first_line,
+        **options,
+    )
 
 
-def _columns(path, names, n_cols, label_column, weight_column, group_column, ignore_columns,
-             keep_features, features_only=False):
+def _columns(
+    path,
+    names,
+    n_cols,
+    label_column,
+    weight_column,
+    group_column,
+    ignore_columns,
+    keep_features,
+    features_only=False,
+):
     """File column indices ``(label, weight, group, keep, used)``: ``keep`` the columns of
     ``X``, ``used`` every column to convert, in file order.  ValueError for bad options.
     With ``features_only`` the label, weight and group columns are left out of ``X``
@@ -549,19 +663,35 @@ def _columns(path, names, n_cols, label_column, weight_column, group_column, ign
     weight_idx = _resolve_column(weight_column, names, "weight_column", label_idx, path)
     group_idx = _resolve_column(group_column, names, "group_column", label_idx, path)
     ignore = _resolve_ignore(ignore_columns, names, label_idx, path)
-    for what, idx in (("label_column", label_idx), ("weight_column", weight_idx),
-                      ("group_column", group_idx), ("ignore_columns", max(ignore, default=None))):
+    for what, idx in (
+        ("label_column", label_idx),
+        ("weight_column", weight_idx),
+        ("group_column", group_idx),
+        ("ignore_columns", max(ignore, default=None)),
+    ):
         if idx is not None and n_cols and idx >= n_cols:
             raise ValueError(_out_of_range(what, idx, n_cols, label_idx, path))
-    _check_distinct(path, names, label_column, label_idx, weight_column, weight_idx,
-                    group_column, group_idx, ignore_columns, ignore)
+    _check_distinct(
+        path,
+        names,
+        label_column,
+        label_idx,
+        weight_column,
+        weight_idx,
+        group_column,
+        group_idx,
+        ignore_columns,
+        ignore,
+    )
     drop = {i for i in (label_idx, weight_idx, group_idx, *ignore) if i is not None}
     keep = [i for i in range(n_cols) if i not in drop]
     if keep_features is not None:
         wanted = [int(i) for i in keep_features]
         if any(i < 0 or i >= len(keep) for i in wanted):
-            raise ValueError(f"keep_features: indices must be in [0, {len(keep)}), {path} has "
-                             f"{len(keep)} feature columns, got {list(keep_features)}")
+            raise ValueError(
+                f"keep_features: indices must be in [0, {len(keep)}), {path} has "
+                f"{len(keep)} feature columns, got {list(keep_features)}"
+            )
         keep = [keep[i] for i in wanted]
     if features_only:
         label_idx = weight_idx = group_idx = None
@@ -574,75 +704,138 @@ def _out_of_range(what, idx, n_cols, label_idx, path):
     """The message for a column index beyond the file, counted as the key counts:
     indices of weight/group/ignore columns skip the label column."""
     if what == "label_column" or label_idx is None:
-        return (f"{what}: column {idx} does not exist, {path} has {n_cols} columns "
-                f"(indices 0 to {n_cols - 1})")
-    shown = idx - (idx > label_idx)           # back to the index the user wrote
-    return (f"{what}: column {shown} does not exist, {path} has {n_cols - 1} columns besides "
-            f"the label column (indices 0 to {n_cols - 2}; {what} does not count the label)")
+        return (
+            f"{what}: column {idx} does not exist, {path} has {n_cols} columns "
+            f"(indices 0 to {n_cols - 1})"
+        )
+    shown = idx - (idx > label_idx)  # back to the index the user wrote
+    return (
+        f"{what}: column {shown} does not exist, {path} has {n_cols - 1} columns besides "
+        f"the label column (indices 0 to {n_cols - 2}; {what} does not count the label)"
+    )
 
 
-def _check_distinct(path, names, label_column, label_idx, weight_column, weight_idx,
-                    group_column, group_idx, ignore_columns, ignore):
+def _check_distinct(
+    path,
+    names,
+    label_column,
+    label_idx,
+    weight_column,
+    weight_idx,
+    group_column,
+    group_idx,
+    ignore_columns,
+    ignore,
+):
     """A weight, query or ignored column may not be the label column, nor the weight
     column the query column: one would silently train on the other (LightGBM finds no
     label name among the other columns: "Could not find weight column y")."""
+
     def shown(key, spec, idx):
         by_name = isinstance(spec, str) and spec.startswith("name:")
         name = f" ({names[idx]!r})" if names and idx < len(names) and not by_name else ""
         return f"{key}={spec!r}{name}"
 
-    pairs = [("weight_column", weight_column, weight_idx), ("group_column", group_column, group_idx)]
+    pairs = [
+        ("weight_column", weight_column, weight_idx),
+        ("group_column", group_column, group_idx),
+    ]
     pairs += [("ignore_columns", ignore_columns, i) for i in ignore]
     for key, spec, idx in pairs:
         if idx is not None and idx == label_idx:
-            raise ValueError(f"{shown(key, spec, idx)} is the label column "
-                             f"{shown('label_column', label_column, idx)} of {path}")
+            raise ValueError(
+                f"{shown(key, spec, idx)} is the label column "
+                f"{shown('label_column', label_column, idx)} of {path}"
+            )
     if weight_idx is not None and weight_idx == group_idx:
-        raise ValueError(f"{shown('group_column', group_column, group_idx)} is the weight column "
-                         f"{shown('weight_column', weight_column, weight_idx)} of {path}")
+        raise ValueError(
+            f"{shown('group_column', group_column, group_idx)} is the weight column "
+            f"{shown('weight_column', weight_column, weight_idx)} of {path}"
+        )
 
 
 def _read_csv_kwargs(sep, used, n_cols):
-    return dict(sep=r"\s+" if sep is None else sep, header=None, dtype=np.float64, engine="c",
-                na_values=list(NA_TOKENS), keep_default_na=False, skip_blank_lines=True,
-                quoting=3, comment=None, usecols=used if len(used) < n_cols else None)
+    return dict(
+        sep=r"\s+" if sep is None else sep,
+        header=None,
+        dtype=np.float64,
+        engine="c",
+        na_values=list(NA_TOKENS),
+        keep_default_na=False,
+        skip_blank_lines=True,
+        quoting=3,
+        comment=None,
+        usecols=used if len(used) < n_cols else None,
+    )
 
 
-def _read_delimited_serial(path, data, *, sep, header, label_column, weight_column,
-                           group_column, ignore_columns, header_text=None, first_line=1,
-                           keep_features=None, features_only=False):
+def _read_delimited_serial(
+    path,
+    data,
+    *,
+    sep,
+    header,
+    label_column,
+    weight_column,
+    group_column,
+    ignore_columns,
+    header_text=None,
+    first_line=1,
+    keep_features=None,
+    features_only=False,
+):
     """The reference reader: checks everything on the whole text and names the first
     offending line of any problem."""
     import pandas as pd
 
-    base = first_line - 1          # line numbers in messages count from the file's start
+    base = first_line - 1  # line numbers in messages count from the file's start
     counts, stray = _field_counts(data, sep)
     if stray >= 0:
         # pandas ends a line at a lone '\r'; we count lines at '\n' only
-        raise _error(path, stray + 1 + base, "carriage return (\\r) inside the line",
-                     _clip(_line_at(data, stray + 1)))
+        raise _error(
+            path,
+            stray + 1 + base,
+            "carriage return (\\r) inside the line",
+            _clip(_line_at(data, stray + 1)),
+        )
     header_in_data = header and header_text is None
-    line_no, names, n_cols = _rows_and_names(path, data, counts, sep, header_in_data,
-                                             header_text if header else None, first_line)
+    line_no, names, n_cols = _rows_and_names(
+        path, data, counts, sep, header_in_data, header_text if header else None, first_line
+    )
     row_counts = counts[line_no - 1]
     bad = np.flatnonzero(row_counts != n_cols)
     if len(bad):
         ln = int(line_no[bad[0]])
         text = _line_at(data, ln)
-        raise _error(path, ln + base, f"expected {n_cols} fields, got {int(row_counts[bad[0]])}:",
-                     _clip(text))
+        raise _error(
+            path,
+            ln + base,
+            f"expected {n_cols} fields, got {int(row_counts[bad[0]])}:",
+            _clip(text),
+        )
 
     label_idx, weight_idx, group_idx, keep, used = _columns(
-        path, names, n_cols, label_column, weight_column, group_column, ignore_columns,
-        keep_features, features_only)
+        path,
+        names,
+        n_cols,
+        label_column,
+        weight_column,
+        group_column,
+        ignore_columns,
+        keep_features,
+        features_only,
+    )
     position = {c: i for i, c in enumerate(used)}
 
     if len(line_no) == 0 or not used:
         values = np.zeros((len(line_no), len(used)))
     else:
         try:
-            frame = pd.read_csv(io.BytesIO(data), skiprows=1 if header_in_data else 0,
-                                **_read_csv_kwargs(sep, used, n_cols))
+            frame = pd.read_csv(
+                io.BytesIO(data),
+                skiprows=1 if header_in_data else 0,
+                **_read_csv_kwargs(sep, used, n_cols),
+            )
         except Exception as exc:  # noqa: BLE001 - ParserError, UnicodeDecodeError, ...
             raise _rescan_delimited(path, data, sep, line_no, exc, base, used) from None
         # pandas keeps one float64 block, (columns, rows) in memory: ``values`` is a
@@ -650,20 +843,24 @@ def _read_delimited_serial(path, data, *, sep, header, label_column, weight_colu
         values = frame.to_numpy(dtype=np.float64)
         del frame
         if values.shape != (len(line_no), len(used)):
-            raise DataFormatError(f"{path}: read {values.shape} values, expected "
-                                  f"{(len(line_no), len(used))}")
+            raise DataFormatError(
+                f"{path}: read {values.shape} values, expected {(len(line_no), len(used))}"
+            )
 
-    label, weight, group = _checked_roles(path, data, values, position, line_no, sep, base,
-                                          label_idx, weight_idx, group_idx)
+    label, weight, group = _checked_roles(
+        path, data, values, position, line_no, sep, base, label_idx, weight_idx, group_idx
+    )
     X = _take_columns(values, [position[c] for c in keep])
     feature_names = None if names is None else [names[i] for i in keep]
     return LoadedData(X=X, label=label, weight=weight, group=group, feature_names=feature_names)
 
 
-def _checked_roles(path, data, values, position, line_no, sep, base, label_idx, weight_idx,
-                   group_idx):
+def _checked_roles(
+    path, data, values, position, line_no, sep, base, label_idx, weight_idx, group_idx
+):
     """``(label, weight, group sizes)`` from the converted ``values`` (None where there is
     no such column), each checked: finite, weights >= 0, queries contiguous."""
+
     def column(idx):
         # a copy, so that the label does not keep pandas' whole block alive
         return None if idx is None else np.array(values[:, position[idx]], np.float64)
@@ -673,8 +870,9 @@ def _checked_roles(path, data, values, position, line_no, sep, base, label_idx, 
         _check_finite(path, data, label, line_no, "label", sep, label_idx, base)
     weight = column(weight_idx)
     if weight is not None:
-        _check_finite(path, data, weight, line_no, "weight", sep, weight_idx, base,
-                      nonnegative=True)
+        _check_finite(
+            path, data, weight, line_no, "weight", sep, weight_idx, base, nonnegative=True
+        )
     group = None
     if group_idx is not None:
         qid = column(group_idx)
@@ -690,9 +888,9 @@ def _rows_and_names(path, data, counts, sep, header_in_data, header_text, first_
     names = None
     if header_in_data:
         end = data.find(b"\n")
-        first = data[:None if end < 0 else end].decode("utf-8", errors="replace")
+        first = data[: None if end < 0 else end].decode("utf-8", errors="replace")
         if len(line_no) == 0 or line_no[0] != 1:
-            raise _error(path, first_line, "expected a header line, got", first[:1 << 16])
+            raise _error(path, first_line, "expected a header line, got", first[: 1 << 16])
         names = _header_names(first, sep)
         line_no = line_no[1:]
     elif header_text is not None:
@@ -721,9 +919,20 @@ def _chunk_bounds(data, start, size):
     return bounds
 
 
-def _read_delimited_chunked(path, data, *, sep, header, header_text, label_column,
-                            weight_column, group_column, ignore_columns, keep_features,
-                            features_only=False):
+def _read_delimited_chunked(
+    path,
+    data,
+    *,
+    sep,
+    header,
+    header_text,
+    label_column,
+    weight_column,
+    group_column,
+    ignore_columns,
+    keep_features,
+    features_only=False,
+):
     """The serial reader's result, from chunks parsed in parallel, or None whenever a
     check fails (the serial reader then names the problem).  Same result because
     chunks are cut at line ends and pandas, with quoting off, reads every line on
@@ -751,7 +960,7 @@ def _read_delimited_chunked(path, data, *, sep, header, header_text, label_colum
         names = _header_names(header_text, sep)
     if names is not None:
         n_cols = len(names)
-    else:                      # the first non-blank line's fields
+    else:  # the first non-blank line's fields
         n_cols, lo = 0, start
         while lo < len(data) and n_cols == 0:
             hi = data.find(b"\n", lo)
@@ -762,10 +971,18 @@ def _read_delimited_chunked(path, data, *, sep, header, header_text, label_colum
             return None
     try:
         label_idx, weight_idx, group_idx, keep, used = _columns(
-            path, names, n_cols, label_column, weight_column, group_column, ignore_columns,
-            keep_features, features_only)
+            path,
+            names,
+            n_cols,
+            label_column,
+            weight_column,
+            group_column,
+            ignore_columns,
+            keep_features,
+            features_only,
+        )
     except ValueError:
-        return None             # the serial reader checks the data first, then the options
+        return None  # the serial reader checks the data first, then the options
     if not used:
         return None
     bounds = _chunk_bounds(data, start, _CHUNK_BYTES)
@@ -775,12 +992,40 @@ def _read_delimited_chunked(path, data, *, sep, header, header_text, label_colum
     if any(data.startswith(_BOM, lo) for lo, _ in bounds[1:]):
         return None
     with ThreadPoolExecutor(min(_n_threads(), len(bounds))) as pool:
-        return _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names,
-                             label_idx, weight_idx, group_idx, keep, used)
+        return _parse_chunks(
+            pool,
+            path,
+            data,
+            buf,
+            bounds,
+            sep,
+            sep_code,
+            n_cols,
+            names,
+            label_idx,
+            weight_idx,
+            group_idx,
+            keep,
+            used,
+        )
 
 
-def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, label_idx,
-                  weight_idx, group_idx, keep, used):
+def _parse_chunks(
+    pool,
+    path,
+    data,
+    buf,
+    bounds,
+    sep,
+    sep_code,
+    n_cols,
+    names,
+    label_idx,
+    weight_idx,
+    group_idx,
+    keep,
+    used,
+):
     import pandas as pd
 
     from .native.text import count_rows
@@ -789,8 +1034,11 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
     tallies, lines, line_offsets = _chunk_lines(pool, data, buf, bounds, sep, sep_code)
     n_lines = int(line_offsets[-1])
     X = np.empty((n_lines, len(keep)), np.float64)
-    roles = {role: idx for role, idx in (("label", label_idx), ("weight", weight_idx),
-                                         ("group", group_idx)) if idx is not None}
+    roles = {
+        role: idx
+        for role, idx in (("label", label_idx), ("weight", weight_idx), ("group", group_idx))
+        if idx is not None
+    }
     extra = {role: np.empty(n_lines, np.float64) for role in roles}
     x_cols = _as_slice([position[c] for c in keep])
     kwargs = _read_csv_kwargs(sep, used, n_cols)
@@ -813,10 +1061,13 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
         else:
             m = -1
         try:
-            values = pd.read_csv(io.BytesIO(data[lo:hi]), **kwargs).to_numpy(dtype=np.float64) \
-                if m != 0 else np.empty((0, len(used)))
+            values = (
+                pd.read_csv(io.BytesIO(data[lo:hi]), **kwargs).to_numpy(dtype=np.float64)
+                if m != 0
+                else np.empty((0, len(used)))
+            )
         except pd.errors.EmptyDataError:
-            values = np.empty((0, len(used)))   # only blank lines (the check below decides)
+            values = np.empty((0, len(used)))  # only blank lines (the check below decides)
         except Exception:  # noqa: BLE001 - the serial reader names the line
             failed.append(k)
             return
@@ -830,9 +1081,9 @@ def _parse_chunks(pool, path, data, buf, bounds, sep, sep_code, n_cols, names, l
             return
         at = int(line_offsets[k])
         if len(keep):
-            X[at:at + m] = values[:, x_cols]
+            X[at : at + m] = values[:, x_cols]
         for role, arr in extra.items():
-            arr[at:at + m] = values[:, position[roles[role]]]
+            arr[at : at + m] = values[:, position[roles[role]]]
         rows[k] = m
 
     list(pool.map(parse, range(len(bounds))))
@@ -855,8 +1106,12 @@ def _chunk_lines(pool, data, buf, bounds, sep, sep_code):
     from .native.text import CR, NEWLINE, byte_counts
 
     # 256 matches no byte: whitespace text has no separator byte
-    tallies = list(pool.map(lambda b: byte_counts(buf[b[0]:b[1]], NEWLINE,
-                                                  256 if sep is None else sep_code, CR), bounds))
+    tallies = list(
+        pool.map(
+            lambda b: byte_counts(buf[b[0] : b[1]], NEWLINE, 256 if sep is None else sep_code, CR),
+            bounds,
+        )
+    )
     lines = [int(t[0]) for t in tallies]
     if not data.endswith(b"\n"):
         lines[-1] += 1
@@ -869,21 +1124,21 @@ def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
     n, n_lines = sum(rows), int(line_offsets[-1])
     if n == 0:
         return None
-    if n < n_lines:            # blank lines: close the gaps, in order
+    if n < n_lines:  # blank lines: close the gaps, in order
         at = 0
         for k, m in enumerate(rows):
             src = int(line_offsets[k])
             if m and src != at:
-                X[at:at + m] = X[src:src + m]
+                X[at : at + m] = X[src : src + m]
                 for arr in extra.values():
-                    arr[at:at + m] = arr[src:src + m]
+                    arr[at : at + m] = arr[src : src + m]
             at += m
         X = X[:n].copy()
         extra = {role: arr[:n].copy() for role, arr in extra.items()}
     if not all(np.isfinite(arr).all() for arr in extra.values()):
         return None
     if "weight" in extra and np.any(extra["weight"] < 0):
-        return None             # the serial reader names the negative weight's line
+        return None  # the serial reader names the negative weight's line
     group = None
     if group_idx is not None:
         try:
@@ -891,14 +1146,19 @@ def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
         except DataFormatError:
             return None
     feature_names = None if names is None else [names[i] for i in keep]
-    return LoadedData(X=X, label=extra.get("label"), weight=extra.get("weight"),
-                      group=group, feature_names=feature_names)
+    return LoadedData(
+        X=X,
+        label=extra.get("label"),
+        weight=extra.get("weight"),
+        group=group,
+        feature_names=feature_names,
+    )
 
 
 def _header_names(first, sep):
     names = [s.strip() for s in _split(first, sep)]
     if names:
-        names[0] = names[0].lstrip("\ufeff")   # read_header_line keeps the file's mark
+        names[0] = names[0].lstrip("\ufeff")  # read_header_line keeps the file's mark
     return names
 
 
@@ -912,11 +1172,11 @@ def _take_columns(values, cols, block=1 << 13):
     if n == 0 or not cols:
         return out
     if cols == list(range(cols[0], cols[0] + len(cols))):
-        src, cols = values[:, cols[0]:cols[0] + len(cols)], slice(None)
+        src, cols = values[:, cols[0] : cols[0] + len(cols)], slice(None)
     else:
         src = values
     for lo in range(0, n, block):
-        out[lo:lo + block] = src[lo:lo + block, cols]
+        out[lo : lo + block] = src[lo : lo + block, cols]
     return out
 
 
@@ -950,10 +1210,10 @@ def _field_regex(sep):
     """A regex of one valid field; the padding never holds the separator, so a
     line regex built from it cannot backtrack between fields."""
     if sep is None:
-        pad = "[\\n\\x0b\\x0c]"          # blanks separate the fields of whitespace text
+        pad = "[\\n\\x0b\\x0c]"  # blanks separate the fields of whitespace text
     else:
         pad = "[" + "".join(re.escape(c) for c in "\t\n\x0b\x0c\r " if c != sep) + "]"
-    empty = "" if sep is None else "|"     # an empty field exists only between separators
+    empty = "" if sep is None else "|"  # an empty field exists only between separators
     return f"(?:{_WORDS}|{pad}*{_NUMBER}{pad}*{empty})"
 
 
@@ -977,9 +1237,10 @@ def _rescan_delimited(path, data, sep, line_no, exc, base=0, columns=None):
         for i in range(len(fields)) if columns is None else columns:
             field = fields[i] if i < len(fields) else ""
             if not field_re.fullmatch(field):
-                error = _error(path, int(ln) + base, "cannot parse number",
-                               field.strip() or field, text)
-                if int(ln) + base == 1:           # column names? (LightGBM: header=true)
+                error = _error(
+                    path, int(ln) + base, "cannot parse number", field.strip() or field, text
+                )
+                if int(ln) + base == 1:  # column names? (LightGBM: header=true)
                     error = DataFormatError(f"{error} (a header line? give header=true)")
                 return error
         if columns is None:
@@ -1004,9 +1265,11 @@ def _group_sizes(path, qid, line_no, data=None, base=0):
             if q in seen:
                 ln = int(line_no[s])
                 where = "" if data is None else f" in {_clip(_line_at(data, ln))!r}"
-                raise DataFormatError(f"{path}, line {ln + base}: query id {_fmt_id(q)!r} appears again "
-                                      f"after other queries (rows of a query must be "
-                                      f"contiguous){where}")
+                raise DataFormatError(
+                    f"{path}, line {ln + base}: query id {_fmt_id(q)!r} appears again "
+                    f"after other queries (rows of a query must be "
+                    f"contiguous){where}"
+                )
             seen.add(q)
     return np.diff(np.append(starts, len(qid))).astype(np.int64)
 
@@ -1021,8 +1284,10 @@ def _fmt_id(q):
 
 
 _INT64_MAX = 2**63 - 1
-_CAP_NOTE = (f"above the limit of {MAX_SPARSE_COLUMNS} columns (LibSVM rows are binned "
-             "as a dense matrix: dgbdt.readers.MAX_SPARSE_COLUMNS)")
+_CAP_NOTE = (
+    f"above the limit of {MAX_SPARSE_COLUMNS} columns (LibSVM rows are binned "
+    "as a dense matrix: dgbdt.readers.MAX_SPARSE_COLUMNS)"
+)
 
 
 def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_only=False):
@@ -1032,14 +1297,18 @@ def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_o
         raise ValueError(f"n_features={n_features} for {path} is {_CAP_NOTE}")
 
     def exact():
-        return _parse_libsvm_python(path, data, zero_based, n_features, first_line,
-                                    features_only)
+        return _parse_libsvm_python(path, data, zero_based, n_features, first_line, features_only)
 
     try:
         # query_id=False: scikit-learn still skips a leading 'qid:' token, but does
         # not collect the ids with one np.append per row (quadratic in the rows).
-        X, y = load_svmlight_file(io.BytesIO(data), n_features=n_features,
-                                  zero_based=bool(zero_based), query_id=False, dtype=np.float64)
+        X, y = load_svmlight_file(
+            io.BytesIO(data),
+            n_features=n_features,
+            zero_based=bool(zero_based),
+            query_id=False,
+            dtype=np.float64,
+        )
     except Exception:  # noqa: BLE001 - the Python scan names the line, or parses it
         return exact()
     # Beyond the cap, or an index repeated on a line (scikit-learn refuses those
@@ -1058,7 +1327,7 @@ def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_o
         group = found
     X = sp.csr_matrix(X, dtype=np.float64)
     if n_features is None and X.nnz == 0:
-        X = sp.csr_matrix((X.shape[0], 0))      # no pairs: no columns (scikit-learn says 1)
+        X = sp.csr_matrix((X.shape[0], 0))  # no pairs: no columns (scikit-learn says 1)
     label = None if features_only else np.asarray(y, np.float64)
     return LoadedData(X=X, label=label, group=group)
 
@@ -1087,12 +1356,11 @@ def _libsvm_groups(path, data, n_rows, features_only):
         except DataFormatError:
             return False
     if with_qid.any():
-        return False     # rows with and without qid: the exact parser names the line
+        return False  # rows with and without qid: the exact parser names the line
     return None
 
 
-def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1,
-                         features_only=False):
+def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, features_only=False):
     """Slow exact parser: raises DataFormatError at the first bad line, else parses.
     ``first_line`` is the file line number of the first line of ``data``."""
     offset = 0 if zero_based else 1
@@ -1106,9 +1374,9 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1,
             labels.append(_libsvm_label(path, lineno, rest[0], raw))
             rest = rest[1:]
         elif ":" not in rest[0]:
-            rest = rest[1:]          # the label, unread (a line may also have none)
+            rest = rest[1:]  # the label, unread (a line may also have none)
         if rest and rest[0].startswith("qid:"):
-            if not features_only:    # predict uses no queries: skipped unread
+            if not features_only:  # predict uses no queries: skipped unread
                 qids.append(_libsvm_qid(path, lineno, rest[0], raw))
                 qid_lines.append(lineno)
             rest = rest[1:]
@@ -1118,17 +1386,26 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1,
         indptr.append(len(indices))
     if qids and len(qids) != len(labels):
         # a row without qid came before the first row with one
-        raise DataFormatError(f"{path}, line {qid_lines[0]}: qid: appears after rows without "
-                              f"one in {'qid:' + str(qids[0])!r}")
+        raise DataFormatError(
+            f"{path}, line {qid_lines[0]}: qid: appears after rows without "
+            f"one in {'qid:' + str(qids[0])!r}"
+        )
     ncol = n_features if n_features is not None else (max(indices) + 1 if indices else 0)
-    X = sp.csr_matrix((np.asarray(values, np.float64), np.asarray(indices, np.int64),
-                       np.asarray(indptr, np.int64)), shape=(len(indptr) - 1, ncol))
+    X = sp.csr_matrix(
+        (
+            np.asarray(values, np.float64),
+            np.asarray(indices, np.int64),
+            np.asarray(indptr, np.int64),
+        ),
+        shape=(len(indptr) - 1, ncol),
+    )
     X.sort_indices()  # no index repeats on a line (checked); explicit zeros are kept
     group = None
     if qids:
         base = first_line - 1
-        group = _group_sizes(path, np.asarray(qids, np.int64), np.asarray(qid_lines) - base,
-                             data, base)
+        group = _group_sizes(
+            path, np.asarray(qids, np.int64), np.asarray(qid_lines) - base, data, base
+        )
     label = None if features_only else np.asarray(labels, np.float64)
     return LoadedData(X=X, label=label, group=group)
 
@@ -1181,9 +1458,14 @@ def _libsvm_pairs(path, lineno, tokens, raw, offset, n_features, indices, values
     if len(indices) - start > 1:
         seen = set()
         for k in range(start, len(indices)):
-            if indices[k] in seen:     # LightGBM would sum them, scikit-learn refuses
-                raise _error(path, lineno, f"feature index {indices[k] + offset} repeated on "
-                             "the line:", tokens[k - start], raw)
+            if indices[k] in seen:  # LightGBM would sum them, scikit-learn refuses
+                raise _error(
+                    path,
+                    lineno,
+                    f"feature index {indices[k] + offset} repeated on the line:",
+                    tokens[k - start],
+                    raw,
+                )
             seen.add(indices[k])
 
 
@@ -1214,7 +1496,7 @@ def _read_side_values(side, what):
                     value = _to_float(tok)
                 except ValueError:
                     raise _error(side, lineno, "cannot parse number", tok, raw) from None
-                if not math.isfinite(value):            # nan, inf, 1e999
+                if not math.isfinite(value):  # nan, inf, 1e999
                     raise _error(side, lineno, f"non-finite {what}", tok, raw)
                 row.append(value)
             rows.append(row)
@@ -1227,8 +1509,9 @@ def _per_row_values(side, path, n, what, width=None):
     every line holds ``width`` values (or as many as the first line)."""
     rows, lines = _read_side_values(side, what)
     if len(rows) != n:
-        raise DataFormatError(f"{side}: has {len(rows)} lines, expected one per row of "
-                              f"{path} ({n} rows)")
+        raise DataFormatError(
+            f"{side}: has {len(rows)} lines, expected one per row of {path} ({n} rows)"
+        )
     k = width or (len(rows[0]) if rows else 1)
     for r, ln in zip(rows, lines):
         if len(r) != k:
@@ -1278,11 +1561,17 @@ def read_side_files(path, out, row_offset=0, n_total=None):
         sizes = []
         for r, ln in zip(rows, lines):
             if len(r) != 1 or not float(r[0]).is_integer() or r[0] < 0:
-                raise _error(side, ln, "expected one non-negative integer query size per line, got",
-                             " ".join(map(str, r)))
+                raise _error(
+                    side,
+                    ln,
+                    "expected one non-negative integer query size per line, got",
+                    " ".join(map(str, r)),
+                )
             sizes.append(int(r[0]))
         if sum(sizes) != n_total:
-            raise DataFormatError(f"{side}: query sizes ({len(sizes)} lines) sum to {sum(sizes)}, "
-                                  f"expected the {n_total} rows of {path}")
+            raise DataFormatError(
+                f"{side}: query sizes ({len(sizes)} lines) sum to {sum(sizes)}, "
+                f"expected the {n_total} rows of {path}"
+            )
         if n == n_total:
             out.group = np.array(sizes, np.int64)

@@ -10,6 +10,7 @@ Fitted attributes are plain attributes set by ``fit`` (so scikit-learn's
 ``check_is_fitted`` sees them); ``feature_importances_`` is a property because
 it follows ``importance_type``, which may change after fitting.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -58,8 +59,9 @@ def _check_sample_weight_compat(sample_weight, X):
     except TypeError:  # pragma: no cover - older signature
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
     if not np.any(sw > 0):
-        raise ValueError("Sample weights must contain at least one non-zero number "
-                         "(all sample weights are zero)")
+        raise ValueError(
+            "Sample weights must contain at least one non-zero number (all sample weights are zero)"
+        )
     return sw
 
 
@@ -103,8 +105,10 @@ class _LabelFunctionWrapper:
         self.func = func
         self.argc = _n_positional_args(func)
         if self.argc < 2 or self.argc > 4:
-            raise TypeError(f"{what} must take 2, 3 or 4 positional arguments "
-                            f"(y_true, y_pred[, weight[, group]]), got {self.argc}")
+            raise TypeError(
+                f"{what} must take 2, 3 or 4 positional arguments "
+                f"(y_true, y_pred[, weight[, group]]), got {self.argc}"
+            )
 
     def __call__(self, preds, dataset):
         labels = dataset.get_label()
@@ -122,8 +126,9 @@ def _eval_list(value, name, n):
     if isinstance(value, dict):
         return [value.get(i) for i in range(n)]
     if not isinstance(value, (list, tuple)) or len(value) != n:
-        raise ValueError(f"{name} must be a list with one entry per eval_set entry ({n}), "
-                         f"got {value!r}")
+        raise ValueError(
+            f"{name} must be a list with one entry per eval_set entry ({n}), got {value!r}"
+        )
     return list(value)
 
 
@@ -175,12 +180,33 @@ class DGBDTModel(BaseEstimator):
         passed to :func:`dgbdt.train`; ``get_params`` includes them.
     """
 
-    def __init__(self, *, boosting_type="gbdt", num_leaves=31, max_depth=-1, learning_rate=0.1,
-                 n_estimators=100, subsample_for_bin=200000, objective=None, class_weight=None,
-                 min_split_gain=0.0, min_child_weight=1e-3, min_child_samples=20, subsample=1.0,
-                 subsample_freq=0, colsample_bytree=1.0, reg_alpha=0.0, reg_lambda=0.0,
-                 random_state=None, n_jobs=None, max_bin=255, tree_learner="serial",
-                 verbosity=-1, importance_type="split", **kwargs):
+    def __init__(
+        self,
+        *,
+        boosting_type="gbdt",
+        num_leaves=31,
+        max_depth=-1,
+        learning_rate=0.1,
+        n_estimators=100,
+        subsample_for_bin=200000,
+        objective=None,
+        class_weight=None,
+        min_split_gain=0.0,
+        min_child_weight=1e-3,
+        min_child_samples=20,
+        subsample=1.0,
+        subsample_freq=0,
+        colsample_bytree=1.0,
+        reg_alpha=0.0,
+        reg_lambda=0.0,
+        random_state=None,
+        n_jobs=None,
+        max_bin=255,
+        tree_learner="serial",
+        verbosity=-1,
+        importance_type="split",
+        **kwargs,
+    ):
         self.boosting_type = boosting_type
         self.num_leaves = num_leaves
         self.max_depth = max_depth
@@ -238,8 +264,14 @@ class DGBDTModel(BaseEstimator):
     def _train_params(self, objective):
         """The params dict given to dgbdt.train (n_estimators goes in num_boost_round)."""
         params = self.get_params(deep=False)
-        for key in ("objective", "class_weight", "importance_type", "n_estimators",
-                    "random_state", "n_jobs"):
+        for key in (
+            "objective",
+            "class_weight",
+            "importance_type",
+            "n_estimators",
+            "random_state",
+            "n_jobs",
+        ):
             params.pop(key, None)
         # A parameter given in **kwargs (any spelling) overrides the constructor argument
         # of the same parameter, e.g. lambda_l2=1 beats reg_lambda=0.0.
@@ -252,8 +284,11 @@ class DGBDTModel(BaseEstimator):
         for key in list(params):
             if ALIASES.get(key) == "objective" and key in self._other_params:
                 objective = params.pop(key)
-        params["objective"] = (_LabelFunctionWrapper(objective, "Custom objective") if callable(objective)
-                               else objective)
+        params["objective"] = (
+            _LabelFunctionWrapper(objective, "Custom objective")
+            if callable(objective)
+            else objective
+        )
         # random_state and n_jobs are aliases of seed and num_threads: a spelling given
         # in **kwargs wins (as in LightGBM) without a "both given" warning.
         seed = _seed(self.random_state)
@@ -268,13 +303,35 @@ class DGBDTModel(BaseEstimator):
 
     # -- fit ------------------------------------------------------------------
     def _validate_X(self, X, reset):
-        return _validate_data(self, X, reset=reset, accept_sparse=_ACCEPT_SPARSE,
-                              dtype=_X_DTYPES, ensure_all_finite=False,
-                              ensure_min_samples=2 if reset else 1)
+        return _validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse=_ACCEPT_SPARSE,
+            dtype=_X_DTYPES,
+            ensure_all_finite=False,
+            ensure_min_samples=2 if reset else 1,
+        )
 
-    def _fit(self, raw_Xy, X, y, sample_weight, init_score, eval_set, eval_names,
-             eval_sample_weight, eval_init_score, eval_metric, feature_name, callbacks,
-             init_model, objective, extra_params, encode_y=None):
+    def _fit(
+        self,
+        raw_Xy,
+        X,
+        y,
+        sample_weight,
+        init_score,
+        eval_set,
+        eval_names,
+        eval_sample_weight,
+        eval_init_score,
+        eval_metric,
+        feature_name,
+        callbacks,
+        init_model,
+        objective,
+        extra_params,
+        encode_y=None,
+    ):
         """The fit shared by both estimators.
 
         ``X``/``y`` are validated (``y`` encoded for classifiers); ``raw_Xy`` is the
@@ -289,8 +346,11 @@ class DGBDTModel(BaseEstimator):
 
         # Metrics: those named in eval_metric first, then the params' metric (or the
         # objective's default, which the engine picks when "metric" is absent).
-        metrics = eval_metric if isinstance(eval_metric, (list, tuple)) else (
-            [] if eval_metric is None else [eval_metric])
+        metrics = (
+            eval_metric
+            if isinstance(eval_metric, (list, tuple))
+            else ([] if eval_metric is None else [eval_metric])
+        )
         builtin = [m for m in metrics if isinstance(m, str)]
         fevals = [_LabelFunctionWrapper(m, "Custom eval metric") for m in metrics if callable(m)]
         if builtin:
@@ -302,8 +362,9 @@ class DGBDTModel(BaseEstimator):
                 current = current.split(",")
             params["metric"] = builtin + [m for m in current if m not in builtin]
 
-        train_set = Dataset(X, label=y, weight=sample_weight, init_score=init_score,
-                            feature_name=feature_name)
+        train_set = Dataset(
+            X, label=y, weight=sample_weight, init_score=init_score, feature_name=feature_name
+        )
         valid_sets, valid_names = [], []
         if eval_set is not None:
             if isinstance(eval_set, tuple):
@@ -313,8 +374,9 @@ class DGBDTModel(BaseEstimator):
             inits = _eval_list(eval_init_score, "eval_init_score", n)
             for i, pair in enumerate(eval_set):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                    raise TypeError(f"eval_set[{i}] must be a pair (X, y), "
-                                    f"got {type(pair).__name__}")
+                    raise TypeError(
+                        f"eval_set[{i}] must be a pair (X, y), got {type(pair).__name__}"
+                    )
                 vx, vy = pair
                 is_train = vx is raw_Xy[0] and vy is raw_Xy[1]
                 if is_train:
@@ -327,8 +389,16 @@ class DGBDTModel(BaseEstimator):
                     vw, vinit = weights[i], inits[i]
                     if vw is not None:
                         vw = _check_sample_weight(vw, vx, dtype=np.float64)
-                    valid_sets.append(Dataset(vx, label=vy, weight=vw, init_score=vinit,
-                                              feature_name=feature_name, reference=train_set))
+                    valid_sets.append(
+                        Dataset(
+                            vx,
+                            label=vy,
+                            weight=vw,
+                            init_score=vinit,
+                            feature_name=feature_name,
+                            reference=train_set,
+                        )
+                    )
                 if eval_names is not None and i < len(eval_names):
                     valid_names.append(eval_names[i])
                 else:
@@ -341,9 +411,16 @@ class DGBDTModel(BaseEstimator):
         evals_result = {}
         callbacks.append(record_evaluation(evals_result))
 
-        booster = train(params, train_set, num_boost_round=self.n_estimators,
-                        valid_sets=valid_sets, valid_names=valid_names,
-                        feval=fevals or None, init_model=init_model, callbacks=callbacks)
+        booster = train(
+            params,
+            train_set,
+            num_boost_round=self.n_estimators,
+            valid_sets=valid_sets,
+            valid_names=valid_names,
+            feval=fevals or None,
+            init_model=init_model,
+            callbacks=callbacks,
+        )
         self.booster_ = booster
         self.objective_ = objective
         self.evals_result_ = evals_result
@@ -351,7 +428,8 @@ class DGBDTModel(BaseEstimator):
         # Without early stopping LightGBM reports the last iteration's results.
         self.best_score_ = booster.best_score or {
             data: {metric: values[-1] for metric, values in per_data.items()}
-            for data, per_data in evals_result.items()}
+            for data, per_data in evals_result.items()
+        }
         self.n_estimators_ = booster.current_iteration()
         self.n_iter_ = self.n_estimators_
         return self
@@ -360,8 +438,9 @@ class DGBDTModel(BaseEstimator):
     def _predict_raw(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
         check_is_fitted(self, "booster_")
         X = self._validate_X(X, reset=False)
-        return self.booster_.predict(X, raw_score=raw_score, num_iteration=num_iteration,
-                                     pred_leaf=pred_leaf)
+        return self.booster_.predict(
+            X, raw_score=raw_score, num_iteration=num_iteration, pred_leaf=pred_leaf
+        )
 
     def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
         """Predicted values; raw scores with ``raw_score=True``; leaf indices
@@ -386,19 +465,25 @@ class DGBDTModel(BaseEstimator):
         """The world communicator when rows are sharded over several ranks
         (data- and voting-parallel under mpiexec), else None."""
         from .params import PARAMS, canonical_name
+
         learner = self.tree_learner
         for key, value in self._other_params.items():
             if canonical_name(key) == "tree_learner":
                 learner = value
-        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") not in ("data",
-                                                                                      "voting"):
+        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") not in (
+            "data",
+            "voting",
+        ):
             return None
         from .comm import world_comm
         from .params import ALIASES, resolve_params
-        time_out = [v for k, v in self._other_params.items()
-                    if ALIASES.get(str(k).strip()) == "time_out"]
-        comm = world_comm(resolve_params({"time_out": time_out[0]})["time_out"]
-                          if time_out else None)
+
+        time_out = [
+            v for k, v in self._other_params.items() if ALIASES.get(str(k).strip()) == "time_out"
+        ]
+        comm = world_comm(
+            resolve_params({"time_out": time_out[0]})["time_out"] if time_out else None
+        )
         return comm if comm.size > 1 else None
 
     def _min_samples(self):
@@ -413,9 +498,22 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
     See :class:`DGBDTModel` for the parameters.
     """
 
-    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
-            eval_sample_weight=None, eval_metric=None, feature_name="auto", callbacks=None,
-            init_model=None, *, eval_init_score=None):
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        init_score=None,
+        eval_set=None,
+        eval_names=None,
+        eval_sample_weight=None,
+        eval_metric=None,
+        feature_name="auto",
+        callbacks=None,
+        init_model=None,
+        *,
+        eval_init_score=None,
+    ):
         """Fit the model.
 
         Parameters
@@ -445,14 +543,36 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         -------
         self
         """
-        Xv, yv = _validate_data(self, X, y, reset=True, accept_sparse=_ACCEPT_SPARSE,
-                                dtype=_X_DTYPES, ensure_all_finite=False,
-                                ensure_min_samples=self._min_samples(), y_numeric=True)
+        Xv, yv = _validate_data(
+            self,
+            X,
+            y,
+            reset=True,
+            accept_sparse=_ACCEPT_SPARSE,
+            dtype=_X_DTYPES,
+            ensure_all_finite=False,
+            ensure_min_samples=self._min_samples(),
+            y_numeric=True,
+        )
         yv = np.asarray(yv, dtype=np.float64)
         objective = self.objective if self.objective is not None else "regression"
-        return self._fit((X, y), Xv, yv, sample_weight, init_score, eval_set, eval_names,
-                         eval_sample_weight, eval_init_score, eval_metric, feature_name,
-                         callbacks, init_model, objective, {})
+        return self._fit(
+            (X, y),
+            Xv,
+            yv,
+            sample_weight,
+            init_score,
+            eval_set,
+            eval_names,
+            eval_sample_weight,
+            eval_init_score,
+            eval_metric,
+            feature_name,
+            callbacks,
+            init_model,
+            objective,
+            {},
+        )
 
 
 class DGBDTClassifier(ClassifierMixin, DGBDTModel):
@@ -485,9 +605,22 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         comm = self._sharded_comm()
         return totals if comm is None else comm.allreduce(totals.astype(np.float64))
 
-    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
-            eval_sample_weight=None, eval_metric=None, feature_name="auto", callbacks=None,
-            init_model=None, *, eval_init_score=None):
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        init_score=None,
+        eval_set=None,
+        eval_names=None,
+        eval_sample_weight=None,
+        eval_metric=None,
+        feature_name="auto",
+        callbacks=None,
+        init_model=None,
+        *,
+        eval_init_score=None,
+    ):
         """Fit the model. Same arguments as :meth:`DGBDTRegressor.fit`; ``y`` holds class labels.
 
         ``eval_metric`` names ``"logloss"`` and ``"error"`` map to the binary or
@@ -497,31 +630,45 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         -------
         self
         """
-        Xv, yv = _validate_data(self, X, y, reset=True, accept_sparse=_ACCEPT_SPARSE,
-                                dtype=_X_DTYPES, ensure_all_finite=False,
-                                ensure_min_samples=self._min_samples())
+        Xv, yv = _validate_data(
+            self,
+            X,
+            y,
+            reset=True,
+            accept_sparse=_ACCEPT_SPARSE,
+            dtype=_X_DTYPES,
+            ensure_all_finite=False,
+            ensure_min_samples=self._min_samples(),
+        )
         check_classification_targets(yv)
         encoder = LabelEncoder().fit(self._global_labels(yv))
         classes = encoder.classes_
         if len(classes) < 2:
-            raise ValueError(f"y contains only one class ({classes[0]!r}); the classifier needs "
-                             "samples of at least 2 classes")
+            raise ValueError(
+                f"y contains only one class ({classes[0]!r}); the classifier needs "
+                "samples of at least 2 classes"
+            )
         y_enc = encoder.transform(yv).astype(np.float64)
 
         class_weight = self.class_weight
         if isinstance(class_weight, dict):
             unknown = [k for k in class_weight if k not in set(classes.tolist())]
             if unknown:
-                raise ValueError(f"class_weight has labels {unknown!r} that are not in y; "
-                                 f"classes are {classes.tolist()!r}")
+                raise ValueError(
+                    f"class_weight has labels {unknown!r} that are not in y; "
+                    f"classes are {classes.tolist()!r}"
+                )
             class_weight = {int(encoder.transform([k])[0]): v for k, v in class_weight.items()}
         weighted = sample_weight is not None
         comm = self._sharded_comm()
-        if comm is not None:      # every rank takes the same path (its collectives)
+        if comm is not None:  # every rank takes the same path (its collectives)
             weighted = bool(comm.allreduce(np.array([weighted], np.int64))[0])
         if weighted or class_weight is not None:
-            w = (_check_sample_weight_compat(sample_weight, Xv) if sample_weight is not None
-                 else np.ones(len(y_enc)))
+            w = (
+                _check_sample_weight_compat(sample_weight, Xv)
+                if sample_weight is not None
+                else np.ones(len(y_enc))
+            )
             if isinstance(class_weight, str) and class_weight == "balanced":
                 # scikit-learn's n_samples / (n_classes * count), counted over all ranks
                 counts = self._class_totals(y_enc, len(classes))
@@ -529,8 +676,10 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             elif class_weight is not None:
                 w = w * compute_sample_weight(class_weight, y_enc)
             if np.count_nonzero(self._class_totals(y_enc, len(classes), w) > 0) < 2:
-                raise ValueError("Only one class has a positive total weight; the classifier "
-                                 "needs samples of at least 2 classes with non-zero weight")
+                raise ValueError(
+                    "Only one class has a positive total weight; the classifier "
+                    "needs samples of at least 2 classes with non-zero weight"
+                )
             sample_weight = w
 
         n_classes = len(classes)
@@ -539,7 +688,9 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             objective = "multiclass" if n_classes > 2 else "binary"
         extra = {}
         multiclass_objective = isinstance(objective, str) and objective.strip().lower() in (
-            "multiclass", "softmax")
+            "multiclass",
+            "softmax",
+        )
         if n_classes > 2 or multiclass_objective:
             for key in [k for k in self._other_params if ALIASES.get(k) == "num_class"]:
                 extra[key] = n_classes
@@ -549,25 +700,53 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         if eval_metric is not None and not callable(eval_metric):
             names = list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric]
             multi = n_classes > 2
-            rename = ({"logloss": "multi_logloss", "binary_logloss": "multi_logloss",
-                       "error": "multi_error", "binary_error": "multi_error"} if multi else
-                      {"logloss": "binary_logloss", "multi_logloss": "binary_logloss",
-                       "error": "binary_error", "multi_error": "binary_error"})
+            rename = (
+                {
+                    "logloss": "multi_logloss",
+                    "binary_logloss": "multi_logloss",
+                    "error": "multi_error",
+                    "binary_error": "multi_error",
+                }
+                if multi
+                else {
+                    "logloss": "binary_logloss",
+                    "multi_logloss": "binary_logloss",
+                    "error": "binary_error",
+                    "multi_error": "binary_error",
+                }
+            )
             eval_metric = [rename.get(m, m) if isinstance(m, str) else m for m in names]
 
         def encode(labels):
             labels = np.asarray(labels).ravel()
             unknown = np.setdiff1d(labels, classes)
             if unknown.size:
-                raise ValueError(f"eval_set labels {unknown.tolist()!r} were not in the training "
-                                 f"labels {classes.tolist()!r}")
+                raise ValueError(
+                    f"eval_set labels {unknown.tolist()!r} were not in the training "
+                    f"labels {classes.tolist()!r}"
+                )
             return encoder.transform(labels).astype(np.float64)
 
         self.classes_ = classes
         self.n_classes_ = n_classes
-        return self._fit((X, y), Xv, y_enc, sample_weight, init_score, eval_set, eval_names,
-                         eval_sample_weight, eval_init_score, eval_metric, feature_name, callbacks,
-                         init_model, objective, extra, encode_y=encode)
+        return self._fit(
+            (X, y),
+            Xv,
+            y_enc,
+            sample_weight,
+            init_score,
+            eval_set,
+            eval_names,
+            eval_sample_weight,
+            eval_init_score,
+            eval_metric,
+            feature_name,
+            callbacks,
+            init_model,
+            objective,
+            extra,
+            encode_y=encode,
+        )
 
     def _uses_custom_objective(self):
         check_is_fitted(self, "booster_")
@@ -584,8 +763,12 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         if raw_score or pred_leaf:
             return result
         if custom:
-            warnings.warn("Cannot compute class probabilities with a custom objective; "
-                          "returning raw scores instead", UserWarning, stacklevel=2)
+            warnings.warn(
+                "Cannot compute class probabilities with a custom objective; "
+                "returning raw scores instead",
+                UserWarning,
+                stacklevel=2,
+            )
             return result
         if result.ndim == 1:
             return np.column_stack((1.0 - result, result))

@@ -12,12 +12,23 @@ appends the right child as a new leaf:
                                                    k --left--> ~L
                                                    k --right-> ~n_leaves
 """
+
 import numpy as np
 
 from .native.common import FEATURE_INDEX_DTYPE, NODE_INDEX_DTYPE
 
-NODE_FIELDS = ("split_feature", "threshold", "threshold_bin", "default_left", "left_child",
-               "right_child", "split_gain", "internal_value", "internal_weight", "internal_count")
+NODE_FIELDS = (
+    "split_feature",
+    "threshold",
+    "threshold_bin",
+    "default_left",
+    "left_child",
+    "right_child",
+    "split_gain",
+    "internal_value",
+    "internal_weight",
+    "internal_count",
+)
 LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
 
 
@@ -45,9 +56,24 @@ class Tree:
     def n_nodes(self):
         return self.n_leaves - 1
 
-    def split(self, leaf, feature, threshold_bin, threshold, default_left, gain,
-              parent_value, parent_weight, parent_count,
-              left_value, left_weight, left_count, right_value, right_weight, right_count):
+    def split(
+        self,
+        leaf,
+        feature,
+        threshold_bin,
+        threshold,
+        default_left,
+        gain,
+        parent_value,
+        parent_weight,
+        parent_count,
+        left_value,
+        left_weight,
+        left_count,
+        right_value,
+        right_weight,
+        right_count,
+    ):
         """Turn ``leaf`` into an internal node; returns the new right leaf's index."""
         node = self.n_leaves - 1
         right = self.n_leaves
@@ -68,8 +94,10 @@ class Tree:
         self.left_child[node] = ~leaf
         self.right_child[node] = ~right
         depth = self.leaf_depth[leaf] + 1
-        for child, value, weight, count in ((leaf, left_value, left_weight, left_count),
-                                            (right, right_value, right_weight, right_count)):
+        for child, value, weight, count in (
+            (leaf, left_value, left_weight, left_count),
+            (right, right_value, right_weight, right_count),
+        ):
             self.leaf_value[child] = value
             self.leaf_weight[child] = weight
             self.leaf_count[child] = count
@@ -103,17 +131,27 @@ class Tree:
         return d
 
     #: dtype of each integer field in memory (the others are float64).
-    INT_DTYPES = {"split_feature": FEATURE_INDEX_DTYPE, "threshold_bin": np.int32,
-                  "default_left": np.uint8, "left_child": NODE_INDEX_DTYPE,
-                  "right_child": NODE_INDEX_DTYPE, "leaf_depth": np.int32}
+    INT_DTYPES = {
+        "split_feature": FEATURE_INDEX_DTYPE,
+        "threshold_bin": np.int32,
+        "default_left": np.uint8,
+        "left_child": NODE_INDEX_DTYPE,
+        "right_child": NODE_INDEX_DTYPE,
+        "leaf_depth": np.int32,
+    }
 
     @classmethod
     def from_dict(cls, d):
         """A tree from its dict (``to_dict``); the values are not validated here:
         files go through ``dgbdt.model_io``, which checks every field first."""
         n = int(d["num_leaves"])
-        return cls.from_arrays(n, {name: np.asarray(d[name], dtype=cls.INT_DTYPES.get(name, np.float64))
-                                   for name in NODE_FIELDS + LEAF_FIELDS})
+        return cls.from_arrays(
+            n,
+            {
+                name: np.asarray(d[name], dtype=cls.INT_DTYPES.get(name, np.float64))
+                for name in NODE_FIELDS + LEAF_FIELDS
+            },
+        )
 
     @classmethod
     def from_arrays(cls, n_leaves, arrays):
@@ -121,7 +159,9 @@ class Tree:
         tree = cls.__new__(cls)
         tree.n_leaves = n_leaves
         for name in NODE_FIELDS + LEAF_FIELDS:
-            setattr(tree, name, np.asarray(arrays[name], dtype=cls.INT_DTYPES.get(name, np.float64)))
+            setattr(
+                tree, name, np.asarray(arrays[name], dtype=cls.INT_DTYPES.get(name, np.float64))
+            )
         tree.leaf_parent = np.full(n_leaves, -1, np.int32)
         for links in (tree.left_child, tree.right_child):
             is_leaf = links < 0

@@ -8,6 +8,7 @@ The bounds follow LightGBM 4.x (src/io/bin.cpp: GreedyFindBin,
 FindBinWithZeroAsOneBin, BinMapper::FindBin) so that both libraries bin the
 same data alike; tests/test_binning_lightgbm.py checks them against LightGBM.
 """
+
 import numpy as np
 from numba import njit, prange
 
@@ -37,7 +38,7 @@ def _bound_between(low, high):
     mid = (low + high) / 2.0
     if mid == np.inf:
         mid = low / 2.0 + high / 2.0
-        if mid == np.inf:                       # high is +inf
+        if mid == np.inf:  # high is +inf
             return max(low, _BELOW_LARGEST)
     return min(np.nextafter(mid, np.inf), _BELOW_LARGEST)
 
@@ -89,8 +90,9 @@ def greedy_find_bin(distinct_values, counts, max_bin, total_cnt, min_data_in_bin
             cur_cnt += counts[i]
             if cur_cnt >= min_data_in_bin:
                 n_before = n
-                n = _append_bound(upper_bounds, n,
-                                  _bound_between(distinct_values[i], distinct_values[i + 1]))
+                n = _append_bound(
+                    upper_bounds, n, _bound_between(distinct_values[i], distinct_values[i + 1])
+                )
                 if n > n_before:
                     cur_cnt = 0
         upper_bounds[n] = np.inf
@@ -124,8 +126,7 @@ def greedy_find_bin(distinct_values, counts, max_bin, total_cnt, min_data_in_bin
         half = mean_bin_size * 0.5
         # max(1, half) with C++ std::max's NaN behaviour (a NaN half gives 1).
         min_before_big = half if 1.0 < half else 1.0
-        if (is_big[i] or cur_cnt >= mean_bin_size
-                or (is_big[i + 1] and cur_cnt >= min_before_big)):
+        if is_big[i] or cur_cnt >= mean_bin_size or (is_big[i + 1] and cur_cnt >= min_before_big):
             last_value[n_cuts] = distinct_values[i]
             n_cuts += 1
             first_value[n_cuts] = distinct_values[i + 1]
@@ -210,15 +211,27 @@ def find_bin_upper_bounds(distinct_values, counts, max_bin, min_data_in_bin, upp
         # Truncated share of the max_bin - 1 non-zero bins, as LightGBM computes it.
         left_max_bin = int(neg_total / (neg_total + pos_total) * (max_bin - 1))
         left_max_bin = max(1, left_max_bin)
-        n = greedy_find_bin(neg_values[:n_neg], neg_counts[:n_neg], left_max_bin, neg_total,
-                            min_data_in_bin, upper_bounds)
-        upper_bounds[n - 1] = -K_ZERO_THRESHOLD      # the last negative bin ends at zero
+        n = greedy_find_bin(
+            neg_values[:n_neg],
+            neg_counts[:n_neg],
+            left_max_bin,
+            neg_total,
+            min_data_in_bin,
+            upper_bounds,
+        )
+        upper_bounds[n - 1] = -K_ZERO_THRESHOLD  # the last negative bin ends at zero
     right_max_bin = max_bin - 1 - n
     if n_pos > 0 and right_max_bin > 0:
         upper_bounds[n] = K_ZERO_THRESHOLD
         n += 1
-        n += greedy_find_bin(pos_values[:n_pos], pos_counts[:n_pos], right_max_bin, pos_total,
-                             min_data_in_bin, upper_bounds[n:])
+        n += greedy_find_bin(
+            pos_values[:n_pos],
+            pos_counts[:n_pos],
+            right_max_bin,
+            pos_total,
+            min_data_in_bin,
+            upper_bounds[n:],
+        )
     else:
         upper_bounds[n] = np.inf
         n += 1
@@ -310,5 +323,6 @@ def map_sparse_to_bins(values, row_indices, upper_bounds, nan_bin, out):
     zero_bin = _value_to_bin(0.0, upper_bounds, n_value_bins, -1, 0)
     out[:] = zero_bin
     for k in range(values.shape[0]):
-        out[row_indices[k]] = _value_to_bin(values[k], upper_bounds, n_value_bins,
-                                            nan_bin, zero_bin)
+        out[row_indices[k]] = _value_to_bin(
+            values[k], upper_bounds, n_value_bins, nan_bin, zero_bin
+        )

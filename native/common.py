@@ -2,6 +2,7 @@
 
 Tests import these names; nothing else hard-codes a dtype.
 """
+
 import numpy as np
 
 # Binned feature values: one byte per value while a feature has <= 256 bins
@@ -35,7 +36,7 @@ INDEX_DTYPE = np.uint32
 SCORE_DTYPE = np.float64
 
 # Tree node arrays.
-NODE_INDEX_DTYPE = np.int32   # child links; a leaf is stored as ~leaf_index (< 0)
+NODE_INDEX_DTYPE = np.int32  # child links; a leaf is stored as ~leaf_index (< 0)
 FEATURE_INDEX_DTYPE = np.int32
 
 # A split record is a float64 vector so that it can travel through one
@@ -43,8 +44,8 @@ FEATURE_INDEX_DTYPE = np.int32
 # "no valid split".
 SPLIT_GAIN = 0
 SPLIT_FEATURE = 1
-SPLIT_BIN = 2            # threshold bin: rows with bin <= SPLIT_BIN go left
-SPLIT_DEFAULT_LEFT = 3   # 1.0 when missing values (the NaN bin) go left
+SPLIT_BIN = 2  # threshold bin: rows with bin <= SPLIT_BIN go left
+SPLIT_DEFAULT_LEFT = 3  # 1.0 when missing values (the NaN bin) go left
 SPLIT_LEFT_GRAD = 4
 SPLIT_LEFT_HESS = 5
 SPLIT_LEFT_COUNT = 6

@@ -6,6 +6,7 @@ no implicit bit).  Summing the significands per exponent in int64 is exact
 (no rounding, so no dependence on the order of addition) and cannot overflow
 below 2**39 values; the caller turns the 255 partial sums into one integer.
 """
+
 from numba import njit
 import numpy as np
 
@@ -28,9 +29,9 @@ def grouped_exponent_sums(bits, sample_indices, group_begin, group_count, out):
             e = np.int64((b >> np.uint32(23)) & np.uint32(0xFF))
             m = np.int64(b & np.uint32(0x7FFFFF))
             if e == 0:
-                e = 1                      # subnormal: the same scale as e = 1
+                e = 1  # subnormal: the same scale as e = 1
             else:
-                m += np.int64(0x800000)    # the implicit leading bit
+                m += np.int64(0x800000)  # the implicit leading bit
             if b >> np.uint32(31):
                 m = -m
             out[j, e] += m

@@ -3,6 +3,7 @@
 Selected by an integer code from :mod:`common` (closures are not cached).
 Scores are (n_classes, n_samples) so every class's scores are contiguous.
 """
+
 import numpy as np
 from numba import njit, prange
 
@@ -10,8 +11,9 @@ from .common import OBJ_BINARY, OBJ_HUBER, OBJ_REGRESSION, OBJ_REGRESSION_L1
 
 
 @njit(cache=True, parallel=True)
-def compute_gradients(objective, scores, labels, weights, alpha, sigmoid, label_weights,
-                      gradients, hessians):
+def compute_gradients(
+    objective, scores, labels, weights, alpha, sigmoid, label_weights, gradients, hessians
+):
     """Gradients and hessians for every row (and class).
 
     Parameters

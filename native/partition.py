@@ -7,6 +7,7 @@ friendly gathers) and is the same on every rank.  A stable partition is
 unique, so the parallel version (blocks of rows, then a prefix sum) gives the
 same result as the serial one for any number of blocks or threads.
 """
+
 import numpy as np
 from numba import njit, prange
 
@@ -25,8 +26,19 @@ def _goes_left(b, threshold_bin, nan_left, nan_bin):
 
 
 @njit(cache=True, inline="always")
-def _split_block(sample_indices, lo, hi, column, threshold_bin, nan_left, nan_bin,
-                 left_out, left_at, right_out, right_at):
+def _split_block(
+    sample_indices,
+    lo,
+    hi,
+    column,
+    threshold_bin,
+    nan_left,
+    nan_bin,
+    left_out,
+    left_at,
+    right_out,
+    right_at,
+):
     """Rows lo..hi-1 -> left_out[left_at...] and right_out[right_at...]; returns n_left."""
     n_left = 0
     n_right = 0
@@ -43,8 +55,9 @@ def _split_block(sample_indices, lo, hi, column, threshold_bin, nan_left, nan_bi
 
 
 @njit(cache=True, parallel=True)
-def _partition_parallel(sample_indices, column, threshold_bin, nan_left, nan_bin, n_blocks,
-                        scratch):
+def _partition_parallel(
+    sample_indices, column, threshold_bin, nan_left, nan_bin, n_blocks, scratch
+):
     n = sample_indices.shape[0]
     block = (n + n_blocks - 1) // n_blocks
     left_counts = np.zeros(n_blocks, np.int64)
@@ -53,8 +66,9 @@ def _partition_parallel(sample_indices, column, threshold_bin, nan_left, nan_bin
     for k in prange(n_blocks):
         lo = k * block
         hi = min(n, lo + block)
-        left_counts[k] = _split_block(sample_indices, lo, hi, column, threshold_bin, nan_left,
-                                      nan_bin, lefts, lo, rights, lo)
+        left_counts[k] = _split_block(
+            sample_indices, lo, hi, column, threshold_bin, nan_left, nan_bin, lefts, lo, rights, lo
+        )
     left_starts = np.zeros(n_blocks, np.int64)
     right_starts = np.zeros(n_blocks, np.int64)
     n_left_total = 0
@@ -69,14 +83,17 @@ def _partition_parallel(sample_indices, column, threshold_bin, nan_left, nan_bin
         lo = k * block
         n_block = min(n, lo + block) - lo
         nl = left_counts[k]
-        sample_indices[left_starts[k]:left_starts[k] + nl] = lefts[lo:lo + nl]
-        sample_indices[right_starts[k]:right_starts[k] + n_block - nl] = rights[lo:lo + n_block - nl]
+        sample_indices[left_starts[k] : left_starts[k] + nl] = lefts[lo : lo + nl]
+        sample_indices[right_starts[k] : right_starts[k] + n_block - nl] = rights[
+            lo : lo + n_block - nl
+        ]
     return n_left_total
 
 
 @njit(cache=True)
-def partition_rows(sample_indices, column, threshold_bin, default_left, nan_bin, n_threads,
-                   scratch):
+def partition_rows(
+    sample_indices, column, threshold_bin, default_left, nan_bin, n_threads, scratch
+):
     """Stable in-place partition of ``sample_indices`` by ``column[row] <= threshold_bin``.
 
     Rows in the NaN bin go left when ``default_left``.
@@ -98,12 +115,24 @@ def partition_rows(sample_indices, column, threshold_bin, default_left, nan_bin,
     n = sample_indices.shape[0]
     nan_left = np.int64(1 if default_left else 0)
     if n >= PARALLEL_MIN_ROWS and n_threads > 1:
-        return _partition_parallel(sample_indices, column, threshold_bin, nan_left, nan_bin,
-                                   4 * n_threads, scratch)
+        return _partition_parallel(
+            sample_indices, column, threshold_bin, nan_left, nan_bin, 4 * n_threads, scratch
+        )
     # Serial: lefts compacted in place (slot n_left <= i was already read), rights aside.
-    n_left = _split_block(sample_indices, 0, n, column, threshold_bin, nan_left, nan_bin,
-                          sample_indices, 0, scratch[0], 0)
-    sample_indices[n_left:n] = scratch[0, :n - n_left]
+    n_left = _split_block(
+        sample_indices,
+        0,
+        n,
+        column,
+        threshold_bin,
+        nan_left,
+        nan_bin,
+        sample_indices,
+        0,
+        scratch[0],
+        0,
+    )
+    sample_indices[n_left:n] = scratch[0, : n - n_left]
     return n_left
 
 

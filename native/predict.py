@@ -11,6 +11,7 @@ A row goes left when ``x <= threshold`` (real features) or
 ``bin <= threshold_bin`` (binned features); NaN (the NaN bin) follows
 ``default_left``.
 """
+
 import numpy as np
 from numba import njit, prange
 
@@ -19,8 +20,7 @@ PREDICT_BLOCK = 512
 
 
 @njit(cache=True, inline="always")
-def _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left,
-                 left_child, right_child):
+def _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left, left_child, right_child):
     if node_begin < 0:
         return 0
     node = 0
@@ -36,8 +36,20 @@ def _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left,
 
 
 @njit(cache=True, parallel=True)
-def predict_raw(X, node_offsets, leaf_offsets, split_feature, threshold, default_left,
-                left_child, right_child, leaf_value, n_trees, n_classes, out):
+def predict_raw(
+    X,
+    node_offsets,
+    leaf_offsets,
+    split_feature,
+    threshold,
+    default_left,
+    left_child,
+    right_child,
+    leaf_value,
+    n_trees,
+    n_classes,
+    out,
+):
     """Sum of leaf values of the first ``n_trees`` trees, per class.
 
     Parameters
@@ -60,14 +72,23 @@ def predict_raw(X, node_offsets, leaf_offsets, split_feature, threshold, default
             leaf_begin = leaf_offsets[t]
             c = t % n_classes
             for i in range(lo, hi):
-                leaf = _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left,
-                                    left_child, right_child)
+                leaf = _leaf_of_row(
+                    X,
+                    i,
+                    node_begin,
+                    split_feature,
+                    threshold,
+                    default_left,
+                    left_child,
+                    right_child,
+                )
                 out[i, c] += leaf_value[leaf_begin + leaf]
 
 
 @njit(cache=True, parallel=True)
-def predict_leaf_index(X, node_offsets, split_feature, threshold, default_left,
-                       left_child, right_child, n_trees, out):
+def predict_leaf_index(
+    X, node_offsets, split_feature, threshold, default_left, left_child, right_child, n_trees, out
+):
     """Leaf index reached in each of the first ``n_trees`` trees.
 
     Parameters
@@ -83,13 +104,30 @@ def predict_leaf_index(X, node_offsets, split_feature, threshold, default_left,
         for t in range(n_trees):
             node_begin = node_offsets[t] if node_offsets[t + 1] > node_offsets[t] else -1
             for i in range(lo, hi):
-                out[i, t] = _leaf_of_row(X, i, node_begin, split_feature, threshold,
-                                         default_left, left_child, right_child)
+                out[i, t] = _leaf_of_row(
+                    X,
+                    i,
+                    node_begin,
+                    split_feature,
+                    threshold,
+                    default_left,
+                    left_child,
+                    right_child,
+                )
 
 
 @njit(cache=True, parallel=True)
-def add_tree_binned(binned_cols, nan_bins, split_feature, threshold_bin, default_left,
-                    left_child, right_child, leaf_value, scores):
+def add_tree_binned(
+    binned_cols,
+    nan_bins,
+    split_feature,
+    threshold_bin,
+    default_left,
+    left_child,
+    right_child,
+    leaf_value,
+    scores,
+):
     """scores[i] += value of the leaf row i reaches in one tree, on binned data.
 
     Used for rows the grower did not partition (out-of-bag rows, validation sets).

@@ -23,6 +23,7 @@ small enough are built and sent narrow.  A leaf too large even for wide words
 (over all ranks) is held as *pairs*, two int64 sums per bin, added up from
 wide words of row pieces that fit (:func:`add_words_to_pairs`).
 """
+
 import numpy as np
 from numba import njit, prange
 
@@ -32,17 +33,17 @@ from .random import _splitmix64
 
 NARROW_SHIFT = 16
 WIDE_SHIFT = 32
-PAIRS = 0        # leaves too large for wide words: (sum_g, sum_h) as two int64 per bin
+PAIRS = 0  # leaves too large for wide words: (sum_g, sum_h) as two int64 per bin
 NARROW_DTYPE = np.int32
 WIDE_DTYPE = np.int64
-QUANT_DTYPE = np.int8        # one quantized gradient or hessian (B <= 126)
+QUANT_DTYPE = np.int8  # one quantized gradient or hessian (B <= 126)
 MAX_QUANT_BINS = 126
 # Rows prefetched ahead by the row-wise integer kernels: twice the float
 # kernels' distance, as a row takes about half the time (measured on 1M x 28,
 # leaves of 6,600 scattered rows: 15.6 ns/row at 16, 10.9 at 32, 11.5 at 64).
 INT_PREFETCH_DISTANCE = 2 * PREFETCH_DISTANCE
 
-_TO_UNIT_32 = 1.0 / 4294967296.0   # 2**-32
+_TO_UNIT_32 = 1.0 / 4294967296.0  # 2**-32
 
 
 @njit(cache=True, inline="always")
@@ -88,8 +89,19 @@ def wide_rows(n_bins):
 
 
 @njit(cache=True, parallel=True)
-def quantize_gradients(gradients, hessians, inv_g_scale, inv_h_scale, n_bins, seed, stream,
-                       row_offset, stochastic, out_g, out_h):
+def quantize_gradients(
+    gradients,
+    hessians,
+    inv_g_scale,
+    inv_h_scale,
+    n_bins,
+    seed,
+    stream,
+    row_offset,
+    stochastic,
+    out_g,
+    out_h,
+):
     """Integer gradients and hessians.
 
     ``x * inv_scale`` is rounded down after adding a uniform draw in [0, 1)
@@ -176,8 +188,9 @@ def _pack_parallel(q_g, q_h, sample_indices, shift, out):
     n = sample_indices.shape[0]
     n_blocks = (n + CHUNK_ROWS - 1) // CHUNK_ROWS
     for k in prange(n_blocks):
-        _pack_range(q_g, q_h, sample_indices, shift, k * CHUNK_ROWS,
-                    min(n, (k + 1) * CHUNK_ROWS), out)
+        _pack_range(
+            q_g, q_h, sample_indices, shift, k * CHUNK_ROWS, min(n, (k + 1) * CHUNK_ROWS), out
+        )
 
 
 @njit(cache=True)
@@ -199,6 +212,7 @@ def gather_packed(q_g, q_h, sample_indices, shift, out):
 
 
 # -- histograms: the float kernels' structure, one integer add per value ----------
+
 
 @njit(cache=True, inline="always")
 def _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets, lo, hi, hist):
@@ -224,14 +238,22 @@ def _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets
 
 
 @njit(cache=True, parallel=True)
-def _rowwise_chunked_int(binned_rows, sample_indices, row_words, feature_offsets, n_chunks,
-                         chunk_hists, hist):
+def _rowwise_chunked_int(
+    binned_rows, sample_indices, row_words, feature_offsets, n_chunks, chunk_hists, hist
+):
     n_rows = sample_indices.shape[0]
     chunk = (n_rows + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
         lo = c * chunk
-        _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets, lo,
-                             min(n_rows, lo + chunk), chunk_hists[c])
+        _accumulate_rows_int(
+            binned_rows,
+            sample_indices,
+            row_words,
+            feature_offsets,
+            lo,
+            min(n_rows, lo + chunk),
+            chunk_hists[c],
+        )
     for b in prange(hist.shape[0]):
         total = chunk_hists[0, b]
         for c in range(1, n_chunks):
@@ -240,8 +262,9 @@ def _rowwise_chunked_int(binned_rows, sample_indices, row_words, feature_offsets
 
 
 @njit(cache=True)
-def build_int_histogram_rowwise(binned_rows, sample_indices, row_words, feature_offsets,
-                                chunk_hists, hist):
+def build_int_histogram_rowwise(
+    binned_rows, sample_indices, row_words, feature_offsets, chunk_hists, hist
+):
     """Narrow integer histogram of the rows ``sample_indices``, all features,
     row-wise (the caller knows the leaf fits narrow words: packed_width).
 
@@ -258,16 +281,26 @@ def build_int_histogram_rowwise(binned_rows, sample_indices, row_words, feature_
     n_rows = sample_indices.shape[0]
     n_chunks = n_row_chunks(n_rows)
     if n_chunks == 1:
-        _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets, 0,
-                             n_rows, hist)
+        _accumulate_rows_int(
+            binned_rows, sample_indices, row_words, feature_offsets, 0, n_rows, hist
+        )
     else:
-        _rowwise_chunked_int(binned_rows, sample_indices, row_words, feature_offsets,
-                             n_chunks, chunk_hists, hist)
+        _rowwise_chunked_int(
+            binned_rows, sample_indices, row_words, feature_offsets, n_chunks, chunk_hists, hist
+        )
 
 
 @njit(cache=True, parallel=True)
-def build_wide_histogram_rowwise(binned_rows, sample_indices, row_words, feature_offsets,
-                                 piece_rows, narrow_scratch, wide_partials, hist):
+def build_wide_histogram_rowwise(
+    binned_rows,
+    sample_indices,
+    row_words,
+    feature_offsets,
+    piece_rows,
+    narrow_scratch,
+    wide_partials,
+    hist,
+):
     """Wide (int64) histogram of a leaf too large for narrow words, accumulated in
     narrow int32 words all the same: pieces of at most ``piece_rows`` rows (which
     fit narrow) are summed in an int32 histogram half the size of a wide one
@@ -299,8 +332,15 @@ def build_wide_histogram_rowwise(binned_rows, sample_indices, row_words, feature
         scratch = narrow_scratch[c]
         for p in range(c * per_worker, (c + 1) * per_worker):
             lo = min(n_rows, p * piece)
-            _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets, lo,
-                                 min(n_rows, lo + piece), scratch)
+            _accumulate_rows_int(
+                binned_rows,
+                sample_indices,
+                row_words,
+                feature_offsets,
+                lo,
+                min(n_rows, lo + piece),
+                scratch,
+            )
             for b in range(total_bins):
                 partial[b] += _narrow_to_wide(scratch[b])
     for b in prange(total_bins):
@@ -322,17 +362,25 @@ def _accumulate_column_int(column, sample_indices, ordered_words, start, end, hi
 
 
 @njit(cache=True, parallel=True)
-def _colwise_parallel_int(binned_cols, sample_indices, ordered_words, feature_indices,
-                          feature_offsets, hist):
+def _colwise_parallel_int(
+    binned_cols, sample_indices, ordered_words, feature_indices, feature_offsets, hist
+):
     for j in prange(feature_indices.shape[0]):
         f = feature_indices[j]
-        _accumulate_column_int(binned_cols[f], sample_indices, ordered_words, feature_offsets[f],
-                               feature_offsets[f + 1], hist)
+        _accumulate_column_int(
+            binned_cols[f],
+            sample_indices,
+            ordered_words,
+            feature_offsets[f],
+            feature_offsets[f + 1],
+            hist,
+        )
 
 
 @njit(cache=True)
-def build_int_histogram_colwise(binned_cols, sample_indices, ordered_words, feature_indices,
-                                feature_offsets, hist):
+def build_int_histogram_colwise(
+    binned_cols, sample_indices, ordered_words, feature_indices, feature_offsets, hist
+):
     """Integer histogram of the rows ``sample_indices`` for ``feature_indices``, column-wise.
 
     Parameters
@@ -345,16 +393,24 @@ def build_int_histogram_colwise(binned_cols, sample_indices, ordered_words, feat
     hist : int32|int64[total_bins]                      # OUT only the used features' bins
     """
     if sample_indices.shape[0] >= PARALLEL_MIN_ROWS:
-        _colwise_parallel_int(binned_cols, sample_indices, ordered_words, feature_indices,
-                              feature_offsets, hist)
+        _colwise_parallel_int(
+            binned_cols, sample_indices, ordered_words, feature_indices, feature_offsets, hist
+        )
         return
     for j in range(feature_indices.shape[0]):
         f = feature_indices[j]
-        _accumulate_column_int(binned_cols[f], sample_indices, ordered_words, feature_offsets[f],
-                               feature_offsets[f + 1], hist)
+        _accumulate_column_int(
+            binned_cols[f],
+            sample_indices,
+            ordered_words,
+            feature_offsets[f],
+            feature_offsets[f + 1],
+            hist,
+        )
 
 
 # -- conversions --------------------------------------------------------------------
+
 
 @njit(cache=True)
 def widen_words(narrow, out):

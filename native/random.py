@@ -4,6 +4,7 @@ A row's draw depends only on its global index, never on a generator's state,
 threads or ranks, so bagging and sampling give the same rows however the data
 is spread over processes.
 """
+
 import numpy as np
 from numba import njit, prange
 
@@ -12,7 +13,7 @@ _TO_UNIT = 1.0 / 18446744073709551616.0  # 2**-64
 
 @njit(cache=True, inline="always")
 def _splitmix64(x):
-    x = (x + np.uint64(0x9E3779B97F4A7C15))
+    x = x + np.uint64(0x9E3779B97F4A7C15)
     z = x
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)

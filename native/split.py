@@ -40,17 +40,30 @@ wins), which only min_sum_hessian_in_leaf=0 with lambda_l2=0 allows.
 
 No fastmath here: the gains are compared for equality across ranks.
 """
+
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
 from .common import (
-    SPLIT_GAIN, SPLIT_FEATURE, SPLIT_BIN, SPLIT_DEFAULT_LEFT,
-    SPLIT_LEFT_GRAD, SPLIT_LEFT_HESS, SPLIT_LEFT_COUNT,
-    SPLIT_RIGHT_GRAD, SPLIT_RIGHT_HESS, SPLIT_RIGHT_COUNT,
-    SPLIT_LEFT_VALUE, SPLIT_RIGHT_VALUE,
-    SP_LAMBDA_L1, SP_LAMBDA_L2, SP_MIN_GAIN_TO_SPLIT, SP_MIN_DATA_IN_LEAF,
-    SP_MIN_SUM_HESSIAN, SP_MAX_DELTA_STEP,
+    SPLIT_GAIN,
+    SPLIT_FEATURE,
+    SPLIT_BIN,
+    SPLIT_DEFAULT_LEFT,
+    SPLIT_LEFT_GRAD,
+    SPLIT_LEFT_HESS,
+    SPLIT_LEFT_COUNT,
+    SPLIT_RIGHT_GRAD,
+    SPLIT_RIGHT_HESS,
+    SPLIT_RIGHT_COUNT,
+    SPLIT_LEFT_VALUE,
+    SPLIT_RIGHT_VALUE,
+    SP_LAMBDA_L1,
+    SP_LAMBDA_L2,
+    SP_MIN_GAIN_TO_SPLIT,
+    SP_MIN_DATA_IN_LEAF,
+    SP_MIN_SUM_HESSIAN,
+    SP_MAX_DELTA_STEP,
 )
 from .quantize import WIDE_SHIFT, word_halves
 
@@ -73,7 +86,7 @@ def _threshold_l1(sum_gradients, lambda_l1):
 def leaf_output(sum_gradients, sum_hessians, lambda_l1, lambda_l2, max_delta_step):
     """Optimal leaf value (eq. 5 with L1 and the max_delta_step clip)."""
     if sum_hessians + lambda_l2 <= 0.0:
-        return 0.0                       # an empty side (only with min_sum_hessian_in_leaf=0)
+        return 0.0  # an empty side (only with min_sum_hessian_in_leaf=0)
     value = -_threshold_l1(sum_gradients, lambda_l1) / (sum_hessians + lambda_l2)
     if max_delta_step > 0.0 and abs(value) > max_delta_step:
         value = max_delta_step if value > 0.0 else -max_delta_step
@@ -116,13 +129,16 @@ def _bin_raw(hist, b):
 
 @overload(_bin_raw, inline="always")
 def _bin_raw_impl(hist, b):
-    if hist.ndim == 2:                       # float rows or quantized int64 pairs
+    if hist.ndim == 2:  # float rows or quantized int64 pairs
+
         def read_row(hist, b):
             return hist[b, 0], hist[b, 1]
+
         return read_row
 
     def read_word(hist, b):
         return word_halves(hist[b], WIDE_SHIFT)
+
     return read_word
 
 
@@ -141,8 +157,23 @@ def _split_gain(lg, lh, rg, rh, l1, l2, max_delta):
 
 
 @njit(cache=True)
-def _scan_float(hist, start, n_bins, nan_bin, most_freq_bin, sum_g, sum_h, count, l1, l2,
-                max_delta, min_data, min_hess, min_gain_shift, best):
+def _scan_float(
+    hist,
+    start,
+    n_bins,
+    nan_bin,
+    most_freq_bin,
+    sum_g,
+    sum_h,
+    count,
+    l1,
+    l2,
+    max_delta,
+    min_data,
+    min_hess,
+    min_gain_shift,
+    best,
+):
     """One feature of a float histogram; ``sum_h`` holds the leaf's 2 kEpsilon.
     Writes the feature's best split into ``best`` (gain -inf if none, else
     gain - min_gain_shift); returns whether the feature is splittable."""
@@ -174,11 +205,21 @@ def _scan_float(hist, start, n_bins, nan_bin, most_freq_bin, sum_g, sum_h, count
         if gain > top_gain:
             top_gain, top_bin, top_lg, top_lh, top_lc = gain, t - 1, lg, lh, lc
     if top_bin >= 0:
-        _keep_float(best, top_gain - min_gain_shift, top_bin, True, top_lg, top_lh, top_lc,
-                    sum_g, sum_h, count)
+        _keep_float(
+            best,
+            top_gain - min_gain_shift,
+            top_bin,
+            True,
+            top_lg,
+            top_lh,
+            top_lc,
+            sum_g,
+            sum_h,
+            count,
+        )
     if not na_as_missing:
         if nan_bin >= 0:
-            best[_F_LEFT_DEFAULT] = 0.0      # two bins, value | NaN: NaN goes right
+            best[_F_LEFT_DEFAULT] = 0.0  # two bins, value | NaN: NaN goes right
         return splittable
     # Forward: the left side grows from bin 0 up; NaN goes right.
     lg, lh, lc = 0.0, K_EPSILON, 0.0
@@ -214,8 +255,18 @@ def _scan_float(hist, start, n_bins, nan_bin, most_freq_bin, sum_g, sum_h, count
             top_gain, top_bin, top_lg, top_lh, top_lc = gain, t, lg, lh, lc
     # LightGBM compares with the reverse pass's recorded (shifted) gain plus the shift.
     if top_bin >= 0 and top_gain > best[_F_GAIN] + min_gain_shift:
-        _keep_float(best, top_gain - min_gain_shift, top_bin, False, top_lg, top_lh, top_lc,
-                    sum_g, sum_h, count)
+        _keep_float(
+            best,
+            top_gain - min_gain_shift,
+            top_bin,
+            False,
+            top_lg,
+            top_lh,
+            top_lc,
+            sum_g,
+            sum_h,
+            count,
+        )
     return splittable
 
 
@@ -230,8 +281,24 @@ def _keep_float(best, gain, threshold, default_left, lg, lh, lc, sum_g, sum_h, c
 
 
 @njit(cache=True)
-def _scan_int(hist, start, n_bins, nan_bin, total_g, total_h, count, g_scale, h_scale, l1, l2,
-              max_delta, min_data, min_hess, min_gain_shift, best):
+def _scan_int(
+    hist,
+    start,
+    n_bins,
+    nan_bin,
+    total_g,
+    total_h,
+    count,
+    g_scale,
+    h_scale,
+    l1,
+    l2,
+    max_delta,
+    min_data,
+    min_hess,
+    min_gain_shift,
+    best,
+):
     """One feature of a quantized histogram (integer sums ``total_g``, ``total_h``);
     as _scan_float, with LightGBM's FindBestThresholdSequentiallyInt arithmetic:
     exact integer sums, scaled once per candidate, a side's count rounded once."""
@@ -254,16 +321,34 @@ def _scan_int(hist, start, n_bins, nan_bin, total_g, total_h, count, g_scale, h_
         left_h = np.float64(total_h - rh) * h_scale
         if left_h < min_hess:
             break
-        gain = _split_gain(np.float64(total_g - rg) * g_scale, left_h + K_EPSILON,
-                           np.float64(rg) * g_scale, right_h + K_EPSILON, l1, l2, max_delta)
+        gain = _split_gain(
+            np.float64(total_g - rg) * g_scale,
+            left_h + K_EPSILON,
+            np.float64(rg) * g_scale,
+            right_h + K_EPSILON,
+            l1,
+            l2,
+            max_delta,
+        )
         if gain <= min_gain_shift:
             continue
         splittable = True
         if gain > top_gain:
             top_gain, top_bin, top_lg, top_lh = gain, t - 1, total_g - rg, total_h - rh
     if top_bin >= 0:
-        _keep_int(best, top_gain - min_gain_shift, top_bin, True, top_lg, top_lh,
-                  total_g, total_h, cnt_factor, g_scale, h_scale)
+        _keep_int(
+            best,
+            top_gain - min_gain_shift,
+            top_bin,
+            True,
+            top_lg,
+            top_lh,
+            total_g,
+            total_h,
+            cnt_factor,
+            g_scale,
+            h_scale,
+        )
     if not na_as_missing:
         if nan_bin >= 0:
             best[_F_LEFT_DEFAULT] = 0.0
@@ -283,23 +368,41 @@ def _scan_int(hist, start, n_bins, nan_bin, total_g, total_h, count, g_scale, h_
         right_h = np.float64(total_h - lh) * h_scale
         if right_h < min_hess:
             break
-        gain = _split_gain(np.float64(lg) * g_scale, left_h + K_EPSILON,
-                           np.float64(total_g - lg) * g_scale, right_h + K_EPSILON,
-                           l1, l2, max_delta)
+        gain = _split_gain(
+            np.float64(lg) * g_scale,
+            left_h + K_EPSILON,
+            np.float64(total_g - lg) * g_scale,
+            right_h + K_EPSILON,
+            l1,
+            l2,
+            max_delta,
+        )
         if gain <= min_gain_shift:
             continue
         splittable = True
         if gain > top_gain:
             top_gain, top_bin, top_lg, top_lh = gain, t, lg, lh
     if top_bin >= 0 and top_gain > best[_F_GAIN] + min_gain_shift:
-        _keep_int(best, top_gain - min_gain_shift, top_bin, False, top_lg, top_lh,
-                  total_g, total_h, cnt_factor, g_scale, h_scale)
+        _keep_int(
+            best,
+            top_gain - min_gain_shift,
+            top_bin,
+            False,
+            top_lg,
+            top_lh,
+            total_g,
+            total_h,
+            cnt_factor,
+            g_scale,
+            h_scale,
+        )
     return splittable
 
 
 @njit(cache=True, inline="always")
-def _keep_int(best, gain, threshold, default_left, lg, lh, total_g, total_h, cnt_factor,
-              g_scale, h_scale):
+def _keep_int(
+    best, gain, threshold, default_left, lg, lh, total_g, total_h, cnt_factor, g_scale, h_scale
+):
     # Each side's count is rounded on its own (the two need not add up to the leaf's).
     best[_F_GAIN] = gain
     best[_F_BIN] = threshold
@@ -312,66 +415,168 @@ def _keep_int(best, gain, threshold, default_left, lg, lh, total_g, total_h, cnt
     best[_F_RC] = _round_count(np.float64(total_h - lh) * cnt_factor)
 
 
-def _scan_leaf(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins, sum_gradients,
-               sum_hessians, count, split_params, g_scale, h_scale, bests, splittable):
+def _scan_leaf(
+    hist,
+    feature_indices,
+    feature_offsets,
+    nan_bins,
+    most_freq_bins,
+    sum_gradients,
+    sum_hessians,
+    count,
+    split_params,
+    g_scale,
+    h_scale,
+    bests,
+    splittable,
+):
     """Every feature's best split (``bests[j]``, the _F_* fields) and flag;
     returns the kEpsilon each side's hessian sum carries (0 when quantized)."""
 
 
 @overload(_scan_leaf)
-def _scan_leaf_impl(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
-                    sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests,
-                    splittable):
+def _scan_leaf_impl(
+    hist,
+    feature_indices,
+    feature_offsets,
+    nan_bins,
+    most_freq_bins,
+    sum_gradients,
+    sum_hessians,
+    count,
+    split_params,
+    g_scale,
+    h_scale,
+    bests,
+    splittable,
+):
     if hist.ndim == 2 and isinstance(hist.dtype, types.Float):
-        def scan_floats(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
-                        sum_gradients, sum_hessians, count, split_params, g_scale, h_scale,
-                        bests, splittable):
+
+        def scan_floats(
+            hist,
+            feature_indices,
+            feature_offsets,
+            nan_bins,
+            most_freq_bins,
+            sum_gradients,
+            sum_hessians,
+            count,
+            split_params,
+            g_scale,
+            h_scale,
+            bests,
+            splittable,
+        ):
             l1, l2, max_delta, min_data, min_hess = _params(split_params)
             # LightGBM's FindBestThreshold: the leaf's hessian sum gets 2 kEpsilon.
             sum_h = sum_hessians + 2.0 * K_EPSILON
-            shift = leaf_gain(sum_gradients, sum_h, l1, l2, max_delta) \
+            shift = (
+                leaf_gain(sum_gradients, sum_h, l1, l2, max_delta)
                 + split_params[SP_MIN_GAIN_TO_SPLIT]
+            )
             for j in range(feature_indices.shape[0]):
                 f = feature_indices[j]
                 start = feature_offsets[f]
                 splittable[j] = _scan_float(
-                    hist, start, feature_offsets[f + 1] - start, nan_bins[f], most_freq_bins[f],
-                    sum_gradients, sum_h, count, l1, l2, max_delta, min_data, min_hess, shift,
-                    bests[j])
+                    hist,
+                    start,
+                    feature_offsets[f + 1] - start,
+                    nan_bins[f],
+                    most_freq_bins[f],
+                    sum_gradients,
+                    sum_h,
+                    count,
+                    l1,
+                    l2,
+                    max_delta,
+                    min_data,
+                    min_hess,
+                    shift,
+                    bests[j],
+                )
             return K_EPSILON
+
         return scan_floats
 
     # Integer sums are exact: LightGBM's most frequent bins change nothing here.
-    def scan_ints(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
-                  sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests,
-                  splittable):
+    def scan_ints(
+        hist,
+        feature_indices,
+        feature_offsets,
+        nan_bins,
+        most_freq_bins,
+        sum_gradients,
+        sum_hessians,
+        count,
+        split_params,
+        g_scale,
+        h_scale,
+        bests,
+        splittable,
+    ):
         l1, l2, max_delta, min_data, min_hess = _params(split_params)
         # The leaf's sums are integers times the scales (exactly recovered).
         total_g = np.int64(np.rint(sum_gradients / g_scale))
         total_h = np.int64(np.rint(sum_hessians / h_scale))
-        shift = leaf_gain(np.float64(total_g) * g_scale, np.float64(total_h) * h_scale,
-                          l1, l2, max_delta) + split_params[SP_MIN_GAIN_TO_SPLIT]
+        shift = (
+            leaf_gain(
+                np.float64(total_g) * g_scale, np.float64(total_h) * h_scale, l1, l2, max_delta
+            )
+            + split_params[SP_MIN_GAIN_TO_SPLIT]
+        )
         for j in range(feature_indices.shape[0]):
             f = feature_indices[j]
             start = feature_offsets[f]
             splittable[j] = _scan_int(
-                hist, start, feature_offsets[f + 1] - start, nan_bins[f], total_g, total_h,
-                count, g_scale, h_scale, l1, l2, max_delta, min_data, min_hess, shift, bests[j])
+                hist,
+                start,
+                feature_offsets[f + 1] - start,
+                nan_bins[f],
+                total_g,
+                total_h,
+                count,
+                g_scale,
+                h_scale,
+                l1,
+                l2,
+                max_delta,
+                min_data,
+                min_hess,
+                shift,
+                bests[j],
+            )
         return 0.0
+
     return scan_ints
 
 
 @njit(cache=True, inline="always")
 def _params(split_params):
-    return (split_params[SP_LAMBDA_L1], split_params[SP_LAMBDA_L2],
-            split_params[SP_MAX_DELTA_STEP], split_params[SP_MIN_DATA_IN_LEAF],
-            split_params[SP_MIN_SUM_HESSIAN])
+    return (
+        split_params[SP_LAMBDA_L1],
+        split_params[SP_LAMBDA_L2],
+        split_params[SP_MAX_DELTA_STEP],
+        split_params[SP_MIN_DATA_IN_LEAF],
+        split_params[SP_MIN_SUM_HESSIAN],
+    )
 
 
 @njit(cache=True)
-def find_best_split(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
-                    sum_gradients, sum_hessians, count, split_params, out, splittable,
-                    g_scale=1.0, h_scale=1.0):
+def find_best_split(
+    hist,
+    feature_indices,
+    feature_offsets,
+    nan_bins,
+    most_freq_bins,
+    sum_gradients,
+    sum_hessians,
+    count,
+    split_params,
+    out,
+    splittable,
+    g_scale=1.0,
+    h_scale=1.0,
+):
     """Best split of one leaf over the features ``feature_indices`` (LightGBM's
     scan and tie rule, see the module docstring).
 
@@ -393,9 +598,21 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins, most_freq_
     """
     n_used = feature_indices.shape[0]
     bests = np.empty((n_used, 9), np.float64)
-    eps = _scan_leaf(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
-                     sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests,
-                     splittable)
+    eps = _scan_leaf(
+        hist,
+        feature_indices,
+        feature_offsets,
+        nan_bins,
+        most_freq_bins,
+        sum_gradients,
+        sum_hessians,
+        count,
+        split_params,
+        g_scale,
+        h_scale,
+        bests,
+        splittable,
+    )
     out[:] = 0.0
     out[SPLIT_FEATURE] = -1.0
     out[SPLIT_GAIN] = -np.inf
@@ -425,9 +642,21 @@ def find_best_split(hist, feature_indices, feature_offsets, nan_bins, most_freq_
 
 
 @njit(cache=True)
-def best_gain_per_feature(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins,
-                          sum_gradients, sum_hessians, count, split_params, gains, splittable,
-                          g_scale=1.0, h_scale=1.0):
+def best_gain_per_feature(
+    hist,
+    feature_indices,
+    feature_offsets,
+    nan_bins,
+    most_freq_bins,
+    sum_gradients,
+    sum_hessians,
+    count,
+    split_params,
+    gains,
+    splittable,
+    g_scale=1.0,
+    h_scale=1.0,
+):
     """The best split gain of every feature on its own (voting-parallel's local vote).
 
     Parameters
@@ -437,14 +666,28 @@ def best_gain_per_feature(hist, feature_indices, feature_offsets, nan_bins, most
     splittable : uint8[n_used]     # OUT as find_best_split
     """
     bests = np.empty((feature_indices.shape[0], 9), np.float64)
-    _scan_leaf(hist, feature_indices, feature_offsets, nan_bins, most_freq_bins, sum_gradients,
-               sum_hessians, count, split_params, g_scale, h_scale, bests, splittable)
+    _scan_leaf(
+        hist,
+        feature_indices,
+        feature_offsets,
+        nan_bins,
+        most_freq_bins,
+        sum_gradients,
+        sum_hessians,
+        count,
+        split_params,
+        g_scale,
+        h_scale,
+        bests,
+        splittable,
+    )
     gains[:] = bests[:, _F_GAIN]
 
 
 @njit(cache=True)
-def fix_most_frequent_bins(hist, feature_indices, feature_offsets, most_freq_bins,
-                           sum_gradients, sum_hessians):
+def fix_most_frequent_bins(
+    hist, feature_indices, feature_offsets, most_freq_bins, sum_gradients, sum_hessians
+):
     """Set each feature's most frequent bin to the leaf's totals minus its other
     bins, in bin order, as LightGBM's Dataset::FixHistogram does (it never
     accumulates that bin), so a built histogram holds LightGBM's sums bit for
@@ -491,7 +734,10 @@ def best_leaf(gains, features):
         gain = gains[leaf]
         if gain == -np.inf:
             continue
-        if best < 0 or gain > gains[best] or (gain == gains[best]
-                                              and features[leaf] < features[best]):
+        if (
+            best < 0
+            or gain > gains[best]
+            or (gain == gains[best] and features[leaf] < features[best])
+        ):
             best = leaf
     return best

@@ -13,6 +13,7 @@ Measured on a 225 MB, 1M x 29 CSV: one pass here takes about 0.2 s, where
 the numpy version it replaces (comparisons, ``flatnonzero`` and
 ``searchsorted`` over the whole buffer) took 3-6 s and 1.5 GB of temporaries.
 """
+
 from numba import njit
 
 NEWLINE = 10
@@ -26,12 +27,12 @@ COLON = 58
 WHITESPACE_SEP = -1
 
 # libsvm_qids: what a line is.
-LINE_BLANK = 0         # nothing before '#' (or an empty line)
-LINE_NO_QID = 1        # a row whose second token does not start with "qid"
-LINE_QID = 2           # a row with a well-formed "qid:<int>" second token
-LINE_BAD_QID = 3       # second token starts with "qid" but is not "qid:<int>" (or > 18 digits)
+LINE_BLANK = 0  # nothing before '#' (or an empty line)
+LINE_NO_QID = 1  # a row whose second token does not start with "qid"
+LINE_QID = 2  # a row with a well-formed "qid:<int>" second token
+LINE_BAD_QID = 3  # second token starts with "qid" but is not "qid:<int>" (or > 18 digits)
 
-_MAX_QID_DIGITS = 18   # below 10**18 the value fits int64 without a check
+_MAX_QID_DIGITS = 18  # below 10**18 the value fits int64 without a check
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -163,7 +164,7 @@ def libsvm_qids(buf, qids, kinds):
         if j == stop:
             kinds[line] = LINE_BLANK
         else:
-            while j < stop and not _is_space(buf[j]):   # the label
+            while j < stop and not _is_space(buf[j]):  # the label
                 j += 1
             while j < stop and _is_space(buf[j]):
                 j += 1
@@ -173,7 +174,7 @@ def libsvm_qids(buf, qids, kinds):
                 if k < stop and buf[k] == COLON:
                     k += 1
                     negative = False
-                    if k < stop and (buf[k] == 43 or buf[k] == 45):          # '+' / '-'
+                    if k < stop and (buf[k] == 43 or buf[k] == 45):  # '+' / '-'
                         negative = buf[k] == 45
                         k += 1
                     value = 0

@@ -4,6 +4,7 @@
 kernels compiled in this process are cached where later ``mpiexec`` ranks
 (started by the distributed tests, which inherit the environment) find them.
 """
+
 import itertools
 import os
 import pathlib
@@ -47,8 +48,17 @@ def _warm_kernels():
         ("multiclass", y_multi, {"num_class": 3}),
         # bagging (out-of-bag rows walk add_tree_binned), feature_fraction,
         # uint16 bins (max_bin > 255) and weights.
-        ("regression", y_reg, {"bagging_fraction": 0.5, "bagging_freq": 1,
-                               "feature_fraction": 0.5, "max_bin": 300, "min_data_in_bin": 1}),
+        (
+            "regression",
+            y_reg,
+            {
+                "bagging_fraction": 0.5,
+                "bagging_freq": 1,
+                "feature_fraction": 0.5,
+                "max_bin": 300,
+                "min_data_in_bin": 1,
+            },
+        ),
         # quantized training: integer histograms
         ("binary", y_bin, {"use_quantized_grad": True, "quant_train_renew_leaf": True}),
     ]
@@ -56,14 +66,14 @@ def _warm_kernels():
         for data, layout in itertools.product((X, X_nan), LAYOUTS):
             params = {**base, "objective": objective, **extra, **layout}
             w = rng.random(n) + 0.5
-            booster = dgbdt.train(params, dgbdt.Dataset(data, label=y, weight=w),
-                                  num_boost_round=2)
+            booster = dgbdt.train(params, dgbdt.Dataset(data, label=y, weight=w), num_boost_round=2)
             booster.predict(data)
             booster.predict(data, raw_score=True)
             booster.predict(data, pred_leaf=True)
     X_sparse = sp.random(n, 4, density=0.3, format="csr", random_state=0)
-    dgbdt.train({**base, "objective": "regression"}, dgbdt.Dataset(X_sparse, label=y_reg),
-                num_boost_round=2).predict(X_sparse)
+    dgbdt.train(
+        {**base, "objective": "regression"}, dgbdt.Dataset(X_sparse, label=y_reg), num_boost_round=2
+    ).predict(X_sparse)
 
     # Kernels the serial trainer does not reach (best effort: a changed
     # signature should fail its own tests, not every test of the session).
@@ -90,8 +100,9 @@ def _warm_direct_calls():
     for dtype in (common.BIN_DTYPE_SMALL, common.BIN_DTYPE_LARGE):
         binned_rows = np.zeros((10, 2), dtype)
         histogram.build_histogram_rowwise(binned_rows, rows, g, g, offsets, chunk_hists, hist)
-        histogram.build_histogram_colwise(np.ascontiguousarray(binned_rows.T), rows, g, g,
-                                          features, offsets, hist)
+        histogram.build_histogram_colwise(
+            np.ascontiguousarray(binned_rows.T), rows, g, g, features, offsets, hist
+        )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -106,6 +117,7 @@ def shared_datasets():
     candidates = []
     try:
         from dgbdt.datasets import find_shared_datasets
+
         found = find_shared_datasets()
         if found is not None:
             candidates.append(pathlib.Path(found))

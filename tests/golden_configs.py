@@ -15,6 +15,7 @@ grow with every new parameter) nor the version.
 ``DGBDT_GOLDEN_WRITE=1 pytest tests/test_golden_models.py`` rewrites the
 manifest: do it only in a commit that changes models on purpose, and say why.
 """
+
 import hashlib
 import json
 import pathlib
@@ -27,8 +28,14 @@ MANIFEST = pathlib.Path(__file__).resolve().parent / "golden" / "manifest.json"
 FLOAT_FIELDS = ("leaf_value", "split_gain", "internal_value", "internal_weight", "leaf_weight")
 RTOL = 1e-12
 
-BASE = {"num_leaves": 15, "learning_rate": 0.3, "min_data_in_leaf": 20, "verbosity": -1,
-        "num_threads": 1, "seed": 3}
+BASE = {
+    "num_leaves": 15,
+    "learning_rate": 0.3,
+    "min_data_in_leaf": 20,
+    "verbosity": -1,
+    "num_threads": 1,
+    "seed": 3,
+}
 QUANT = {"use_quantized_grad": True, "num_grad_quant_bins": 4}
 
 # name -> (objective data, params, rounds, extras); extras: "valid" (a validation
@@ -38,30 +45,62 @@ SERIAL = {
     "regression_quantized": ("regression", {"objective": "regression", **QUANT}, 8, ()),
     "regression_l1": ("regression", {"objective": "regression_l1"}, 8, ()),
     "huber": ("regression", {"objective": "huber", "alpha": 0.9}, 8, ()),
-    "huber_quantized_renew": ("regression", {"objective": "huber", **QUANT,
-                                             "quant_train_renew_leaf": True}, 8, ()),
+    "huber_quantized_renew": (
+        "regression",
+        {"objective": "huber", **QUANT, "quant_train_renew_leaf": True},
+        8,
+        (),
+    ),
     "binary": ("binary", {"objective": "binary"}, 8, ()),
     "binary_weighted_quantized": ("binary", {"objective": "binary", **QUANT}, 8, ("weights",)),
     "multiclass": ("multiclass", {"objective": "multiclass", "num_class": 3}, 6, ()),
-    "multiclass_quantized": ("multiclass", {"objective": "multiclass", "num_class": 3, **QUANT},
-                             6, ()),
-    "bagging_feature_fraction": ("binary", {"objective": "binary", "bagging_fraction": 0.7,
-                                            "bagging_freq": 1, "feature_fraction": 0.6}, 8, ()),
-    "early_stopping": ("binary", {"objective": "binary", "metric": "binary_logloss",
-                                  "learning_rate": 0.8}, 60, ("valid",)),
+    "multiclass_quantized": (
+        "multiclass",
+        {"objective": "multiclass", "num_class": 3, **QUANT},
+        6,
+        (),
+    ),
+    "bagging_feature_fraction": (
+        "binary",
+        {
+            "objective": "binary",
+            "bagging_fraction": 0.7,
+            "bagging_freq": 1,
+            "feature_fraction": 0.6,
+        },
+        8,
+        (),
+    ),
+    "early_stopping": (
+        "binary",
+        {"objective": "binary", "metric": "binary_logloss", "learning_rate": 0.8},
+        60,
+        ("valid",),
+    ),
 }
 
 # 2 ranks: rows sharded (feature-parallel: every rank holds every row)
 DISTRIBUTED = {
     "data_2_ranks": ("binary", {"objective": "binary", "tree_learner": "data"}, 8, ()),
-    "data_2_ranks_quantized": ("binary", {"objective": "binary", "tree_learner": "data",
-                                          **QUANT}, 8, ()),
+    "data_2_ranks_quantized": (
+        "binary",
+        {"objective": "binary", "tree_learner": "data", **QUANT},
+        8,
+        (),
+    ),
     "feature_2_ranks": ("binary", {"objective": "binary", "tree_learner": "feature"}, 8, ()),
-    "voting_2_ranks": ("binary", {"objective": "binary", "tree_learner": "voting", "top_k": 5},
-                       8, ()),
-    "voting_2_ranks_quantized": ("regression", {"objective": "regression",
-                                                "tree_learner": "voting", "top_k": 5, **QUANT},
-                                 8, ()),
+    "voting_2_ranks": (
+        "binary",
+        {"objective": "binary", "tree_learner": "voting", "top_k": 5},
+        8,
+        (),
+    ),
+    "voting_2_ranks_quantized": (
+        "regression",
+        {"objective": "regression", "tree_learner": "voting", "top_k": 5, **QUANT},
+        8,
+        (),
+    ),
 }
 
 
@@ -97,9 +136,11 @@ def entry(doc, quantized):
     doc = json.loads(json.dumps(doc))
     if quantized:
         return {"sha256": _digest(doc)}
-    structure = {**doc, "init_score": None,
-                 "trees": [{k: v for k, v in t.items() if k not in FLOAT_FIELDS}
-                           for t in doc["trees"]]}
+    structure = {
+        **doc,
+        "init_score": None,
+        "trees": [{k: v for k, v in t.items() if k not in FLOAT_FIELDS} for t in doc["trees"]],
+    }
     floats = {name: [t[name] for t in doc["trees"]] for name in FLOAT_FIELDS}
     floats["init_score"] = doc["init_score"]
     return {"structure_sha256": _digest(structure), "floats": floats}
@@ -124,18 +165,22 @@ def differences(got, want):
 def train(spec, rank=0, size=1):
     """The booster of one configuration, trained on this rank's rows."""
     import dgbdt
+
     kind, params, rounds, extras = spec
     X, y, weight, X_valid, y_valid = problem(kind)
     lo, hi = 0, len(y)
-    if size > 1 and params.get("tree_learner") != "feature":     # unequal row shards
+    if size > 1 and params.get("tree_learner") != "feature":  # unequal row shards
         cuts = [0, int(0.4 * len(y)), len(y)]
         lo, hi = cuts[rank], cuts[rank + 1]
-    train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi],
-                              weight=weight[lo:hi] if "weights" in extras else None)
+    train_set = dgbdt.Dataset(
+        X[lo:hi], y[lo:hi], weight=weight[lo:hi] if "weights" in extras else None
+    )
     kwargs = {}
     if "valid" in extras:
-        kwargs = {"valid_sets": [dgbdt.Dataset(X_valid, y_valid, reference=train_set)],
-                  "callbacks": [dgbdt.early_stopping(3, verbose=False)]}
+        kwargs = {
+            "valid_sets": [dgbdt.Dataset(X_valid, y_valid, reference=train_set)],
+            "callbacks": [dgbdt.early_stopping(3, verbose=False)],
+        }
     return dgbdt.train({**BASE, **params}, train_set, rounds, **kwargs)
 
 

@@ -9,6 +9,7 @@
 * One Numba thread per rank and passive OpenMP waiting: several ranks share
   two cores.
 """
+
 import os
 import pathlib
 import signal
@@ -35,15 +36,28 @@ def run_mpi(n_ranks, script, *args, timeout=120):
 def run_mpi_file(n_ranks, path, *args, timeout=120):
     """Run the Python file ``path`` with ``args`` on ``n_ranks`` ranks."""
     pytest.importorskip("mpi4py")
-    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               OMP_WAIT_POLICY="passive", PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        NUMBA_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        OMP_WAIT_POLICY="passive",
+        PYTHONUNBUFFERED="1",
+    )
     cmd = [mpiexec_path(), "-n", str(n_ranks), sys.executable, str(path), *map(str, args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        raise AssertionError(f"mpiexec -n {n_ranks} {path} timed out after {timeout} s\n{err[-3000:]}")
+        raise AssertionError(
+            f"mpiexec -n {n_ranks} {path} timed out after {timeout} s\n{err[-3000:]}"
+        )
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)

@@ -4,6 +4,7 @@ The figures come from ../shared/REFERENCE.md ("Reference figures"); the data
 lives in ``shared/datasets`` beside the checkout and is absent from a user's
 clone, so every test here skips without it.
 """
+
 import numpy as np
 import pytest
 
@@ -34,6 +35,7 @@ def _lightgbm_example(root, name):
 def _auc(y, score):
     """Mann-Whitney AUC with tied scores counted half."""
     from scipy.stats import rankdata
+
     ranks = rankdata(score)
     pos = y == 1
     n_pos, n_neg = pos.sum(), (~pos).sum()
@@ -43,8 +45,15 @@ def _auc(y, score):
 def test_binary_auc(shared):
     X, y, Xt, yt = _lightgbm_example(shared, "binary")
     w = np.loadtxt(shared / "lightgbm" / "binary.train.weight")
-    params = {**QUIET, "objective": "binary", "learning_rate": 0.1, "num_leaves": 63,
-              "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 5, "max_bin": 255}
+    params = {
+        **QUIET,
+        "objective": "binary",
+        "learning_rate": 0.1,
+        "num_leaves": 63,
+        "min_data_in_leaf": 50,
+        "min_sum_hessian_in_leaf": 5,
+        "max_bin": 255,
+    }
     b = dgbdt.train(params, dgbdt.Dataset(X, y, weight=w), 100)
     p = b.predict(Xt)
     auc = _auc(yt, p)
@@ -56,8 +65,13 @@ def test_binary_auc(shared):
 
 def test_regression_l2(shared):
     X, y, Xt, yt = _lightgbm_example(shared, "regression")
-    params = {**QUIET, "objective": "regression", "learning_rate": 0.05, "num_leaves": 31,
-              "min_data_in_leaf": 100}
+    params = {
+        **QUIET,
+        "objective": "regression",
+        "learning_rate": 0.05,
+        "num_leaves": 31,
+        "min_data_in_leaf": 100,
+    }
     b = dgbdt.train(params, dgbdt.Dataset(X, y), 100)
     l2 = float(np.mean((b.predict(Xt) - yt) ** 2))
     print(f"\nregression.test L2 {l2:.4f} (LightGBM 0.1697)")
@@ -66,20 +80,28 @@ def test_regression_l2(shared):
 
 def test_multiclass_logloss(shared):
     X, y, Xt, yt = _lightgbm_example(shared, "multiclass")
-    params = {**QUIET, "objective": "multiclass", "num_class": 5, "learning_rate": 0.05,
-              "num_leaves": 31}
+    params = {
+        **QUIET,
+        "objective": "multiclass",
+        "num_class": 5,
+        "learning_rate": 0.05,
+        "num_leaves": 31,
+    }
     b = dgbdt.train(params, dgbdt.Dataset(X, y), 100)
     p = b.predict(Xt)
     logloss = float(-np.mean(np.log(p[np.arange(len(yt)), yt.astype(int)])))
     error = float(np.mean(p.argmax(axis=1) != yt))
-    print(f"\nmulticlass.test multi_logloss {logloss:.4f} (LightGBM 1.234), "
-          f"error {error:.3f} (LightGBM 0.510)")
+    print(
+        f"\nmulticlass.test multi_logloss {logloss:.4f} (LightGBM 1.234), "
+        f"error {error:.3f} (LightGBM 0.510)"
+    )
     assert logloss <= 1.26
     assert error <= 0.54
 
 
 def test_agaricus_exact_errors(shared):
     from sklearn.datasets import load_svmlight_file
+
     train = shared / "xgboost" / "agaricus.txt.train"
     test = shared / "xgboost" / "agaricus.txt.test"
     if not (train.exists() and test.exists()):
@@ -89,13 +111,22 @@ def test_agaricus_exact_errors(shared):
     X, y = load_svmlight_file(str(train), n_features=126, zero_based=False)
     Xt, yt = load_svmlight_file(str(test), n_features=126, zero_based=False)
     assert X.shape == (6513, 126) and Xt.shape == (1611, 126)
-    params = {**QUIET, "objective": "binary", "max_depth": 2, "learning_rate": 1.0,
-              "lambda_l2": 1.0, "min_sum_hessian_in_leaf": 1.0, "min_data_in_leaf": 0}
-    b = dgbdt.train(params, dgbdt.Dataset(X, y), 2)   # the sparse matrix itself
+    params = {
+        **QUIET,
+        "objective": "binary",
+        "max_depth": 2,
+        "learning_rate": 1.0,
+        "lambda_l2": 1.0,
+        "min_sum_hessian_in_leaf": 1.0,
+        "min_data_in_leaf": 0,
+    }
+    b = dgbdt.train(params, dgbdt.Dataset(X, y), 2)  # the sparse matrix itself
     train_error = round(float(np.mean((b.predict(X) > 0.5) != y)), 6)
     test_error = round(float(np.mean((b.predict(Xt) > 0.5) != yt)), 6)
-    print(f"\nagaricus train error {train_error} test error {test_error} "
-          "(LightGBM/XGBoost 0.022263 / 0.021726)")
+    print(
+        f"\nagaricus train error {train_error} test error {test_error} "
+        "(LightGBM/XGBoost 0.022263 / 0.021726)"
+    )
     assert train_error == 0.022263
     assert test_error == 0.021726
     # dense input gives the same predictions

@@ -29,6 +29,7 @@ we (``sample_cnt`` >= rows), so the two sample the same rows.
 ``feature_pre_filter=False`` keeps features LightGBM would drop as unsplittable
 (it reports 0 bins for a feature it drops as trivial, i.e. with one bin).
 """
+
 import os
 import tempfile
 import warnings
@@ -58,9 +59,15 @@ def _from_ordered_key(k):
 
 
 def _lgb_params(max_bin, min_data_in_bin, n):
-    return {"max_bin": max_bin, "min_data_in_bin": min_data_in_bin, "verbosity": -1,
-            "feature_pre_filter": False, "enable_bundle": False, "num_threads": 1,
-            "bin_construct_sample_cnt": max(n, 200_000)}
+    return {
+        "max_bin": max_bin,
+        "min_data_in_bin": min_data_in_bin,
+        "verbosity": -1,
+        "feature_pre_filter": False,
+        "enable_bundle": False,
+        "num_threads": 1,
+        "bin_construct_sample_cnt": max(n, 200_000),
+    }
 
 
 class LightGBMBinner:
@@ -72,8 +79,9 @@ class LightGBMBinner:
             pytest.skip("this lightgbm has no Dataset._dump_text")
         n = column.shape[0]
         data = column.reshape(-1, 1) if column.ndim == 1 else column
-        self.reference = lgb.Dataset(data, label=np.zeros(n),
-                                     params=_lgb_params(max_bin, min_data_in_bin, n)).construct()
+        self.reference = lgb.Dataset(
+            data, label=np.zeros(n), params=_lgb_params(max_bin, min_data_in_bin, n)
+        ).construct()
         # 0 means LightGBM dropped the feature as trivial: a single bin.
         self.n_bins = max(self.reference.feature_num_bin(0), 1)
 
@@ -83,13 +91,13 @@ class LightGBMBinner:
         if self.reference.feature_num_bin(0) == 0:
             return np.zeros(len(values), np.int64)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")   # "Overriding the parameters from Reference Dataset"
+            warnings.simplefilter("ignore")  # "Overriding the parameters from Reference Dataset"
             probe = lgb.Dataset(values.reshape(-1, 1), reference=self.reference).construct()
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "bins.txt")
             probe._dump_text(path)
             with open(path) as f:
-                lines = f.read().splitlines()[-len(values):]
+                lines = f.read().splitlines()[-len(values) :]
         return np.array([int(line.split(",")[0]) for line in lines], np.int64)
 
 
@@ -100,18 +108,19 @@ def lightgbm_upper_bounds(binner, n_value_bins):
     bounds are bisected together (one probe data set per round).
     """
     k = np.arange(n_value_bins - 1)
-    lo = np.full(len(k), _ordered_key(-_MAX), np.int64)   # bin(lo) <= k
-    hi = np.full(len(k), _ordered_key(_MAX), np.int64)    # bin(hi) > k
+    lo = np.full(len(k), _ordered_key(-_MAX), np.int64)  # bin(lo) <= k
+    hi = np.full(len(k), _ordered_key(_MAX), np.int64)  # bin(hi) > k
     while np.any(hi > lo + 1):
-        mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)        # no int64 overflow
+        mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)  # no int64 overflow
         left = binner.bins_of(_from_ordered_key(mid)) <= k
         lo = np.where(left, mid, lo)
         hi = np.where(left, hi, mid)
     return np.append(_from_ordered_key(lo), np.inf)
 
 
-def assert_same_bounds_as_lightgbm(column, upper_bounds, nan_bin, max_bin, min_data_in_bin,
-                                   binner=None):
+def assert_same_bounds_as_lightgbm(
+    column, upper_bounds, nan_bin, max_bin, min_data_in_bin, binner=None
+):
     binner = binner or LightGBMBinner(column, max_bin, min_data_in_bin)
     has_nan = bool(np.isnan(np.asarray(column, np.float64)).any())
     assert (nan_bin >= 0) == has_nan
@@ -132,7 +141,8 @@ def assert_same_bounds_as_lightgbm(column, upper_bounds, nan_bin, max_bin, min_d
             f"bounds differ from LightGBM's (max_bin={max_bin}, "
             f"min_data_in_bin={min_data_in_bin}): {len(upper_bounds)} value bins vs "
             f"{n_value_bins_lgb}\nours:     {upper_bounds.tolist()}\n"
-            f"LightGBM: {theirs.tolist()}")
+            f"LightGBM: {theirs.tolist()}"
+        )
 
 
 def dgbdt_bounds(column, max_bin, min_data_in_bin):
@@ -152,13 +162,14 @@ def _columns():
     cols["many_zeros"] = x
     cols["positive_only"] = rng.exponential(size=n)
     cols["negative_only"] = -rng.exponential(size=n)
-    cols["mostly_negative"] = np.where(rng.random(n) < 0.85, -rng.lognormal(size=n),
-                                       rng.lognormal(size=n))
+    cols["mostly_negative"] = np.where(
+        rng.random(n) < 0.85, -rng.lognormal(size=n), rng.lognormal(size=n)
+    )
     cols["few_distinct"] = rng.integers(-3, 5, n).astype(np.float64)
     cols["few_distinct_positive"] = rng.integers(1, 9, n).astype(np.float64)
-    cols["ties"] = np.round(rng.normal(size=n), 1)          # > 40 values, some big counts
+    cols["ties"] = np.round(rng.normal(size=n), 1)  # > 40 values, some big counts
     x = rng.normal(size=n)
-    x[rng.random(n) < 0.3] = 1.5                             # one value bigger than a bin
+    x[rng.random(n) < 0.3] = 1.5  # one value bigger than a bin
     x[rng.random(n) < 0.05] = -0.25
     cols["heavy_ties"] = x
     x = rng.normal(size=n)
@@ -168,9 +179,25 @@ def _columns():
     x[rng.random(n) < 0.1] = np.nan
     cols["nan_few_distinct"] = x
     one = 1.0
-    cols["ulp_neighbours_tiny_huge"] = rng.choice(np.array(
-        [one, np.nextafter(one, 2.0), np.nextafter(np.nextafter(one, 2.0), 2.0), 2.0, -1.0,
-         1e-40, -1e-36, 5e-324, 1e300, 1.7e308, -1.7e308, 3.0]), n)
+    cols["ulp_neighbours_tiny_huge"] = rng.choice(
+        np.array(
+            [
+                one,
+                np.nextafter(one, 2.0),
+                np.nextafter(np.nextafter(one, 2.0), 2.0),
+                2.0,
+                -1.0,
+                1e-40,
+                -1e-36,
+                5e-324,
+                1e300,
+                1.7e308,
+                -1.7e308,
+                3.0,
+            ]
+        ),
+        n,
+    )
     cols["constant_positive"] = np.full(n, 2.5)
     cols["all_zero"] = np.zeros(n)
     cols["all_nan"] = np.full(n, np.nan)
@@ -226,12 +253,18 @@ def test_sparse_column_equals_lightgbm(max_bin):
     X = rng.normal(size=(n, 2)) * (rng.random((n, 2)) < 0.15)
     X[rng.random(n) < 0.05, 1] = np.nan
     m = sp.csc_matrix(X)
-    cols = [(m.data[m.indptr[f]:m.indptr[f + 1]].astype(np.float64),
-             m.indices[m.indptr[f]:m.indptr[f + 1]].astype(np.int64)) for f in range(2)]
+    cols = [
+        (
+            m.data[m.indptr[f] : m.indptr[f + 1]].astype(np.float64),
+            m.indices[m.indptr[f] : m.indptr[f + 1]].astype(np.int64),
+        )
+        for f in range(2)
+    ]
     mapper = find_bin_mapper(cols, n, max_bin, 3, 10**9, 0)
     for f in range(2):
-        assert_same_bounds_as_lightgbm(X[:, f], mapper.upper_bounds[f], int(mapper.nan_bins[f]),
-                                       max_bin, 3)
+        assert_same_bounds_as_lightgbm(
+            X[:, f], mapper.upper_bounds[f], int(mapper.nan_bins[f]), max_bin, 3
+        )
 
 
 def _load_table(path):
@@ -241,6 +274,7 @@ def _load_table(path):
 
 def _auc(y, score):
     from scipy.stats import rankdata
+
     ranks = rankdata(score)
     pos = y == 1
     n_pos, n_neg = pos.sum(), (~pos).sum()
@@ -262,11 +296,13 @@ def binary_example(shared_datasets):
 def test_binary_train_features_equal_lightgbm(binary_example):
     """Every feature of LightGBM's binary example, at the default max_bin."""
     X = binary_example[0]
-    mapper = find_bin_mapper((np.ascontiguousarray(X[:, f]) for f in range(X.shape[1])),
-                             X.shape[0], 255, 3, 200_000, 0)
+    mapper = find_bin_mapper(
+        (np.ascontiguousarray(X[:, f]) for f in range(X.shape[1])), X.shape[0], 255, 3, 200_000, 0
+    )
     for f in range(X.shape[1]):
-        assert_same_bounds_as_lightgbm(X[:, f], mapper.upper_bounds[f], int(mapper.nan_bins[f]),
-                                       255, 3)
+        assert_same_bounds_as_lightgbm(
+            X[:, f], mapper.upper_bounds[f], int(mapper.nan_bins[f]), 255, 3
+        )
 
 
 def test_binary_auc_next_to_lightgbm(binary_example):
@@ -275,9 +311,15 @@ def test_binary_auc_next_to_lightgbm(binary_example):
     import dgbdt
 
     X, y, Xt, yt, w = binary_example
-    params = {"objective": "binary", "learning_rate": 0.1, "num_leaves": 63,
-              "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 5, "max_bin": 255,
-              "verbosity": -1}
+    params = {
+        "objective": "binary",
+        "learning_rate": 0.1,
+        "num_leaves": 63,
+        "min_data_in_leaf": 50,
+        "min_sum_hessian_in_leaf": 5,
+        "max_bin": 255,
+        "verbosity": -1,
+    }
     ours = dgbdt.train(params, dgbdt.Dataset(X, y, weight=w), 100)
     theirs = lgb.train(params, lgb.Dataset(X, y, weight=w), 100)
     auc_ours = _auc(yt, ours.predict(Xt))

@@ -40,22 +40,35 @@ def _zip(*histories):
 def test_callback_env_fields():
     lgb = pytest.importorskip("lightgbm")
     import dataclasses
+
     ours = CallbackEnv._fields
-    theirs = tuple(f.name for f in dataclasses.fields(lgb.callback.CallbackEnv)) \
-        if dataclasses.is_dataclass(lgb.callback.CallbackEnv) else lgb.callback.CallbackEnv._fields
+    theirs = (
+        tuple(f.name for f in dataclasses.fields(lgb.callback.CallbackEnv))
+        if dataclasses.is_dataclass(lgb.callback.CallbackEnv)
+        else lgb.callback.CallbackEnv._fields
+    )
     assert ours == theirs
 
 
 def test_orders_match_lightgbm():
-    assert (log_evaluation().order, record_evaluation({}).order, early_stopping(1).order) == (10, 20, 30)
-    assert not any(cb.before_iteration for cb in (log_evaluation(), record_evaluation({}), early_stopping(1)))
+    assert (log_evaluation().order, record_evaluation({}).order, early_stopping(1).order) == (
+        10,
+        20,
+        30,
+    )
+    assert not any(
+        cb.before_iteration for cb in (log_evaluation(), record_evaluation({}), early_stopping(1))
+    )
 
 
 # --- log_evaluation --------------------------------------------------------
 
+
 def test_log_format(capsys):
-    hist = _zip(_hist("l2", [0.5, 0.25, 0.123456789, 1e-7]),
-                _hist("auc", [0.5, 0.6, 0.7, 0.8], True, "valid_1"))
+    hist = _zip(
+        _hist("l2", [0.5, 0.25, 0.123456789, 1e-7]),
+        _hist("auc", [0.5, 0.6, 0.7, 0.8], True, "valid_1"),
+    )
     _run([log_evaluation()], hist)
     lines = capsys.readouterr().out.splitlines()
     assert lines == [
@@ -70,7 +83,9 @@ def test_log_period_and_stdv(capsys):
     hist = [[("valid", "l1", float(i), False, 0.5)] for i in range(7)]
     _run([log_evaluation(period=3)], hist)
     assert capsys.readouterr().out.splitlines() == [
-        "[3]\tvalid's l1: 2 + 0.5", "[6]\tvalid's l1: 5 + 0.5"]
+        "[3]\tvalid's l1: 2 + 0.5",
+        "[6]\tvalid's l1: 5 + 0.5",
+    ]
     _run([log_evaluation(period=3, show_stdv=False)], hist[:3])
     assert capsys.readouterr().out == "[3]\tvalid's l1: 2\n"
     _run([log_evaluation(period=0)], hist)
@@ -80,6 +95,7 @@ def test_log_period_and_stdv(capsys):
 
 def test_log_goes_through_log_function(monkeypatch, capsys):
     import dgbdt.callback as cbm
+
     seen = []
     monkeypatch.setattr(cbm, "_log", seen.append)
     _run([log_evaluation(), early_stopping(1)], _hist("l2", [1.0, 2.0]))
@@ -90,14 +106,20 @@ def test_log_goes_through_log_function(monkeypatch, capsys):
 
 # --- record_evaluation -----------------------------------------------------
 
+
 def test_record_evaluation():
     result = {"stale": {"x": [1]}}
-    hist = _zip(_hist("l2", [3.0, 2.0, 1.0], data="training"),
-                _hist("l2", [4.0, 3.5, 3.0]), _hist("auc", [0.6, 0.7, 0.65], True))
+    hist = _zip(
+        _hist("l2", [3.0, 2.0, 1.0], data="training"),
+        _hist("l2", [4.0, 3.5, 3.0]),
+        _hist("auc", [0.6, 0.7, 0.65], True),
+    )
     # valid_0 carries two metrics in the same dataset
     _run([record_evaluation(result)], hist)
-    assert result == {"training": {"l2": [3.0, 2.0, 1.0]},
-                      "valid_0": {"l2": [4.0, 3.5, 3.0], "auc": [0.6, 0.7, 0.65]}}
+    assert result == {
+        "training": {"l2": [3.0, 2.0, 1.0]},
+        "valid_0": {"l2": [4.0, 3.5, 3.0], "auc": [0.6, 0.7, 0.65]},
+    }
     assert list(result["valid_0"]) == ["l2", "auc"]
     _run([record_evaluation(result)], hist[:1])  # a new run clears the old one
     assert result["training"] == {"l2": [3.0]}
@@ -112,6 +134,7 @@ def test_record_evaluation_cv_and_type_error():
 
 
 # --- early_stopping --------------------------------------------------------
+
 
 def test_lower_is_better_stops_after_patience(capsys):
     #          0    1    2    3    4    5    6
@@ -142,9 +165,11 @@ def test_final_iteration_raises_with_best(capsys):
 
 
 def test_any_metric_stops_and_training_is_ignored():
-    hist = _zip(_hist("l2", [5, 4, 3, 2, 1, 0], data="training"),   # would never stop
-                _hist("l2", [5, 4, 3, 2, 1, 0]),                    # keeps improving
-                _hist("l1", [1, 2, 3, 4, 5, 6]))                    # best at 0
+    hist = _zip(
+        _hist("l2", [5, 4, 3, 2, 1, 0], data="training"),  # would never stop
+        _hist("l2", [5, 4, 3, 2, 1, 0]),  # keeps improving
+        _hist("l1", [1, 2, 3, 4, 5, 6]),
+    )  # best at 0
     exc = _run([early_stopping(2, verbose=False)], hist)
     assert (exc.best_iteration, exc.stopped_at) == (0, 2)
     assert exc.best_score == hist[0]
@@ -162,8 +187,11 @@ def test_first_metric_only(capsys):
     exc = _run([early_stopping(2, first_metric_only=False, verbose=False)], hist)
     assert (exc.best_iteration, exc.stopped_at) == (0, 2)
     # first metric name of the list, on every validation set
-    hist = _zip(_hist("l2", [5, 4, 3, 2, 1, 0]), _hist("l1", [1, 2, 3, 4, 5, 6]),
-                _hist("l2", [1, 2, 3, 4, 5, 6], data="valid_1"))
+    hist = _zip(
+        _hist("l2", [5, 4, 3, 2, 1, 0]),
+        _hist("l1", [1, 2, 3, 4, 5, 6]),
+        _hist("l2", [1, 2, 3, 4, 5, 6], data="valid_1"),
+    )
     exc = _run([early_stopping(2, first_metric_only=True, verbose=False)], hist)
     assert (exc.best_iteration, exc.stopped_at) == (0, 2)
 
@@ -174,15 +202,17 @@ def test_min_delta():
     exc = _run([early_stopping(3, verbose=False, min_delta=0.1)], _hist("l2", values))
     assert (exc.best_iteration, exc.stopped_at) == (0, 3)
     exc = _run([early_stopping(3, verbose=False, min_delta=0.03)], _hist("l2", values))
-    assert (exc.best_iteration, exc.stopped_at) == (4, 4)   # 0.95, 0.91 count; 0.90 does not
+    assert (exc.best_iteration, exc.stopped_at) == (4, 4)  # 0.95, 0.91 count; 0.90 does not
     values = [1.0, 0.95, 0.91, 0.90, 0.89, 0.5]
     exc = _run([early_stopping(2, verbose=False, min_delta=0.03)], _hist("l2", values))
     assert (exc.best_iteration, exc.stopped_at) == (2, 4)
     exc = _run([early_stopping(2, verbose=False)], _hist("l2", values))
     assert (exc.best_iteration, exc.stopped_at) == (5, 5)
     # higher-is-better uses the same margin upwards
-    exc = _run([early_stopping(2, verbose=False, min_delta=0.1)],
-               _hist("auc", [0.5, 0.55, 0.59, 0.9], True))
+    exc = _run(
+        [early_stopping(2, verbose=False, min_delta=0.1)],
+        _hist("auc", [0.5, 0.55, 0.59, 0.9], True),
+    )
     assert (exc.best_iteration, exc.stopped_at) == (0, 2)
     # a list gives one delta per metric
     hist = _zip(_hist("l2", values), _hist("l1", values))
@@ -204,8 +234,10 @@ def test_errors():
     with pytest.raises(ValueError, match="non-negative"):
         _run([early_stopping(2, min_delta=-0.1)], _hist("l2", [1.0]))
     with pytest.raises(ValueError, match="as many as metrics"):
-        _run([early_stopping(2, min_delta=[0.1, 0.2, 0.3])],
-             _zip(_hist("l2", [1.0]), _hist("l1", [1.0])))
+        _run(
+            [early_stopping(2, min_delta=[0.1, 0.2, 0.3])],
+            _zip(_hist("l2", [1.0]), _hist("l1", [1.0])),
+        )
 
 
 def test_training_data_alone_disables_early_stopping(capsys):
@@ -231,15 +263,26 @@ def test_same_decisions_as_lightgbm_callback():
     rng = np.random.default_rng(0)
     for trial in range(30):
         n_it = 12
-        hist = _zip(*[_hist(m, rng.uniform(size=n_it).round(1), m == "auc", data)
-                      for data in ("training", "valid_0", "valid_1") for m in ("l2", "auc")])
-        kw = dict(stopping_rounds=int(rng.integers(1, 5)), first_metric_only=bool(trial % 2),
-                  verbose=False, min_delta=float(rng.choice([0.0, 0.15])))
+        hist = _zip(
+            *[
+                _hist(m, rng.uniform(size=n_it).round(1), m == "auc", data)
+                for data in ("training", "valid_0", "valid_1")
+                for m in ("l2", "auc")
+            ]
+        )
+        kw = dict(
+            stopping_rounds=int(rng.integers(1, 5)),
+            first_metric_only=bool(trial % 2),
+            verbose=False,
+            min_delta=float(rng.choice([0.0, 0.15])),
+        )
         ours = _run([early_stopping(**kw)], hist)
         theirs_cb = lgb.early_stopping(**kw)
         theirs = None
         for i, res in enumerate(hist):
-            res = [lgb.basic.EvalResult(*t) for t in res] if hasattr(lgb.basic, "EvalResult") else res
+            res = (
+                [lgb.basic.EvalResult(*t) for t in res] if hasattr(lgb.basic, "EvalResult") else res
+            )
             env = lgb.callback.CallbackEnv(model, {}, i, 0, n_it, res)
             try:
                 theirs_cb(env)

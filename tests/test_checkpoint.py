@@ -1,6 +1,7 @@
 """Checkpoints and resume: training N rounds equals training M, saving, and
 resuming for N - M, bit for bit; the checkpoint and log_progress callbacks.
 """
+
 import json
 import re
 
@@ -13,7 +14,7 @@ from dgbdt.callback import CallbackEnv, checkpoint, log_progress
 from dgbdt.tree import LEAF_FIELDS, NODE_FIELDS
 from mpi_launch import run_mpi
 
-N_ROUNDS, RESUME_AT = 10, 4          # 4 is not a multiple of bagging_freq=3
+N_ROUNDS, RESUME_AT = 10, 4  # 4 is not a multiple of bagging_freq=3
 SAMPLING = {"bagging_fraction": 0.7, "bagging_freq": 3, "feature_fraction": 0.8}
 
 
@@ -33,13 +34,20 @@ CASES = {
     "regression": {"objective": "regression"},
     "binary": {"objective": "binary"},
     "multiclass": {"objective": "multiclass", "num_class": 3},
-    "regression_l1": {"objective": "regression_l1"},           # leaf values renewed after growing
+    "regression_l1": {"objective": "regression_l1"},  # leaf values renewed after growing
 }
 
 
 def _params(case, **extra):
-    return {**CASES[case], **SAMPLING, "num_leaves": 7, "min_data_in_leaf": 5,
-            "learning_rate": 0.3, "verbosity": -1, **extra}
+    return {
+        **CASES[case],
+        **SAMPLING,
+        "num_leaves": 7,
+        "min_data_in_leaf": 5,
+        "learning_rate": 0.3,
+        "verbosity": -1,
+        **extra,
+    }
 
 
 def assert_same_trees(a, b):
@@ -79,14 +87,18 @@ def test_resume_equals_uninterrupted(case, tmp_path):
     resumed = _resume(params, X, y, RESUME_AT, N_ROUNDS, tmp_path / "m.json")
     assert resumed.current_iteration() == N_ROUNDS
     assert_same_trees(full, resumed)
-    np.testing.assert_array_equal(full.predict(X, raw_score=True), resumed.predict(X, raw_score=True))
+    np.testing.assert_array_equal(
+        full.predict(X, raw_score=True), resumed.predict(X, raw_score=True)
+    )
     assert_same_model_file(full, resumed)
     # A model file round-trips exactly: same document, same predictions.
     path = tmp_path / "full.json"
     full.save_model(path)
     loaded = dgbdt.Booster(model_file=path)
     assert loaded.model_to_string() == full.model_to_string()
-    np.testing.assert_array_equal(loaded.predict(X, raw_score=True), full.predict(X, raw_score=True))
+    np.testing.assert_array_equal(
+        loaded.predict(X, raw_score=True), full.predict(X, raw_score=True)
+    )
 
 
 @pytest.mark.parametrize("resume_at", [1, 2, 3, 5])
@@ -102,8 +114,13 @@ def test_resume_stops_where_uninterrupted_training_stops(tmp_path):
     # split gains anything and training stops (LightGBM drops the stump round).
     X = np.repeat([0.0, 1.0], 20).reshape(-1, 1)
     y = X[:, 0].copy()
-    params = {"objective": "regression", "learning_rate": 1.0, "num_leaves": 2,
-              "min_data_in_leaf": 1, "verbosity": -1}
+    params = {
+        "objective": "regression",
+        "learning_rate": 1.0,
+        "num_leaves": 2,
+        "min_data_in_leaf": 1,
+        "verbosity": -1,
+    }
     full = dgbdt.train(params, dgbdt.Dataset(X, y), 5)
     assert full.current_iteration() == 1
     resumed = _resume(params, X, y, 1, 5, tmp_path / "m.json")
@@ -125,10 +142,12 @@ def test_checkpoint_files_and_resume_from_snapshot(tmp_path):
     for i in (3, 6, 9):
         snap = dgbdt.Booster(model_file=f"{prefix}.snapshot_iter_{i}")
         assert snap.current_iteration() == i
-        np.testing.assert_array_equal(snap.predict(X, raw_score=True),
-                                      full.predict(X, raw_score=True, num_iteration=i))
-    resumed = dgbdt.train(params, dgbdt.Dataset(X, y), N_ROUNDS - 6,
-                          init_model=f"{prefix}.snapshot_iter_6")
+        np.testing.assert_array_equal(
+            snap.predict(X, raw_score=True), full.predict(X, raw_score=True, num_iteration=i)
+        )
+    resumed = dgbdt.train(
+        params, dgbdt.Dataset(X, y), N_ROUNDS - 6, init_model=f"{prefix}.snapshot_iter_6"
+    )
     assert_same_trees(full, resumed)
     np.testing.assert_array_equal(resumed.predict(X), full.predict(X))
 
@@ -137,8 +156,13 @@ def test_checkpoint_counts_init_model_iterations(tmp_path):
     X, y = _data("regression")
     params = _params("regression")
     first = dgbdt.train(params, dgbdt.Dataset(X, y), 4)
-    dgbdt.train(params, dgbdt.Dataset(X, y), 4, init_model=first,
-                callbacks=[checkpoint(str(tmp_path / "m"), 2)])
+    dgbdt.train(
+        params,
+        dgbdt.Dataset(X, y),
+        4,
+        init_model=first,
+        callbacks=[checkpoint(str(tmp_path / "m"), 2)],
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.snapshot_iter_6", "m.snapshot_iter_8"]
 
 
@@ -179,8 +203,9 @@ def test_log_progress_lines(capsys):
     # A resumed run counts the init model's iterations, as the model does.
     dgbdt.train(params, dgbdt.Dataset(X, y), 5, init_model=first, callbacks=[log_progress()])
     lines = capsys.readouterr().out.splitlines()
-    assert [LINE.match(line)[1] + "/" + LINE.match(line)[2] for line in lines] == \
-        [f"{i}/15" for i in range(11, 16)]
+    assert [LINE.match(line)[1] + "/" + LINE.match(line)[2] for line in lines] == [
+        f"{i}/15" for i in range(11, 16)
+    ]
     assert LINE.match(lines[-1])[4] == "0.0"
 
 
@@ -212,7 +237,10 @@ def test_data_parallel_resume_equals_uninterrupted(tmp_path):
     assert_same_model_file(full, resumed)
     # The snapshot and the models, no temp files; only rank 0 logged progress.
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "ckpt.snapshot_iter_4", "full.json", "resumed.json"]
+        "ckpt.snapshot_iter_4",
+        "full.json",
+        "resumed.json",
+    ]
     assert result.stdout.count(f"/{N_ROUNDS}] ") == N_ROUNDS - RESUME_AT
 
 
@@ -224,15 +252,27 @@ def test_continuing_on_differently_binned_data_starts_from_the_models_prediction
     y1 = X1[:, 0] + rng.normal(0, 0.1, 600)
     X2 = rng.normal(2.0, 3.0, size=(500, 4))
     y2 = X2[:, 0] + rng.normal(0, 0.1, 500)
-    params = {"objective": "regression", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1,
-              "metric": "l2", "is_provide_training_metric": True}
+    params = {
+        "objective": "regression",
+        "num_leaves": 7,
+        "min_data_in_leaf": 5,
+        "verbosity": -1,
+        "metric": "l2",
+        "is_provide_training_metric": True,
+    }
     first = dgbdt.train(params, dgbdt.Dataset(X1, y1), 5)
     evals = {}
     train_set = dgbdt.Dataset(X2, y2, params={"max_bin": 15})
     valid = dgbdt.Dataset(X1, y1, reference=train_set)
-    booster = dgbdt.train({**params, "max_bin": 15}, train_set, 1, init_model=first,
-                          valid_sets=[valid], valid_names=["valid"],
-                          callbacks=[dgbdt.record_evaluation(evals)])
+    booster = dgbdt.train(
+        {**params, "max_bin": 15},
+        train_set,
+        1,
+        init_model=first,
+        valid_sets=[valid],
+        valid_names=["valid"],
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
     assert booster.num_trees() == 6
     # The metrics seen during training are those of the final model's predictions.
     for X, y, name in ((X2, y2, "training"), (X1, y1, "valid")):
@@ -254,26 +294,50 @@ def test_a_killed_job_resumes_on_another_number_of_ranks(tmp_path, quantized):
     import json
 
     from mpi_launch import run_mpi
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 6))
     y = (X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=3000) > 0).astype(int)
     data = tmp_path / "train.csv"
-    data.write_text("".join(f"{t}," + ",".join(f"{v:.6f}" for v in r) + "\n"
-                            for t, r in zip(y, X)))
-    common = [f"data={data}", "objective=binary", "tree_learner=data", "num_leaves=15",
-              "bagging_fraction=0.8", "bagging_freq=2", "feature_fraction=0.8", "verbosity=-1",
-              f"use_quantized_grad={str(quantized).lower()}", "stochastic_rounding=true"]
+    data.write_text("".join(f"{t}," + ",".join(f"{v:.6f}" for v in r) + "\n" for t, r in zip(y, X)))
+    common = [
+        f"data={data}",
+        "objective=binary",
+        "tree_learner=data",
+        "num_leaves=15",
+        "bagging_fraction=0.8",
+        "bagging_freq=2",
+        "feature_fraction=0.8",
+        "verbosity=-1",
+        f"use_quantized_grad={str(quantized).lower()}",
+        "stochastic_rounding=true",
+    ]
     full, killed, resumed = (tmp_path / f"{n}.json" for n in ("full", "killed", "resumed"))
-    run = run_mpi(3, "cli_killed.py", 0, "train", *common, "num_trees=12",
-                  f"output_model={full}")
+    run = run_mpi(3, "cli_killed.py", 0, "train", *common, "num_trees=12", f"output_model={full}")
     assert run.returncode == 0, run.stderr[-3000:]
-    run = run_mpi(3, "cli_killed.py", 6, "train", *common, "num_trees=12", "snapshot_freq=3",
-                  f"output_model={killed}")
+    run = run_mpi(
+        3,
+        "cli_killed.py",
+        6,
+        "train",
+        *common,
+        "num_trees=12",
+        "snapshot_freq=3",
+        f"output_model={killed}",
+    )
     assert run.returncode != 0 and not killed.exists()
     snapshot = tmp_path / "killed.json.snapshot_iter_6"
     assert snapshot.exists() and not list(tmp_path.glob(".tmp-*"))
-    run = run_mpi(2, "cli_killed.py", 0, "train", *common, "num_trees=6",
-                  f"input_model={snapshot}", f"output_model={resumed}")
+    run = run_mpi(
+        2,
+        "cli_killed.py",
+        0,
+        "train",
+        *common,
+        "num_trees=6",
+        f"input_model={snapshot}",
+        f"output_model={resumed}",
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     a, b = (json.loads(p.read_text()) for p in (full, resumed))
     assert len(a["trees"]) == len(b["trees"]) == 12

@@ -1,5 +1,6 @@
 """LightGBM's Dataset keywords that dgbdt takes without using: ``categorical_feature``
 defaults to ``'auto'`` in LightGBM, so code written for it passes that value."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -32,4 +33,6 @@ def test_declared_categorical_features_are_not_supported_yet(value):
 def test_auto_with_a_pandas_category_column_still_says_what_to_do():
     df = pd.DataFrame({"x": np.arange(6.0), "c": pd.Categorical(list("abcabc"))})
     with pytest.raises(TypeError, match="categorical features are not supported yet"):
-        dgbdt.train({"verbosity": -1}, dgbdt.Dataset(df, np.arange(6.0), categorical_feature="auto"), 1)
+        dgbdt.train(
+            {"verbosity": -1}, dgbdt.Dataset(df, np.arange(6.0), categorical_feature="auto"), 1
+        )

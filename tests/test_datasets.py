@@ -123,7 +123,11 @@ needs_shared = pytest.mark.skipif(SHARED is None, reason="shared/datasets not be
 @needs_shared
 @pytest.mark.parametrize(
     "name, n_classes, has_weight, has_init",
-    [("binary", 2, True, False), ("regression", None, False, True), ("multiclass", 5, False, False)],
+    [
+        ("binary", 2, True, False),
+        ("regression", None, False, True),
+        ("multiclass", 5, False, False),
+    ],
 )
 def test_load_lightgbm_example(name, n_classes, has_weight, has_init):
     d = load_lightgbm_example(name)

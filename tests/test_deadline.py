@@ -1,4 +1,5 @@
 """The deadline watchdog without MPI: it must not cost the training it guards."""
+
 import time
 
 from dgbdt.deadline import Watchdog
@@ -16,6 +17,6 @@ def test_the_watchdog_sleeps_between_back_to_back_collectives():
     end = time.monotonic() + 1.0
     while time.monotonic() < end:
         watch.enter("allreduce")
-        time.sleep(0.0002)            # in the collective, the GIL released
+        time.sleep(0.0002)  # in the collective, the GIL released
         watch.leave()
-    assert len(calls) <= 12, f"{len(calls)} checks in 1 s"   # a few per second
+    assert len(calls) <= 12, f"{len(calls)} checks in 1 s"  # a few per second

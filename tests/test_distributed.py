@@ -4,6 +4,7 @@ Each test launches ``mpiexec -n K`` (see mpi_launch.py) on unequal row shards
 (one empty for K >= 3) and compares the model rank 0 saved with a model
 trained in this process on the concatenated rows.
 """
+
 import importlib.util
 import json
 
@@ -17,17 +18,28 @@ _spec = importlib.util.spec_from_file_location("shard_data", TESTS / "mpi" / "sh
 shard_data = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(shard_data)
 
-BASE = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.2, "min_data_in_leaf": 10,
-        "metric": ["binary_logloss", "auc"], "verbosity": -1}
+BASE = {
+    "objective": "binary",
+    "num_leaves": 15,
+    "learning_rate": 0.2,
+    "min_data_in_leaf": 10,
+    "metric": ["binary_logloss", "auc"],
+    "verbosity": -1,
+}
 
 
 def serial_model(params, n_rounds):
     X, y, X_valid, y_valid = shard_data.make_data()
     train_set = dgbdt.Dataset(X, y)
     evals = {}
-    booster = dgbdt.train({**params, "tree_learner": "serial"}, train_set, n_rounds,
-                          valid_sets=[dgbdt.Dataset(X_valid, y_valid, reference=train_set)],
-                          valid_names=["valid"], callbacks=[dgbdt.record_evaluation(evals)])
+    booster = dgbdt.train(
+        {**params, "tree_learner": "serial"},
+        train_set,
+        n_rounds,
+        valid_sets=[dgbdt.Dataset(X_valid, y_valid, reference=train_set)],
+        valid_names=["valid"],
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
     return booster, evals
 
 
@@ -55,27 +67,38 @@ def assert_same_model(distributed, serial):
     """Same trees, and predictions on the validation rows within 1e-6."""
     assert_same_trees(distributed, serial)
     _, _, X_valid, _ = shard_data.make_data()
-    np.testing.assert_allclose(distributed.predict(X_valid, raw_score=True),
-                               serial.predict(X_valid, raw_score=True), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        distributed.predict(X_valid, raw_score=True),
+        serial.predict(X_valid, raw_score=True),
+        rtol=0,
+        atol=1e-6,
+    )
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
-@pytest.mark.parametrize("extra", [{"check_consistency": True},
-                                   {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
-                         ids=["plain", "bagging+feature_fraction"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"check_consistency": True},
+        {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8},
+    ],
+    ids=["plain", "bagging+feature_fraction"],
+)
 def test_data_parallel_equals_serial(tmp_path, k, extra):
     params = {**BASE, **extra, "tree_learner": "data"}
     n_rounds = 8
     result, distributed, info, serial, serial_evals = train_both(
-        tmp_path, k, "train_shards.py", params, n_rounds)
+        tmp_path, k, "train_shards.py", params, n_rounds
+    )
     assert info["same_model_on_all_ranks"]
     # Bin boundaries do not depend on the number of ranks.
     assert distributed.dump_model()["bin_upper_bounds"] == serial.dump_model()["bin_upper_bounds"]
     assert_same_model(distributed, serial)
     # Metrics of the sharded validation set are global: equal to one process's.
     for metric in ("binary_logloss", "auc"):
-        np.testing.assert_allclose(info["evals"]["valid"][metric], serial_evals["valid"][metric],
-                                   rtol=1e-9)
+        np.testing.assert_allclose(
+            info["evals"]["valid"][metric], serial_evals["valid"][metric], rtol=1e-9
+        )
     # Only rank 0 logs: one line per round.
     assert result.stdout.count("valid's auc") == n_rounds
     assert info["comm"]["bytes"]["reduce_scatter"] > 0
@@ -86,9 +109,12 @@ def test_feature_parallel_equals_serial(tmp_path, k):
     params = {**BASE, "tree_learner": "feature", "feature_fraction": 0.8, "check_consistency": True}
     n_rounds = 6
     result, distributed, info, serial, serial_evals = train_both(
-        tmp_path, k, "train_shards.py", params, n_rounds)
+        tmp_path, k, "train_shards.py", params, n_rounds
+    )
     assert_same_model(distributed, serial)
-    np.testing.assert_allclose(info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9)
+    np.testing.assert_allclose(
+        info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9
+    )
     # Only split records travel: one per rank per leaf, whatever the data size.
     comm = info["comm"]
     assert comm["bytes"]["reduce_scatter"] == 0
@@ -96,14 +122,18 @@ def test_feature_parallel_equals_serial(tmp_path, k):
     assert max(comm["bytes_per_tree"]) <= per_record * 2 * BASE["num_leaves"]
 
 
-@pytest.mark.parametrize("mode, message", [
-    ("callback", "callback failed on the last rank"),
-    ("bad_label", "needs labels 0 or 1"),
-    ("before_train", "rank script failed before training"),
-    ("params", "params['num_leaves'] is 7 on rank 2 but 31 on rank 0"),
-])
+@pytest.mark.parametrize(
+    "mode, message",
+    [
+        ("callback", "callback failed on the last rank"),
+        ("bad_label", "needs labels 0 or 1"),
+        ("before_train", "rank script failed before training"),
+        ("params", "params['num_leaves'] is 7 on rank 2 but 31 on rank 0"),
+    ],
+)
 def test_a_failing_rank_ends_every_rank(mode, message):
     import time
+
     start = time.monotonic()
     result = run_mpi(3, "fail.py", mode, timeout=60)
     elapsed = time.monotonic() - start
@@ -116,22 +146,39 @@ def test_demo_runs_distributed_on_two_ranks():
     import subprocess
     import sys
     from mpi_launch import mpiexec_path
-    mpiexec_path()                         # skips without the mpich wheel
-    result = subprocess.run([sys.executable, "-m", "dgbdt", "demo", "--rows", "20000",
-                             "--rounds", "5", "--leaves", "15"],
-                            capture_output=True, text=True, timeout=120)
+
+    mpiexec_path()  # skips without the mpich wheel
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dgbdt",
+            "demo",
+            "--rows",
+            "20000",
+            "--rounds",
+            "5",
+            "--leaves",
+            "15",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "on 2 rank(s)" in result.stdout
     assert "reloaded model predicts identically" in result.stdout
     assert "kB per tree" in result.stdout
-    assert "kB/tree" in result.stdout          # log_evaluation(show_comm=True)
+    assert "kB/tree" in result.stdout  # log_evaluation(show_comm=True)
 
 
 def test_readme_distributed_example_runs(tmp_path):
     import re
+
     readme = (TESTS.parent / "README.md").read_text()
-    code = next(c for c in re.findall(r"```python\n(.*?)\n```", readme, flags=re.S)
-                if "train_dp.py" in c)
+    code = next(
+        c for c in re.findall(r"```python\n(.*?)\n```", readme, flags=re.S) if "train_dp.py" in c
+    )
     script = tmp_path / "train_dp.py"
     script.write_text("import os, sys\nos.chdir(sys.argv[1])\n" + code)
     result = run_mpi_file(2, script, tmp_path)
@@ -140,12 +187,15 @@ def test_readme_distributed_example_runs(tmp_path):
     assert re.search(r"\[\d+, \d+, \d+\]", result.stdout)
 
 
-@pytest.mark.parametrize("k, n_noise, top_k, max_auc_loss", [
-    (2, 0, 20, 0.005),      # the issue's setting: 28 features, top_k 20
-    (4, 0, 20, 0.005),
-    (2, 200, 5, 0.01),      # a real vote: 10 of 228 features elected per leaf
-    (4, 200, 5, 0.01),
-])
+@pytest.mark.parametrize(
+    "k, n_noise, top_k, max_auc_loss",
+    [
+        (2, 0, 20, 0.005),  # the issue's setting: 28 features, top_k 20
+        (4, 0, 20, 0.005),
+        (2, 200, 5, 0.01),  # a real vote: 10 of 228 features elected per leaf
+        (4, 200, 5, 0.01),
+    ],
+)
 def test_voting_parallel_is_close_to_data_parallel(tmp_path, k, n_noise, top_k, max_auc_loss):
     out = tmp_path / "voting.json"
     result = run_mpi(k, "train_voting.py", out, n_noise, top_k, timeout=240)
@@ -159,10 +209,9 @@ def test_voting_parallel_is_close_to_data_parallel(tmp_path, k, n_noise, top_k, 
 
 def test_vote_election_rules():
     from dgbdt.learners.voting import elect
+
     # 3 ranks x top_k 2: (feature, gain)
-    proposals = np.array([[[4, 1.0], [7, 0.5]],
-                          [[7, 2.0], [1, 0.1]],
-                          [[7, 0.2], [4, 0.3]]])
+    proposals = np.array([[[4, 1.0], [7, 0.5]], [[7, 2.0], [1, 0.1]], [[7, 0.2], [4, 0.3]]])
     # votes: 7 -> 3, 4 -> 2, 1 -> 1: PV-Tree keeps the 2*top_k most voted
     np.testing.assert_array_equal(elect(proposals, 1, "votes"), [4, 7])
     np.testing.assert_array_equal(elect(proposals, 2, "votes"), [1, 4, 7])
@@ -174,12 +223,15 @@ def test_vote_election_rules():
     assert len(elect(np.full((2, 2, 2), -1.0), 2, "votes")) == 0
 
 
-@pytest.mark.parametrize("class_weight, shards", [(None, "halves"), ("balanced", "halves"),
-                                                  (None, "tiny"), (None, "weights0")])
+@pytest.mark.parametrize(
+    "class_weight, shards",
+    [(None, "halves"), ("balanced", "halves"), (None, "tiny"), (None, "weights0")],
+)
 def test_classifier_under_mpiexec_equals_serial(tmp_path, class_weight, shards):
     # class_weight="balanced" counts the classes over every rank's rows; a rank
     # may hold a single row
     from dgbdt import DGBDTClassifier
+
     out = tmp_path / "proba.npy"
     result = run_mpi(2, "estimator.py", out, class_weight or "none", shards, timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -188,26 +240,33 @@ def test_classifier_under_mpiexec_equals_serial(tmp_path, class_weight, shards):
     labels = np.where(X[:, 0] > 1.0, "c", np.where(y > 0, "b", "a"))
     order = np.argsort(labels == "c", kind="stable")
     weight = None
-    if shards == "weights0":           # rank 0's half weighs 2, the rest 1
+    if shards == "weights0":  # rank 0's half weighs 2, the rest 1
         weight = np.where(np.arange(len(X)) < len(X) // 2, 2.0, 1.0)
     serial = DGBDTClassifier(n_estimators=10, num_leaves=15, class_weight=class_weight).fit(
-        X[order], labels[order], sample_weight=weight)
+        X[order], labels[order], sample_weight=weight
+    )
     np.testing.assert_allclose(proba, serial.predict_proba(X_valid), atol=1e-6)
 
 
 @pytest.mark.parametrize("k", [2, 3])
-@pytest.mark.parametrize("extra", [{}, {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
-                         ids=["plain", "bagging+feature_fraction"])
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}],
+    ids=["plain", "bagging+feature_fraction"],
+)
 def test_feature_parallel_column_blocks_equal_serial(tmp_path, k, extra):
     params = {**BASE, **extra, "tree_learner": "feature", "check_consistency": True}
     n_rounds = 6
     result, distributed, info, serial, serial_evals = train_both(
-        tmp_path, k, "train_blocks.py", params, n_rounds)
-    assert info["n_features"] == 28            # the model uses global feature indices
+        tmp_path, k, "train_blocks.py", params, n_rounds
+    )
+    assert info["n_features"] == 28  # the model uses global feature indices
     # The saved model predicts on full rows on one machine like any other.
     assert_same_model(distributed, serial)
-    np.testing.assert_allclose(info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9)
-    assert info["comm"]["bytes"]["reduce_scatter"] == 0    # no histograms travel
+    np.testing.assert_allclose(
+        info["evals"]["valid"]["auc"], serial_evals["valid"]["auc"], rtol=1e-9
+    )
+    assert info["comm"]["bytes"]["reduce_scatter"] == 0  # no histograms travel
 
 
 def test_column_blocks_must_cover_every_column_once(tmp_path):
@@ -217,14 +276,17 @@ def test_column_blocks_must_cover_every_column_once(tmp_path):
         "comm = world_comm()\nX = np.random.default_rng(0).random((200, 4)); y = X[:, 0]\n"
         "cols = np.array([0, 1]) if comm.rank == 0 else np.array([1, 2])\n"
         "dgbdt.train({'tree_learner': 'feature', 'verbosity': -1},\n"
-        "            dgbdt.Dataset(X[:, cols], y, feature_indices=cols), 3)\n")
+        "            dgbdt.Dataset(X[:, cols], y, feature_indices=cols), 3)\n"
+    )
     result = run_mpi_file(2, script, timeout=60)
     assert result.returncode != 0
     assert "exactly once" in result.stderr and "column 1" in result.stderr
 
 
-@pytest.mark.parametrize("objective, metric", [("regression_l1", "l1"), ("regression", "l2"),
-                                               ("multiclass", "multi_logloss")])
+@pytest.mark.parametrize(
+    "objective, metric",
+    [("regression_l1", "l1"), ("regression", "l2"), ("multiclass", "multi_logloss")],
+)
 def test_data_parallel_objectives_use_global_statistics(tmp_path, objective, metric):
     # L1: init score and leaf values are *global* weighted medians; L2: a global
     # mean; multiclass: global class priors.  All equal one process's.
@@ -233,11 +295,13 @@ def test_data_parallel_objectives_use_global_statistics(tmp_path, objective, met
         params["num_class"] = 2
     n_rounds = 5
     result, distributed, info, serial, serial_evals = train_both(
-        tmp_path, 3, "train_shards.py", params, n_rounds)
+        tmp_path, 3, "train_shards.py", params, n_rounds
+    )
     np.testing.assert_allclose(distributed.init_score, serial.init_score, rtol=1e-12)
     assert_same_model(distributed, serial)
-    np.testing.assert_allclose(info["evals"]["valid"][metric], serial_evals["valid"][metric],
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        info["evals"]["valid"][metric], serial_evals["valid"][metric], rtol=1e-9
+    )
 
 
 def test_a_dataset_binned_before_row_sharded_training(tmp_path):
@@ -260,16 +324,22 @@ def test_weights_on_some_ranks_only(tmp_path):
     lo, hi = shard_data.shard_bounds(len(y), 2)[0]
     weight = np.ones(len(y))
     weight[lo:hi] = np.linspace(0.5, 2.0, hi - lo)
-    serial = dgbdt.train({"objective": "regression_l1", "num_leaves": 15, "verbosity": -1},
-                         dgbdt.Dataset(X, y, weight=weight), 5)
+    serial = dgbdt.train(
+        {"objective": "regression_l1", "num_leaves": 15, "verbosity": -1},
+        dgbdt.Dataset(X, y, weight=weight),
+        5,
+    )
     distributed = dgbdt.Booster(model_file=str(tmp_path / "model.json"))
     np.testing.assert_allclose(distributed.predict(X), serial.predict(X), atol=1e-6)
 
 
 def _edge_case(tmp_path, case, k=3):
     result = run_mpi(k, "edge_cases.py", tmp_path, case, timeout=90)
-    return result, (json.loads((tmp_path / "result.json").read_text())
-                    if (tmp_path / "result.json").exists() else None)
+    return result, (
+        json.loads((tmp_path / "result.json").read_text())
+        if (tmp_path / "result.json").exists()
+        else None
+    )
 
 
 def _mean_prediction(preds, data):
@@ -284,12 +354,23 @@ def test_custom_feval_is_computed_over_every_ranks_rows(tmp_path):
     X, y, Xv, yv = shard_data.make_data()
     train = dgbdt.Dataset(X, y)
     evals = {}
-    serial = dgbdt.train({"objective": "binary", "num_leaves": 7, "verbosity": -1, "metric": "None",
-                          "early_stopping_round": 2}, train, 30,
-                         valid_sets=[dgbdt.Dataset(Xv, yv, reference=train)], feval=_mean_prediction,
-                         callbacks=[dgbdt.record_evaluation(evals)])
-    np.testing.assert_allclose(out["evals"]["valid_0"]["mean_pred"], evals["valid_0"]["mean_pred"],
-                               rtol=1e-9)
+    serial = dgbdt.train(
+        {
+            "objective": "binary",
+            "num_leaves": 7,
+            "verbosity": -1,
+            "metric": "None",
+            "early_stopping_round": 2,
+        },
+        train,
+        30,
+        valid_sets=[dgbdt.Dataset(Xv, yv, reference=train)],
+        feval=_mean_prediction,
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
+    np.testing.assert_allclose(
+        out["evals"]["valid_0"]["mean_pred"], evals["valid_0"]["mean_pred"], rtol=1e-9
+    )
     assert out["best_iteration"] == serial.best_iteration
 
 
@@ -297,8 +378,11 @@ def test_init_score_on_every_rank_but_an_empty_one(tmp_path):
     result, out = _edge_case(tmp_path, "init_score")
     assert result.returncode == 0, result.stderr[-3000:]
     X, y, Xv, _ = shard_data.make_data()
-    serial = dgbdt.train({"objective": "regression", "num_leaves": 7, "verbosity": -1},
-                         dgbdt.Dataset(X, y, init_score=np.full(len(y), 0.25)), 3)
+    serial = dgbdt.train(
+        {"objective": "regression", "num_leaves": 7, "verbosity": -1},
+        dgbdt.Dataset(X, y, init_score=np.full(len(y), 0.25)),
+        3,
+    )
     np.testing.assert_allclose(out["raw"], serial.predict(Xv, raw_score=True), atol=1e-6)
 
 
@@ -308,8 +392,9 @@ def test_column_blocks_break_ties_by_global_feature(tmp_path):
     X, y, _, _ = shard_data.make_data()
     X = X.copy()
     X[:, 25] = 2.0 * X[:, 8]
-    serial = dgbdt.train({"objective": "binary", "num_leaves": 7, "verbosity": -1},
-                         dgbdt.Dataset(X, y), 2)
+    serial = dgbdt.train(
+        {"objective": "binary", "num_leaves": 7, "verbosity": -1}, dgbdt.Dataset(X, y), 2
+    )
     ours = [t["split_feature"] for t in out["model"]]
     assert ours == [t["split_feature"] for t in serial.dump_model()["trees"]]
     assert any(8 in f for f in ours) and not any(25 in f for f in ours)

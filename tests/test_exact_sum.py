@@ -1,4 +1,5 @@
 """Exact global sums: correctly rounded, and the same however the values are split."""
+
 import math
 from fractions import Fraction
 
@@ -37,7 +38,11 @@ def test_wide_dynamic_range_and_subnormals():
     rng = np.random.default_rng(0)
     x = rng.normal(size=5000) * np.exp(rng.uniform(-300, 300, 5000))
     x[:3] = [5e-324, -5e-324, 1e-310]
-    assert global_exact_sums(SerialComm(), [x, x[:10], []]) == [math.fsum(x), math.fsum(x[:10]), 0.0]
+    assert global_exact_sums(SerialComm(), [x, x[:10], []]) == [
+        math.fsum(x),
+        math.fsum(x[:10]),
+        0.0,
+    ]
 
 
 def test_non_finite_values_are_refused():
@@ -49,15 +54,18 @@ float32s = st.floats(allow_nan=False, allow_infinity=False, width=32)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(float32s, max_size=80), st.lists(st.integers(0, 80), max_size=4),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.lists(float32s, max_size=80),
+    st.lists(st.integers(0, 80), max_size=4),
+    st.integers(0, 2**32 - 1),
+)
 def test_grouped_sums_are_fsum_of_each_group_in_any_row_order(values, cuts, seed):
     x = np.array(values, np.float32)
     rows = np.random.default_rng(seed).permutation(len(x)).astype(np.uint32)
     bounds = np.array(sorted({0, len(x), *(c for c in cuts if c <= len(x))}))
     begin, count = bounds[:-1], np.diff(bounds)
     got = grouped_exact_sums(SerialComm(), x, rows, begin, count)
-    assert got == [math.fsum(x[rows[b:b + c]].astype(np.float64)) for b, c in zip(begin, count)]
+    assert got == [math.fsum(x[rows[b : b + c]].astype(np.float64)) for b, c in zip(begin, count)]
 
 
 def test_grouped_sums_cover_subnormals_and_the_float32_range():
@@ -66,7 +74,10 @@ def test_grouped_sums_cover_subnormals_and_the_float32_range():
     x[:4] = [np.float32(1e-45), -np.float32(1e-45), np.finfo(np.float32).max, -1e-40]
     rows = np.arange(3000, dtype=np.uint32)
     got = grouped_exact_sums(SerialComm(), x, rows, [0, 10, 0], [10, 2990, 3000])
-    assert got == [math.fsum(x[:10].astype(float)), math.fsum(x[10:].astype(float)),
-                   math.fsum(x.astype(float))]
+    assert got == [
+        math.fsum(x[:10].astype(float)),
+        math.fsum(x[10:].astype(float)),
+        math.fsum(x.astype(float)),
+    ]
     with pytest.raises(ValueError, match="non-finite"):
         grouped_exact_sums(SerialComm(), np.array([np.inf], np.float32), rows[:1], [0], [1])

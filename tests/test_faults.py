@@ -7,6 +7,7 @@ naming the collective and the ranks that did not join; an error every rank
 can see is raised on every rank at once.  No model is written by a job that
 failed.
 """
+
 import os
 import shutil
 import time
@@ -22,12 +23,18 @@ DEADLINE = 30
 FAST = 5
 CASES = {
     # a rank that silently stays away: the others' deadline names the collective and the rank
-    "exit_without_train": (("did not complete within 12 s", "rank 2 did not join",
-                            "rank 2 did not answer"), DEADLINE),
-    "serial_on_one_rank": (("did not complete within 12 s", "rank 2 did not join",
-                            "tree_learner='serial'"), DEADLINE),
-    "sigstop": (("allreduce", "did not complete within 12 s", "rank 2 did not join",
-                 "stopped"), DEADLINE),
+    "exit_without_train": (
+        ("did not complete within 12 s", "rank 2 did not join", "rank 2 did not answer"),
+        DEADLINE,
+    ),
+    "serial_on_one_rank": (
+        ("did not complete within 12 s", "rank 2 did not join", "tree_learner='serial'"),
+        DEADLINE,
+    ),
+    "sigstop": (
+        ("allreduce", "did not complete within 12 s", "rank 2 did not join", "stopped"),
+        DEADLINE,
+    ),
     # a rank that fails: it ends every rank at once
     "sys_exit_in_callback": (("rank 2 of 3 called sys.exit(3) during training",), FAST),
     "exception_in_callback": (("callback failed on the last rank",), FAST),
@@ -36,22 +43,25 @@ CASES = {
     "sigterm": ((), FAST),
     # what every rank must agree on is checked at the start of train()
     "feval_on_rank0": (("the number of feval functions is 0 on rank 1 but 1 on rank 0",), FAST),
-    "fobj_on_one_rank": (("a custom objective given is True on rank 2 but False on rank 0",),
-                         FAST),
-    "dataset_params_on_one_rank": (("binning (train_set's Dataset params with train's)['max_bin'] "
-                                    "is 15 on rank 2 but 255 on rank 0",),
-                                   FAST),
-    "valid_sets_on_one_rank": (("the validation set names is ['valid_0'] on rank 2 but []",),
-                               FAST),
-    "valid_names_differ": (("the validation set names is ['eval_b'] on rank 2 but ['eval_a']",),
-                           FAST),
+    "fobj_on_one_rank": (("a custom objective given is True on rank 2 but False on rank 0",), FAST),
+    "dataset_params_on_one_rank": (
+        (
+            "binning (train_set's Dataset params with train's)['max_bin'] "
+            "is 15 on rank 2 but 255 on rank 0",
+        ),
+        FAST,
+    ),
+    "valid_sets_on_one_rank": (("the validation set names is ['valid_0'] on rank 2 but []",), FAST),
+    "valid_names_differ": (
+        ("the validation set names is ['eval_b'] on rank 2 but ['eval_a']",),
+        FAST,
+    ),
     "bad_param_on_one_rank": (("rank 2 of 3 failed", "Parameter 'num_leaves' must be"), FAST),
     "init_model_on_one_rank": (("init_model is '", "' on rank 2 but None on rank 0"), FAST),
     "init_model_differs": (("init_model is '", "' on rank 2 but '"), FAST),
     "feature_names_differ": (("train_set's feature names is ['f", "on rank 2"), FAST),
     "raise_before_mpi": (("rank script failed before starting MPI",), FAST),
-    "estimator_rank_away": (("Timeout (0:00:12)", "_wait_for_every_rank_to_start_mpi"),
-                            DEADLINE),
+    "estimator_rank_away": (("Timeout (0:00:12)", "_wait_for_every_rank_to_start_mpi"), DEADLINE),
 }
 
 
@@ -85,8 +95,11 @@ def test_a_misbehaving_rank_ends_the_job(case, tmp_path, private_cache):
         assert message in result.stderr, result.stderr[-4000:]
     assert elapsed < limit, f"{case} took {elapsed:.1f} s\n{result.stderr[-3000:]}"
     assert not (out / "model.json").exists()
-    assert case not in ("sigkill", "sigterm", "sigstop", "sys_exit_in_callback",
-                        "exception_in_callback") or fault.exists()
+    assert (
+        case
+        not in ("sigkill", "sigterm", "sigstop", "sys_exit_in_callback", "exception_in_callback")
+        or fault.exists()
+    )
     assert "finished" not in result.stdout or case == "serial_on_one_rank"
 
 

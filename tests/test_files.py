@@ -1,4 +1,5 @@
 """dgbdt.files: what may be read, and how outputs are written (never half-written)."""
+
 import os
 import re
 import shutil
@@ -53,8 +54,8 @@ def test_the_next_write_removes_a_killed_writers_temp_files(tmp_path):
     host = socket.gethostname()
     target = tmp_path / "model.json"
     dead = tmp_path / f".tmp-model.json-{host}-{_dead_pid()}-abc12_xy"
-    alive = tmp_path / f".tmp-model.json-{host}-{os.getpid()}-def45678"   # a writer at work
-    elsewhere = tmp_path / ".tmp-model.json-other-host-42-ghi78901"      # another machine's
+    alive = tmp_path / f".tmp-model.json-{host}-{os.getpid()}-def45678"  # a writer at work
+    elsewhere = tmp_path / ".tmp-model.json-other-host-42-ghi78901"  # another machine's
     old = tmp_path / ".tmp-model.json-other-host-43-jkl01234"
     other_target = tmp_path / f".tmp-other.json-{host}-{_dead_pid()}-mno34567"
     for path in (dead, alive, elsewhere, old, other_target):
@@ -73,10 +74,17 @@ def test_stale_temp_cleanup_keeps_files_dgbdt_did_not_create(tmp_path):
     """Only names exactly as temp_beside makes them are removed, however old or
     whoever's pid they seem to carry."""
     host, dead = socket.gethostname(), _dead_pid()
-    kept = [f".tmp-model.json-{host}-{dead}-abc12345.bak", f".tmp-model.json-{host}-{dead}-ABC12345",
-            f".tmp-model.json-{host}-{dead}-abc1234", f".tmp-model.json-{host}-{dead}x-abc12345",
-            f".tmp-model.json-{host}-{dead}-abc-1234", ".tmp-model.json-notes", ".tmp-model.json-",
-            f".tmp-model.json-{dead}-abc12345", ".tmp-model.jsonx-h-1-abc12345"]
+    kept = [
+        f".tmp-model.json-{host}-{dead}-abc12345.bak",
+        f".tmp-model.json-{host}-{dead}-ABC12345",
+        f".tmp-model.json-{host}-{dead}-abc1234",
+        f".tmp-model.json-{host}-{dead}x-abc12345",
+        f".tmp-model.json-{host}-{dead}-abc-1234",
+        ".tmp-model.json-notes",
+        ".tmp-model.json-",
+        f".tmp-model.json-{dead}-abc12345",
+        ".tmp-model.jsonx-h-1-abc12345",
+    ]
     two_days_ago = time.time() - 2 * 24 * 3600
     for name in kept:
         (tmp_path / name).write_text("mine, not dgbdt's")
@@ -101,7 +109,7 @@ def test_writing_through_a_symbolic_link_keeps_the_link_and_the_mode(tmp_path):
     assert real.read_text() == "new" and stat.S_IMODE(real.stat().st_mode) == 0o640
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["v3.txt"]
     dangling = tmp_path / "next.txt"
-    dangling.symlink_to("models/v4.txt")          # a link to a file not written yet
+    dangling.symlink_to("models/v4.txt")  # a link to a file not written yet
     old_umask = os.umask(0o027)
     try:
         write_atomic(dangling, "v4")
@@ -111,7 +119,9 @@ def test_writing_through_a_symbolic_link_keeps_the_link_and_the_mode(tmp_path):
     assert stat.S_IMODE((tmp_path / "models" / "v4.txt").stat().st_mode) == 0o640
     nowhere = tmp_path / "nowhere.txt"
     nowhere.symlink_to("no/such/folder/m.txt")
-    with pytest.raises(FileNotFoundError, match="a link to .*folder .*no/such/folder does not exist"):
+    with pytest.raises(
+        FileNotFoundError, match="a link to .*folder .*no/such/folder does not exist"
+    ):
         write_atomic(nowhere, "x")
     (tmp_path / "loop").symlink_to("loop")
     with pytest.raises(OSError, match="cannot write .*loop"):
@@ -121,8 +131,11 @@ def test_writing_through_a_symbolic_link_keeps_the_link_and_the_mode(tmp_path):
 def test_empty_paths_and_folder_paths_are_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.txt").write_text("kept")
-    for bad, why in (("", "empty path"), ("m.txt/", "ends with '/'"),
-                     (str(tmp_path / "sub") + "/", "ends with '/'")):
+    for bad, why in (
+        ("", "empty path"),
+        ("m.txt/", "ends with '/'"),
+        (str(tmp_path / "sub") + "/", "ends with '/'"),
+    ):
         with pytest.raises(ValueError, match=why):
             check_writable_target(bad)
         with pytest.raises(ValueError, match=why):
@@ -137,15 +150,26 @@ def test_a_folder_without_write_permission_is_named_with_why(tmp_path, monkeypat
     target = tmp_path / "model.txt"
     target.write_text("old")
     real_access = os.access
-    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if os.fspath(p) == str(tmp_path)
-                        else real_access(p, m, **kw))
-    with pytest.raises(PermissionError, match=re.escape(f"folder {tmp_path} is not writable (dgbdt writes "
-                                                       "a temp file beside the target and renames it")):
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, m, **kw: False if os.fspath(p) == str(tmp_path) else real_access(p, m, **kw),
+    )
+    with pytest.raises(
+        PermissionError,
+        match=re.escape(
+            f"folder {tmp_path} is not writable (dgbdt writes "
+            "a temp file beside the target and renames it"
+        ),
+    ):
         check_writable_target(target)
     monkeypatch.setattr(os, "access", real_access)
 
     def refuse(*args, **kwargs):
-        raise PermissionError(13, "Permission denied", str(tmp_path / ".tmp-model.txt-h-1-abcdefgh"))
+        raise PermissionError(
+            13, "Permission denied", str(tmp_path / ".tmp-model.txt-h-1-abcdefgh")
+        )
+
     monkeypatch.setattr(tempfile, "mkstemp", refuse)
     with pytest.raises(PermissionError, match="folder .* is not writable") as info:
         write_atomic(target, "new")
@@ -156,7 +180,7 @@ def _as_another_user(step):
     """Run ``step()`` in a child process without root's rights (root may write into
     any folder); returns its exit status (0: step returned True)."""
     pid = os.fork()
-    if pid == 0:                            # the child: never returns to pytest
+    if pid == 0:  # the child: never returns to pytest
         code = 2
         try:
             if os.geteuid() == 0:
@@ -169,7 +193,7 @@ def _as_another_user(step):
 
 
 def test_a_read_only_folder_with_a_writable_file_is_refused_before_writing():
-    folder = tempfile.mkdtemp(prefix="dgbdt-ro-")    # not under pytest's private tmp
+    folder = tempfile.mkdtemp(prefix="dgbdt-ro-")  # not under pytest's private tmp
     try:
         target = os.path.join(folder, "model.txt")
         with open(target, "w") as fh:
@@ -183,6 +207,7 @@ def test_a_read_only_folder_with_a_writable_file_is_refused_before_writing():
             except PermissionError as exc:
                 return f"folder {folder} is not writable" in str(exc) and ".tmp-" not in str(exc)
             return False
+
         assert _as_another_user(step) == 0
         with open(target) as fh:
             assert fh.read() == "old"
@@ -205,18 +230,33 @@ def test_the_command_line_refuses_a_bad_output_before_any_work(tmp_path, monkeyp
 
     def no_work(*args, **kwargs):
         raise AssertionError("work done before the output was checked")
+
     monkeypatch.setattr(dgbdt, "train", no_work)
     monkeypatch.setattr(dgbdt, "Booster", no_work)
     for key, task in (("output_model", "train"), ("output_result", "predict")):
-        for bad, why in (("", "empty path"), ("../m.txt/", "ends with '/'"),
-                         ("d.csv/x", "folder .*d.csv does not exist")):
+        for bad, why in (
+            ("", "empty path"),
+            ("../m.txt/", "ends with '/'"),
+            ("d.csv/x", "folder .*d.csv does not exist"),
+        ):
             assert run([task, f"data={data}", "input_model=m.txt", f"{key}={bad}"]) == 1
             assert re.search(why, capsys.readouterr().err)
     monkeypatch.undo()
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()
-    (tmp_path / "latest.txt").symlink_to("models/v3.txt")       # dangling until trained
-    assert run(["train", f"data={data}", "objective=binary", "num_trees=2", "verbosity=-1",
-                "output_model=latest.txt"]) == 0
+    (tmp_path / "latest.txt").symlink_to("models/v3.txt")  # dangling until trained
+    assert (
+        run(
+            [
+                "train",
+                f"data={data}",
+                "objective=binary",
+                "num_trees=2",
+                "verbosity=-1",
+                "output_model=latest.txt",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "latest.txt").is_symlink()
     assert dgbdt.Booster(model_file=tmp_path / "models" / "v3.txt").num_trees() == 2

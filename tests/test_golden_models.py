@@ -5,13 +5,22 @@ A change that alters a model on purpose rewrites the manifest
 (``DGBDT_GOLDEN_WRITE=1 pytest tests/test_golden_models.py``) in the same
 commit and says why in its message; any other change leaves it as it is.
 """
+
 import json
 import os
 
 import pytest
 
-from golden_configs import (DISTRIBUTED, MANIFEST, SERIAL, canonical, differences, entry,
-                            is_quantized, train)
+from golden_configs import (
+    DISTRIBUTED,
+    MANIFEST,
+    SERIAL,
+    canonical,
+    differences,
+    entry,
+    is_quantized,
+    train,
+)
 from mpi_launch import run_mpi
 
 WRITE = os.environ.get("DGBDT_GOLDEN_WRITE") == "1"
@@ -64,5 +73,5 @@ def test_a_changed_model_is_caught():
     assert "structure" in differences(entry(doc, False), want)[0]
     q = canonical(train(SERIAL["regression_quantized"]))
     want = entry(q, True)
-    q["init_score"] = [q["init_score"][0] + 2 ** -40]
+    q["init_score"] = [q["init_score"][0] + 2**-40]
     assert differences(entry(q, True), want)

@@ -1,6 +1,7 @@
 """Regression tests of issue 10's data and API inputs: each one ended in a traceback,
 a huge allocation or silently wrong output, and is now a clear error (or, for the
 labels predict ignores, no error at all)."""
+
 import os
 import signal
 import tracemalloc
@@ -38,8 +39,10 @@ def peak_memory_below(limit_bytes):
 @contextmanager
 def no_blocking(seconds=20):
     """A FIFO opened for reading blocks until a writer comes: fail instead of hanging."""
+
     def fail(*_):
         raise AssertionError(f"blocked for {seconds} s")
+
     old = signal.signal(signal.SIGALRM, fail)
     signal.alarm(seconds)
     try:
@@ -67,7 +70,7 @@ def test_libsvm_index_2000000000_is_an_error_not_15_gib(tmp_path, zero_based):
 
 
 def test_libsvm_index_cap_is_the_last_column(tmp_path):
-    last = MAX_SPARSE_COLUMNS - 1                 # zero-based: the widest file allowed
+    last = MAX_SPARSE_COLUMNS - 1  # zero-based: the widest file allowed
     p = write(tmp_path, "edge.svm", f"1 1:1\n0 {last}:2\n")
     assert read_data(p).X.shape == (2, MAX_SPARSE_COLUMNS)
     assert read_data(p, zero_based=False).X.shape == (2, MAX_SPARSE_COLUMNS - 1)
@@ -88,12 +91,13 @@ def test_sparse_matrix_of_2e9_columns_is_refused_by_dataset():
 
 
 def test_sparse_matrix_beyond_memory_is_refused_by_dataset():
-    X = sp.csc_matrix((1 << 50, 2))                  # 2 PiB of bins, 24 bytes of pointers
+    X = sp.csc_matrix((1 << 50, 2))  # 2 PiB of bins, 24 bytes of pointers
     with pytest.raises(ValueError) as e:
         dgbdt.Dataset(X)
     assert_names(e, f"({1 << 50}, 2)", "2.0 PiB", "memory")
-    ds = dgbdt.Dataset(sp.random(50, 300, density=0.05, format="csr", random_state=0),
-                       np.arange(50) % 2)
+    ds = dgbdt.Dataset(
+        sp.random(50, 300, density=0.05, format="csr", random_state=0), np.arange(50) % 2
+    )
     assert ds.num_feature() == 300
 
 
@@ -105,7 +109,7 @@ def test_libsvm_repeated_index_is_an_error_naming_file_line_index(tmp_path):
     with pytest.raises(DataFormatError) as e:
         read_data(p)
     assert_names(e, "dup.svm", "line 3", "feature index 3 repeated", "'3:2'")
-    p = write(tmp_path, "dup1.svm", "1 qid:1 1:1 1:1\n")       # one-based, same value
+    p = write(tmp_path, "dup1.svm", "1 qid:1 1:1 1:1\n")  # one-based, same value
     with pytest.raises(DataFormatError) as e:
         read_data(p, zero_based=False)
     assert_names(e, "dup1.svm", "line 1", "feature index 1 repeated")
@@ -127,7 +131,7 @@ def test_libsvm_repeated_index_in_a_part_names_the_file_line(tmp_path, n_parts):
     lines[250] = "1 4:1 4:2"
     p = write(tmp_path, "parts.svm", "\n".join(lines) + "\n")
     first_line, errors = 1, []
-    for part in range(n_parts):                 # what each rank of read_row_part parses
+    for part in range(n_parts):  # what each rank of read_row_part parses
         data = readers.read_part(p, part, n_parts)
         try:
             parse_text(str(p), data, fmt="libsvm", sep=None, first_line=first_line)
@@ -139,25 +143,62 @@ def test_libsvm_repeated_index_in_a_part_names_the_file_line(tmp_path, n_parts):
 
 def test_repeated_index_and_bad_labels_under_mpiexec(tmp_path):
     from mpi_launch import run_mpi
+
     lines = [f"{i % 2} {i % 5}:1 7:{i}" for i in range(300)]
     clean = write(tmp_path, "clean.svm", "\n".join(lines) + "\n")
     model = tmp_path / "m.json"
-    assert run(["train", f"data={clean}", "objective=binary", "num_trees=2",
-                "min_data_in_leaf=5", f"output_model={model}", "verbosity=-1"]) == 0
-    assert run(["predict", f"data={clean}", f"input_model={model}",
-                f"output_result={tmp_path / 'serial.txt'}"]) == 0
+    assert (
+        run(
+            [
+                "train",
+                f"data={clean}",
+                "objective=binary",
+                "num_trees=2",
+                "min_data_in_leaf=5",
+                f"output_model={model}",
+                "verbosity=-1",
+            ]
+        )
+        == 0
+    )
+    assert (
+        run(
+            [
+                "predict",
+                f"data={clean}",
+                f"input_model={model}",
+                f"output_result={tmp_path / 'serial.txt'}",
+            ]
+        )
+        == 0
+    )
     bad = list(lines)
     for i, label in ((1, "abc"), (150, "nan"), (299, "inf")):
         bad[i] = label + bad[i][1:]
     bad_labels = write(tmp_path, "labels.svm", "\n".join(bad) + "\n")
-    result = run_mpi(2, "cli.py", "predict", f"data={bad_labels}", f"input_model={model}",
-                     f"output_result={tmp_path / 'dist.txt'}")
+    result = run_mpi(
+        2,
+        "cli.py",
+        "predict",
+        f"data={bad_labels}",
+        f"input_model={model}",
+        f"output_result={tmp_path / 'dist.txt'}",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "dist.txt").read_text() == (tmp_path / "serial.txt").read_text()
     lines[250] = "1 4:1 4:2"
     dup = write(tmp_path, "dup.svm", "\n".join(lines) + "\n")
-    result = run_mpi(2, "cli.py", "train", f"data={dup}", "objective=binary", "num_trees=2",
-                     "tree_learner=data", f"output_model={tmp_path / 'd.json'}", timeout=60)
+    result = run_mpi(
+        2,
+        "cli.py",
+        "train",
+        f"data={dup}",
+        "objective=binary",
+        "num_trees=2",
+        "tree_learner=data",
+        f"output_model={tmp_path / 'd.json'}",
+        timeout=60,
+    )
     assert result.returncode != 0
     assert "dup.svm, line 251: feature index 4 repeated on the line: '4:2'" in result.stderr
     assert not (tmp_path / "d.json").exists()
@@ -180,8 +221,10 @@ def test_directory_fifo_and_dev_null_are_not_regular_files(tmp_path):
         read_data(tmp_path / "missing.csv")
 
 
-@pytest.mark.parametrize("suffix, what", [(".weight", "weight file"), (".init", "init score file"),
-                                          (".query", "query file")])
+@pytest.mark.parametrize(
+    "suffix, what",
+    [(".weight", "weight file"), (".init", "init score file"), (".query", "query file")],
+)
 def test_side_file_that_is_a_directory_or_fifo_is_an_error(tmp_path, suffix, what):
     p = write(tmp_path, "d.csv", "1,0.5\n0,1.5\n")
     side = tmp_path / ("d.csv" + suffix)
@@ -196,7 +239,7 @@ def test_side_file_that_is_a_directory_or_fifo_is_an_error(tmp_path, suffix, wha
     assert_names(e, side, "a FIFO")
     assert read_data(p, side_files=False).X.shape == (2, 1)
     side.unlink()
-    side.symlink_to(tmp_path / "gone")                   # a broken link: not skipped either
+    side.symlink_to(tmp_path / "gone")  # a broken link: not skipped either
     with pytest.raises(FileNotFoundError, match=what):
         read_data(p)
 
@@ -210,10 +253,15 @@ def test_cli_data_that_is_a_directory_says_so(tmp_path, capsys):
 # ------------------------------------------------------------------ side-file values
 
 
-@pytest.mark.parametrize("text, line, bad", [
-    ("0.1\nnan\n0.3\n", 2, "'nan'"), ("0.1\n0.2\n-inf\n", 3, "'-inf'"),
-    ("0.1\n\n1e999\n0\n", 3, "'1e999'"), ("0.1 1\n0.2 NaN\n0 0\n", 2, "'NaN'"),
-])
+@pytest.mark.parametrize(
+    "text, line, bad",
+    [
+        ("0.1\nnan\n0.3\n", 2, "'nan'"),
+        ("0.1\n0.2\n-inf\n", 3, "'-inf'"),
+        ("0.1\n\n1e999\n0\n", 3, "'1e999'"),
+        ("0.1 1\n0.2 NaN\n0 0\n", 2, "'NaN'"),
+    ],
+)
 def test_non_finite_init_file_is_refused_when_read(tmp_path, text, line, bad):
     p = write(tmp_path, "d.csv", "1,0.5\n0,1.5\n1,2.5\n")
     write(tmp_path, "d.csv.init", text)
@@ -232,10 +280,14 @@ def test_non_finite_init_file_stops_cli_training_before_it_starts(tmp_path, caps
     assert "JSON" not in err and not model.exists()
 
 
-@pytest.mark.parametrize("text, line, what", [
-    ("1\nnan\n", 2, "non-finite weight 'nan'"), ("inf\n1\n", 1, "non-finite weight 'inf'"),
-    ("1\n-2\n", 2, "negative weight '-2'"),
-])
+@pytest.mark.parametrize(
+    "text, line, what",
+    [
+        ("1\nnan\n", 2, "non-finite weight 'nan'"),
+        ("inf\n1\n", 1, "non-finite weight 'inf'"),
+        ("1\n-2\n", 2, "negative weight '-2'"),
+    ],
+)
 def test_bad_weight_file_names_file_and_line(tmp_path, text, line, what):
     p = write(tmp_path, "d.csv", "1,0.5\n0,1.5\n")
     write(tmp_path, "d.csv.weight", text)
@@ -255,14 +307,17 @@ def test_non_finite_query_file(tmp_path):
 # ------------------------------------------------------------------ init_score in the API
 
 
-@pytest.mark.parametrize("init, where", [
-    ([0, 1, np.nan, 2], "init_score[2] is nan"),
-    (np.array([[0, 1], [1, 2], [3, np.inf], [0, 0]]), "init_score[2, 1] is inf"),
-    (np.array([0, 1, 2, 1e4000], np.longdouble), "init_score[3] is inf"),  # beyond float64
-    ([0, 1, 10**400, 2], "init_score holds a number beyond float64"),
-])
+@pytest.mark.parametrize(
+    "init, where",
+    [
+        ([0, 1, np.nan, 2], "init_score[2] is nan"),
+        (np.array([[0, 1], [1, 2], [3, np.inf], [0, 0]]), "init_score[2, 1] is inf"),
+        (np.array([0, 1, 2, 1e4000], np.longdouble), "init_score[3] is inf"),  # beyond float64
+        ([0, 1, 10**400, 2], "init_score holds a number beyond float64"),
+    ],
+)
 def test_non_finite_init_score_is_refused(init, where):
-    X, y = np.arange(8.).reshape(4, 2), np.array([0, 1, 0, 1.])
+    X, y = np.arange(8.0).reshape(4, 2), np.array([0, 1, 0, 1.0])
     with pytest.raises(ValueError, match=rf"{where.replace('[', '.').replace(']', '.')}"):
         dgbdt.Dataset(X, y, init_score=init)
     ds = dgbdt.Dataset(X, y)
@@ -286,26 +341,31 @@ def test_nan_init_score_no_longer_trains_then_fails_to_save(tmp_path):
 # ------------------------------------------------------------------ complex input
 
 
-X4 = np.arange(8.).reshape(4, 2)
-Y4 = np.array([0, 1, 0, 1.])
+X4 = np.arange(8.0).reshape(4, 2)
+Y4 = np.array([0, 1, 0, 1.0])
 
 
-@pytest.mark.parametrize("make, name", [
-    (lambda: dgbdt.Dataset(X4 + 1j, Y4), "data is complex (complex128)"),
-    (lambda: dgbdt.Dataset((X4 + 0j).tolist(), Y4), "data is complex"),
-    (lambda: dgbdt.Dataset(X4.astype(np.complex64), Y4), "data is complex (complex64)"),
-    (lambda: dgbdt.Dataset(pd.DataFrame({"a": X4[:, 0], "b": X4[:, 1] + 2j}), Y4),
-     "data column 'b' is complex"),
-    (lambda: dgbdt.Dataset(sp.csr_matrix(X4 + 1j), Y4), "data is complex"),
-    (lambda: dgbdt.Dataset(X4, Y4 + 1j), "label is complex"),
-    (lambda: dgbdt.Dataset(X4, pd.Series(Y4 + 1j)), "label is complex"),
-    (lambda: dgbdt.Dataset(X4, pd.DataFrame({"y": Y4 + 1j})), "label column 'y' is complex"),
-    (lambda: dgbdt.Dataset(X4, Y4, weight=Y4 + 1j), "weight is complex"),
-    (lambda: dgbdt.Dataset(X4, Y4, init_score=Y4 * 1j), "init_score is complex"),
-    (lambda: dgbdt.Dataset(X4, Y4).set_label(Y4 + 1j), "label is complex"),
-    (lambda: dgbdt.Dataset(X4, Y4).set_weight(Y4 + 1j), "weight is complex"),
-    (lambda: dgbdt.Dataset(X4, Y4).set_init_score(Y4 + 1j), "init_score is complex"),
-])
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: dgbdt.Dataset(X4 + 1j, Y4), "data is complex (complex128)"),
+        (lambda: dgbdt.Dataset((X4 + 0j).tolist(), Y4), "data is complex"),
+        (lambda: dgbdt.Dataset(X4.astype(np.complex64), Y4), "data is complex (complex64)"),
+        (
+            lambda: dgbdt.Dataset(pd.DataFrame({"a": X4[:, 0], "b": X4[:, 1] + 2j}), Y4),
+            "data column 'b' is complex",
+        ),
+        (lambda: dgbdt.Dataset(sp.csr_matrix(X4 + 1j), Y4), "data is complex"),
+        (lambda: dgbdt.Dataset(X4, Y4 + 1j), "label is complex"),
+        (lambda: dgbdt.Dataset(X4, pd.Series(Y4 + 1j)), "label is complex"),
+        (lambda: dgbdt.Dataset(X4, pd.DataFrame({"y": Y4 + 1j})), "label column 'y' is complex"),
+        (lambda: dgbdt.Dataset(X4, Y4, weight=Y4 + 1j), "weight is complex"),
+        (lambda: dgbdt.Dataset(X4, Y4, init_score=Y4 * 1j), "init_score is complex"),
+        (lambda: dgbdt.Dataset(X4, Y4).set_label(Y4 + 1j), "label is complex"),
+        (lambda: dgbdt.Dataset(X4, Y4).set_weight(Y4 + 1j), "weight is complex"),
+        (lambda: dgbdt.Dataset(X4, Y4).set_init_score(Y4 + 1j), "init_score is complex"),
+    ],
+)
 def test_complex_input_is_a_type_error_naming_it(make, name):
     with pytest.raises(TypeError, match=rf"^{name.replace('(', '.').replace(')', '.')}"):
         make()
@@ -313,6 +373,7 @@ def test_complex_input_is_a_type_error_naming_it(make, name):
 
 def test_complex_input_to_the_sklearn_estimators():
     from dgbdt.sklearn import DGBDTClassifier, DGBDTRegressor
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = (X[:, 0] > 0).astype(int)
@@ -331,8 +392,21 @@ def _model(tmp_path, text, name="train.csv", **io):
     data = write(tmp_path, name, text)
     model = tmp_path / "m.json"
     extra = [f"{k}={v}" for k, v in io.items()]
-    assert run(["train", f"data={data}", "objective=binary", "num_trees=3", "min_data_in_leaf=5",
-                f"output_model={model}", "verbosity=-1", *extra]) == 0
+    assert (
+        run(
+            [
+                "train",
+                f"data={data}",
+                "objective=binary",
+                "num_trees=3",
+                "min_data_in_leaf=5",
+                f"output_model={model}",
+                "verbosity=-1",
+                *extra,
+            ]
+        )
+        == 0
+    )
     return data, model
 
 
@@ -353,7 +427,7 @@ def test_predict_does_not_validate_labels_it_ignores(tmp_path, sep):
     bad_file = write(tmp_path, "bad.csv", "".join(sep.join(map(str, r)) + "\n" for r in rows))
     assert _predict(tmp_path, bad_file, model, "bad.txt") == expected
     with pytest.raises(DataFormatError, match="line 2: non-finite label|line 2: cannot parse"):
-        read_data(bad_file)                      # training still checks them
+        read_data(bad_file)  # training still checks them
 
 
 def test_predict_still_checks_the_features(tmp_path, capsys):
@@ -371,15 +445,16 @@ def test_predict_ignores_labels_of_libsvm_and_lines_without_one(tmp_path):
     expected = _predict(tmp_path, data, model, "clean.txt")
     lines[1] = "abc" + lines[1][1:]
     lines[5] = "nan" + lines[5][1:]
-    lines[9] = lines[9][2:]                              # no label at all
-    lines[13] = "1 qid:x" + lines[13][1:]                # qids are not used either
+    lines[9] = lines[9][2:]  # no label at all
+    lines[13] = "1 qid:x" + lines[13][1:]  # qids are not used either
     bad = write(tmp_path, "bad.svm", "\n".join(lines) + "\n")
     assert _predict(tmp_path, bad, model, "bad.txt") == expected
 
 
 def test_features_only_chunked_equals_serial(tmp_path, monkeypatch):
-    rows = [f"{'abc' if i % 7 == 0 else i % 2},{i * 0.25},{'' if i % 5 == 0 else i}"
-            for i in range(400)]
+    rows = [
+        f"{'abc' if i % 7 == 0 else i % 2},{i * 0.25},{'' if i % 5 == 0 else i}" for i in range(400)
+    ]
     p = write(tmp_path, "d.csv", "\n".join(rows) + "\n")
     serial = read_data(p, features_only=True)
     assert serial.label is None and serial.X.shape == (400, 2)

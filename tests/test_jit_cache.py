@@ -1,4 +1,5 @@
 """Numba's cache never breaks dgbdt (dgbdt.jit_cache): keyed, private, fault-tolerant."""
+
 import os
 import shutil
 import stat
@@ -9,15 +10,18 @@ import pytest
 
 from dgbdt import __version__, jit_cache
 
-TRAIN = ("import numpy as np, dgbdt; X = np.random.default_rng(0).random((300, 3)); "
-         "b = dgbdt.train({'verbosity': -1, 'num_leaves': 4}, dgbdt.Dataset(X, X[:, 0]), 3); "
-         "print('trained', b.num_trees())")
+TRAIN = (
+    "import numpy as np, dgbdt; X = np.random.default_rng(0).random((300, 3)); "
+    "b = dgbdt.train({'verbosity': -1, 'num_leaves': 4}, dgbdt.Dataset(X, X[:, 0]), 3); "
+    "print('trained', b.num_trees())"
+)
 
 
 def _run(code, **env):
     full = {**os.environ, **env}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=full, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=600
+    )
 
 
 def test_the_cache_folder_is_keyed_on_version_and_kernel_sources(tmp_path, monkeypatch):
@@ -38,15 +42,18 @@ def test_the_configured_folder_is_private_and_keyed():
     info = os.stat(folder)
     assert info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
     import numba
+
     assert numba.config.CACHE_DIR == folder
 
 
 def test_a_folder_others_can_write_is_never_used(tmp_path, monkeypatch):
     shared = tmp_path / "shared"
     shared.mkdir()
-    shared.chmod(0o777)                    # e.g. a folder in /tmp another user made
+    shared.chmod(0o777)  # e.g. a folder in /tmp another user made
     private = tmp_path / "private"
-    monkeypatch.setattr(jit_cache, "_candidates", lambda key: iter([(str(shared), "here"), (str(private), "there")]))
+    monkeypatch.setattr(
+        jit_cache, "_candidates", lambda key: iter([(str(shared), "here"), (str(private), "there")])
+    )
     folder, temporary = jit_cache.choose_folder("k")
     assert folder == str(private) and not temporary
     assert stat.S_IMODE(os.stat(private).st_mode) & 0o077 == 0
@@ -78,13 +85,15 @@ def test_no_writable_location_trains_with_one_warning(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     # every candidate lies under a plain file: none can be created
-    code = ("from dgbdt import jit_cache as j, __version__ as v\n"
-            f"j._candidates = lambda key: iter([({str(blocker / 'x')!r}, 'here')])\n"
-            "j._FOLDER = None\n"
-            "import os, numba\n"
-            "folder = j.configure(v)\n"
-            "assert numba.config.CACHE_DIR == folder == os.environ['NUMBA_CACHE_DIR']\n"
-            "print(oct(os.stat(folder).st_mode & 0o777))\n")
+    code = (
+        "from dgbdt import jit_cache as j, __version__ as v\n"
+        f"j._candidates = lambda key: iter([({str(blocker / 'x')!r}, 'here')])\n"
+        "j._FOLDER = None\n"
+        "import os, numba\n"
+        "folder = j.configure(v)\n"
+        "assert numba.config.CACHE_DIR == folder == os.environ['NUMBA_CACHE_DIR']\n"
+        "print(oct(os.stat(folder).st_mode & 0o777))\n"
+    )
     result = _run(code, NUMBA_CACHE_DIR=str(blocker / "y"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "0o700"
@@ -107,7 +116,7 @@ def test_a_damaged_cache_file_recompiles_instead_of_failing(tmp_path, damage):
         # the split scan and the histogram kernels, index and data files alike
         if path.suffix in (".nbi", ".nbc") and ("split" in path.name or "histogram" in path.name):
             data = path.read_bytes()
-            path.write_bytes(data[:len(data) // 2] if damage == "truncate" else b"\x80garbage")
+            path.write_bytes(data[: len(data) // 2] if damage == "truncate" else b"\x80garbage")
             damaged += 1
     assert damaged
     result = _run(TRAIN, NUMBA_CACHE_DIR=str(base))
@@ -132,7 +141,7 @@ def test_a_data_file_damaged_inside_its_machine_code_recompiles(tmp_path):
         if "predict" in path.name or "split" in path.name:
             data = bytearray(path.read_bytes())
             for at in (100, len(data) // 2):
-                data[at:at + 100] = bytes(min(100, len(data) - at))
+                data[at : at + 100] = bytes(min(100, len(data) - at))
             path.write_bytes(bytes(data))
             damaged += 1
     assert damaged
@@ -152,9 +161,9 @@ def test_a_refused_numba_cache_dir_is_warned_about(tmp_path):
 def test_a_folder_whose_parent_others_can_change_is_not_used(tmp_path, monkeypatch):
     parent = tmp_path / "open"
     parent.mkdir()
-    parent.chmod(0o777)                    # no sticky bit: another user could swap our folder
+    parent.chmod(0o777)  # no sticky bit: another user could swap our folder
     sticky = tmp_path / "sticky"
     sticky.mkdir()
-    sticky.chmod(0o1777)                   # as /tmp: fine
+    sticky.chmod(0o1777)  # as /tmp: fine
     assert "another user" in jit_cache.why_not_ours(str(parent / "k"))
     assert jit_cache.why_not_ours(str(sticky / "k")) is None

@@ -1,4 +1,5 @@
 """native.binning against numpy twins, and dgbdt.binning dense vs sparse."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,7 +8,11 @@ from hypothesis import given, settings, strategies as st
 from dgbdt.binning import find_bin_mapper
 from dgbdt.native import common
 from dgbdt.native.binning import (
-    K_ZERO_THRESHOLD, find_bin_upper_bounds, map_sparse_to_bins, map_to_bins, value_to_bin,
+    K_ZERO_THRESHOLD,
+    find_bin_upper_bounds,
+    map_sparse_to_bins,
+    map_to_bins,
+    value_to_bin,
 )
 
 SEEDS = [0, 1, 2]
@@ -15,8 +20,13 @@ SEEDS = [0, 1, 2]
 
 def upper_bounds_of(distinct, counts, max_bin, min_data_in_bin):
     out = np.full(max(max_bin, 1) + 1, np.nan)
-    n = find_bin_upper_bounds(np.asarray(distinct, np.float64), np.asarray(counts, np.int64),
-                              max_bin, min_data_in_bin, out)
+    n = find_bin_upper_bounds(
+        np.asarray(distinct, np.float64),
+        np.asarray(counts, np.int64),
+        max_bin,
+        min_data_in_bin,
+        out,
+    )
     return out[:n].copy()
 
 
@@ -37,7 +47,7 @@ def random_bounds(rng, n_value_bins):
 # them bound for bound).  These tests check properties of that algorithm that
 # need no LightGBM: see find_bin_upper_bounds / greedy_find_bin docstrings.
 
-K = 1.0000000180025095e-35            # LightGBM's kZeroThreshold, float32(1e-35)
+K = 1.0000000180025095e-35  # LightGBM's kZeroThreshold, float32(1e-35)
 
 
 def nonzero_sides(distinct, counts):
@@ -52,7 +62,7 @@ def side_bins(distinct, counts, ub):
     """Rows per bin of the negative side, of the positive side, and the zero bin's index."""
     per_bin = bin_counts(distinct, counts, ub)
     zero_bin = int(np.searchsorted(ub, 0.0, side="left"))
-    return per_bin[:zero_bin], per_bin[zero_bin + 1:], zero_bin
+    return per_bin[:zero_bin], per_bin[zero_bin + 1 :], zero_bin
 
 
 def midpoint_bounds(values):
@@ -150,8 +160,9 @@ def test_values_within_zero_threshold_count_as_zero():
     ub = upper_bounds_of([just_below] + tiny + [just_above], [3] * 9, 16, 1)
     assert list(ub) == [-K, K, np.inf]
     # The zero bin is (-K, K]: -K itself is binned with the negatives.
-    assert list(np.searchsorted(ub, [just_below] + tiny + [just_above], side="left")) == \
-        [0, 0] + [1] * 6 + [2]
+    assert list(np.searchsorted(ub, [just_below] + tiny + [just_above], side="left")) == [0, 0] + [
+        1
+    ] * 6 + [2]
 
 
 @pytest.mark.parametrize("max_bin", [3, 32, 255])
@@ -161,7 +172,7 @@ def test_few_distinct_same_sign_values_get_one_bin_each(max_bin, sign, seed):
     """Fewer distinct values than non-zero bins, min_data_in_bin=1: a cut
     one ulp above the midpoint between every two neighbours."""
     rng = np.random.default_rng(seed)
-    n_distinct = int(rng.integers(1, max_bin))       # <= max_bin - 1 (one bin is zero's)
+    n_distinct = int(rng.integers(1, max_bin))  # <= max_bin - 1 (one bin is zero's)
     distinct = np.sort(sign * rng.choice(np.arange(1, 1000) * 0.37, n_distinct, replace=False))
     counts = rng.integers(1, 50, n_distinct)
     ub = upper_bounds_of(distinct, counts, max_bin, 1)
@@ -169,13 +180,15 @@ def test_few_distinct_same_sign_values_get_one_bin_each(max_bin, sign, seed):
     expected = [K] + mids + [np.inf] if sign > 0 else mids + [-K, np.inf]
     np.testing.assert_array_equal(ub, expected)
     first = 1 if sign > 0 else 0
-    np.testing.assert_array_equal(np.searchsorted(ub, distinct, side="left"),
-                                  first + np.arange(n_distinct))
+    np.testing.assert_array_equal(
+        np.searchsorted(ub, distinct, side="left"), first + np.arange(n_distinct)
+    )
     assert_bound_properties(distinct, counts, ub, max_bin)
 
 
-@pytest.mark.parametrize("n_neg, n_pos, with_zero", [(1, 1, False), (5, 7, True),
-                                                     (12, 3, False), (9, 9, True)])
+@pytest.mark.parametrize(
+    "n_neg, n_pos, with_zero", [(1, 1, False), (5, 7, True), (12, 3, False), (9, 9, True)]
+)
 def test_few_distinct_values_both_signs(n_neg, n_pos, with_zero):
     max_bin = 32
     neg = -np.arange(n_neg, 0, -1) * 1.25
@@ -218,7 +231,7 @@ def test_neighbours_a_few_ulps_apart(ulps, sign):
 def test_ulp_runs_merge_into_one_value(sign):
     run = [sign]
     for _ in range(3):
-        run.append(np.nextafter(run[-1], 2.0 * sign))   # a chain of 1-ulp steps
+        run.append(np.nextafter(run[-1], 2.0 * sign))  # a chain of 1-ulp steps
     values = np.sort(run + [2.0 * sign])
     ub = upper_bounds_of(values, [5] * 5, 8, 1)
     # The run counts as its largest value: one cut, between it and +-2.0.
@@ -262,7 +275,7 @@ def test_min_data_in_bin_with_few_distinct_values(max_bin, min_data_in_bin, sign
     assert_bound_properties(distinct, counts, ub, max_bin)
     bins = np.searchsorted(ub, distinct, side="left")
     per_bin = bin_counts(distinct, counts, ub)
-    side = np.unique(bins)                  # greedy runs from the smallest value up
+    side = np.unique(bins)  # greedy runs from the smallest value up
     for b in side[:-1]:
         assert per_bin[b] >= min_data_in_bin
         largest = np.max(np.nonzero(bins == b)[0])
@@ -299,7 +312,7 @@ def test_equal_counts_for_uniform_values(max_bin, lo, hi):
     assert len(ub) == max_bin
     n_neg, n_pos = -lo, hi - 1
     neg_bins, pos_bins, zero_bin = side_bins(distinct, counts, ub)
-    assert bin_counts(distinct, counts, ub)[zero_bin] == 1           # the value 0.0
+    assert bin_counts(distinct, counts, ub)[zero_bin] == 1  # the value 0.0
     expected_neg = max(1, int(n_neg / (n_neg + n_pos) * (max_bin - 1))) if n_neg else 0
     assert len(neg_bins) == expected_neg
     assert len(pos_bins) == max_bin - 1 - expected_neg
@@ -332,12 +345,13 @@ def test_big_value_ends_its_bin(seed):
 
 # -- map_to_bins / value_to_bin ---------------------------------------------------
 
+
 def _values(rng, n, ub, with_nan):
     v = rng.normal(scale=2.0, size=n)
     finite = ub[:-1]
     if len(finite):
         k = rng.integers(0, n, size=n // 10)
-        v[k] = rng.choice(finite, size=len(k))            # exactly on a bound
+        v[k] = rng.choice(finite, size=len(k))  # exactly on a bound
     v[:3] = [0.0, -np.inf, np.inf]
     if with_nan:
         v[rng.random(n) < 0.2] = np.nan
@@ -373,7 +387,7 @@ def test_map_sparse_to_bins_equals_dense(n_value_bins, with_nan, seed):
     n = 1500
     rows = np.sort(rng.choice(n, size=300, replace=False)).astype(np.int64)
     values = rng.normal(scale=2.0, size=len(rows))
-    values[::17] = 0.0                                    # explicit zeros
+    values[::17] = 0.0  # explicit zeros
     if with_nan:
         values[rng.random(len(rows)) < 0.2] = np.nan
     dense = np.zeros(n)
@@ -381,13 +395,14 @@ def test_map_sparse_to_bins_equals_dense(n_value_bins, with_nan, seed):
     nan_bin = n_value_bins if with_nan else -1
     dtype = common.bin_dtype_for(n_value_bins + with_nan)
     out_dense = np.zeros(n, dtype)
-    out_sparse = np.full(n, 7, dtype)                      # must be overwritten
+    out_sparse = np.full(n, 7, dtype)  # must be overwritten
     map_to_bins(dense, ub, nan_bin, out_dense)
     map_sparse_to_bins(values, rows, ub, nan_bin, out_sparse)
     np.testing.assert_array_equal(out_sparse, out_dense)
 
 
 # -- dgbdt.binning.find_bin_mapper: dense and sparse agree ----------------------------
+
 
 def _dense_columns(X):
     for f in range(X.shape[1]):
@@ -398,8 +413,10 @@ def _sparse_columns(X):
     m = sp.csc_matrix(X)
     for f in range(X.shape[1]):
         lo, hi = m.indptr[f], m.indptr[f + 1]
-        yield (np.ascontiguousarray(m.data[lo:hi], np.float64),
-               np.ascontiguousarray(m.indices[lo:hi], np.int64))
+        yield (
+            np.ascontiguousarray(m.data[lo:hi], np.float64),
+            np.ascontiguousarray(m.indices[lo:hi], np.int64),
+        )
 
 
 @pytest.mark.parametrize("max_bin", [3, 32, 255, 300])
@@ -409,9 +426,9 @@ def test_find_bin_mapper_dense_equals_sparse(max_bin, sample_cnt, seed):
     rng = np.random.default_rng(seed)
     n, d = 1000, 5
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.3)
-    X[:, 1] = np.round(X[:, 1], 1)                      # few distinct values
-    X[rng.random(n) < 0.1, 2] = np.nan                  # NaN stored in the sparse matrix
-    X[:, 3] = 0.0                                       # an all-zero column
+    X[:, 1] = np.round(X[:, 1], 1)  # few distinct values
+    X[rng.random(n) < 0.1, 2] = np.nan  # NaN stored in the sparse matrix
+    X[:, 3] = 0.0  # an all-zero column
     dense = find_bin_mapper(_dense_columns(X), n, max_bin, 3, sample_cnt, seed)
     sparse = find_bin_mapper(_sparse_columns(X), n, max_bin, 3, sample_cnt, seed)
     np.testing.assert_array_equal(dense.nan_bins, sparse.nan_bins)
@@ -422,22 +439,27 @@ def test_find_bin_mapper_dense_equals_sparse(max_bin, sample_cnt, seed):
 
 
 @settings(deadline=None, max_examples=60)
-@given(values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=200),
-       max_bin=st.sampled_from([1, 2, 3, 32, 255]), min_data_in_bin=st.integers(1, 10))
+@given(
+    values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=200),
+    max_bin=st.sampled_from([1, 2, 3, 32, 255]),
+    min_data_in_bin=st.integers(1, 10),
+)
 def test_bounds_properties_any_values(values, max_bin, min_data_in_bin):
     """Any doubles, ulp neighbours and subnormals included."""
     distinct, counts = np.unique(np.asarray(values, np.float64), return_counts=True)
     ub = upper_bounds_of(distinct, counts, max_bin, min_data_in_bin)
     (neg, _), (pos, _) = nonzero_sides(distinct, counts)
     gaps = np.concatenate([np.diff(neg) / np.abs(neg[1:]), np.diff(pos) / pos[:-1]])
-    assert_bound_properties(distinct, counts, ub, max_bin,
-                            well_spaced=bool(np.all(gaps > 1e-12)))
+    assert_bound_properties(distinct, counts, ub, max_bin, well_spaced=bool(np.all(gaps > 1e-12)))
 
 
 @settings(deadline=None, max_examples=60)
-@given(values=st.lists(st.integers(-400, 400), min_size=1, max_size=300),
-       scale=st.sampled_from([1.0, 0.01, 1e-30, 1e30]),
-       max_bin=st.sampled_from([2, 3, 5, 32, 255]), min_data_in_bin=st.integers(1, 10))
+@given(
+    values=st.lists(st.integers(-400, 400), min_size=1, max_size=300),
+    scale=st.sampled_from([1.0, 0.01, 1e-30, 1e30]),
+    max_bin=st.sampled_from([2, 3, 5, 32, 255]),
+    min_data_in_bin=st.integers(1, 10),
+)
 def test_bounds_properties_well_spaced_values(values, scale, max_bin, min_data_in_bin):
     distinct, counts = np.unique(np.asarray(values, np.float64) * scale, return_counts=True)
     ub = upper_bounds_of(distinct, counts, max_bin, min_data_in_bin)

@@ -6,14 +6,21 @@ order (= the np.add.at twin, bit for bit).  A large row-wise leaf is cut into
 ``n_row_chunks(n)`` contiguous chunks of ceil(n / n_chunks) rows, each summed
 in row order, then the chunks are added in chunk order (= ``twin_chunked``).
 """
+
 import numba
 import numpy as np
 import pytest
 
 from dgbdt.native import common
 from dgbdt.native.histogram import (
-    CHUNK_ROWS, MAX_CHUNKS, PARALLEL_MIN_ROWS, build_histogram_colwise, build_histogram_rowwise,
-    gather_gradients, n_row_chunks, subtract_histograms,
+    CHUNK_ROWS,
+    MAX_CHUNKS,
+    PARALLEL_MIN_ROWS,
+    build_histogram_colwise,
+    build_histogram_rowwise,
+    gather_gradients,
+    n_row_chunks,
+    subtract_histograms,
 )
 
 SEEDS = [0, 1, 2]
@@ -47,7 +54,7 @@ def twin_histogram(binned_cols, offsets, rows, gradients, hessians, features, to
     hist = np.full((total_bins, common.HIST_WIDTH), SENTINEL)
     for f in features:
         b = offsets[f] + binned_cols[f, rows].astype(np.int64)
-        hist[offsets[f]:offsets[f + 1]] = 0.0
+        hist[offsets[f] : offsets[f + 1]] = 0.0
         np.add.at(hist[:, common.HIST_GRAD], b, gradients[rows].astype(np.float64))
         np.add.at(hist[:, common.HIST_HESS], b, hessians[rows].astype(np.float64))
     return hist
@@ -68,18 +75,21 @@ def twin_chunked(binned_cols, offsets, rows, gradients, hessians, total_bins):
     features = np.arange(binned_cols.shape[0])
     total = np.zeros((total_bins, common.HIST_WIDTH))
     for c in range(n_chunks):
-        part = rows[c * chunk:min(n, (c + 1) * chunk)]
-        total += twin_histogram(binned_cols, offsets, part, gradients, hessians, features,
-                                total_bins)
+        part = rows[c * chunk : min(n, (c + 1) * chunk)]
+        total += twin_histogram(
+            binned_cols, offsets, part, gradients, hessians, features, total_bins
+        )
     return total
 
 
 def colwise(binned_cols, offsets, rows, gradients, hessians, features):
-    og = np.full(len(rows) + 5, np.nan, common.GRAD_DTYPE)      # longer than needed
+    og = np.full(len(rows) + 5, np.nan, common.GRAD_DTYPE)  # longer than needed
     oh = np.full(len(rows) + 5, np.nan, common.GRAD_DTYPE)
     gather_gradients(gradients, hessians, rows, og, oh)
     hist = np.full((offsets[-1], common.HIST_WIDTH), SENTINEL, common.HIST_DTYPE)
-    build_histogram_colwise(binned_cols, rows, og, oh, np.asarray(features, np.int32), offsets, hist)
+    build_histogram_colwise(
+        binned_cols, rows, og, oh, np.asarray(features, np.int32), offsets, hist
+    )
     return hist
 
 
@@ -107,7 +117,7 @@ def random_rows(rng, n_samples, kind):
 BIN_LAYOUTS = {
     "3": [3, 3, 3],
     "32": [32, 5, 32, 2],
-    "256": [256, 3, 256],              # uint8 at its limit
+    "256": [256, 3, 256],  # uint8 at its limit
     "mixed_uint16": [300, 3, 32, 256],  # uint16
 }
 
@@ -120,8 +130,9 @@ def test_histograms_match_twin(layout, rows_kind, constant_hessian, seed):
     rng = np.random.default_rng(seed)
     n_bins = BIN_LAYOUTS[layout]
     binned_cols, offsets, g, h = make_data(rng, 700, n_bins, constant_hessian, wide_range=True)
-    assert binned_cols.dtype == (common.BIN_DTYPE_LARGE if max(n_bins) > common.MAX_SMALL_BINS
-                                 else common.BIN_DTYPE_SMALL)
+    assert binned_cols.dtype == (
+        common.BIN_DTYPE_LARGE if max(n_bins) > common.MAX_SMALL_BINS else common.BIN_DTYPE_SMALL
+    )
     rows = random_rows(rng, 700, rows_kind)
     total_bins = int(offsets[-1])
     all_features = np.arange(len(n_bins))
@@ -166,9 +177,20 @@ def _thread_counts():
 LARGE_ROWS = [PARALLEL_MIN_ROWS + 1001, 5 * CHUNK_ROWS + 777, (MAX_CHUNKS + 2) * CHUNK_ROWS + 3]
 
 
-@pytest.mark.parametrize("n_rows", [0, 1, PARALLEL_MIN_ROWS - 1, PARALLEL_MIN_ROWS, 2 * CHUNK_ROWS,
-                                    3 * CHUNK_ROWS - 1, 3 * CHUNK_ROWS, 100 * CHUNK_ROWS]
-                         + LARGE_ROWS)
+@pytest.mark.parametrize(
+    "n_rows",
+    [
+        0,
+        1,
+        PARALLEL_MIN_ROWS - 1,
+        PARALLEL_MIN_ROWS,
+        2 * CHUNK_ROWS,
+        3 * CHUNK_ROWS - 1,
+        3 * CHUNK_ROWS,
+        100 * CHUNK_ROWS,
+    ]
+    + LARGE_ROWS,
+)
 def test_n_row_chunks_follows_the_documented_rule(n_rows):
     assert n_row_chunks(n_rows) == twin_n_chunks(n_rows)
     assert 1 <= n_row_chunks(n_rows) <= MAX_CHUNKS
@@ -187,8 +209,9 @@ def test_large_leaves_colwise_parallel_path_matches_twin_bit_for_bit(layout):
     try:
         for threads in _thread_counts():
             numba.set_num_threads(threads)
-            np.testing.assert_array_equal(colwise(binned_cols, offsets, rows, g, h, features),
-                                          expected)
+            np.testing.assert_array_equal(
+                colwise(binned_cols, offsets, rows, g, h, features), expected
+            )
     finally:
         numba.set_num_threads(old)
 
@@ -218,10 +241,13 @@ def test_large_leaves_rowwise_is_chunk_twin_for_any_thread_count(layout, n_rows)
 def _assert_close_to_row_order(got, binned_cols, offsets, rows, g, h, features):
     """|got - exact row-order sum| <= 1e-12 * sum of |values| in the bin (rtol 1e-12)."""
     exact = twin_histogram(binned_cols, offsets, rows, g, h, features, int(offsets[-1]))
-    scale = twin_histogram(binned_cols, offsets, rows, np.abs(g), np.abs(h), features,
-                           int(offsets[-1]))
+    scale = twin_histogram(
+        binned_cols, offsets, rows, np.abs(g), np.abs(h), features, int(offsets[-1])
+    )
     err = np.abs(got - exact)
-    assert np.all(err <= 1e-12 * scale), f"max error / scale {np.max(err / np.maximum(scale, 1e-300))}"
+    assert np.all(err <= 1e-12 * scale), (
+        f"max error / scale {np.max(err / np.maximum(scale, 1e-300))}"
+    )
 
 
 @pytest.mark.parametrize("layout", list(BIN_LAYOUTS))
@@ -233,7 +259,8 @@ def test_rowwise_equals_colwise_bit_for_bit_on_small_leaves(layout, seed):
     rows = random_rows(rng, 500, "subset")
     np.testing.assert_array_equal(
         rowwise(binned_cols, offsets, rows, g, h),
-        colwise(binned_cols, offsets, rows, g, h, np.arange(len(n_bins))))
+        colwise(binned_cols, offsets, rows, g, h, np.arange(len(n_bins))),
+    )
 
 
 @pytest.mark.parametrize("layout", ["32", "mixed_uint16"])

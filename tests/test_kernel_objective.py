@@ -1,4 +1,5 @@
 """native.objective.compute_gradients against numpy formulas (LightGBM's forms)."""
+
 import numpy as np
 import pytest
 
@@ -13,8 +14,17 @@ def run(objective, scores, labels, weights, alpha=0.9, sigmoid=1.0, label_weight
     k, n = scores.shape
     g = np.full((k, n), np.nan, common.GRAD_DTYPE)
     h = np.full((k, n), np.nan, common.GRAD_DTYPE)
-    compute_gradients(objective, scores, labels, EMPTY if weights is None else weights, alpha,
-                      sigmoid, np.asarray(label_weights, np.float64), g, h)
+    compute_gradients(
+        objective,
+        scores,
+        labels,
+        EMPTY if weights is None else weights,
+        alpha,
+        sigmoid,
+        np.asarray(label_weights, np.float64),
+        g,
+        h,
+    )
     return g, h
 
 
@@ -32,7 +42,7 @@ def twin(objective, scores, labels, weights, alpha=0.9, sigmoid=1.0, label_weigh
         # d/ds of lw * logloss(y, sigmoid(sigma * s)), as in LightGBM.
         p = 1.0 / (1.0 + np.exp(-sigmoid * s))
         lw = np.where(labels > 0, label_weights[1], label_weights[0])
-        return (sigmoid * (p - labels) * lw * w)[None], (sigmoid ** 2 * p * (1 - p) * lw * w)[None]
+        return (sigmoid * (p - labels) * lw * w)[None], (sigmoid**2 * p * (1 - p) * lw * w)[None]
     # multiclass: softmax cross-entropy, hessian scaled by K / (K - 1).
     k = scores.shape[0]
     z = np.exp(scores - scores.max(axis=0))
@@ -49,13 +59,18 @@ def data(rng, objective, n=500, k=1):
         labels = rng.integers(0, k, n).astype(np.float64)
     else:
         labels = rng.normal(scale=2.0, size=n)
-        labels[:5] = scores[0, :5]                 # zero residual: L1 sign(0) = 0
-        labels[5:10] = scores[0, 5:10] + 0.9       # |d| == alpha on the huber boundary
+        labels[:5] = scores[0, :5]  # zero residual: L1 sign(0) = 0
+        labels[5:10] = scores[0, 5:10] + 0.9  # |d| == alpha on the huber boundary
     return scores, labels
 
 
-OBJECTIVES = [common.OBJ_REGRESSION, common.OBJ_REGRESSION_L1, common.OBJ_HUBER,
-              common.OBJ_BINARY, common.OBJ_MULTICLASS]
+OBJECTIVES = [
+    common.OBJ_REGRESSION,
+    common.OBJ_REGRESSION_L1,
+    common.OBJ_HUBER,
+    common.OBJ_BINARY,
+    common.OBJ_MULTICLASS,
+]
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
@@ -89,10 +104,12 @@ def test_binary_sigmoid_and_label_weights(sigmoid, label_weights, weighted):
     rng = np.random.default_rng(1)
     scores, labels = data(rng, common.OBJ_BINARY)
     weights = rng.uniform(0.0, 3.0, scores.shape[1]) if weighted else None
-    g, h = run(common.OBJ_BINARY, scores, labels, weights, sigmoid=sigmoid,
-               label_weights=label_weights)
-    eg, eh = twin(common.OBJ_BINARY, scores, labels, weights, sigmoid=sigmoid,
-                  label_weights=label_weights)
+    g, h = run(
+        common.OBJ_BINARY, scores, labels, weights, sigmoid=sigmoid, label_weights=label_weights
+    )
+    eg, eh = twin(
+        common.OBJ_BINARY, scores, labels, weights, sigmoid=sigmoid, label_weights=label_weights
+    )
     np.testing.assert_allclose(g, eg, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(h, eh, rtol=1e-6, atol=1e-7)
 

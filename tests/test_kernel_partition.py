@@ -1,4 +1,5 @@
 """native.partition against a numpy stable partition."""
+
 import numpy as np
 import pytest
 
@@ -26,13 +27,15 @@ def test_partition_matches_stable_twin(n_bins, with_nan, default_left, seed):
     n_value_bins = n_bins - with_nan
     for threshold_bin in (0, int(rng.integers(0, n_value_bins)), n_value_bins - 1):
         rows = np.sort(rng.choice(n, size=int(rng.integers(0, n)), replace=False)).astype(
-            common.INDEX_DTYPE)
+            common.INDEX_DTYPE
+        )
         expected, expected_left = twin_partition(rows, column, threshold_bin, default_left, nan_bin)
         for n_threads in (1, 2, 3):
             scratch = np.full((2, n), 99999, common.INDEX_DTYPE)
             got = rows.copy()
-            n_left = partition_rows(got, column, threshold_bin, default_left, nan_bin,
-                                    n_threads, scratch)
+            n_left = partition_rows(
+                got, column, threshold_bin, default_left, nan_bin, n_threads, scratch
+            )
             assert n_left == expected_left
             np.testing.assert_array_equal(got, expected)
         # Stable: each side stays ascending.
@@ -43,13 +46,18 @@ def test_partition_matches_stable_twin(n_bins, with_nan, default_left, seed):
 @pytest.mark.parametrize("n_threads", [2, 4])
 def test_parallel_partition_equals_serial_on_large_leaves(n_threads):
     from dgbdt.native.partition import PARALLEL_MIN_ROWS
+
     rng = np.random.default_rng(3)
     n = 3 * PARALLEL_MIN_ROWS + 17
     column = rng.integers(0, 40, n).astype(common.BIN_DTYPE_SMALL)
-    rows = np.sort(rng.choice(n, size=PARALLEL_MIN_ROWS + 1001, replace=False)).astype(common.INDEX_DTYPE)
+    rows = np.sort(rng.choice(n, size=PARALLEL_MIN_ROWS + 1001, replace=False)).astype(
+        common.INDEX_DTYPE
+    )
     expected, expected_left = twin_partition(rows, column, 17, True, 39)
     got = rows.copy()
-    n_left = partition_rows(got, column, 17, True, 39, n_threads, np.empty((2, n), common.INDEX_DTYPE))
+    n_left = partition_rows(
+        got, column, 17, True, 39, n_threads, np.empty((2, n), common.INDEX_DTYPE)
+    )
     assert n_left == expected_left
     np.testing.assert_array_equal(got, expected)
 
@@ -59,7 +67,7 @@ def test_partition_of_a_slice_leaves_the_rest_alone():
     column = rng.integers(0, 8, 200).astype(common.BIN_DTYPE_SMALL)
     all_rows = np.arange(200, dtype=common.INDEX_DTYPE)
     before = all_rows.copy()
-    leaf = all_rows[50:120]                                      # a view, as in the grower
+    leaf = all_rows[50:120]  # a view, as in the grower
     expected, n_expected = twin_partition(leaf.copy(), column, 3, True, 7)
     n_left = partition_rows(leaf, column, 3, True, 7, 1, np.empty((2, 200), common.INDEX_DTYPE))
     assert n_left == n_expected
@@ -69,7 +77,7 @@ def test_partition_of_a_slice_leaves_the_rest_alone():
 
 
 def test_partition_nan_bin_follows_default_left_only():
-    column = np.array([0, 1, 2, 3, 3, 0], common.BIN_DTYPE_SMALL)   # bin 3 = NaN
+    column = np.array([0, 1, 2, 3, 3, 0], common.BIN_DTYPE_SMALL)  # bin 3 = NaN
     rows = np.arange(6, dtype=common.INDEX_DTYPE)
     scratch = np.empty((2, 6), common.INDEX_DTYPE)
     r = rows.copy()
@@ -78,7 +86,7 @@ def test_partition_nan_bin_follows_default_left_only():
     r = rows.copy()
     assert partition_rows(r, column, 0, True, 3, 1, scratch) == 4
     np.testing.assert_array_equal(r, [0, 3, 4, 5, 1, 2])
-    r = rows.copy()                      # no NaN bin: bin 3 is a value bin
+    r = rows.copy()  # no NaN bin: bin 3 is a value bin
     assert partition_rows(r, column, 2, True, -1, 1, scratch) == 4
     np.testing.assert_array_equal(r, [0, 1, 2, 5, 3, 4])
 
@@ -89,7 +97,7 @@ def test_add_leaf_values(n_leaves, seed):
     rng = np.random.default_rng(seed)
     n = 500
     leaf_of_row = rng.integers(0, n_leaves, n)
-    n_root = 400                                     # the rest are out of the tree (bagging)
+    n_root = 400  # the rest are out of the tree (bagging)
     root = np.sort(rng.choice(n, n_root, replace=False))
     order = root[np.argsort(leaf_of_row[root], kind="stable")].astype(common.INDEX_DTYPE)
     leaf_count = np.bincount(leaf_of_row[root], minlength=n_leaves).astype(np.int64)

@@ -1,4 +1,5 @@
 """native.predict against a pure-Python tree walk."""
+
 import numpy as np
 import pytest
 
@@ -13,10 +14,14 @@ SEEDS = [0, 1, 2]
 
 # -- random trees over random bin boundaries -------------------------------------------
 
+
 def random_bounds(rng, n_features, n_value_bins):
-    return [np.append(np.sort(rng.choice(np.linspace(-2, 2, 401), n_value_bins - 1,
-                                         replace=False)), np.inf)
-            for _ in range(n_features)]
+    return [
+        np.append(
+            np.sort(rng.choice(np.linspace(-2, 2, 401), n_value_bins - 1, replace=False)), np.inf
+        )
+        for _ in range(n_features)
+    ]
 
 
 def random_tree(rng, n_leaves, bounds, nan_bins):
@@ -29,10 +34,25 @@ def random_tree(rng, n_leaves, bounds, nan_bins):
         if nan_bins[f] >= 0:
             default_left = bool(rng.integers(0, 2))
         else:
-            default_left = bool(0.0 <= bounds[f][tb])   # NaN goes where 0.0 goes (grower's rule)
-        tree.split(leaf, f, tb, bounds[f][tb], default_left, 1.0, 0.0, 1.0, 1.0,
-                   rng.normal(), 1.0, 1.0, rng.normal(), 1.0, 1.0)
-    tree.leaf_value[:tree.n_leaves] = rng.normal(size=tree.n_leaves)
+            default_left = bool(0.0 <= bounds[f][tb])  # NaN goes where 0.0 goes (grower's rule)
+        tree.split(
+            leaf,
+            f,
+            tb,
+            bounds[f][tb],
+            default_left,
+            1.0,
+            0.0,
+            1.0,
+            1.0,
+            rng.normal(),
+            1.0,
+            1.0,
+            rng.normal(),
+            1.0,
+            1.0,
+        )
+    tree.leaf_value[: tree.n_leaves] = rng.normal(size=tree.n_leaves)
     return tree.finish()
 
 
@@ -50,7 +70,9 @@ def walk(tree, x_row, binned_row=None, nan_bins=None):
                 left = x_row[f] <= tree.threshold[node]
         else:
             b = binned_row[f]
-            left = bool(tree.default_left[node]) if b == nan_bins[f] else b <= tree.threshold_bin[node]
+            left = (
+                bool(tree.default_left[node]) if b == nan_bins[f] else b <= tree.threshold_bin[node]
+            )
         node = tree.left_child[node] if left else tree.right_child[node]
     return ~node
 
@@ -60,7 +82,9 @@ def flatten(trees):
         return np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]), dtype=dtype)
 
     return dict(
-        node_offsets=np.concatenate([[0], np.cumsum([t.n_leaves - 1 for t in trees])]).astype(np.int64),
+        node_offsets=np.concatenate([[0], np.cumsum([t.n_leaves - 1 for t in trees])]).astype(
+            np.int64
+        ),
         leaf_offsets=np.concatenate([[0], np.cumsum([t.n_leaves for t in trees])]).astype(np.int64),
         split_feature=cat("split_feature", common.FEATURE_INDEX_DTYPE),
         threshold=cat("threshold", np.float64),
@@ -73,11 +97,12 @@ def flatten(trees):
 
 def make_case(rng, n_value_bins, with_nan, n_samples=2 * PREDICT_BLOCK + 37, n_features=4):
     bounds = random_bounds(rng, n_features, n_value_bins)
-    nan_bins = np.array([n_value_bins if (with_nan and f % 2 == 0) else -1
-                         for f in range(n_features)], np.int32)
+    nan_bins = np.array(
+        [n_value_bins if (with_nan and f % 2 == 0) else -1 for f in range(n_features)], np.int32
+    )
     X = rng.normal(scale=1.5, size=(n_samples, n_features))
     X[rng.random(X.shape) < 0.1] = 0.0
-    for f in range(n_features):                                 # exactly on a threshold
+    for f in range(n_features):  # exactly on a threshold
         on_bound = rng.random(n_samples) < 0.1
         X[on_bound, f] = rng.choice(bounds[f][:-1], size=on_bound.sum())
     if with_nan:
@@ -96,28 +121,48 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
     bounds, nan_bins, X, binned = make_case(rng, n_value_bins, with_nan)
     n_classes = 3
     trees = [random_tree(rng, int(rng.integers(1, 9)), bounds, nan_bins) for _ in range(7)]
-    trees[1] = random_tree(rng, 1, bounds, nan_bins)                # a single-leaf tree
+    trees[1] = random_tree(rng, 1, bounds, nan_bins)  # a single-leaf tree
     flat = flatten(trees)
     n = X.shape[0]
 
     leaves = np.array([[walk(t, X[i]) for t in trees] for i in range(n)], dtype=np.int64)
-    leaves_binned = np.array([[walk(t, X[i], binned[:, i], nan_bins) for t in trees]
-                              for i in range(n)], dtype=np.int64)
+    leaves_binned = np.array(
+        [[walk(t, X[i], binned[:, i], nan_bins) for t in trees] for i in range(n)], dtype=np.int64
+    )
     # Binned and raw walks agree (bin <= tb  <=>  x <= upper_bounds[tb]).
     np.testing.assert_array_equal(leaves, leaves_binned)
 
     for n_trees in (len(trees), 4, 0):
         out = np.zeros((n, n_trees), np.int32)
-        predict_leaf_index(X, flat["node_offsets"][:n_trees + 1], flat["split_feature"],
-                           flat["threshold"], flat["default_left"], flat["left_child"],
-                           flat["right_child"], n_trees, out)
+        predict_leaf_index(
+            X,
+            flat["node_offsets"][: n_trees + 1],
+            flat["split_feature"],
+            flat["threshold"],
+            flat["default_left"],
+            flat["left_child"],
+            flat["right_child"],
+            n_trees,
+            out,
+        )
         np.testing.assert_array_equal(out, leaves[:, :n_trees])
 
         start = rng.normal(size=(n, n_classes))
         out = start.copy()
-        predict_raw(X, flat["node_offsets"], flat["leaf_offsets"], flat["split_feature"],
-                    flat["threshold"], flat["default_left"], flat["left_child"],
-                    flat["right_child"], flat["leaf_value"], n_trees, n_classes, out)
+        predict_raw(
+            X,
+            flat["node_offsets"],
+            flat["leaf_offsets"],
+            flat["split_feature"],
+            flat["threshold"],
+            flat["default_left"],
+            flat["left_child"],
+            flat["right_child"],
+            flat["leaf_value"],
+            n_trees,
+            n_classes,
+            out,
+        )
         expected = start.copy()
         for t in range(n_trees):
             expected[:, t % n_classes] += trees[t].leaf_value[leaves[:, t]]
@@ -126,8 +171,17 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
     for t, tree in enumerate(trees):
         scores = rng.normal(size=n)
         expected = scores + tree.leaf_value[leaves[:, t]]
-        add_tree_binned(binned, nan_bins, tree.split_feature, tree.threshold_bin, tree.default_left,
-                        tree.left_child, tree.right_child, tree.leaf_value, scores)
+        add_tree_binned(
+            binned,
+            nan_bins,
+            tree.split_feature,
+            tree.threshold_bin,
+            tree.default_left,
+            tree.left_child,
+            tree.right_child,
+            tree.leaf_value,
+            scores,
+        )
         np.testing.assert_array_equal(scores, expected)
 
 
@@ -143,28 +197,52 @@ def test_nan_follows_default_left():
         tree.finish()
         flat = flatten([tree])
         out = np.zeros((3, 1), np.int32)
-        predict_leaf_index(X, flat["node_offsets"], flat["split_feature"], flat["threshold"],
-                           flat["default_left"], flat["left_child"], flat["right_child"], 1, out)
+        predict_leaf_index(
+            X,
+            flat["node_offsets"],
+            flat["split_feature"],
+            flat["threshold"],
+            flat["default_left"],
+            flat["left_child"],
+            flat["right_child"],
+            1,
+            out,
+        )
         assert list(out[:, 0]) == [nan_leaf, 0, 1]
         scores = np.zeros(3)
-        add_tree_binned(binned, nan_bins, tree.split_feature, tree.threshold_bin,
-                        tree.default_left, tree.left_child, tree.right_child, tree.leaf_value,
-                        scores)
+        add_tree_binned(
+            binned,
+            nan_bins,
+            tree.split_feature,
+            tree.threshold_bin,
+            tree.default_left,
+            tree.left_child,
+            tree.right_child,
+            tree.leaf_value,
+            scores,
+        )
         np.testing.assert_array_equal(scores, tree.leaf_value[[nan_leaf, 0, 1]])
 
 
 # -- trained models: predicting raw data equals walking the binned data ----------------------
 
-@pytest.mark.parametrize("objective, num_class, max_bin", [
-    ("regression", 1, 32), ("binary", 1, 255), ("multiclass", 3, 300), ("regression", 1, 3),
-])
+
+@pytest.mark.parametrize(
+    "objective, num_class, max_bin",
+    [
+        ("regression", 1, 32),
+        ("binary", 1, 255),
+        ("multiclass", 3, 300),
+        ("regression", 1, 3),
+    ],
+)
 @pytest.mark.parametrize("with_nan", [False, True])
 @pytest.mark.parametrize("layout", ["force_row_wise", "force_col_wise"])
 def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan, layout):
     rng = np.random.default_rng(11)
     n = 600
     X = rng.normal(size=(n, 5))
-    X[:, 3] = np.round(X[:, 3])                              # a few distinct values
+    X[:, 3] = np.round(X[:, 3])  # a few distinct values
     if with_nan:
         X[rng.random(X.shape) < 0.1] = np.nan
     score = np.nan_to_num(X[:, 0] + X[:, 1] * X[:, 2], nan=1.0)
@@ -174,8 +252,15 @@ def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan
         y = (score > 0).astype(float)
     else:
         y = np.digitize(score, [-0.5, 0.5]).astype(float)
-    params = {"objective": objective, "num_leaves": 15, "min_data_in_leaf": 5,
-              "max_bin": max_bin, "min_data_in_bin": 1, "verbosity": -1, layout: True}
+    params = {
+        "objective": objective,
+        "num_leaves": 15,
+        "min_data_in_leaf": 5,
+        "max_bin": max_bin,
+        "min_data_in_bin": 1,
+        "verbosity": -1,
+        layout: True,
+    }
     if objective == "multiclass":
         params["num_class"] = num_class
     ds = dgbdt.Dataset(X, label=y)
@@ -192,9 +277,17 @@ def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan
     k = booster.num_tree_per_iteration
     binned_scores = np.tile(booster.init_score[:, None], (1, n))
     for i, tree in enumerate(booster.trees):
-        add_tree_binned(binned_cols, nan_bins, tree.split_feature, tree.threshold_bin,
-                        tree.default_left, tree.left_child, tree.right_child, tree.leaf_value,
-                        binned_scores[i % k])
+        add_tree_binned(
+            binned_cols,
+            nan_bins,
+            tree.split_feature,
+            tree.threshold_bin,
+            tree.default_left,
+            tree.left_child,
+            tree.right_child,
+            tree.leaf_value,
+            binned_scores[i % k],
+        )
     raw = booster.predict(X, raw_score=True)
     raw = raw.reshape(n, -1)
     np.testing.assert_allclose(raw, binned_scores.T, rtol=1e-12, atol=1e-12)

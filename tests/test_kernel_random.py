@@ -1,4 +1,5 @@
 """native.random: counter-based uniforms, the same however the rows are sharded."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -29,7 +30,7 @@ def test_deterministic_in_unit_interval_and_uniform(seed, stream):
 def test_shards_agree_with_one_long_fill():
     long = fill(5, 7, 0, 10_000)
     for first, n in [(0, 1), (1000, 500), (3333, 4444), (9999, 1), (10_000, 0)]:
-        np.testing.assert_array_equal(fill(5, 7, first, n), long[first:first + n])
+        np.testing.assert_array_equal(fill(5, 7, first, n), long[first : first + n])
     for i in (0, 1, 1234, 9999):
         assert uniform_from_counter(5, 7, i) == long[i]
 

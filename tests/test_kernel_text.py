@@ -1,4 +1,5 @@
 """native.text: the byte scans of the readers against naive Python twins."""
+
 import re
 
 import numpy as np
@@ -6,8 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dgbdt.native.text import (LINE_BAD_QID, LINE_BLANK, LINE_NO_QID, LINE_QID, WHITESPACE_SEP,
-                               byte_counts, count_rows, field_counts, libsvm_qids)
+from dgbdt.native.text import (
+    LINE_BAD_QID,
+    LINE_BLANK,
+    LINE_NO_QID,
+    LINE_QID,
+    WHITESPACE_SEP,
+    byte_counts,
+    count_rows,
+    field_counts,
+    libsvm_qids,
+)
 
 ALPHABET = b"0123456789,,,..\t\t   \r\n\n\n::#qid-+eE\x0b\x0cx\x00\xff"
 
@@ -35,15 +45,17 @@ def naive_stray(line):
 
 def naive_field_counts(data, sep):
     counts = [naive_fields(line, sep) for line in lines_of(data)]
-    stray = next((i for i, line in enumerate(lines_of(data))
-                  if counts[i] > 0 and naive_stray(line)), -1)
+    stray = next(
+        (i for i, line in enumerate(lines_of(data)) if counts[i] > 0 and naive_stray(line)), -1
+    )
     return counts, stray
 
 
 def run_field_counts(data, sep):
     counts = np.full(len(lines_of(data)), -7, np.int64)
-    stray = field_counts(np.frombuffer(data, np.uint8),
-                         WHITESPACE_SEP if sep is None else sep, counts)
+    stray = field_counts(
+        np.frombuffer(data, np.uint8), WHITESPACE_SEP if sep is None else sep, counts
+    )
     return counts.tolist(), int(stray)
 
 
@@ -61,7 +73,7 @@ def naive_count_rows(data, sep, n_fields):
 def naive_qids(data):
     kinds, qids = [], []
     for line in lines_of(data):
-        tokens = line.split(b"#", 1)[0].split()   # bytes.split: scikit-learn's whitespace
+        tokens = line.split(b"#", 1)[0].split()  # bytes.split: scikit-learn's whitespace
         if not tokens:
             kinds.append(LINE_BLANK)
             qids.append(0)
@@ -91,14 +103,18 @@ def test_field_counts_and_count_rows_match_naive(seed, sep):
     for data in random_texts(seed):
         assert run_field_counts(data, sep) == naive_field_counts(data, sep), data
         for n_fields in (1, 2, 3):
-            got = count_rows(np.frombuffer(data, np.uint8),
-                             WHITESPACE_SEP if sep is None else sep, n_fields)
+            got = count_rows(
+                np.frombuffer(data, np.uint8), WHITESPACE_SEP if sep is None else sep, n_fields
+            )
             assert got == naive_count_rows(data, sep, n_fields), (data, n_fields)
 
 
 @settings(deadline=None, max_examples=200)
-@given(data=st.binary(max_size=200) | st.lists(st.sampled_from(list(ALPHABET)), max_size=200)
-       .map(bytes), sep=st.sampled_from(SEPS))
+@given(
+    data=st.binary(max_size=200)
+    | st.lists(st.sampled_from(list(ALPHABET)), max_size=200).map(bytes),
+    sep=st.sampled_from(SEPS),
+)
 def test_field_counts_hypothesis(data, sep):
     assert run_field_counts(data, sep) == naive_field_counts(data, sep)
 
@@ -106,9 +122,9 @@ def test_field_counts_hypothesis(data, sep):
 def test_field_counts_examples():
     assert run_field_counts(b"1,2\n\n3\r\n \t\n4,5,6", ord(",")) == ([2, 0, 1, 0, 3], -1)
     assert run_field_counts(b" 1  2\n\n3\r\n \t\n4\x0b5 6\n", None) == ([2, 0, 1, 0, 2], -1)
-    assert run_field_counts(b"1,2\n3,4\r5,6\n", ord(",")) == ([2, 3], 1)       # a stray '\r'
-    assert run_field_counts(b"1,2\r\r\n \r \n", ord(",")) == ([2, 0], -1)     # blank: no stray
-    assert run_field_counts(b"\t\n", ord("\t")) == ([2], -1)      # the separator is no blank
+    assert run_field_counts(b"1,2\n3,4\r5,6\n", ord(",")) == ([2, 3], 1)  # a stray '\r'
+    assert run_field_counts(b"1,2\r\r\n \r \n", ord(",")) == ([2, 0], -1)  # blank: no stray
+    assert run_field_counts(b"\t\n", ord("\t")) == ([2], -1)  # the separator is no blank
     assert run_field_counts(b"", ord(",")) == ([], -1)
     assert count_rows(np.frombuffer(b"1,2\n\n3,4\n", np.uint8), ord(","), 2) == 2
     assert count_rows(np.frombuffer(b"1,2\n\n3\n", np.uint8), ord(","), 2) == -3
@@ -117,8 +133,26 @@ def test_field_counts_examples():
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_libsvm_qids_match_naive(seed):
     rng = np.random.default_rng(seed)
-    pieces = [b"1", b"0", b" ", b"\t", b"\n", b"qid:", b"qid", b"7", b"-", b"+", b"3:4", b"#",
-              b"x", b"\x0b", b"\r", b"qid:12", b"9" * 19, b"qid:-5"]
+    pieces = [
+        b"1",
+        b"0",
+        b" ",
+        b"\t",
+        b"\n",
+        b"qid:",
+        b"qid",
+        b"7",
+        b"-",
+        b"+",
+        b"3:4",
+        b"#",
+        b"x",
+        b"\x0b",
+        b"\r",
+        b"qid:12",
+        b"9" * 19,
+        b"qid:-5",
+    ]
     for _ in range(200):
         data = b"".join(pieces[i] for i in rng.integers(0, len(pieces), int(rng.integers(0, 40))))
         n = len(lines_of(data))
@@ -126,17 +160,28 @@ def test_libsvm_qids_match_naive(seed):
         assert libsvm_qids(np.frombuffer(data, np.uint8), qids, kinds) == n
         want_kinds, want_qids = naive_qids(data)
         assert kinds.tolist() == want_kinds, data
-        assert [q if k == LINE_QID else 0 for q, k in zip(qids.tolist(), want_kinds)] == \
-            want_qids, data
+        assert [
+            q if k == LINE_QID else 0 for q, k in zip(qids.tolist(), want_kinds)
+        ] == want_qids, data
 
 
 def test_libsvm_qids_examples():
-    data = (b"1 qid:5 0:1\n# c\n\n2 qid:-7 1:2 # x\n3 0:1\n4 qidx:3\n"
-            b"5 qid:1234567890123456789\n6\tqid:+8")
+    data = (
+        b"1 qid:5 0:1\n# c\n\n2 qid:-7 1:2 # x\n3 0:1\n4 qidx:3\n"
+        b"5 qid:1234567890123456789\n6\tqid:+8"
+    )
     qids, kinds = np.zeros(8, np.int64), np.zeros(8, np.int8)
     assert libsvm_qids(np.frombuffer(data, np.uint8), qids, kinds) == 8
-    assert kinds.tolist() == [LINE_QID, LINE_BLANK, LINE_BLANK, LINE_QID, LINE_NO_QID,
-                              LINE_BAD_QID, LINE_BAD_QID, LINE_QID]
+    assert kinds.tolist() == [
+        LINE_QID,
+        LINE_BLANK,
+        LINE_BLANK,
+        LINE_QID,
+        LINE_NO_QID,
+        LINE_BAD_QID,
+        LINE_BAD_QID,
+        LINE_QID,
+    ]
     assert qids[[0, 3, 7]].tolist() == [5, -7, 8]
 
 
@@ -144,6 +189,9 @@ def test_libsvm_qids_examples():
 def test_byte_counts(seed):
     for data in random_texts(seed):
         got = byte_counts(np.frombuffer(data, np.uint8), 10, 44, 13)
-        assert tuple(int(x) for x in got) == (data.count(b"\n"), data.count(b","),
-                                              data.count(b"\r"))
+        assert tuple(int(x) for x in got) == (
+            data.count(b"\n"),
+            data.count(b","),
+            data.count(b"\r"),
+        )
     assert tuple(byte_counts(np.zeros(0, np.uint8), 1, 2, 256)) == (0, 0, 0)

@@ -1,6 +1,7 @@
 """conftest warms some kernels by direct calls, best effort (a failure there is
 only a warning, so that one changed signature does not fail every test).  This
 test makes such a failure visible: the warm-up calls must match the kernels."""
+
 import pathlib
 import warnings
 

@@ -22,6 +22,7 @@ What the comparisons rely on:
   so does dgbdt.  It binds with ``max_delta_step`` (a clipped parent), which
   is compared on deep trees too.
 """
+
 import numpy as np
 import pytest
 
@@ -29,10 +30,24 @@ import dgbdt
 
 lgb = pytest.importorskip("lightgbm")
 
-LGB_ONLY = {"verbosity": -1, "deterministic": True, "force_col_wise": True, "num_threads": 1,
-            "feature_pre_filter": False, "seed": 0, "bin_construct_sample_cnt": 1_000_000}
-BASE = {"num_leaves": 15, "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 1e-3,
-        "lambda_l2": 0.5, "max_bin": 255, "min_data_in_bin": 1, "learning_rate": 1.0}
+LGB_ONLY = {
+    "verbosity": -1,
+    "deterministic": True,
+    "force_col_wise": True,
+    "num_threads": 1,
+    "feature_pre_filter": False,
+    "seed": 0,
+    "bin_construct_sample_cnt": 1_000_000,
+}
+BASE = {
+    "num_leaves": 15,
+    "min_data_in_leaf": 1,
+    "min_sum_hessian_in_leaf": 1e-3,
+    "lambda_l2": 0.5,
+    "max_bin": 255,
+    "min_data_in_bin": 1,
+    "learning_rate": 1.0,
+}
 
 
 def _prebinned(objective, n=2000, n_features=6, nan_fraction=0.0, seed=0):
@@ -89,8 +104,9 @@ def _compare(X, theirs, ours, atol=1e-6):
     assert np.ptp(raw_ours, axis=0).min() > 0.05
 
 
-@pytest.mark.parametrize("objective", ["regression", "binary", "multiclass", "huber",
-                                       "regression_l1"])
+@pytest.mark.parametrize(
+    "objective", ["regression", "binary", "multiclass", "huber", "regression_l1"]
+)
 def test_one_round(objective):
     _compare(*_fit_both(objective, rounds=1))
 
@@ -100,18 +116,22 @@ def test_one_round_with_nan(objective):
     _compare(*_fit_both(objective, rounds=1, nan_fraction=0.1))
 
 
-@pytest.mark.parametrize("overrides", [
-    {"lambda_l2": 0.0},
-    {"lambda_l1": 2.0},
-    {"max_depth": 3},
-    {"min_gain_to_split": 5.0},
-    {"min_data_in_leaf": 40},
-    {"min_sum_hessian_in_leaf": 60.0},
-    {"num_leaves": 2, "max_delta_step": 0.05},
-    {"num_leaves": 3, "max_delta_step": 0.05},
-    {"max_delta_step": 0.05},
-    {"num_leaves": 63, "min_data_in_leaf": 3, "max_delta_step": 0.1},
-], ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()))
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"lambda_l2": 0.0},
+        {"lambda_l1": 2.0},
+        {"max_depth": 3},
+        {"min_gain_to_split": 5.0},
+        {"min_data_in_leaf": 40},
+        {"min_sum_hessian_in_leaf": 60.0},
+        {"num_leaves": 2, "max_delta_step": 0.05},
+        {"num_leaves": 3, "max_delta_step": 0.05},
+        {"max_delta_step": 0.05},
+        {"num_leaves": 63, "min_data_in_leaf": 3, "max_delta_step": 0.1},
+    ],
+    ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()),
+)
 def test_one_round_regression_settings(overrides):
     _compare(*_fit_both("regression", rounds=1, **overrides))
 
@@ -128,21 +148,24 @@ def test_rounds_regression_with_nan():
 
 @pytest.mark.parametrize("min_data_in_leaf", [0, 20])
 def test_rounds_binary(min_data_in_leaf):
-    X, theirs, ours = _fit_both("binary", rounds=5, learning_rate=0.3,
-                                min_data_in_leaf=min_data_in_leaf)
+    X, theirs, ours = _fit_both(
+        "binary", rounds=5, learning_rate=0.3, min_data_in_leaf=min_data_in_leaf
+    )
     _compare(X, theirs, ours, atol=1e-5)
 
 
 @pytest.mark.parametrize("min_data_in_leaf", [0, 20])
 def test_rounds_multiclass(min_data_in_leaf):
-    X, theirs, ours = _fit_both("multiclass", rounds=3, learning_rate=0.3,
-                                min_data_in_leaf=min_data_in_leaf)
+    X, theirs, ours = _fit_both(
+        "multiclass", rounds=3, learning_rate=0.3, min_data_in_leaf=min_data_in_leaf
+    )
     _compare(X, theirs, ours, atol=1e-5)
 
 
 def test_deep_tree():
-    X, theirs, ours = _fit_both("regression", rounds=2, num_leaves=255, min_data_in_leaf=3,
-                                lambda_l2=0.0)
+    X, theirs, ours = _fit_both(
+        "regression", rounds=2, num_leaves=255, min_data_in_leaf=3, lambda_l2=0.0
+    )
     _compare(X, theirs, ours, atol=1e-6)
 
 
@@ -154,44 +177,64 @@ def test_deep_tree():
 QUANTIZED = {"use_quantized_grad": True, "stochastic_rounding": False}
 
 
-@pytest.mark.parametrize("objective, overrides", [
-    ("regression", {}),
-    ("regression", {"num_grad_quant_bins": 16, "nan_fraction": 0.1}),
-    ("binary", {}),
-    ("binary", {"num_grad_quant_bins": 3}),
-    ("binary", {"num_grad_quant_bins": 2}),
-    ("regression", {"num_grad_quant_bins": 2}),
-    ("binary", {"num_grad_quant_bins": 8, "quant_train_renew_leaf": True}),
-    ("huber", {}),
-    ("regression_l1", {}),
-], ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()))
+@pytest.mark.parametrize(
+    "objective, overrides",
+    [
+        ("regression", {}),
+        ("regression", {"num_grad_quant_bins": 16, "nan_fraction": 0.1}),
+        ("binary", {}),
+        ("binary", {"num_grad_quant_bins": 3}),
+        ("binary", {"num_grad_quant_bins": 2}),
+        ("regression", {"num_grad_quant_bins": 2}),
+        ("binary", {"num_grad_quant_bins": 8, "quant_train_renew_leaf": True}),
+        ("huber", {}),
+        ("regression_l1", {}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()),
+)
 def test_quantized_rounds(objective, overrides):
     overrides = dict(overrides)
     nan_fraction = overrides.pop("nan_fraction", 0.0)
-    X, theirs, ours = _fit_both(objective, rounds=4, nan_fraction=nan_fraction, **QUANTIZED,
-                                **overrides)
+    X, theirs, ours = _fit_both(
+        objective, rounds=4, nan_fraction=nan_fraction, **QUANTIZED, **overrides
+    )
     _compare(X, theirs, ours, atol=1e-9)
     # and quantization changed the model (the comparison is not float training's),
     # except for L1, whose gradients (+-1) and hessians (1) are levels exactly
-    _, _, floats = _fit_both(objective, rounds=4, nan_fraction=nan_fraction,
-                             **{k: v for k, v in overrides.items() if k == "num_grad_quant_bins"})
+    _, _, floats = _fit_both(
+        objective,
+        rounds=4,
+        nan_fraction=nan_fraction,
+        **{k: v for k, v in overrides.items() if k == "num_grad_quant_bins"},
+    )
     change = np.abs(floats.predict(X, raw_score=True) - ours.predict(X, raw_score=True)).max()
     assert change == 0.0 if objective == "regression_l1" else change > 1e-6
 
 
-@pytest.mark.parametrize("overrides, weighted", [({"scale_pos_weight": 3.0}, False),
-                                                 ({"scale_pos_weight": 3.0}, True),
-                                                 ({"is_unbalance": True}, True)])
+@pytest.mark.parametrize(
+    "overrides, weighted",
+    [
+        ({"scale_pos_weight": 3.0}, False),
+        ({"scale_pos_weight": 3.0}, True),
+        ({"is_unbalance": True}, True),
+    ],
+)
 def test_binary_class_weights_and_starting_score(overrides, weighted):
     # is_unbalance weighs classes by row counts, and the starting score is the
     # plain (weighted) log-odds, class weights left out: LightGBM's choices.
     X, y = _prebinned("binary")
     w = np.where(y > 0, 5.0, 1.0) if weighted else None
-    params = {**BASE, **overrides, "objective": "binary", "learning_rate": 0.3,
-              "min_data_in_leaf": 0}
+    params = {
+        **BASE,
+        **overrides,
+        "objective": "binary",
+        "learning_rate": 0.3,
+        "min_data_in_leaf": 0,
+    }
     lgb_params = {**params, **LGB_ONLY}
-    theirs = lgb.train(lgb_params, lgb.Dataset(X, y, weight=w, params=lgb_params),
-                       num_boost_round=3)
+    theirs = lgb.train(
+        lgb_params, lgb.Dataset(X, y, weight=w, params=lgb_params), num_boost_round=3
+    )
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=w), 3)
     _compare(X, theirs, ours, atol=1e-6)
 
@@ -205,8 +248,12 @@ def test_nan_at_prediction_where_the_leaf_had_no_nan_rows():
     X = np.column_stack([rng.integers(0, 20, n).astype(float), rng.integers(0, 2, n).astype(float)])
     y = 5 * X[:, 1] + (X[:, 0] > 10) * (1 - X[:, 1])
     X[(X[:, 1] == 1) & (rng.random(n) < 0.3), 0] = np.nan
-    params = {"objective": "regression", "num_leaves": 3, "min_data_in_leaf": 5,
-              "learning_rate": 1.0}
+    params = {
+        "objective": "regression",
+        "num_leaves": 3,
+        "min_data_in_leaf": 5,
+        "learning_rate": 1.0,
+    }
     theirs = lgb.train({**params, **LGB_ONLY}, lgb.Dataset(X, y), 1)
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 1)
     T = np.array([[np.nan, 0.0], [np.nan, 1.0], [15, 0.0], [3, 0.0]])
@@ -225,15 +272,17 @@ def test_a_first_tree_that_cannot_split_is_the_starting_score(objective, boost_f
     theirs = lgb.train({**params, **LGB_ONLY}, lgb.Dataset(X, y), 10)
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 10)
     assert ours.num_trees() == theirs.num_trees() == 1
-    np.testing.assert_allclose(ours.predict(X, raw_score=True), theirs.predict(X, raw_score=True),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        ours.predict(X, raw_score=True), theirs.predict(X, raw_score=True), atol=1e-12
+    )
 
 
 def test_min_data_in_leaf_and_min_sum_hessian_both_zero():
     # LightGBM sets min_data_in_leaf to 1 (config.cpp): no splits with an empty side.
     with pytest.warns(UserWarning, match="min_data_in_leaf is set to 1"):
-        X, theirs, ours = _fit_both("regression", rounds=3, num_leaves=63, min_data_in_leaf=0,
-                                    min_sum_hessian_in_leaf=0.0)
+        X, theirs, ours = _fit_both(
+            "regression", rounds=3, num_leaves=63, min_data_in_leaf=0, min_sum_hessian_in_leaf=0.0
+        )
     _compare(X, theirs, ours, atol=1e-9)
     assert all(np.all(t.leaf_count > 0) for t in ours.trees)
 
@@ -249,8 +298,9 @@ def test_best_iteration_when_nothing_is_left_to_split():
     for name, mod in (("lgb", lgb), ("dgbdt", dgbdt)):
         train = mod.Dataset(X[:200], y[:200])
         valid = mod.Dataset(X[200:], y[200:], reference=train)
-        out[name] = mod.train(params, train, 200, valid_sets=[valid],
-                              callbacks=[mod.early_stopping(5, verbose=False)])
+        out[name] = mod.train(
+            params, train, 200, valid_sets=[valid], callbacks=[mod.early_stopping(5, verbose=False)]
+        )
     assert out["dgbdt"].best_iteration == out["lgb"].best_iteration > 0
 
 
@@ -264,7 +314,9 @@ def test_weighted_l1_starting_score_and_leaf_values(seed):
     w = rng.choice([0.3, 0.5, 1.0, 1.5, 2.0, 3.0], len(y))
     params = {**BASE, "objective": "regression_l1", "learning_rate": 0.5, "min_data_in_leaf": 20}
     lgb_params = {**params, **LGB_ONLY}
-    theirs = lgb.train(lgb_params, lgb.Dataset(X, y, weight=w, params=lgb_params), num_boost_round=3)
+    theirs = lgb.train(
+        lgb_params, lgb.Dataset(X, y, weight=w, params=lgb_params), num_boost_round=3
+    )
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=w), 3)
     _compare(X, theirs, ours, atol=1e-5)
     unit = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=np.ones(len(y))), 3)
@@ -278,15 +330,30 @@ def test_best_iteration_of_the_earliest_stalled_validation_set():
     X = np.repeat([[0.0], [1.0]], 200, axis=0)
     y = X[:, 0] * 2.0
     yb = np.where(X[:, 0] > 0, 0.1, 0.0)
-    params = {"objective": "regression", "num_leaves": 2, "learning_rate": 0.5,
-              "min_data_in_leaf": 1, "min_gain_to_split": 0.5, "boost_from_average": False,
-              "max_bin": 255, "min_data_in_bin": 1, "metric": "l2", "verbose": -1}
+    params = {
+        "objective": "regression",
+        "num_leaves": 2,
+        "learning_rate": 0.5,
+        "min_data_in_leaf": 1,
+        "min_gain_to_split": 0.5,
+        "boost_from_average": False,
+        "max_bin": 255,
+        "min_data_in_bin": 1,
+        "metric": "l2",
+        "verbose": -1,
+    }
     best = {}
     for name, mod in (("lgb", lgb), ("dgbdt", dgbdt)):
         train = mod.Dataset(X, y)
         sets = [mod.Dataset(X, y, reference=train), mod.Dataset(X, yb, reference=train)]
-        best[name] = mod.train(params, train, 50, valid_sets=sets, valid_names=["a", "b"],
-                               callbacks=[mod.early_stopping(20, verbose=False)]).best_iteration
+        best[name] = mod.train(
+            params,
+            train,
+            50,
+            valid_sets=sets,
+            valid_names=["a", "b"],
+            callbacks=[mod.early_stopping(20, verbose=False)],
+        ).best_iteration
     assert best["dgbdt"] == best["lgb"] == 1
 
 
@@ -298,8 +365,15 @@ def test_weighted_l1_leaf_whose_rows_all_weigh_one():
     y = (X[:, 0] + rng.normal(size=400)).astype(np.float32).astype(float)
     w = np.ones(400)
     w[X[:, 0] < 2] = rng.choice([0.5, 2.0, 3.0], int((X[:, 0] < 2).sum()))
-    params = {"objective": "regression_l1", "num_leaves": 2, "min_data_in_leaf": 20,
-              "learning_rate": 1.0, "lambda_l2": 0.0, "max_bin": 255, "min_data_in_bin": 1}
+    params = {
+        "objective": "regression_l1",
+        "num_leaves": 2,
+        "min_data_in_leaf": 20,
+        "learning_rate": 1.0,
+        "lambda_l2": 0.0,
+        "max_bin": 255,
+        "min_data_in_bin": 1,
+    }
     theirs = lgb.train({**params, **LGB_ONLY}, lgb.Dataset(X, y, weight=w), 1)
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=w), 1)
     xs = np.arange(10.0)[:, None]

@@ -25,12 +25,21 @@ def test_table_is_unambiguous():
     assert len(keys) == len(set(keys)) == len(LIGHTGBM_ALIASES)
 
 
-@pytest.mark.parametrize("key,name", [
-    ("num_iterations", "num_iterations"), ("n_estimators", "num_iterations"),
-    ("eta", "learning_rate"), (" num_leaf ", "num_leaves"), ("task", "task"),
-    ("config_file", "config"), ("save_binary", "save_binary"), ("is_save_binary", "save_binary"),
-    ("gpu_device_id", "gpu_device_id"), ("mlist", "machine_list_filename"),
-])
+@pytest.mark.parametrize(
+    "key,name",
+    [
+        ("num_iterations", "num_iterations"),
+        ("n_estimators", "num_iterations"),
+        ("eta", "learning_rate"),
+        (" num_leaf ", "num_leaves"),
+        ("task", "task"),
+        ("config_file", "config"),
+        ("save_binary", "save_binary"),
+        ("is_save_binary", "save_binary"),
+        ("gpu_device_id", "gpu_device_id"),
+        ("mlist", "machine_list_filename"),
+    ],
+)
 def test_lightgbm_canonical_resolves(key, name):
     assert lightgbm_canonical(key) == name
 

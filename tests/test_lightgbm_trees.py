@@ -22,6 +22,7 @@ values put in (the forward pass, NaN bins).
 Measured at the last change: over 100 rounds every tree of every case is
 LightGBM's, no near-tie exits (1,000 trees).
 """
+
 import math
 import os
 
@@ -41,28 +42,65 @@ from test_kernel_split import feature_candidates, twin_gain  # noqa: E402  (the 
 ROUNDS = os.environ.get("DGBDT_LIGHTGBM_TREES_ROUNDS")
 NEAR_TIE = 1e-9
 LEAF_TOL = 1e-9
-LGB_ONLY = {"deterministic": True, "num_threads": 1, "force_col_wise": True,
-            "feature_pre_filter": False, "seed": 0}
-BINARY = {"objective": "binary", "num_leaves": 63, "min_data_in_leaf": 50,
-          "min_sum_hessian_in_leaf": 5, "learning_rate": 0.1}
-CASES = {           # data file, row weights, starting scores from the .init file, params
+LGB_ONLY = {
+    "deterministic": True,
+    "num_threads": 1,
+    "force_col_wise": True,
+    "feature_pre_filter": False,
+    "seed": 0,
+}
+BINARY = {
+    "objective": "binary",
+    "num_leaves": 63,
+    "min_data_in_leaf": 50,
+    "min_sum_hessian_in_leaf": 5,
+    "learning_rate": 0.1,
+}
+CASES = {  # data file, row weights, starting scores from the .init file, params
     "binary": ("binary.train", False, False, BINARY),
     "binary_weighted": ("binary.train", True, False, BINARY),
-    "regression": ("regression.train", False, False,
-                   {"objective": "regression", "num_leaves": 31, "min_data_in_leaf": 100,
-                    "learning_rate": 0.05}),
-    "multiclass": ("multiclass.train", False, False,
-                   {"objective": "multiclass", "num_class": 5, "num_leaves": 31,
-                    "learning_rate": 0.05}),
+    "regression": (
+        "regression.train",
+        False,
+        False,
+        {
+            "objective": "regression",
+            "num_leaves": 31,
+            "min_data_in_leaf": 100,
+            "learning_rate": 0.05,
+        },
+    ),
+    "multiclass": (
+        "multiclass.train",
+        False,
+        False,
+        {"objective": "multiclass", "num_class": 5, "num_leaves": 31, "learning_rate": 0.05},
+    ),
     # beyond the four: LightGBM's .init file on both sides, and NaN values
-    "regression_init": ("regression.train", False, True,
-                        {"objective": "regression", "num_leaves": 31, "min_data_in_leaf": 100,
-                         "learning_rate": 0.05}),
+    "regression_init": (
+        "regression.train",
+        False,
+        True,
+        {
+            "objective": "regression",
+            "num_leaves": 31,
+            "min_data_in_leaf": 100,
+            "learning_rate": 0.05,
+        },
+    ),
     "binary_nan": ("binary.train", False, False, BINARY),
     # weights of every size (U(0, 1), float32): LightGBM's float32 product in L2's gradient
-    "regression_weighted": ("regression.train", "uniform", False,
-                            {"objective": "regression", "num_leaves": 31, "min_data_in_leaf": 100,
-                             "learning_rate": 0.05}),
+    "regression_weighted": (
+        "regression.train",
+        "uniform",
+        False,
+        {
+            "objective": "regression",
+            "num_leaves": 31,
+            "min_data_in_leaf": 100,
+            "learning_rate": 0.05,
+        },
+    ),
 }
 
 
@@ -96,8 +134,15 @@ def _lgb_tree(info):
             leaves[node["leaf_index"]] = node["leaf_value"]
             return
         nan = node["missing_type"] == "NaN"
-        nodes.append((node["split_index"], node["split_feature"], node["threshold"],
-                      int(node["default_left"]) if nan else -1, parent))
+        nodes.append(
+            (
+                node["split_index"],
+                node["split_feature"],
+                node["threshold"],
+                int(node["default_left"]) if nan else -1,
+                parent,
+            )
+        )
         walk(node["left_child"], (node["split_index"], 0))
         walk(node["right_child"], (node["split_index"], 1))
 
@@ -106,8 +151,13 @@ def _lgb_tree(info):
         return [], [], [], np.array([root["leaf_value"]]), []
     walk(root, None)
     nodes.sort()
-    return ([n[1] for n in nodes], [n[2] for n in nodes], [n[3] for n in nodes],
-            np.array([leaves[i] for i in range(len(leaves))]), [n[4] for n in nodes])
+    return (
+        [n[1] for n in nodes],
+        [n[2] for n in nodes],
+        [n[3] for n in nodes],
+        np.array([leaves[i] for i in range(len(leaves))]),
+        [n[4] for n in nodes],
+    )
 
 
 def _parent(tree, node):
@@ -150,17 +200,28 @@ class _ScanLog:
 
         def recording(grower, leaves, leaf, candidates):
             scan(grower, leaves, leaf, candidates)
-            self.scans.append((leaves.hists[leaf].copy(), leaves.totals[leaf],
-                               leaves.records[leaf].copy(), candidates.copy(),
-                               grower.learner.most_freq_bins))
+            self.scans.append(
+                (
+                    leaves.hists[leaf].copy(),
+                    leaves.totals[leaf],
+                    leaves.records[leaf].copy(),
+                    candidates.copy(),
+                    grower.learner.most_freq_bins,
+                )
+            )
+
         monkeypatch.setattr(grower_module.TreeGrower, "_scan", recording)
 
 
 def _near_tie(scans, tree, node, theirs, mapper, params):
     """The relative gap between dgbdt's gain at ``node`` and LightGBM's candidate's
     gain on the same histogram, or a reason why they cannot be compared."""
-    ours = [s for s in scans if s[2][SPLIT_FEATURE] == tree.split_feature[node]
-            and s[2][SPLIT_GAIN] == tree.split_gain[node]]
+    ours = [
+        s
+        for s in scans
+        if s[2][SPLIT_FEATURE] == tree.split_feature[node]
+        and s[2][SPLIT_GAIN] == tree.split_gain[node]
+    ]
     if len(theirs[0]) <= node or not ours:
         return math.inf, "one tree stops splitting before the other"
     if theirs[4][node] != _parent(tree, node):
@@ -172,16 +233,25 @@ def _near_tie(scans, tree, node, theirs, mapper, params):
         return math.inf, f"LightGBM splits on feature {f}, which dgbdt skips here"
     b = _lgb_bin(mapper, f, theirs[1][node])
     offsets = mapper.feature_offsets
-    reg = (params.get("lambda_l1", 0.0), params.get("lambda_l2", 0.0),
-           params.get("max_delta_step", 0.0))
+    reg = (
+        params.get("lambda_l1", 0.0),
+        params.get("lambda_l2", 0.0),
+        params.get("max_delta_step", 0.0),
+    )
     shift = None
     for threshold, default_left, left, right in feature_candidates(
-            hist, int(offsets[f]), int(offsets[f + 1] - offsets[f]), int(mapper.nan_bins[f]),
-            int(most_freq_bins[f]), totals):
+        hist,
+        int(offsets[f]),
+        int(offsets[f + 1] - offsets[f]),
+        int(mapper.nan_bins[f]),
+        int(most_freq_bins[f]),
+        totals,
+    ):
         if threshold == b and (theirs[2][node] < 0 or bool(theirs[2][node]) == default_left):
             gain = twin_gain(*left[:2], *reg) + twin_gain(*right[:2], *reg)
-            shift = twin_gain(totals[0], totals[1] + 2 * K_EPSILON, *reg) \
-                + params.get("min_gain_to_split", 0.0)
+            shift = twin_gain(totals[0], totals[1] + 2 * K_EPSILON, *reg) + params.get(
+                "min_gain_to_split", 0.0
+            )
             break
     if shift is None:
         return math.inf, "LightGBM's threshold is no candidate for dgbdt"
@@ -194,8 +264,9 @@ def compare_trees(folder, case, rounds, monkeypatch, lgb_overrides=None):
     X, y, w, init = _load(folder, case)
     k = params.get("num_class", 1)
     lgb_params = {**params, "max_bin": 255, "verbosity": -1, **LGB_ONLY, **(lgb_overrides or {})}
-    theirs = lgb.train(lgb_params, lgb.Dataset(X, y, weight=w, init_score=init,
-                                               params=lgb_params), rounds)
+    theirs = lgb.train(
+        lgb_params, lgb.Dataset(X, y, weight=w, init_score=init, params=lgb_params), rounds
+    )
     lgb_trees = [_lgb_tree(t) for t in theirs.dump_model()["tree_info"]]
     ours_set = dgbdt.Dataset(X, y, weight=w)
     ours_params = {**params, "max_bin": 255, "verbosity": -1}
@@ -210,7 +281,9 @@ def compare_trees(folder, case, rounds, monkeypatch, lgb_overrides=None):
         mapper = ours_set.bin_mapper
         for c in range(k):
             tree, lgb_tree = one.trees[c], lgb_trees[t * k + c]
-            values = tree.leaf_value[:tree.n_leaves] + (one.init_score[c] if start is None else 0.0)
+            values = tree.leaf_value[: tree.n_leaves] + (
+                one.init_score[c] if start is None else 0.0
+            )
             node = _first_difference(lgb_tree, tree, mapper)
             stats["trees"] += 1
             if node is None and np.abs(values - lgb_tree[3]).max() <= LEAF_TOL:
@@ -218,16 +291,19 @@ def compare_trees(folder, case, rounds, monkeypatch, lgb_overrides=None):
                 continue
             where = f"round {t} class {c} node {node}"
             if node is None:
-                stats["other"].append(f"{where}: leaf values differ by "
-                                      f"{np.abs(values - lgb_tree[3]).max():.3g}")
+                stats["other"].append(
+                    f"{where}: leaf values differ by {np.abs(values - lgb_tree[3]).max():.3g}"
+                )
                 continue
-            with monkeypatch.context() as m:        # the same round again, recording its scans
+            with monkeypatch.context() as m:  # the same round again, recording its scans
                 log = _ScanLog(m)
-                again = dgbdt.train({**ours_params, "boost_from_average": start is None},
-                                    ours_set, 1)
+                again = dgbdt.train(
+                    {**ours_params, "boost_from_average": start is None}, ours_set, 1
+                )
             gap, why = _near_tie(log.scans, again.trees[c], node, lgb_tree, mapper, params)
             (stats["near_ties"] if gap <= NEAR_TIE else stats["other"]).append(
-                f"{where}: {why} {gap:.3g}")
+                f"{where}: {why} {gap:.3g}"
+            )
     return stats
 
 
@@ -236,8 +312,10 @@ def test_trees_equal_lightgbms(shared_datasets, case, monkeypatch):
     extra = ("regression_init", "binary_nan", "regression_weighted")
     rounds = int(ROUNDS) if ROUNDS else 30 if case in extra else 100
     stats = compare_trees(shared_datasets, case, rounds, monkeypatch)
-    print(f"\n{case}: {rounds} rounds, {stats['trees']} trees, {stats['identical']} identical, "
-          f"{len(stats['near_ties'])} near-tie exits {stats['near_ties']}")
+    print(
+        f"\n{case}: {rounds} rounds, {stats['trees']} trees, {stats['identical']} identical, "
+        f"{len(stats['near_ties'])} near-tie exits {stats['near_ties']}"
+    )
     assert not stats["other"], stats["other"]
     assert stats["identical"] + len(stats["near_ties"]) == stats["trees"]
 

@@ -23,13 +23,21 @@ def _data(kind, rng, n=N, k=4):
     return rng.integers(0, k, n).astype(float), p / p.sum(axis=1, keepdims=True)
 
 
-KIND = {"l2": "regression", "rmse": "regression", "l1": "regression", "huber": "regression",
-        "binary_logloss": "binary", "binary_error": "binary", "auc": "binary",
-        "multi_logloss": "multiclass", "multi_error": "multiclass"}
+KIND = {
+    "l2": "regression",
+    "rmse": "regression",
+    "l1": "regression",
+    "huber": "regression",
+    "binary_logloss": "binary",
+    "binary_error": "binary",
+    "auc": "binary",
+    "multi_logloss": "multiclass",
+    "multi_error": "multiclass",
+}
 
 
 def test_registry_names():
-    assert set(METRICS) == set(KIND) | {"auc_mu"}       # auc_mu takes raw scores: tested below
+    assert set(METRICS) == set(KIND) | {"auc_mu"}  # auc_mu takes raw scores: tested below
     assert all(m.name == name for name, m in METRICS.items())
     assert [n for n, m in METRICS.items() if m.higher_better] == ["auc", "auc_mu"]
     assert [n for n, m in METRICS.items() if m.raw_scores] == ["auc_mu"]
@@ -46,21 +54,27 @@ def test_against_sklearn(seed, weighted):
     assert get_metric("l2").compute(y, p, w) == pytest.approx(mse, rel=1e-12)
     assert get_metric("rmse").compute(y, p, w) == pytest.approx(np.sqrt(mse), rel=1e-12)
     assert get_metric("l1").compute(y, p, w) == pytest.approx(
-        skm.mean_absolute_error(y, p, sample_weight=w), rel=1e-12)
+        skm.mean_absolute_error(y, p, sample_weight=w), rel=1e-12
+    )
 
     y, p = _data("binary", rng)
     assert get_metric("binary_logloss").compute(y, p, w) == pytest.approx(
-        skm.log_loss(y, p, sample_weight=w), rel=1e-12)
+        skm.log_loss(y, p, sample_weight=w), rel=1e-12
+    )
     assert get_metric("binary_error").compute(y, p, w) == pytest.approx(
-        1 - skm.accuracy_score(y, p > 0.5, sample_weight=w), rel=1e-12)
+        1 - skm.accuracy_score(y, p > 0.5, sample_weight=w), rel=1e-12
+    )
     assert get_metric("auc").compute(y, p, w) == pytest.approx(
-        skm.roc_auc_score(y, p, sample_weight=w), rel=1e-12)
+        skm.roc_auc_score(y, p, sample_weight=w), rel=1e-12
+    )
 
     y, p = _data("multiclass", rng)
     assert get_metric("multi_logloss").compute(y, p, w) == pytest.approx(
-        skm.log_loss(y, p, sample_weight=w, labels=range(4)), rel=1e-12)
+        skm.log_loss(y, p, sample_weight=w, labels=range(4)), rel=1e-12
+    )
     assert get_metric("multi_error").compute(y, p, w) == pytest.approx(
-        1 - skm.accuracy_score(y, p.argmax(axis=1), sample_weight=w), rel=1e-12)
+        1 - skm.accuracy_score(y, p.argmax(axis=1), sample_weight=w), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -78,7 +92,8 @@ def test_huber_formula(seed, weighted):
     # both branches must have been used for the test to mean something
     assert (d <= 0.9).any() and (d > 0.9).any()
     assert get_metric("huber").compute(y, p, w) == pytest.approx(
-        get_metric("huber").compute(y, p, w, alpha=0.9), rel=0)
+        get_metric("huber").compute(y, p, w, alpha=0.9), rel=0
+    )
 
 
 @pytest.mark.parametrize("name", [n for n in KIND if n != "auc"])
@@ -90,8 +105,7 @@ def test_partial_sums_add_up(name, seed, weighted):
     w = _weights(rng, weighted)
     y, p = _data(KIND[name], rng)
     h = N // 3
-    parts = [m.partial(y[s], p[s], None if w is None else w[s])
-             for s in (slice(0, h), slice(h, N))]
+    parts = [m.partial(y[s], p[s], None if w is None else w[s]) for s in (slice(0, h), slice(h, N))]
     assert all(s.dtype == np.float64 for s in parts)
     whole = m.compute(y, p, w)
     assert m.finalize(parts[0] + parts[1]) == pytest.approx(whole, rel=1e-12)
@@ -107,7 +121,8 @@ def test_auc_with_ties(seed, weighted):
     p = np.round(rng.uniform(size=N), 1)  # 11 distinct values: many ties
     assert len(np.unique(p)) < 20
     assert get_metric("auc").compute(y, p, w) == pytest.approx(
-        skm.roc_auc_score(y, p, sample_weight=w), rel=1e-12)
+        skm.roc_auc_score(y, p, sample_weight=w), rel=1e-12
+    )
 
 
 def test_auc_hand_example_and_one_class():
@@ -136,9 +151,13 @@ def test_lightgbm_edge_rules():
     # clipping: log loss of a certain wrong answer is -log(float32(1e-15))
     cap = float(-np.log(np.float32(1e-15)))
     assert get_metric("binary_logloss").compute([1, 0], [0.0, 1.0]) == pytest.approx(cap, rel=1e-15)
-    assert get_metric("multi_logloss").compute([2], np.array([[0.5, 0.5, 0.0]])) == pytest.approx(cap, rel=1e-15)
+    assert get_metric("multi_logloss").compute([2], np.array([[0.5, 0.5, 0.0]])) == pytest.approx(
+        cap, rel=1e-15
+    )
     # and no clipping just above the threshold
-    assert get_metric("binary_logloss").compute([1], [1e-10]) == pytest.approx(-np.log(1e-10), rel=1e-15)
+    assert get_metric("binary_logloss").compute([1], [1e-10]) == pytest.approx(
+        -np.log(1e-10), rel=1e-15
+    )
 
 
 def test_errors():
@@ -158,15 +177,19 @@ def test_errors():
 
 # --- agreement with LightGBM's own evaluation ------------------------------
 
+
 def _lgb_eval(lgb, params, X, y, w, n_rounds=3):
     """Train on (X, y, w) validating on the same data; return (model, results)."""
     data = lgb.Dataset(X, y, weight=w)
     valid = lgb.Dataset(X, y, weight=w, reference=data)
     record = {}
-    model = lgb.train({"verbose": -1, "num_leaves": 4, "min_data_in_leaf": 5,
-                       "num_threads": 1, **params},
-                      data, n_rounds, valid_sets=[valid],
-                      callbacks=[lgb.record_evaluation(record)])
+    model = lgb.train(
+        {"verbose": -1, "num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1, **params},
+        data,
+        n_rounds,
+        valid_sets=[valid],
+        callbacks=[lgb.record_evaluation(record)],
+    )
     return model, record["valid_0"]
 
 
@@ -220,8 +243,11 @@ def _naive_auc_mu(label, raw, weight, W):
             s = 0.0
             for a in np.flatnonzero(label == i):
                 for b in np.flatnonzero(label == j):
-                    s += w[a] * w[b] * (1.0 if dist[b] < dist[a] else 0.5 if dist[b] == dist[a]
-                                        else 0.0)
+                    s += (
+                        w[a]
+                        * w[b]
+                        * (1.0 if dist[b] < dist[a] else 0.5 if dist[b] == dist[a] else 0.0)
+                    )
             total += s / w[label == i].sum() / w[label == j].sum()
     return 2.0 * total / k / (k - 1)
 
@@ -231,10 +257,11 @@ def _naive_auc_mu(label, raw, weight, W):
 @pytest.mark.parametrize("matrix", [False, True])
 def test_auc_mu_against_a_naive_twin(seed, weighted, matrix):
     from dgbdt.metrics import auc_mu
+
     rng = np.random.default_rng(seed)
     n, k = 80, 4
     label = rng.integers(0, k, n).astype(float)
-    raw = np.round(rng.normal(size=(n, k)), 1)          # many ties
+    raw = np.round(rng.normal(size=(n, k)), 1)  # many ties
     weight = _weights(rng, weighted, n)
     W = rng.uniform(0.5, 3.0, (k, k)) * (1 - np.eye(k)) if matrix else None
     expected = _naive_auc_mu(label, raw, weight, np.ones((k, k)) - np.eye(k) if W is None else W)
@@ -248,28 +275,46 @@ def test_auc_mu_equals_lightgbm(weighted, matrix):
     from sklearn.datasets import make_classification
 
     from dgbdt.metrics import auc_mu
+
     X, y = make_classification(600, 8, n_informative=5, n_classes=5, random_state=0)
     rng = np.random.default_rng(1)
     # LightGBM stores weights as float32
     weight = rng.uniform(0.5, 2.0, len(y)).astype(np.float32) if weighted else None
-    params = {"objective": "multiclass", "num_class": 5, "metric": "auc_mu", "verbose": -1,
-              "num_leaves": 7}
+    params = {
+        "objective": "multiclass",
+        "num_class": 5,
+        "metric": "auc_mu",
+        "verbose": -1,
+        "num_leaves": 7,
+    }
     W = None
     if matrix:
         W = np.arange(25, dtype=float).reshape(5, 5) % 7 + 1
         np.fill_diagonal(W, 0)
         params["auc_mu_weights"] = W.ravel().tolist()
     rec = {}
-    booster = lgb.train(params, lgb.Dataset(X, y), 3,
-                        valid_sets=[lgb.Dataset(X, y, weight=weight)],
-                        callbacks=[lgb.record_evaluation(rec)])
-    ours = [auc_mu(y, booster.predict(X, raw_score=True, num_iteration=i),
-                   None if weight is None else weight.astype(np.float64), W) for i in (1, 2, 3)]
+    booster = lgb.train(
+        params,
+        lgb.Dataset(X, y),
+        3,
+        valid_sets=[lgb.Dataset(X, y, weight=weight)],
+        callbacks=[lgb.record_evaluation(rec)],
+    )
+    ours = [
+        auc_mu(
+            y,
+            booster.predict(X, raw_score=True, num_iteration=i),
+            None if weight is None else weight.astype(np.float64),
+            W,
+        )
+        for i in (1, 2, 3)
+    ]
     np.testing.assert_allclose(ours, rec["valid_0"]["auc_mu"], rtol=1e-12)
 
 
 def test_auc_mu_weights_are_checked_like_lightgbm():
     from dgbdt.params import resolve_params
+
     base = {"objective": "multiclass", "num_class": 3, "metric": "auc_mu"}
     cfg = resolve_params({**base, "auc_mu_weights": "0,1,2,3,0,4,5,6,0"})
     assert cfg["auc_mu_weights"] == (0, 1, 2, 3, 0, 4, 5, 6, 0)
@@ -287,12 +332,23 @@ def test_auc_mu_weights_are_checked_like_lightgbm():
 def test_auc_mu_in_training_uses_raw_scores_over_every_rank_alike():
     import dgbdt
     from dgbdt.metrics import auc_mu
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
     y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.5, 0.5]).astype(float)
     rec = {}
-    booster = dgbdt.train({"objective": "multiclass", "num_class": 3, "verbosity": -1,
-                           "metric": "auc_mu", "num_leaves": 5}, dgbdt.Dataset(X, y), 3,
-                          valid_sets=[dgbdt.Dataset(X, y)], callbacks=[dgbdt.record_evaluation(rec)])
+    booster = dgbdt.train(
+        {
+            "objective": "multiclass",
+            "num_class": 3,
+            "verbosity": -1,
+            "metric": "auc_mu",
+            "num_leaves": 5,
+        },
+        dgbdt.Dataset(X, y),
+        3,
+        valid_sets=[dgbdt.Dataset(X, y)],
+        callbacks=[dgbdt.record_evaluation(rec)],
+    )
     expected = auc_mu(y, booster.predict(X, raw_score=True))
     assert rec["valid_0"]["auc_mu"][-1] == pytest.approx(expected, rel=1e-12)

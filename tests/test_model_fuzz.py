@@ -9,6 +9,7 @@ hang (the loader walks trees iteratively and each walk ends).
 
 ``DGBDT_FUZZ_EXAMPLES=20000 pytest tests/test_model_fuzz.py`` fuzzes longer.
 """
+
 import copy
 import functools
 import json
@@ -24,17 +25,71 @@ import dgbdt
 from dgbdt.cli import IO_DEFAULTS, CliError, _read_options, _with_model_columns
 from dgbdt.model_io import ModelFormatError
 
-FUZZ = settings(deadline=None, max_examples=int(os.environ.get("DGBDT_FUZZ_EXAMPLES", 500)),
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    deadline=None,
+    max_examples=int(os.environ.get("DGBDT_FUZZ_EXAMPLES", 500)),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
-_RAW = "@@raw@@"             # a value replaced by raw JSON text after dumping
+_RAW = "@@raw@@"  # a value replaced by raw JSON text after dumping
 _MAX = float(np.finfo(np.float64).max)
-HOSTILE = [2 ** 31, 2 ** 31 - 1, 2 ** 32, 2 ** 63, 2 ** 63 - 1, 2 ** 64, -2 ** 31 - 1, -2 ** 63 - 1,
-           -1, -2, -100, 0, 1, 2, 3, 7, 3.7, 3.0, 0.0, -0.0, 1e-320, 1e308, -1e308, _MAX, -_MAX,
-           5e307, True, False, None, "", "x", "binary", "custom", "multiclass", [], {}, [1], [[1]],
-           [0.5, 0.5], {"a": 1}, {"sigmoid": 1.0}]
-TOKENS = ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", "9" * 400, "1" * 5000,
-          "[" * 100_000 + "]" * 100_000, "[" * 500 + "]" * 500, "1.5e308", "-0", '"\\ud800"']
+HOSTILE = [
+    2**31,
+    2**31 - 1,
+    2**32,
+    2**63,
+    2**63 - 1,
+    2**64,
+    -(2**31) - 1,
+    -(2**63) - 1,
+    -1,
+    -2,
+    -100,
+    0,
+    1,
+    2,
+    3,
+    7,
+    3.7,
+    3.0,
+    0.0,
+    -0.0,
+    1e-320,
+    1e308,
+    -1e308,
+    _MAX,
+    -_MAX,
+    5e307,
+    True,
+    False,
+    None,
+    "",
+    "x",
+    "binary",
+    "custom",
+    "multiclass",
+    [],
+    {},
+    [1],
+    [[1]],
+    [0.5, 0.5],
+    {"a": 1},
+    {"sigmoid": 1.0},
+]
+TOKENS = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "-1e400",
+    "9" * 400,
+    "1" * 5000,
+    "[" * 100_000 + "]" * 100_000,
+    "[" * 500 + "]" * 500,
+    "1.5e308",
+    "-0",
+    '"\\ud800"',
+]
 
 
 @functools.lru_cache(maxsize=None)
@@ -46,14 +101,18 @@ def base_models():
     signal = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1])
     base = {"verbosity": -1, "num_leaves": 5, "min_data_in_leaf": 5}
     binary = dgbdt.train({**base, "objective": "binary"}, dgbdt.Dataset(X, (signal > 0) * 1.0), 3)
-    multi = dgbdt.train({**base, "objective": "multiclass", "num_class": 3},
-                        dgbdt.Dataset(X, np.digitize(signal, [-0.5, 0.5]) * 1.0), 2)
+    multi = dgbdt.train(
+        {**base, "objective": "multiclass", "num_class": 3},
+        dgbdt.Dataset(X, np.digitize(signal, [-0.5, 0.5]) * 1.0),
+        2,
+    )
     l1 = dgbdt.train({**base, "objective": "regression_l1"}, dgbdt.Dataset(X, signal), 2)
     l1_doc = l1.dump_model()
     del l1_doc["bin_upper_bounds"], l1_doc["nan_bins"]
     # the column keys the command line records (strings), to be mutated too
-    l1_doc["params"].update(label_column="0", ignore_column="1,2", weight_column="name:w",
-                            zero_based="true")
+    l1_doc["params"].update(
+        label_column="0", ignore_column="1,2", weight_column="name:w", zero_based="true"
+    )
     return (binary.model_to_string(), multi.model_to_string(), json.dumps(l1_doc))
 
 
@@ -89,8 +148,22 @@ def _mutate_doc(data, doc, raw):
     trees = [t for t in trees if isinstance(t, dict)] if isinstance(trees, list) else []
     if not pairs:
         return "nothing left"
-    op = data.draw(st.sampled_from(["delete", "hostile", "token", "swap", "link", "link",
-                                    "insert", "empty", "scale", "scale"]))
+    op = data.draw(
+        st.sampled_from(
+            [
+                "delete",
+                "hostile",
+                "token",
+                "swap",
+                "link",
+                "link",
+                "insert",
+                "empty",
+                "scale",
+                "scale",
+            ]
+        )
+    )
     if op == "link" and trees:
         # cycles, shared children, links out of range
         tree = data.draw(st.sampled_from(trees))
@@ -135,7 +208,7 @@ def _mutate_bytes(data, blob):
     op = data.draw(st.sampled_from(["truncate", "flip", "insert", "cut"]))
     n = len(blob)
     if op == "truncate":
-        return blob[:data.draw(st.integers(0, n - 1))], op
+        return blob[: data.draw(st.integers(0, n - 1))], op
     if op == "flip":
         blob = bytearray(blob)
         for _ in range(data.draw(st.integers(1, 4))):
@@ -145,16 +218,33 @@ def _mutate_bytes(data, blob):
     if op == "insert":
         token = data.draw(st.sampled_from(TOKENS[:7] + ["[", "]", "{", ",", '"', "-", "e"]))
         return blob[:at] + token.encode() + blob[at:], op
-    return blob[:at] + blob[at + data.draw(st.integers(1, 50)):], op
+    return blob[:at] + blob[at + data.draw(st.integers(1, 50)) :], op
 
 
 def _replace_number(data, text):
     """A number of the text replaced by a hostile one (integers at 2^31, 2^63, ...)."""
     spans = [m.span() for m in re.finditer(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", text)]
     lo, hi = data.draw(st.sampled_from(spans))
-    new = data.draw(st.sampled_from(["2147483648", "9223372036854775808", "-1", "-100", "0",
-                                     "3.7", "3.0", "1e400", "NaN", "Infinity", "true", "null",
-                                     "18446744073709551616", "1e308"]))
+    new = data.draw(
+        st.sampled_from(
+            [
+                "2147483648",
+                "9223372036854775808",
+                "-1",
+                "-100",
+                "0",
+                "3.7",
+                "3.0",
+                "1e400",
+                "NaN",
+                "Infinity",
+                "true",
+                "null",
+                "18446744073709551616",
+                "1e308",
+            ]
+        )
+    )
     return text[:lo] + new + text[hi:]
 
 
@@ -199,7 +289,9 @@ def _check_loaded(booster):
         event("column keys refused by the command line")
         assert "\n" not in str(exc)
     again = dgbdt.Booster(model_str=booster.model_to_string())
-    np.testing.assert_array_equal(again.predict(X, raw_score=True), booster.predict(X, raw_score=True))
+    np.testing.assert_array_equal(
+        again.predict(X, raw_score=True), booster.predict(X, raw_score=True)
+    )
 
 
 @pytest.fixture(scope="module")

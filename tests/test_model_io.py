@@ -1,4 +1,5 @@
 """Model files: JSON round trips, validation of bad files, atomic saves, pickling."""
+
 import json
 import os
 import pickle
@@ -14,8 +15,8 @@ QUIET = {"verbosity": -1}
 def _data(objective, n=300, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 6))
-    X[rng.random(X.shape) < 0.15] = np.nan          # NaN in training and prediction data
-    X[:, 5] = np.round(X[:, 5])                    # a discrete column too
+    X[rng.random(X.shape) < 0.15] = np.nan  # NaN in training and prediction data
+    X[:, 5] = np.round(X[:, 5])  # a discrete column too
     signal = np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1]) - np.nan_to_num(X[:, 2]) ** 2
     if objective == "binary":
         y = (signal + 0.5 * rng.normal(size=n) > 0).astype(float)
@@ -85,6 +86,7 @@ def test_pickle_and_joblib_round_trip(trained, tmp_path):
 
 def test_copy_round_trip(trained):
     import copy
+
     b, X = trained
     _assert_identical(b, copy.copy(b), X)
     _assert_identical(b, copy.deepcopy(b), X)
@@ -186,15 +188,18 @@ def test_wrong_version(tmp_path, model_text, version):
     assert str(path) in msg and "version" in msg
 
 
-@pytest.mark.parametrize("edit, words", [
-    (lambda d: d.pop("trees"), ["trees"]),
-    (lambda d: d["trees"][0].pop("leaf_value"), ["leaf_value"]),
-    (lambda d: d["trees"][0]["leaf_value"].pop(), ["leaf_value"]),
-    (lambda d: d["trees"][0]["split_feature"].__setitem__(0, 99), ["feature"]),
-    (lambda d: d["trees"][0]["left_child"].__setitem__(0, 0), ["child"]),
-    (lambda d: d["trees"][0]["leaf_value"].__setitem__(0, "x"), ["leaf_value", "not a number"]),
-    (lambda d: d.__setitem__("init_score", []), ["init_score"]),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda d: d.pop("trees"), ["trees"]),
+        (lambda d: d["trees"][0].pop("leaf_value"), ["leaf_value"]),
+        (lambda d: d["trees"][0]["leaf_value"].pop(), ["leaf_value"]),
+        (lambda d: d["trees"][0]["split_feature"].__setitem__(0, 99), ["feature"]),
+        (lambda d: d["trees"][0]["left_child"].__setitem__(0, 0), ["child"]),
+        (lambda d: d["trees"][0]["leaf_value"].__setitem__(0, "x"), ["leaf_value", "not a number"]),
+        (lambda d: d.__setitem__("init_score", []), ["init_score"]),
+    ],
+)
 def test_invalid_model_content(model_text, edit, words):
     doc = json.loads(model_text)
     edit(doc)
@@ -210,8 +215,11 @@ def test_a_threshold_off_its_bin_is_refused(model_text):
     doc = json.loads(model_text)
     tree = doc["trees"][0]
     tree["threshold"][0] = tree["threshold"][0] + 0.125
-    with pytest.raises(ModelFormatError, match=r"tree 0: field 'threshold'\[0\] = .* is not the "
-                                                "upper bound of its bin"):
+    with pytest.raises(
+        ModelFormatError,
+        match=r"tree 0: field 'threshold'\[0\] = .* is not the "
+        "upper bound of its bin",
+    ):
         dgbdt.Booster(model_str=json.dumps(doc))
 
 
@@ -246,13 +254,13 @@ def test_save_is_atomic_and_replaces(tmp_path, model_text):
     path.write_text("old content that is not a model")
     b = dgbdt.Booster(model_str=model_text)
     b.save_model(path)
-    assert sorted(os.listdir(folder)) == ["m.json"]     # no temp files left
+    assert sorted(os.listdir(folder)) == ["m.json"]  # no temp files left
     assert path.read_text() == model_text
     # saving over it again, then a failing save, leaves only the good file
     b.save_model(str(path))
     assert sorted(os.listdir(folder)) == ["m.json"]
     with pytest.raises(OSError):
-        b.save_model(folder)                           # a folder cannot be replaced by a file
+        b.save_model(folder)  # a folder cannot be replaced by a file
     assert sorted(os.listdir(folder)) == ["m.json"]
     assert path.read_text() == model_text
     dgbdt.Booster(model_file=path)
@@ -262,6 +270,7 @@ def test_saved_files_get_ordinary_permissions(tmp_path):
     import os
     import stat
     from dgbdt.model_io import write_atomic
+
     path = tmp_path / "m.json"
     write_atomic(path, "{}")
     umask = os.umask(0)
@@ -298,27 +307,35 @@ def _refused(text, *words):
 
 def _set(path, value):
     """An edit setting doc[path[0]][path[1]]... = value."""
+
     def edit(doc):
         target = doc
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
+
     return edit
 
 
-@pytest.mark.parametrize("path, value, words", [
-    (("trees", 0, "split_feature", 0), 2 ** 31, ["tree 0", "'split_feature'[0] = 2147483648",
-                                                  "outside [0, 6)"]),
-    (("trees", 1, "left_child", 0), -100, ["tree 1", "'left_child'[0] = -100", "outside"]),
-    (("trees", 0, "default_left", 0), 256, ["tree 0", "'default_left'[0] = 256", "0 or 1"]),
-    (("nan_bins", 0), 2 ** 40, ["'nan_bins'[0] = 1099511627776"]),
-    (("trees", 0, "threshold", 0), [1], ["tree 0", "'threshold'[0] = [1]", "not a number"]),
-    (("num_class",), 0, ["'num_class' = 0"]),
-    (("trees", 0, "threshold_bin", 0), 2 ** 63, ["tree 0", "'threshold_bin'[0]"]),
-    (("trees", 0, "right_child", 0), -1, ["tree 0", "child"]),
-    (("trees", 0, "leaf_depth", 0), -1, ["tree 0", "'leaf_depth'[0] = -1"]),
-    (("trees", 0, "num_leaves"), 2 ** 63, ["tree 0", "'num_leaves'"]),
-])
+@pytest.mark.parametrize(
+    "path, value, words",
+    [
+        (
+            ("trees", 0, "split_feature", 0),
+            2**31,
+            ["tree 0", "'split_feature'[0] = 2147483648", "outside [0, 6)"],
+        ),
+        (("trees", 1, "left_child", 0), -100, ["tree 1", "'left_child'[0] = -100", "outside"]),
+        (("trees", 0, "default_left", 0), 256, ["tree 0", "'default_left'[0] = 256", "0 or 1"]),
+        (("nan_bins", 0), 2**40, ["'nan_bins'[0] = 1099511627776"]),
+        (("trees", 0, "threshold", 0), [1], ["tree 0", "'threshold'[0] = [1]", "not a number"]),
+        (("num_class",), 0, ["'num_class' = 0"]),
+        (("trees", 0, "threshold_bin", 0), 2**63, ["tree 0", "'threshold_bin'[0]"]),
+        (("trees", 0, "right_child", 0), -1, ["tree 0", "child"]),
+        (("trees", 0, "leaf_depth", 0), -1, ["tree 0", "'leaf_depth'[0] = -1"]),
+        (("trees", 0, "num_leaves"), 2**63, ["tree 0", "'num_leaves'"]),
+    ],
+)
 def test_integers_out_of_range(model_text, path, value, words):
     _refused(_edited(model_text, _set(path, value)), *words)
 
@@ -332,21 +349,31 @@ def test_nested_threshold_list(model_text):
 @pytest.mark.parametrize("value", [3.7, 3.0, True, "3", None])
 def test_floats_and_others_in_integer_fields(model_text, field, value):
     # 3.7 used to become 3 silently
-    _refused(_edited(model_text, _set(("trees", 0, field, 0), value)),
-             "tree 0", f"'{field}'[0]", "not an integer")
+    _refused(
+        _edited(model_text, _set(("trees", 0, field, 0), value)),
+        "tree 0",
+        f"'{field}'[0]",
+        "not an integer",
+    )
 
 
-@pytest.mark.parametrize("key, value", [("num_class", 1.0), ("num_features", 6.0),
-                                        ("num_tree_per_iteration", True), ("version", 1.0)])
+@pytest.mark.parametrize(
+    "key, value",
+    [("num_class", 1.0), ("num_features", 6.0), ("num_tree_per_iteration", True), ("version", 1.0)],
+)
 def test_floats_in_integer_header_fields(model_text, key, value):
     _refused(_edited(model_text, _set((key,), value)), key)
 
 
-@pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e400", "null", '"0.5"', "[0.5]",
-                                 "true"])
+@pytest.mark.parametrize(
+    "raw", ["NaN", "Infinity", "-Infinity", "1e400", "null", '"0.5"', "[0.5]", "true"]
+)
 def test_thresholds_must_be_finite_numbers(model_text, raw):
-    _refused(_edited(model_text, _set(("trees", 2, "threshold", 1), _TOKEN), raw),
-             "tree 2", "'threshold'[1]")
+    _refused(
+        _edited(model_text, _set(("trees", 2, "threshold", 1), _TOKEN), raw),
+        "tree 2",
+        "'threshold'[1]",
+    )
 
 
 @pytest.mark.parametrize("raw", ["NaN", "Infinity", "1e400", "null", '"0"', "[0]"])
@@ -362,8 +389,11 @@ def test_init_score_wrongly_typed(model_text, value):
 
 @pytest.mark.parametrize("raw", ["NaN", "1e400", '"big"'])
 def test_leaf_values_must_be_finite(model_text, raw):
-    _refused(_edited(model_text, _set(("trees", 1, "leaf_value", 2), _TOKEN), raw),
-             "tree 1", "'leaf_value'[2]")
+    _refused(
+        _edited(model_text, _set(("trees", 1, "leaf_value", 2), _TOKEN), raw),
+        "tree 1",
+        "'leaf_value'[2]",
+    )
 
 
 @pytest.mark.parametrize("value", ["lambdarank", "Binary", "", 1, None, ["binary"]])
@@ -371,21 +401,26 @@ def test_unknown_or_non_string_objective(model_text, value):
     _refused(_edited(model_text, _set(("objective",), value)), "'objective'", "known objective")
 
 
-@pytest.mark.parametrize("value, words", [
-    ("x", ["'objective_params'", "object"]),
-    ([1.0], ["'objective_params'"]),
-    ({"sigmoid": "1"}, ["'objective_params'['sigmoid']", "not a finite number"]),
-    ({"alpha": None}, ["'objective_params'['alpha']"]),
-    ({"sigmoid": 0}, ["'objective_params'['sigmoid'] = 0", "> 0"]),
-    ({"sigmoid": -1.5}, ["'objective_params'['sigmoid']", "> 0"]),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("x", ["'objective_params'", "object"]),
+        ([1.0], ["'objective_params'"]),
+        ({"sigmoid": "1"}, ["'objective_params'['sigmoid']", "not a finite number"]),
+        ({"alpha": None}, ["'objective_params'['alpha']"]),
+        ({"sigmoid": 0}, ["'objective_params'['sigmoid'] = 0", "> 0"]),
+        ({"sigmoid": -1.5}, ["'objective_params'['sigmoid']", "> 0"]),
+    ],
+)
 def test_objective_params_and_sigmoid(model_text, value, words):
     _refused(_edited(model_text, _set(("objective_params",), value)), *words)
 
 
 def test_sigmoid_nan_token(model_text):
-    _refused(_edited(model_text, _set(("objective_params", "sigmoid"), _TOKEN), "NaN"),
-             "'objective_params'['sigmoid']")
+    _refused(
+        _edited(model_text, _set(("objective_params", "sigmoid"), _TOKEN), "NaN"),
+        "'objective_params'['sigmoid']",
+    )
 
 
 @pytest.mark.parametrize("value", ["1", 1.0, -1, 4, True, None])
@@ -399,13 +434,16 @@ def test_best_iteration_in_range_loads(model_text):
     assert b.best_iteration == 3
 
 
-@pytest.mark.parametrize("value, words", [
-    ("x", ["'bin_upper_bounds'", "list"]),
-    ([[0.0]] * 5, ["'bin_upper_bounds'", "6 values"]),
-    ([1.0] * 6, ["'bin_upper_bounds'[0]", "list"]),
-    ([["a"]] * 6, ["'bin_upper_bounds'[0][0]", "not a number"]),
-    ([[2.0, 1.0]] * 6, ["'bin_upper_bounds'[0]", "not sorted"]),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("x", ["'bin_upper_bounds'", "list"]),
+        ([[0.0]] * 5, ["'bin_upper_bounds'", "6 values"]),
+        ([1.0] * 6, ["'bin_upper_bounds'[0]", "list"]),
+        ([["a"]] * 6, ["'bin_upper_bounds'[0][0]", "not a number"]),
+        ([[2.0, 1.0]] * 6, ["'bin_upper_bounds'[0]", "not sorted"]),
+    ],
+)
 def test_bin_upper_bounds(model_text, value, words):
     _refused(_edited(model_text, _set(("bin_upper_bounds",), value)), *words)
 
@@ -428,18 +466,25 @@ def test_threshold_bin_within_the_feature_bins(model_text):
     doc = json.loads(model_text)
     f = doc["trees"][0]["split_feature"][0]
     n_value_bins = len(doc["bin_upper_bounds"][f]) + 1
-    _refused(_edited(model_text, _set(("trees", 0, "threshold_bin", 0), n_value_bins)),
-             "tree 0", "'threshold_bin'[0]", f"feature {f}")
+    _refused(
+        _edited(model_text, _set(("trees", 0, "threshold_bin", 0), n_value_bins)),
+        "tree 0",
+        "'threshold_bin'[0]",
+        f"feature {f}",
+    )
 
 
-@pytest.mark.parametrize("value, words", [
-    ("x", ["'params'", "object"]),
-    ({"a": {"b": 1}}, ["'params'['a']"]),
-    ({"metric": [["auc"]]}, ["'params'['metric']"]),
-    ({"ignore_column": 5}, ["'params'['ignore_column'] = 5", "string"]),
-    ({"label_column": 0}, ["'params'['label_column']"]),
-    ({"zero_based": True}, ["'params'['zero_based']"]),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("x", ["'params'", "object"]),
+        ({"a": {"b": 1}}, ["'params'['a']"]),
+        ({"metric": [["auc"]]}, ["'params'['metric']"]),
+        ({"ignore_column": 5}, ["'params'['ignore_column'] = 5", "string"]),
+        ({"label_column": 0}, ["'params'['label_column']"]),
+        ({"zero_based": True}, ["'params'['zero_based']"]),
+    ],
+)
 def test_params(model_text, value, words):
     _refused(_edited(model_text, _set(("params",), value)), *words)
 
@@ -447,12 +492,22 @@ def test_params(model_text, value, words):
 def test_stored_ignore_column_not_a_string_is_one_cli_line(model_text, tmp_path, capsys):
     # it was an AttributeError traceback from the command line
     from dgbdt.cli import run
+
     model = tmp_path / "m.json"
     model.write_text(_edited(model_text, _set(("params", "ignore_column"), 5)))
     data = tmp_path / "x.csv"
     data.write_text("0,1,2,3,4,5,6\n")
-    assert run(["predict", f"data={data}", f"input_model={model}",
-                f"output_result={tmp_path / 'p.txt'}"]) == 1
+    assert (
+        run(
+            [
+                "predict",
+                f"data={data}",
+                f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'params'['ignore_column'] = 5" in err
     assert not (tmp_path / "p.txt").exists()
@@ -461,21 +516,38 @@ def test_stored_ignore_column_not_a_string_is_one_cli_line(model_text, tmp_path,
 def test_nan_init_score_cli_predict_exits_1(model_text, tmp_path, capsys):
     # it wrote nan predictions with exit status 0
     from dgbdt.cli import run
+
     model = tmp_path / "m.json"
     model.write_text(_edited(model_text, _set(("init_score", 0), _TOKEN), "NaN"))
     data = tmp_path / "x.csv"
     data.write_text("0,1,2,3,4,5,6\n")
-    assert run(["predict", f"data={data}", f"input_model={model}",
-                f"output_result={tmp_path / 'p.txt'}"]) == 1
+    assert (
+        run(
+            [
+                "predict",
+                f"data={data}",
+                f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'init_score'[0] = NaN" in err and str(model) in err
     assert not (tmp_path / "p.txt").exists()
 
 
-@pytest.mark.parametrize("key, value", [("num_class", 2), ("num_tree_per_iteration", 2),
-                                        ("num_class", 2 ** 31), ("num_features", -1),
-                                        ("feature_names", ["a"] * 6 + [1]),
-                                        ("feature_names", [1, 2, 3, 4, 5, 6])])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("num_class", 2),
+        ("num_tree_per_iteration", 2),
+        ("num_class", 2**31),
+        ("num_features", -1),
+        ("feature_names", ["a"] * 6 + [1]),
+        ("feature_names", [1, 2, 3, 4, 5, 6]),
+    ],
+)
 def test_header_consistency(model_text, key, value):
     _refused(_edited(model_text, _set((key,), value)), key)
 
@@ -489,8 +561,11 @@ def test_multiclass_needs_two_classes(model_text):
 def test_deep_nesting(model_text, depth):
     # 100,000 levels used to be a RecursionError
     nested = "[" * depth + "]" * depth
-    for text in (nested, model_text.replace('"init_score":[', '"init_score":[' + "[" * depth, 1),
-                 model_text.replace('"threshold":[', '"threshold":[' + nested + ",", 1)):
+    for text in (
+        nested,
+        model_text.replace('"init_score":[', '"init_score":[' + "[" * depth, 1),
+        model_text.replace('"threshold":[', '"threshold":[' + nested + ",", 1),
+    ):
         with pytest.raises(ModelFormatError):
             dgbdt.Booster(model_str=text)
     # an unknown top-level key is ignored (later versions), unless too deep to parse
@@ -514,19 +589,33 @@ def test_cyclic_and_shared_child_links(model_text):
     t = doc["trees"][tree]
     node = next(k for k in range(1, t["num_leaves"] - 1))
     # a link back to the root, to the node itself, and a second link to one node
-    for k, side, c in ((node, "left_child", 0), (node, "right_child", node),
-                       (0, "left_child", t["right_child"][0] if t["right_child"][0] >= 0 else node)):
+    for k, side, c in (
+        (node, "left_child", 0),
+        (node, "right_child", node),
+        (0, "left_child", t["right_child"][0] if t["right_child"][0] >= 0 else node),
+    ):
         edited = _edited(model_text, _set(("trees", tree, side, k), c))
         if edited != model_text:
             _refused(edited, f"tree {tree}", "child")
     # a cycle away from the root: every node keeps one parent, but 1 and 2
     # only reach each other
-    cyc = {"num_leaves": 4, "split_feature": [0, 0, 0], "threshold": [0.0] * 3,
-           "threshold_bin": [0] * 3, "default_left": [0] * 3, "left_child": [-1, 2, 1],
-           "right_child": [-2, -3, -4], "split_gain": [0.0] * 3, "internal_value": [0.0] * 3,
-           "internal_weight": [0.0] * 3, "internal_count": [0.0] * 3,
-           "leaf_value": [0.0] * 4, "leaf_weight": [0.0] * 4, "leaf_count": [0.0] * 4,
-           "leaf_depth": [1, 1, 2, 2]}
+    cyc = {
+        "num_leaves": 4,
+        "split_feature": [0, 0, 0],
+        "threshold": [0.0] * 3,
+        "threshold_bin": [0] * 3,
+        "default_left": [0] * 3,
+        "left_child": [-1, 2, 1],
+        "right_child": [-2, -3, -4],
+        "split_gain": [0.0] * 3,
+        "internal_value": [0.0] * 3,
+        "internal_weight": [0.0] * 3,
+        "internal_count": [0.0] * 3,
+        "leaf_value": [0.0] * 4,
+        "leaf_weight": [0.0] * 4,
+        "leaf_count": [0.0] * 4,
+        "leaf_depth": [1, 1, 2, 2],
+    }
     _refused(_edited(model_text, _set(("trees", 0), cyc)), "tree 0", "child")
 
 
@@ -536,16 +625,19 @@ def test_raw_scores_must_stay_finite(model_text, value):
     def edit(doc):
         for t in doc["trees"]:
             t["leaf_value"] = [value] * len(t["leaf_value"])
+
     _refused(_edited(model_text, edit), "raw scores", "finite")
     _refused(_edited(model_text, _set(("init_score", 0), 1e308)), "'init_score'[0]")
 
 
 def test_largest_scores_allowed_predict_finite_without_warnings(model_text):
     import warnings
+
     def edit(doc):
         doc["objective_params"]["sigmoid"] = 1e300
         for t in doc["trees"]:
             t["leaf_value"] = [v * 1e306 for v in t["leaf_value"]]
+
     b = dgbdt.Booster(model_str=_edited(model_text, edit))
     X = np.random.default_rng(0).normal(size=(50, 6))
     with warnings.catch_warnings():
@@ -560,6 +652,7 @@ def test_largest_float_threshold_is_infinity(model_text):
         tree = d["trees"][0]
         tree["threshold"][0] = float(np.finfo(np.float64).max)
         tree["threshold_bin"][0] = len(d["bin_upper_bounds"][tree["split_feature"][0]])
+
     b = dgbdt.Booster(model_str=_edited(model_text, last_bin))
     assert np.isinf(b._flat_trees()["threshold"][0])
 
@@ -570,8 +663,16 @@ def test_missing_tree_fields_and_wrong_containers(model_text):
     _refused(_edited(model_text, _set(("trees", 1), [])), "tree 1")
     _refused(_edited(model_text, _set(("trees",), {"0": {}})), "'trees'")
     _refused(_edited(model_text, _set(("trees", 1, "leaf_value"), "x")), "tree 1", "leaf_value")
-    _refused(_edited(model_text, lambda d: d["trees"].append(d["trees"][0])
-                     if d["num_tree_per_iteration"] > 1 else d.__setitem__("num_tree_per_iteration", 2)))
+    _refused(
+        _edited(
+            model_text,
+            lambda d: (
+                d["trees"].append(d["trees"][0])
+                if d["num_tree_per_iteration"] > 1
+                else d.__setitem__("num_tree_per_iteration", 2)
+            ),
+        )
+    )
 
 
 def test_model_str_type():
@@ -585,6 +686,7 @@ def test_model_str_type():
 def _load_in_thread(path):
     """Booster(model_file=path) in a thread: a FIFO used to block in open()."""
     import threading
+
     result = {}
 
     def load():
@@ -592,11 +694,12 @@ def _load_in_thread(path):
             dgbdt.Booster(model_file=path)
         except Exception as exc:  # noqa: BLE001
             result["exc"] = exc
+
     thread = threading.Thread(target=load, daemon=True)
     thread.start()
     thread.join(20)
     if thread.is_alive():
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)      # release the blocked reader
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)  # release the blocked reader
         os.close(fd)
         pytest.fail(f"loading {path} blocked")
     return result.get("exc")
@@ -624,6 +727,7 @@ def test_directory_model_is_refused(tmp_path):
 
 def test_model_file_size_limit(tmp_path, model_text, monkeypatch):
     import dgbdt.model_io as model_io
+
     assert MAX_MODEL_BYTES >= 1 << 30
     path = tmp_path / "m.json"
     path.write_text(model_text)
@@ -667,6 +771,7 @@ def test_failed_save_keeps_the_existing_file(tmp_path, model_text, monkeypatch):
 
     def broken_replace(src, dst):
         raise OSError("disk full")
+
     monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         dgbdt.Booster(model_str=model_text).save_model(path)
@@ -689,18 +794,25 @@ def test_predict_positional_order_is_lightgbms(named):
     b, df = named
     X = df.to_numpy()
     # predict(data, start_iteration, num_iteration, raw_score, pred_leaf)
-    np.testing.assert_array_equal(b.predict(X, 1, 2), b.predict(X, start_iteration=1, num_iteration=2))
+    np.testing.assert_array_equal(
+        b.predict(X, 1, 2), b.predict(X, start_iteration=1, num_iteration=2)
+    )
     np.testing.assert_array_equal(b.predict(X, 0, None, True), b.predict(X, raw_score=True))
     np.testing.assert_array_equal(b.predict(X, 0, None, False, True), b.predict(X, pred_leaf=True))
     np.testing.assert_array_equal(b.predict(data=X), b.predict(X))
     with pytest.raises(TypeError):
-        b.predict(X, 0, None, False, False, True)         # LightGBM's 6th is pred_contrib
+        b.predict(X, 0, None, False, False, True)  # LightGBM's 6th is pred_contrib
 
 
-@pytest.mark.parametrize("kw, name", [({"num_iteration": "a"}, "num_iteration"),
-                                      ({"start_iteration": "a"}, "start_iteration"),
-                                      ({"num_iteration": 2.5}, "num_iteration"),
-                                      ({"start_iteration": True}, "start_iteration")])
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        ({"num_iteration": "a"}, "num_iteration"),
+        ({"start_iteration": "a"}, "start_iteration"),
+        ({"num_iteration": 2.5}, "num_iteration"),
+        ({"start_iteration": True}, "start_iteration"),
+    ],
+)
 def test_predict_iteration_arguments_name_the_parameter(named, kw, name):
     b, df = named
     with pytest.raises(TypeError, match=name):
@@ -732,18 +844,24 @@ def test_predict_num_threads_applies_while_predicting_and_is_restored(named, mon
     """LightGBM's predict takes num_threads through **kwargs; <= 0 is all cores."""
     import numba
     import dgbdt.booster as booster_module
+
     b, df = named
     seen, kernel = [], booster_module.predict_raw
 
     def spy(*args):
         seen.append(numba.get_num_threads())
         return kernel(*args)
+
     monkeypatch.setattr(booster_module, "predict_raw", spy)
     most = numba.config.NUMBA_NUM_THREADS
     before = numba.get_num_threads()
     expected = b.predict(df)
-    for kw, threads in (({"num_threads": 1}, 1), ({"num_threads": 0}, most),
-                        ({"n_jobs": -1}, most), ({"nthread": 10 ** 6}, most)):
+    for kw, threads in (
+        ({"num_threads": 1}, 1),
+        ({"num_threads": 0}, most),
+        ({"n_jobs": -1}, most),
+        ({"nthread": 10**6}, most),
+    ):
         seen.clear()
         np.testing.assert_array_equal(b.predict(df, **kw), expected)
         assert seen == [threads] and numba.get_num_threads() == before, kw
@@ -753,18 +871,27 @@ def test_predict_num_threads_with_two_threads_available(tmp_path):
     """The same with two threads available (the tests run with one)."""
     import subprocess
     import sys
-    script = ("import numba, numpy as np, dgbdt\n"
-              "rng = np.random.default_rng(0); X = rng.normal(size=(300, 3))\n"
-              "b = dgbdt.train({'verbosity': -1}, dgbdt.Dataset(X, X[:, 0]), 3)\n"
-              "numba.set_num_threads(2)\n"
-              "import dgbdt.booster as m; seen = []; k = m.predict_raw\n"
-              "m.predict_raw = lambda *a: (seen.append(numba.get_num_threads()), k(*a))[1]\n"
-              "p = b.predict(X, num_threads=1); q = b.predict(X, num_threads=-1)\n"
-              "assert seen == [1, 2] and numba.get_num_threads() == 2, seen\n"
-              "assert np.array_equal(p, q)\n")
+
+    script = (
+        "import numba, numpy as np, dgbdt\n"
+        "rng = np.random.default_rng(0); X = rng.normal(size=(300, 3))\n"
+        "b = dgbdt.train({'verbosity': -1}, dgbdt.Dataset(X, X[:, 0]), 3)\n"
+        "numba.set_num_threads(2)\n"
+        "import dgbdt.booster as m; seen = []; k = m.predict_raw\n"
+        "m.predict_raw = lambda *a: (seen.append(numba.get_num_threads()), k(*a))[1]\n"
+        "p = b.predict(X, num_threads=1); q = b.predict(X, num_threads=-1)\n"
+        "assert seen == [1, 2] and numba.get_num_threads() == 2, seen\n"
+        "assert np.array_equal(p, q)\n"
+    )
     env = {**os.environ, "NUMBA_NUM_THREADS": "2"}
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
@@ -787,6 +914,7 @@ def test_predict_refuses_a_dataset(named):
 
 def test_predict_complex_input_is_a_type_error(named):
     import scipy.sparse as sp
+
     b, df = named
     X = df.to_numpy()[:5] + 1j
     # the imaginary part used to be dropped
@@ -801,13 +929,16 @@ def test_predict_dataframe_columns_must_be_the_models(named):
     with pytest.raises(ValueError, match=r"column 0: expected 'f0', got 'f5'"):
         b.predict(reordered)
     renamed = df.rename(columns={"f3": "x"})
-    with pytest.raises(ValueError, match=r"column 3: expected 'f3', got 'x'.*validate_features=False"):
+    with pytest.raises(
+        ValueError, match=r"column 3: expected 'f3', got 'x'.*validate_features=False"
+    ):
         b.predict(renamed)
     # positional use on request; the same columns in order are fine
-    np.testing.assert_array_equal(b.predict(reordered, validate_features=False),
-                                  b.predict(reordered.to_numpy()))
+    np.testing.assert_array_equal(
+        b.predict(reordered, validate_features=False), b.predict(reordered.to_numpy())
+    )
     np.testing.assert_array_equal(b.predict(df), b.predict(df.to_numpy()))
-    with pytest.raises(ValueError, match="7 features"):         # the width error first
+    with pytest.raises(ValueError, match="7 features"):  # the width error first
         b.predict(df.assign(extra=1.0))
 
 

@@ -77,8 +77,16 @@ def test_alias_table_is_complete_and_unambiguous():
 
 
 def test_alias_sets_value():
-    p = resolve_params({"n_estimators": 7, "max_leaf_nodes": 5, "random_state": 42,
-                        "subsample": 0.5, "subsample_freq": 1, "n_jobs": -1})
+    p = resolve_params(
+        {
+            "n_estimators": 7,
+            "max_leaf_nodes": 5,
+            "random_state": 42,
+            "subsample": 0.5,
+            "subsample_freq": 1,
+            "n_jobs": -1,
+        }
+    )
     assert (p["num_iterations"], p["num_leaves"], p["seed"]) == (7, 5, 42)
     assert (p["bagging_fraction"], p["bagging_freq"], p["num_threads"]) == (0.5, 1, -1)
     assert "n_estimators" not in p
@@ -88,7 +96,9 @@ def test_unknown_parameter_suggests():
     with pytest.raises(ValueError) as e:
         canonical_name("lerning_rate")
     assert str(e.value) == "Unknown parameter 'lerning_rate'. Did you mean 'learning_rate'?"
-    with pytest.raises(ValueError, match=r"Did you mean 'n_estimators' \(alias of 'num_iterations'\)"):
+    with pytest.raises(
+        ValueError, match=r"Did you mean 'n_estimators' \(alias of 'num_iterations'\)"
+    ):
         resolve_params({"n_estimator": 3})
     with pytest.raises(ValueError, match="Unknown parameter 'zzzz'"):
         resolve_params({"zzzz": 1})
@@ -100,10 +110,20 @@ def test_unknown_parameter_suggests():
 # Coercion
 # --------------------------------------------------------------------------- #
 def test_cli_strings_are_coerced():
-    p = resolve_params({"num_leaves": "10", "learning_rate": "0.05", "boost_from_average": "false",
-                        "deterministic": "TRUE", "force_row_wise": "1", "max_depth": "-1",
-                        "min_sum_hessian_in_leaf": "1e-2", "num_iterations": " 12 ",
-                        "tree_learner": "Data_Parallel", "boosting": "gbrt"})
+    p = resolve_params(
+        {
+            "num_leaves": "10",
+            "learning_rate": "0.05",
+            "boost_from_average": "false",
+            "deterministic": "TRUE",
+            "force_row_wise": "1",
+            "max_depth": "-1",
+            "min_sum_hessian_in_leaf": "1e-2",
+            "num_iterations": " 12 ",
+            "tree_learner": "Data_Parallel",
+            "boosting": "gbrt",
+        }
+    )
     assert p["num_leaves"] == 10 and type(p["num_leaves"]) is int
     assert p["learning_rate"] == 0.05 and type(p["learning_rate"]) is float
     assert p["boost_from_average"] is False
@@ -114,9 +134,16 @@ def test_cli_strings_are_coerced():
 
 
 def test_numpy_and_integral_values():
-    p = resolve_params({"num_leaves": np.int64(7), "learning_rate": np.float32(0.5),
-                        "num_iterations": 5.0, "deterministic": np.bool_(True),
-                        "first_metric_only": 0, "lambda_l2": 2})
+    p = resolve_params(
+        {
+            "num_leaves": np.int64(7),
+            "learning_rate": np.float32(0.5),
+            "num_iterations": 5.0,
+            "deterministic": np.bool_(True),
+            "first_metric_only": 0,
+            "lambda_l2": 2,
+        }
+    )
     assert p["num_leaves"] == 7 and type(p["num_leaves"]) is int
     assert p["learning_rate"] == 0.5 and type(p["learning_rate"]) is float
     assert p["num_iterations"] == 5 and type(p["num_iterations"]) is int
@@ -131,19 +158,22 @@ def test_none_means_default():
     assert p["seed"] == 0 and p["metric"] == ["l2"]
 
 
-@pytest.mark.parametrize("key,value,exc", [
-    ("num_leaves", 1.5, ValueError),
-    ("num_leaves", "ten", ValueError),
-    ("num_leaves", True, TypeError),
-    ("num_leaves", [3], TypeError),
-    ("learning_rate", "fast", ValueError),
-    ("learning_rate", float("nan"), ValueError),
-    ("learning_rate", float("inf"), ValueError),
-    ("deterministic", "maybe", ValueError),
-    ("deterministic", 2, ValueError),
-    ("deterministic", [True], TypeError),
-    ("tree_learner", 3, TypeError),
-])
+@pytest.mark.parametrize(
+    "key,value,exc",
+    [
+        ("num_leaves", 1.5, ValueError),
+        ("num_leaves", "ten", ValueError),
+        ("num_leaves", True, TypeError),
+        ("num_leaves", [3], TypeError),
+        ("learning_rate", "fast", ValueError),
+        ("learning_rate", float("nan"), ValueError),
+        ("learning_rate", float("inf"), ValueError),
+        ("deterministic", "maybe", ValueError),
+        ("deterministic", 2, ValueError),
+        ("deterministic", [True], TypeError),
+        ("tree_learner", 3, TypeError),
+    ],
+)
 def test_uncoercible_values(key, value, exc):
     with pytest.raises(exc) as e:
         resolve_params({key: value})
@@ -166,41 +196,47 @@ def test_out_of_range_message_exact():
     assert str(e.value) == "Parameter 'learning_rate' must be a number > 0, got -0.1"
 
 
-@pytest.mark.parametrize("key,bad,good", [
-    ("num_iterations", -1, 0),
-    ("learning_rate", 0.0, 1e-9),
-    ("num_leaves", 131073, 131072),
-    ("min_data_in_leaf", -1, 0),
-    ("min_sum_hessian_in_leaf", -1e-9, 0.0),
-    ("bagging_fraction", 1.01, 1.0),
-    ("bagging_freq", -1, 0),
-    ("feature_fraction", 0.0, 0.01),
-    ("lambda_l1", -1.0, 0.0),
-    ("lambda_l2", -1.0, 0.0),
-    ("min_gain_to_split", -1.0, 0.0),
-    ("max_bin", 1, 2),
-    ("max_bin", 65536, 65535),
-    ("min_data_in_bin", 0, 1),
-    ("bin_construct_sample_cnt", 0, 1),
-    ("num_class", 0, 1),
-    ("sigmoid", 0.0, 0.5),
-    ("alpha", 0.0, 0.5),
-    ("scale_pos_weight", 0.0, 2.0),
-    ("metric_freq", 0, 1),
-    ("early_stopping_round", -1, 0),
-    ("early_stopping_min_delta", -0.5, 0.0),
-    ("top_k", 0, 1),
-    ("num_machines", 0, 1),
-])
+@pytest.mark.parametrize(
+    "key,bad,good",
+    [
+        ("num_iterations", -1, 0),
+        ("learning_rate", 0.0, 1e-9),
+        ("num_leaves", 131073, 131072),
+        ("min_data_in_leaf", -1, 0),
+        ("min_sum_hessian_in_leaf", -1e-9, 0.0),
+        ("bagging_fraction", 1.01, 1.0),
+        ("bagging_freq", -1, 0),
+        ("feature_fraction", 0.0, 0.01),
+        ("lambda_l1", -1.0, 0.0),
+        ("lambda_l2", -1.0, 0.0),
+        ("min_gain_to_split", -1.0, 0.0),
+        ("max_bin", 1, 2),
+        ("max_bin", 65536, 65535),
+        ("min_data_in_bin", 0, 1),
+        ("bin_construct_sample_cnt", 0, 1),
+        ("num_class", 0, 1),
+        ("sigmoid", 0.0, 0.5),
+        ("alpha", 0.0, 0.5),
+        ("scale_pos_weight", 0.0, 2.0),
+        ("metric_freq", 0, 1),
+        ("early_stopping_round", -1, 0),
+        ("early_stopping_min_delta", -0.5, 0.0),
+        ("top_k", 0, 1),
+        ("num_machines", 0, 1),
+    ],
+)
 def test_bounds(key, bad, good):
-    with pytest.raises(ValueError, match=rf"^Parameter '{key}' must be .*, got {re.escape(repr(bad))}$"):
+    with pytest.raises(
+        ValueError, match=rf"^Parameter '{key}' must be .*, got {re.escape(repr(bad))}$"
+    ):
         resolve_params({key: bad})
     assert resolve_params({key: good})[key] == good
 
 
 def test_unbounded_ints_accept_negatives():
-    p = resolve_params({"num_threads": -1, "max_depth": -5, "verbosity": -1,
-                        "seed": -7, "max_delta_step": -1.0})
+    p = resolve_params(
+        {"num_threads": -1, "max_depth": -5, "verbosity": -1, "seed": -7, "max_delta_step": -1.0}
+    )
     assert (p["num_threads"], p["max_depth"], p["verbosity"], p["seed"]) == (-1, -5, -1, -7)
     assert p["max_delta_step"] == -1.0
 
@@ -208,8 +244,9 @@ def test_unbounded_ints_accept_negatives():
 def test_wrong_choice_message():
     with pytest.raises(ValueError) as e:
         resolve_params({"tree_learner": "gpu"})
-    assert str(e.value) == ("Parameter 'tree_learner' must be one of 'serial', 'feature', "
-                            "'data', 'voting', got 'gpu'")
+    assert str(e.value) == (
+        "Parameter 'tree_learner' must be one of 'serial', 'feature', 'data', 'voting', got 'gpu'"
+    )
     with pytest.raises(ValueError, match=r"Parameter 'boosting' must be one of 'gbdt', got 'dart'"):
         resolve_params({"boosting_type": "dart"})
 
@@ -235,8 +272,9 @@ def test_first_alias_wins_when_no_canonical():
 def test_equal_values_under_two_names_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        p = resolve_params({"num_leaves": 10, "max_leaves": "10", "objective": "mse",
-                            "loss": "regression"})
+        p = resolve_params(
+            {"num_leaves": 10, "max_leaves": "10", "objective": "mse", "loss": "regression"}
+        )
     assert p["num_leaves"] == 10
 
 
@@ -257,14 +295,26 @@ def test_objective_aliases(alias, canon):
 
 
 def test_objective_alias_table():
-    for a in ("regression_l2", "l2", "mean_squared_error", "mse", "l2_root",
-              "root_mean_squared_error", "rmse"):
+    for a in (
+        "regression_l2",
+        "l2",
+        "mean_squared_error",
+        "mse",
+        "l2_root",
+        "root_mean_squared_error",
+        "rmse",
+    ):
         assert OBJECTIVE_ALIASES[a] == "regression"
     for a in ("l1", "mean_absolute_error", "mae"):
         assert OBJECTIVE_ALIASES[a] == "regression_l1"
     assert OBJECTIVE_ALIASES["softmax"] == "multiclass"
-    assert set(OBJECTIVE_ALIASES.values()) == {"regression", "regression_l1", "huber",
-                                               "binary", "multiclass"}
+    assert set(OBJECTIVE_ALIASES.values()) == {
+        "regression",
+        "regression_l1",
+        "huber",
+        "binary",
+        "multiclass",
+    }
 
 
 def test_unknown_objective_lists_valid_ones():
@@ -290,14 +340,24 @@ def test_callable_objective_kept():
 
 @pytest.mark.parametrize("alias,canon", sorted(METRIC_ALIASES.items()))
 def test_metric_aliases(alias, canon):
-    objective = {"objective": "multiclass", "num_class": 3} if canon.startswith("multi") or canon == "auc_mu" else {}
+    objective = (
+        {"objective": "multiclass", "num_class": 3}
+        if canon.startswith("multi") or canon == "auc_mu"
+        else {}
+    )
     assert resolve_params({"metric": alias, **objective})["metric"] == [canon]
 
 
-@pytest.mark.parametrize("objective, metric", [("binary", "multi_logloss"), ("regression", "ova"),
-                                               ("multiclass", "auc"),
-                                               ("multiclass", "binary_logloss"),
-                                               ("multiclass", "l2")])
+@pytest.mark.parametrize(
+    "objective, metric",
+    [
+        ("binary", "multi_logloss"),
+        ("regression", "ova"),
+        ("multiclass", "auc"),
+        ("multiclass", "binary_logloss"),
+        ("multiclass", "l2"),
+    ],
+)
 def test_metrics_must_fit_the_objective(objective, metric):
     # LightGBM refuses these at once ("Multiclass objective and metrics don't match")
     extra = {"num_class": 3} if objective == "multiclass" else {}
@@ -318,8 +378,9 @@ def test_metric_forms():
     assert r("") == ["l2"]
     assert r("", objective="binary") == ["binary_logloss"]
     assert r("", objective="softmax", num_class=3) == ["multi_logloss"]
-    assert resolve_params({"metrics": "multiclassova", "objective": "multiclass",
-                           "num_class": 3})["metric"] == ["multi_logloss"]
+    assert resolve_params({"metrics": "multiclassova", "objective": "multiclass", "num_class": 3})[
+        "metric"
+    ] == ["multi_logloss"]
 
 
 def test_unknown_metric_suggests():
@@ -405,7 +466,7 @@ def test_names_aliases_and_defaults_match_lightgbm():
     from lightgbm.basic import _ConfigAliases
 
     lgb_aliases = _ConfigAliases._get_all_param_aliases()
-    dgbdt_only = {"voting_rule", "check_consistency"}     # our own, documented extensions
+    dgbdt_only = {"voting_rule", "check_consistency"}  # our own, documented extensions
     for name, p in PARAMS.items():
         if name in dgbdt_only:
             continue
@@ -416,7 +477,7 @@ def test_names_aliases_and_defaults_match_lightgbm():
     X, y = rng.random((50, 2)), rng.random(50)
     booster = lgb.train({"verbosity": -1}, lgb.Dataset(X, y), num_boost_round=1)
     text = booster.model_to_string()
-    dumped = dict(re.findall(r"\[(\w+): ?(.*)\]", text[text.index("parameters:"):]))
+    dumped = dict(re.findall(r"\[(\w+): ?(.*)\]", text[text.index("parameters:") :]))
     ours = resolve_params(None)
     checked = 0
     for name, value in ours.items():

@@ -1,4 +1,5 @@
 """Quantized training: integer kernels against naive twins, and training with them."""
+
 import json
 import sys
 
@@ -8,12 +9,26 @@ import pytest
 import dgbdt
 from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
 from dgbdt.native.quantize import (
-    NARROW_SHIFT, PAIRS, WIDE_SHIFT, add_words_to_pairs, build_int_histogram_colwise,
-    build_int_histogram_rowwise, build_wide_histogram_rowwise, gather_packed, narrow_rows,
-    narrow_words, pack_words, packed_width, quantize_gradients, sum_levels, unpack_word, widen_words)
+    NARROW_SHIFT,
+    PAIRS,
+    WIDE_SHIFT,
+    add_words_to_pairs,
+    build_int_histogram_colwise,
+    build_int_histogram_rowwise,
+    build_wide_histogram_rowwise,
+    gather_packed,
+    narrow_rows,
+    narrow_words,
+    pack_words,
+    packed_width,
+    quantize_gradients,
+    sum_levels,
+    unpack_word,
+    widen_words,
+)
 from mpi_launch import TESTS, run_mpi
 
-sys.path.insert(0, str(TESTS / "mpi"))        # tests/mpi/force_pairs.py
+sys.path.insert(0, str(TESTS / "mpi"))  # tests/mpi/force_pairs.py
 
 
 def unpack(words, g_scale=1.0, h_scale=1.0):
@@ -28,12 +43,24 @@ def quantize(g, h, n_bins, stream=7, row_offset=0, stochastic=True, seed=1):
     g_scale = np.abs(g).max() / (n_bins // 2)
     h_scale = np.abs(h).max() / n_bins
     q_g, q_h = np.empty(len(g), np.int8), np.empty(len(g), np.int8)
-    quantize_gradients(g.astype(np.float32), h.astype(np.float32), 1 / g_scale, 1 / h_scale,
-                       n_bins, seed, stream, row_offset, stochastic, q_g, q_h)
+    quantize_gradients(
+        g.astype(np.float32),
+        h.astype(np.float32),
+        1 / g_scale,
+        1 / h_scale,
+        n_bins,
+        seed,
+        stream,
+        row_offset,
+        stochastic,
+        q_g,
+        q_h,
+    )
     return q_g, q_h, g_scale, h_scale
 
 
 # -- quantization -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n_bins", [2, 4, 5, 16, 126])
 def test_quantized_values_stay_in_range_and_round_to_a_neighbour(n_bins):
@@ -48,8 +75,9 @@ def test_quantized_values_stay_in_range_and_round_to_a_neighbour(n_bins):
     # round to nearest without stochastic rounding, halves away from zero (LightGBM)
     q_g, q_h, _, _ = quantize(g, h, n_bins, stochastic=False)
     x = g32 / gs
-    np.testing.assert_array_equal(q_g, np.clip(np.sign(x) * np.floor(np.abs(x) + 0.5),
-                                               -(n_bins // 2), n_bins // 2))
+    np.testing.assert_array_equal(
+        q_g, np.clip(np.sign(x) * np.floor(np.abs(x) + 0.5), -(n_bins // 2), n_bins // 2)
+    )
     np.testing.assert_array_equal(q_h, np.clip(np.floor(h32 / hs + 0.5), 0, n_bins))
 
 
@@ -78,20 +106,32 @@ def test_a_rows_draw_depends_on_its_global_index_only():
     full_g, full_h, gs, hs = quantize(g, h, 4)
     for lo, hi in ((0, 300), (300, 301), (301, 1000)):
         q_g, q_h = np.empty(hi - lo, np.int8), np.empty(hi - lo, np.int8)
-        quantize_gradients(g[lo:hi].astype(np.float32), h[lo:hi].astype(np.float32), 1 / gs, 1 / hs,
-                           4, 1, 7, lo, True, q_g, q_h)
+        quantize_gradients(
+            g[lo:hi].astype(np.float32),
+            h[lo:hi].astype(np.float32),
+            1 / gs,
+            1 / hs,
+            4,
+            1,
+            7,
+            lo,
+            True,
+            q_g,
+            q_h,
+        )
         np.testing.assert_array_equal(q_g, full_g[lo:hi])
         np.testing.assert_array_equal(q_h, full_h[lo:hi])
 
 
 # -- packing ------------------------------------------------------------------------------
 
+
 def test_packed_width_boundaries():
     # narrow while n * (B + 1) < 2**16
-    assert packed_width(13107, 4) == NARROW_SHIFT        # 13107 * 5 = 65535
+    assert packed_width(13107, 4) == NARROW_SHIFT  # 13107 * 5 = 65535
     assert packed_width(13108, 4) == WIDE_SHIFT
     assert packed_width((2**32 - 1) // 5, 4) == WIDE_SHIFT
-    assert packed_width(2**32 // 5 + 1, 4) == PAIRS          # two int64 per bin
+    assert packed_width(2**32 // 5 + 1, 4) == PAIRS  # two int64 per bin
 
 
 @pytest.mark.parametrize("n_bins", [4, 15])
@@ -129,7 +169,7 @@ def test_pack_words_packs_every_row_narrow():
 
 def test_add_words_to_pairs_splits_and_accumulates():
     rng = np.random.default_rng(6)
-    g = rng.integers(-2**31, 2**31, 500)
+    g = rng.integers(-(2**31), 2**31, 500)
     h = rng.integers(0, 2**32, 500)
     pairs = np.ones((500, 2), np.int64)
     add_words_to_pairs((g * 2**32 + h).astype(np.int64), pairs)
@@ -151,6 +191,7 @@ def test_widen_and_narrow_are_inverse():
 
 
 # -- integer histograms against a naive twin ----------------------------------------------
+
 
 def naive_int_histogram(binned, rows, q_g, q_h, offsets, features):
     out = np.zeros((offsets[-1], 2))
@@ -176,7 +217,7 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
     dtype = np.int32 if shift == NARROW_SHIFT else np.int64
     words = np.empty(n, dtype)
     gather_packed(q_g, q_h, rows, shift, words)
-    row_words = np.empty(n, np.int32)           # every row's narrow word, by row index
+    row_words = np.empty(n, np.int32)  # every row's narrow word, by row index
     pack_words(q_g, q_h, row_words)
     expected = naive_int_histogram(binned, rows, q_g, q_h, offsets, range(n_features))
     features = np.arange(n_features, dtype=np.int32)
@@ -184,15 +225,29 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
     for layout in ("row", "col"):
         hist = np.full(total, 99, dtype)
         if layout == "col":
-            build_int_histogram_colwise(np.asfortranarray(binned).T, rows, words, features,
-                                        offsets, hist)
+            build_int_histogram_colwise(
+                np.asfortranarray(binned).T, rows, words, features, offsets, hist
+            )
         elif shift == NARROW_SHIFT:
-            build_int_histogram_rowwise(np.ascontiguousarray(binned), rows, row_words, offsets,
-                                        np.empty((MAX_CHUNKS, total), np.int32), hist)
-        else:       # row-wise wide: summed from narrow pieces that fit
-            build_wide_histogram_rowwise(np.ascontiguousarray(binned), rows, row_words, offsets,
-                                         narrow_rows(1), np.empty((MAX_CHUNKS, total), np.int32),
-                                         np.empty((MAX_CHUNKS, total), np.int64), hist)
+            build_int_histogram_rowwise(
+                np.ascontiguousarray(binned),
+                rows,
+                row_words,
+                offsets,
+                np.empty((MAX_CHUNKS, total), np.int32),
+                hist,
+            )
+        else:  # row-wise wide: summed from narrow pieces that fit
+            build_wide_histogram_rowwise(
+                np.ascontiguousarray(binned),
+                rows,
+                row_words,
+                offsets,
+                narrow_rows(1),
+                np.empty((MAX_CHUNKS, total), np.int32),
+                np.empty((MAX_CHUNKS, total), np.int64),
+                hist,
+            )
         wide = np.empty(len(hist), np.int64)
         if dtype == np.int32:
             widen_words(hist, wide)
@@ -201,8 +256,10 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
         np.testing.assert_array_equal(unpack(wide), expected, err_msg=layout)
 
 
-@pytest.mark.parametrize("n_rows, piece_rows", [(0, 5), (1, 5), (1000, 7), (1000, 1000),
-                                                (PARALLEL_MIN_ROWS * 2 + 5, narrow_rows(4))])
+@pytest.mark.parametrize(
+    "n_rows, piece_rows",
+    [(0, 5), (1, 5), (1000, 7), (1000, 1000), (PARALLEL_MIN_ROWS * 2 + 5, narrow_rows(4))],
+)
 def test_wide_histogram_from_narrow_pieces_equals_the_naive_twin(n_rows, piece_rows):
     # Rows at the extreme levels: a narrow histogram of all of them would overflow.
     rng = np.random.default_rng(n_rows)
@@ -215,11 +272,19 @@ def test_wide_histogram_from_narrow_pieces_equals_the_naive_twin(n_rows, piece_r
     row_words = np.empty(n, np.int32)
     pack_words(q_g, q_h, row_words)
     hist = np.full(offsets[-1], 7, np.int64)
-    build_wide_histogram_rowwise(binned, rows, row_words, offsets, piece_rows,
-                                 np.empty((MAX_CHUNKS, offsets[-1]), np.int32),
-                                 np.empty((MAX_CHUNKS, offsets[-1]), np.int64), hist)
-    np.testing.assert_array_equal(unpack(hist), naive_int_histogram(binned, rows, q_g, q_h, offsets,
-                                                           range(3)))
+    build_wide_histogram_rowwise(
+        binned,
+        rows,
+        row_words,
+        offsets,
+        piece_rows,
+        np.empty((MAX_CHUNKS, offsets[-1]), np.int32),
+        np.empty((MAX_CHUNKS, offsets[-1]), np.int64),
+        hist,
+    )
+    np.testing.assert_array_equal(
+        unpack(hist), naive_int_histogram(binned, rows, q_g, q_h, offsets, range(3))
+    )
 
 
 def test_sum_levels_equals_numpy():
@@ -227,32 +292,44 @@ def test_sum_levels_equals_numpy():
     q_g = rng.integers(-3, 4, 5000).astype(np.int8)
     q_h = rng.integers(0, 7, 5000).astype(np.int8)
     rows = np.sort(rng.choice(5000, 3000, replace=False)).astype(np.uint32)
-    assert sum_levels(q_g, q_h, rows) == (q_g[rows].sum(dtype=np.int64),
-                                          q_h[rows].sum(dtype=np.int64))
+    assert sum_levels(q_g, q_h, rows) == (
+        q_g[rows].sum(dtype=np.int64),
+        q_h[rows].sum(dtype=np.int64),
+    )
     assert sum_levels(q_g, q_h, rows[:0]) == (0, 0)
 
 
 def test_unpack_word_splits_the_halves():
     assert unpack_word(np.int64((-3 << 32) + 5)) == (-3, 5)
     assert unpack_word(np.int64((7 << 32) + 0xFFFFFFFF)) == (7, 0xFFFFFFFF)
-    np.testing.assert_array_equal(unpack(np.array([(-3 << 32) + 5], np.int64), 0.5, 0.25),
-                                  [[-1.5, 1.25]])
+    np.testing.assert_array_equal(
+        unpack(np.array([(-3 << 32) + 5], np.int64), 0.5, 0.25), [[-1.5, 1.25]]
+    )
 
 
 # -- training -----------------------------------------------------------------------------
 
+
 def higgs(n=4000, seed=5):
     from dgbdt.datasets import make_higgs_like
+
     X, y = make_higgs_like(n, seed=seed)
     return X, y
 
 
-QUANT = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.2, "min_data_in_leaf": 10,
-         "verbosity": -1, "use_quantized_grad": True}
+QUANT = {
+    "objective": "binary",
+    "num_leaves": 15,
+    "learning_rate": 0.2,
+    "min_data_in_leaf": 10,
+    "verbosity": -1,
+    "use_quantized_grad": True,
+}
 
 
 def test_quantized_training_is_close_to_float_training():
     from sklearn.metrics import roc_auc_score
+
     X, y = higgs(8000)
     Xt, yt = higgs(4000, seed=6)
     aucs = {}
@@ -269,6 +346,7 @@ def test_pairs_for_large_leaves_give_the_same_model(monkeypatch, layout):
     import dgbdt.grower as grower_module
     import dgbdt.learners.serial as serial_module
     from force_pairs import force_pairs
+
     X, y = higgs()
     params = {**QUANT, layout: True}
     plain = dgbdt.train(params, dgbdt.Dataset(X, y), 5).model_to_string()
@@ -281,7 +359,9 @@ def test_pairs_for_large_leaves_give_the_same_model(monkeypatch, layout):
         def counted(*args):
             calls[name] += 1
             return real(*args)
+
         monkeypatch.setattr(module, "add_words_to_pairs", counted)
+
     spy("pieces", serial_module)
     spy("subtractions", grower_module)
     assert dgbdt.train(params, dgbdt.Dataset(X, y), 5).model_to_string() == plain
@@ -292,11 +372,17 @@ def test_quantized_model_does_not_depend_on_layout_or_threads():
     # Integer sums do not depend on the order of addition: row- and column-wise
     # histograms, chunked or not, give the same model, bit for bit.
     import numba
+
     X, y = higgs()
     models = []
     for layout, threads in (("force_row_wise", 1), ("force_row_wise", 2), ("force_col_wise", 2)):
-        params = {**QUANT, layout: True, "num_threads": threads, "bagging_fraction": 0.8,
-                  "bagging_freq": 1}
+        params = {
+            **QUANT,
+            layout: True,
+            "num_threads": threads,
+            "bagging_fraction": 0.8,
+            "bagging_freq": 1,
+        }
         if threads > numba.config.NUMBA_NUM_THREADS:
             continue
         models.append(dgbdt.train(params, dgbdt.Dataset(X, y), 8).dump_model()["trees"])
@@ -318,23 +404,29 @@ def test_quantized_training_learns_other_objectives(objective):
         params["num_class"] = 3
 
     def test_loss(rounds, quantized):
-        m = dgbdt.train({**params, "use_quantized_grad": quantized},
-                        dgbdt.Dataset(X[train], y[train]), rounds)
+        m = dgbdt.train(
+            {**params, "use_quantized_grad": quantized}, dgbdt.Dataset(X[train], y[train]), rounds
+        )
         p, t = m.predict(X[test]), y[test]
         if objective == "multiclass":
             return -np.mean(np.log(p[np.arange(len(t)), t.astype(int)]))
         return np.mean(np.abs(p - t)) if objective == "regression_l1" else np.mean((p - t) ** 2)
 
     quantized = test_loss(20, True)
-    assert quantized < 0.8 * test_loss(1, False)           # it learns
-    assert quantized < 1.05 * test_loss(20, False)         # about as well as float training
+    assert quantized < 0.8 * test_loss(1, False)  # it learns
+    assert quantized < 1.05 * test_loss(20, False)  # about as well as float training
 
 
 def test_renew_leaf_uses_the_float_gradients():
     X, y = higgs()
     y = X[:, 0] + X[:, 1]
-    params = {**QUANT, "objective": "regression", "learning_rate": 1.0, "num_leaves": 4,
-              "boost_from_average": False}
+    params = {
+        **QUANT,
+        "objective": "regression",
+        "learning_rate": 1.0,
+        "num_leaves": 4,
+        "boost_from_average": False,
+    }
     plain = dgbdt.train(params, dgbdt.Dataset(X, y), 1)
     renewed = dgbdt.train({**params, "quant_train_renew_leaf": True}, dgbdt.Dataset(X, y), 1)
     tree = renewed.trees[0]
@@ -342,7 +434,9 @@ def test_renew_leaf_uses_the_float_gradients():
     # L2 leaf value from the float gradients: the mean label of the leaf's rows
     leaves = renewed.predict(X, pred_leaf=True)[:, 0]
     for leaf in range(tree.n_leaves):
-        assert tree.leaf_value[leaf] == pytest.approx(y[leaves == leaf].mean(), rel=1e-6)  # float32 g
+        assert tree.leaf_value[leaf] == pytest.approx(
+            y[leaves == leaf].mean(), rel=1e-6
+        )  # float32 g
     assert not np.allclose(plain.trees[0].leaf_value, tree.leaf_value, rtol=1e-9, atol=0)
 
 
@@ -352,8 +446,14 @@ def test_a_tree_that_cannot_split_adds_nothing_renewed_or_not():
     # boost_from_average off (gbdt.cpp TrainOneIter), renewed leaves or not.
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(2000, 3)), rng.exponential(size=2000) * 10
-    params = {"objective": "regression", "verbosity": -1, "boost_from_average": False,
-              "min_data_in_leaf": 1500, "learning_rate": 1.0, "use_quantized_grad": True}
+    params = {
+        "objective": "regression",
+        "verbosity": -1,
+        "boost_from_average": False,
+        "min_data_in_leaf": 1500,
+        "learning_rate": 1.0,
+        "use_quantized_grad": True,
+    }
     for renew in (False, True):
         booster = dgbdt.train({**params, "quant_train_renew_leaf": renew}, dgbdt.Dataset(X, y), 3)
         assert booster.num_trees() == 1 and booster.trees[0].leaf_value[0] == 0.0
@@ -362,9 +462,18 @@ def test_a_tree_that_cannot_split_adds_nothing_renewed_or_not():
 
 # -- distributed ----------------------------------------------------------------------------
 
-DIST = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.2, "min_data_in_leaf": 10,
-        "metric": ["auc"], "verbosity": -1, "use_quantized_grad": True, "bagging_fraction": 0.7,
-        "bagging_freq": 1, "feature_fraction": 0.8}
+DIST = {
+    "objective": "binary",
+    "num_leaves": 15,
+    "learning_rate": 0.2,
+    "min_data_in_leaf": 10,
+    "metric": ["auc"],
+    "verbosity": -1,
+    "use_quantized_grad": True,
+    "bagging_fraction": 0.7,
+    "bagging_freq": 1,
+    "feature_fraction": 0.8,
+}
 
 
 def train_on(tmp_path, k, params, n_rounds=8):
@@ -382,11 +491,13 @@ def test_data_parallel_quantized_models_are_byte_identical_for_any_ranks(tmp_pat
         assert models[k][0] == models[1][0], f"K={k} differs from K=1"
     assert models[4][1]["same_model_on_all_ranks"]
     # float data-parallel of the same data: quantized words cut the histogram bytes
-    float_bytes = {k: train_on(tmp_path, k, {**params, "use_quantized_grad": False})[1]
-                   for k in (2,)}
+    float_bytes = {
+        k: train_on(tmp_path, k, {**params, "use_quantized_grad": False})[1] for k in (2,)
+    }
     for k in (2,):
-        ratio = (np.mean(models[k][1]["comm"]["bytes_per_tree"])
-                 / np.mean(float_bytes[k]["comm"]["bytes_per_tree"]))
+        ratio = np.mean(models[k][1]["comm"]["bytes_per_tree"]) / np.mean(
+            float_bytes[k]["comm"]["bytes_per_tree"]
+        )
         assert ratio <= 0.5, ratio
 
 
@@ -395,13 +506,23 @@ def test_integer_histograms_make_models_independent_of_the_rank_count(tmp_path):
     # how rows are split over ranks (shown without boost_from_average, whose
     # mean leaves residuals of one magnitude), integer ones cannot; the
     # starting score is an exact global sum (dgbdt.exact_sum).
-    params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 10,
-              "verbosity": -1, "tree_learner": "data"}
-    runs = {"float": {"use_quantized_grad": False, "boost_from_average": False},
-            "quantized": {"use_quantized_grad": True},
-            # leaf values from the float gradients: exact global sums per leaf
-            "renewed": {"use_quantized_grad": True, "quant_train_renew_leaf": True,
-                        "boost_from_average": False}}
+    params = {
+        "objective": "regression",
+        "num_leaves": 15,
+        "min_data_in_leaf": 10,
+        "verbosity": -1,
+        "tree_learner": "data",
+    }
+    runs = {
+        "float": {"use_quantized_grad": False, "boost_from_average": False},
+        "quantized": {"use_quantized_grad": True},
+        # leaf values from the float gradients: exact global sums per leaf
+        "renewed": {
+            "use_quantized_grad": True,
+            "quant_train_renew_leaf": True,
+            "boost_from_average": False,
+        },
+    }
     models = {}
     for name, extra in runs.items():
         for k in (1, 3):
@@ -416,8 +537,9 @@ def test_integer_histograms_make_models_independent_of_the_rank_count(tmp_path):
 
 
 @pytest.mark.parametrize("learner", ["data", "voting"])
-def test_leaves_too_large_for_wide_words_as_pairs_give_the_same_models(tmp_path, monkeypatch,
-                                                                         learner):
+def test_leaves_too_large_for_wide_words_as_pairs_give_the_same_models(
+    tmp_path, monkeypatch, learner
+):
     # Leaves over 300 rows held as int64 pairs, summed from pieces of 100 rows
     # (tests/mpi/force_pairs.py): the same sums, so the same model bit for bit,
     # on 1 and 3 ranks.
@@ -434,14 +556,16 @@ def test_voting_parallel_quantized(tmp_path):
     _, quant = train_on(tmp_path, 2, params)
     _, floats = train_on(tmp_path, 2, {**params, "use_quantized_grad": False})
     assert quant["evals"]["valid"]["auc"][-1] > floats["evals"]["valid"]["auc"][-1] - 0.01
-    assert (np.mean(quant["comm"]["bytes_per_tree"])
-            <= 0.6 * np.mean(floats["comm"]["bytes_per_tree"]))
+    assert np.mean(quant["comm"]["bytes_per_tree"]) <= 0.6 * np.mean(
+        floats["comm"]["bytes_per_tree"]
+    )
 
 
 @pytest.mark.parametrize("script", ["train_shards.py", "train_blocks.py"])
 def test_feature_parallel_quantized_equals_serial(tmp_path, script):
     import importlib.util
     from mpi_launch import TESTS
+
     params = {**DIST, "tree_learner": "feature"}
     result = run_mpi(2, script, tmp_path, json.dumps(params), 6)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -462,6 +586,7 @@ def test_split_scan_on_words_equals_the_scan_on_pairs(seed):
     # rounds counts bin by bin, so it only comes close.
     from dgbdt.native import common
     from dgbdt.native.split import find_best_split
+
     rng = np.random.default_rng(seed)
     n_bins = np.array([5, 30, 2, 255])
     offsets = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
@@ -469,7 +594,7 @@ def test_split_scan_on_words_equals_the_scan_on_pairs(seed):
     most_freq_bins = np.array([0, 3, 0, 100], np.int32)
     g = rng.integers(-400, 400, offsets[-1])
     h = rng.integers(0, 800, offsets[-1])
-    h[offsets[2] + 1] = 0                                  # a NaN bin without rows
+    h[offsets[2] + 1] = 0  # a NaN bin without rows
     words = (g * 2**32 + h).astype(np.int64)
     pairs = np.stack([g, h], axis=1).astype(np.int64)
     features = np.array([0, 1, 2, 3], np.int32)
@@ -482,15 +607,29 @@ def test_split_scan_on_words_equals_the_scan_on_pairs(seed):
     totals = (g[:5].sum() * gs, h[:5].sum() * hs, 1000.0)
     records = {name: np.empty(common.SPLIT_RECORD_SIZE) for name in ("words", "pairs", "floats")}
     flags = {name: np.zeros(4, np.uint8) for name in records}
-    for name, hist, scales in (("words", words, (gs, hs)), ("pairs", pairs, (gs, hs)),
-                               ("floats", floats, ())):
-        find_best_split(hist, features, offsets, nan_bins, most_freq_bins, *totals, params,
-                        records[name], flags[name], *scales)
+    for name, hist, scales in (
+        ("words", words, (gs, hs)),
+        ("pairs", pairs, (gs, hs)),
+        ("floats", floats, ()),
+    ):
+        find_best_split(
+            hist,
+            features,
+            offsets,
+            nan_bins,
+            most_freq_bins,
+            *totals,
+            params,
+            records[name],
+            flags[name],
+            *scales,
+        )
     assert records["words"][common.SPLIT_FEATURE] >= 0
     np.testing.assert_array_equal(records["words"], records["pairs"])
     np.testing.assert_array_equal(flags["words"], flags["pairs"])
-    np.testing.assert_allclose(records["words"][common.SPLIT_GAIN],
-                               records["floats"][common.SPLIT_GAIN], rtol=1e-6)
+    np.testing.assert_allclose(
+        records["words"][common.SPLIT_GAIN], records["floats"][common.SPLIT_GAIN], rtol=1e-6
+    )
 
 
 @pytest.mark.parametrize("quantized", [False, True])
@@ -498,12 +637,14 @@ def test_histogram_buffers_are_reused_across_leaves_and_trees(monkeypatch, quant
     # A buffer that never matched the free list cost a new allocation per leaf and
     # a free list growing with every tree (quantized fit 5x slower).
     import dgbdt.grower as grower_module
+
     growers = []
     init = grower_module.TreeGrower.__init__
 
     def recording_init(self, *args, **kwargs):
         init(self, *args, **kwargs)
         growers.append(self)
+
     monkeypatch.setattr(grower_module.TreeGrower, "__init__", recording_init)
     X, y = higgs()
     dgbdt.train({**QUANT, "use_quantized_grad": quantized}, dgbdt.Dataset(X, y), 10)

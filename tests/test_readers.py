@@ -1,4 +1,5 @@
 """Tests of dgbdt.readers: CSV/TSV/whitespace and LibSVM text files, side files, errors."""
+
 import gzip
 
 import numpy as np
@@ -74,8 +75,14 @@ def test_label_by_index_weight_group_ignore_columns(tmp_path):
     np.testing.assert_array_equal(d.group, [2, 1])
     np.testing.assert_array_equal(d.X, [[0.1, 5], [0.2, 6], [0.3, 7]])
     h = write(tmp_path, "h.csv", "f0,y,w,q,junk,f1\n" + "\n".join(rows) + "\n")
-    d2 = read_data(h, header=True, label_column="name:y", weight_column="name:w",
-                   group_column="name:q", ignore_columns="name:junk")
+    d2 = read_data(
+        h,
+        header=True,
+        label_column="name:y",
+        weight_column="name:w",
+        group_column="name:q",
+        ignore_columns="name:junk",
+    )
     np.testing.assert_array_equal(d2.X, d.X)
     np.testing.assert_array_equal(d2.weight, d.weight)
     np.testing.assert_array_equal(d2.group, d.group)
@@ -105,14 +112,17 @@ def test_gzip(tmp_path):
     np.testing.assert_array_equal(read_data(str(p)).X.toarray(), [[0.5, 0, 2], [0, 3, 0]])
 
 
-@pytest.mark.parametrize("text, lineno, bad", [
-    ("1,2,3\n4,5\n", 2, "4,5"),               # too few fields
-    ("1,2,3\n4,5,6,7\n", 2, "4,5,6,7"),       # too many fields
-    ("1,2,3\n\n4,abc,6\n", 3, "abc"),         # text where a number belongs (blank line counted)
-    ("1,2,3\n,5,6\n", 2, "5,6"),              # missing label
-    ("1,2,3\nnan,5,6\n", 2, "nan"),           # NaN label
-    ("1,2,3\ninf,5,6\n", 2, "inf"),           # inf label
-])
+@pytest.mark.parametrize(
+    "text, lineno, bad",
+    [
+        ("1,2,3\n4,5\n", 2, "4,5"),  # too few fields
+        ("1,2,3\n4,5,6,7\n", 2, "4,5,6,7"),  # too many fields
+        ("1,2,3\n\n4,abc,6\n", 3, "abc"),  # text where a number belongs (blank line counted)
+        ("1,2,3\n,5,6\n", 2, "5,6"),  # missing label
+        ("1,2,3\nnan,5,6\n", 2, "nan"),  # NaN label
+        ("1,2,3\ninf,5,6\n", 2, "inf"),  # inf label
+    ],
+)
 def test_delimited_errors(tmp_path, text, lineno, bad):
     p = write(tmp_path, "bad.csv", text)
     with pytest.raises(DataFormatError) as e:
@@ -169,17 +179,20 @@ def test_libsvm_unsorted_indices_parse(tmp_path):
     np.testing.assert_array_equal(read_data(p).X.toarray(), [[3, 0, 1]])
 
 
-@pytest.mark.parametrize("text, lineno, bad, kw", [
-    ("1 0:1\n0 1:x\n", 2, "1:x", {}),           # unparseable value
-    ("1 0:1\n0 1-2\n", 2, "1-2", {}),           # no colon
-    ("1 0:1\n\n0 -1:2\n", 3, "-1:2", {}),       # negative index
-    ("1 1:1\n0 0:2\n", 2, "0:2", {"zero_based": False}),  # index 0 in one-based file
-    ("1 0:1\n0:1 1:2\n", 2, "0:1", {}),         # missing label
-    ("1 0:1\n# c\nnan 1:2\n", 3, "nan", {}),    # NaN label
-    ("1 0:1\n-inf 1:2\n", 2, "-inf", {}),       # inf label
-    ("1 0:1\nabc 1:2\n", 2, "abc", {}),         # text label
-    ("1 0:1\n1 5:2\n", 2, "5:2", {"n_features": 3}),  # beyond n_features
-])
+@pytest.mark.parametrize(
+    "text, lineno, bad, kw",
+    [
+        ("1 0:1\n0 1:x\n", 2, "1:x", {}),  # unparseable value
+        ("1 0:1\n0 1-2\n", 2, "1-2", {}),  # no colon
+        ("1 0:1\n\n0 -1:2\n", 3, "-1:2", {}),  # negative index
+        ("1 1:1\n0 0:2\n", 2, "0:2", {"zero_based": False}),  # index 0 in one-based file
+        ("1 0:1\n0:1 1:2\n", 2, "0:1", {}),  # missing label
+        ("1 0:1\n# c\nnan 1:2\n", 3, "nan", {}),  # NaN label
+        ("1 0:1\n-inf 1:2\n", 2, "-inf", {}),  # inf label
+        ("1 0:1\nabc 1:2\n", 2, "abc", {}),  # text label
+        ("1 0:1\n1 5:2\n", 2, "5:2", {"n_features": 3}),  # beyond n_features
+    ],
+)
 def test_libsvm_errors(tmp_path, text, lineno, bad, kw):
     p = write(tmp_path, "bad.svm", text)
     with pytest.raises(DataFormatError) as e:
@@ -209,9 +222,14 @@ def test_side_file_column_wins(tmp_path):
     np.testing.assert_array_equal(read_data(p, weight_column="0").weight, [7, 8])
 
 
-@pytest.mark.parametrize("suffix, text", [
-    (".weight", "1\n2\n"), (".init", "1\n2\n3\n4\n"), (".query", "2\n2\n"),
-])
+@pytest.mark.parametrize(
+    "suffix, text",
+    [
+        (".weight", "1\n2\n"),
+        (".init", "1\n2\n3\n4\n"),
+        (".query", "2\n2\n"),
+    ],
+)
 def test_side_file_wrong_length(tmp_path, suffix, text):
     p = write(tmp_path, "d.csv", "1,0.5\n0,1.5\n1,2.5\n")
     write(tmp_path, "d.csv" + suffix, text)
@@ -245,6 +263,7 @@ def test_shared_rank_train(shared_datasets):
 
 def test_shared_agaricus(shared_datasets):
     from sklearn.datasets import load_svmlight_file
+
     path = shared_datasets / "xgboost" / "agaricus.txt.train"
     d = read_data(path, zero_based=False)
     assert d.X.shape == (6513, 126)
@@ -260,9 +279,14 @@ with_nan = st.one_of(finite, st.just(np.nan))
 
 
 @settings(deadline=None, max_examples=30)
-@given(X=hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
-                    elements=with_nan),
-       sep=st.sampled_from([",", "\t", " "]), header=st.booleans(), data=st.data())
+@given(
+    X=hnp.arrays(
+        np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6), elements=with_nan
+    ),
+    sep=st.sampled_from([",", "\t", " "]),
+    header=st.booleans(),
+    data=st.data(),
+)
 def test_roundtrip_delimited(tmp_path_factory, X, sep, header, data):
     y = data.draw(hnp.arrays(np.float64, X.shape[0], elements=finite))
     path = tmp_path_factory.mktemp("rt") / "d.txt"
@@ -271,8 +295,9 @@ def test_roundtrip_delimited(tmp_path_factory, X, sep, header, data):
         lines.append(sep.join(["label"] + [f"f{j}" for j in range(X.shape[1])]))
     na = "NA" if sep == " " else ""  # an empty field cannot exist between blanks
     for yi, row in zip(y, X):
-        lines.append(sep.join([repr(float(yi))] + [na if np.isnan(v) else repr(float(v))
-                                                   for v in row]))
+        lines.append(
+            sep.join([repr(float(yi))] + [na if np.isnan(v) else repr(float(v)) for v in row])
+        )
     path.write_text("\n".join(lines) + "\n")
     d = read_data(path, header=header)
     np.testing.assert_array_equal(d.label, y)
@@ -281,9 +306,16 @@ def test_roundtrip_delimited(tmp_path_factory, X, sep, header, data):
 
 
 @settings(deadline=None, max_examples=30)
-@given(X=hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
-                    elements=st.one_of(st.just(0.0), finite)),
-       zero_based=st.booleans(), qid=st.booleans(), data=st.data())
+@given(
+    X=hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
+        elements=st.one_of(st.just(0.0), finite),
+    ),
+    zero_based=st.booleans(),
+    qid=st.booleans(),
+    data=st.data(),
+)
 def test_roundtrip_libsvm(tmp_path_factory, X, zero_based, qid, data):
     y = data.draw(hnp.arrays(np.float64, X.shape[0], elements=finite))
     path = tmp_path_factory.mktemp("rt") / "d.svm"
@@ -309,13 +341,23 @@ def test_roundtrip_libsvm(tmp_path_factory, X, zero_based, qid, data):
 def _read_in_parts(path, n_parts, **kw):
     """Read ``path`` as ``n_parts`` ranks would: part by part, numbering lines globally."""
     from dgbdt.readers import count_lines, parse_text, read_header_line, read_part, sniff_format
+
     fmt, sep = sniff_format(path, "auto", kw.get("header", False))
     header_text = read_header_line(path) if kw.get("header") else None
     parts, first_line = [], 1
     for p in range(n_parts):
         data = read_part(path, p, n_parts)
-        parts.append(parse_text(path, data, fmt=fmt, sep=sep, first_line=first_line,
-                                header_text=header_text if p > 0 else None, **kw))
+        parts.append(
+            parse_text(
+                path,
+                data,
+                fmt=fmt,
+                sep=sep,
+                first_line=first_line,
+                header_text=header_text if p > 0 else None,
+                **kw,
+            )
+        )
         first_line += count_lines(data)
     return parts
 
@@ -326,7 +368,8 @@ def test_parts_cover_every_line_once(tmp_path, n_parts, header):
     rng = np.random.default_rng(n_parts)
     X = rng.normal(size=(25, 4)).round(3)
     text = ("y,a,b,c,d\n" if header else "") + "".join(
-        f"{i % 3}," + ",".join(map(str, row)) + "\n" for i, row in enumerate(X))
+        f"{i % 3}," + ",".join(map(str, row)) + "\n" for i, row in enumerate(X)
+    )
     path = tmp_path / "d.csv"
     path.write_text(text)
     parts = _read_in_parts(path, n_parts, header=header)
@@ -338,6 +381,7 @@ def test_parts_cover_every_line_once(tmp_path, n_parts, header):
 
 def test_parts_of_libsvm_and_split_parts_agree(tmp_path):
     from dgbdt.readers import read_part, split_parts
+
     text = "".join(f"{i % 2} {i % 5}:{i} 7:1.5\n" for i in range(30)) + "1 2:3"  # no final newline
     path = tmp_path / "d.svm"
     path.write_text(text)
@@ -381,13 +425,16 @@ def test_corrupt_gzip_is_a_data_format_error(tmp_path):
         read_data(p)
 
 
-@pytest.mark.parametrize("text, lineno, bad", [
-    ("1 0:1\n1 99999999999999999999999999:1\n", 2, "99999999999999999999999999:1"),
-    ("1 0:1\n1 2147483647:1\n", 2, "2147483647:1"),             # columns fit int32
-    ("1 qid:1 0:1\n1 qid:" + "9" * 30 + " 0:1\n", 2, "qid:" + "9" * 30),
-    ("1 qid:1 0:1\n1 0:1\n", 2, "1 0:1"),                       # qid missing
-    ("1 0:1\n1 qid:3 0:1\n", 2, "qid:3"),                       # qid after rows without
-])
+@pytest.mark.parametrize(
+    "text, lineno, bad",
+    [
+        ("1 0:1\n1 99999999999999999999999999:1\n", 2, "99999999999999999999999999:1"),
+        ("1 0:1\n1 2147483647:1\n", 2, "2147483647:1"),  # columns fit int32
+        ("1 qid:1 0:1\n1 qid:" + "9" * 30 + " 0:1\n", 2, "qid:" + "9" * 30),
+        ("1 qid:1 0:1\n1 0:1\n", 2, "1 0:1"),  # qid missing
+        ("1 0:1\n1 qid:3 0:1\n", 2, "qid:3"),  # qid after rows without
+    ],
+)
 def test_libsvm_index_and_qid_limits(tmp_path, text, lineno, bad):
     p = write(tmp_path, "big.svm", text)
     with pytest.raises(DataFormatError) as e:
@@ -417,14 +464,17 @@ def test_byte_order_mark(tmp_path):
     np.testing.assert_array_equal(read_data(p).label, [1])
 
 
-@pytest.mark.parametrize("text, lineno, bad", [
-    ("1,2\r3,x\r5,6\n", 2, "cannot parse number 'x'"),   # a lone '\r' ends line 1
-    ("1,2\n3,1_0\n", 2, "cannot parse number '1_0'"),           # Python's float takes it
-    ("1,2\n3, \n", 2, "cannot parse number ' '"),
-    ("1,2\n3,nAnx\n", 2, "cannot parse number 'nAnx'"),
-    ("1,2\n3,4\x00\n", 2, "cannot parse number '4\\x00'"),
-    ("1,2\n3,\xff\n", 2, "cannot parse number"),
-])
+@pytest.mark.parametrize(
+    "text, lineno, bad",
+    [
+        ("1,2\r3,x\r5,6\n", 2, "cannot parse number 'x'"),  # a lone '\r' ends line 1
+        ("1,2\n3,1_0\n", 2, "cannot parse number '1_0'"),  # Python's float takes it
+        ("1,2\n3, \n", 2, "cannot parse number ' '"),
+        ("1,2\n3,nAnx\n", 2, "cannot parse number 'nAnx'"),
+        ("1,2\n3,4\x00\n", 2, "cannot parse number '4\\x00'"),
+        ("1,2\n3,\xff\n", 2, "cannot parse number"),
+    ],
+)
 def test_delimited_errors_name_the_line(tmp_path, text, lineno, bad):
     p = tmp_path / "bad.csv"
     p.write_bytes(text.encode("latin-1"))
@@ -449,7 +499,8 @@ def test_keep_features_out_of_range(tmp_path):
 
 def test_long_header_line_read_whole(tmp_path):
     from dgbdt.readers import read_header_line
-    names = [f"feature_with_a_long_name_{j}" for j in range(3000)]   # > 64 KiB
+
+    names = [f"feature_with_a_long_name_{j}" for j in range(3000)]  # > 64 KiB
     p = write(tmp_path, "wide.csv", ",".join(["y"] + names) + "\n" + ",".join(["1"] * 3001) + "\n")
     assert read_header_line(p).split(",")[-1] == names[-1]
     assert read_data(p, header=True).feature_names == names
@@ -458,12 +509,14 @@ def test_long_header_line_read_whole(tmp_path):
 @pytest.mark.parametrize("chunk_bytes", [1, 37, 1000])
 def test_chunked_reader_equals_serial_reader(tmp_path, monkeypatch, chunk_bytes):
     from dgbdt import readers
+
     rng = np.random.default_rng(chunk_bytes)
     X = rng.normal(size=(200, 5)).round(4)
     X[rng.random(X.shape) < 0.1] = np.nan
-    rows = [f"{i % 2},{i // 10},{w:.3f},"
-            + ",".join("" if np.isnan(v) else repr(float(v)) for v in x)
-            for i, (x, w) in enumerate(zip(X, rng.uniform(0.5, 2, 200)))]
+    rows = [
+        f"{i % 2},{i // 10},{w:.3f}," + ",".join("" if np.isnan(v) else repr(float(v)) for v in x)
+        for i, (x, w) in enumerate(zip(X, rng.uniform(0.5, 2, 200)))
+    ]
     rows[50:50] = ["", " "]
     p = write(tmp_path, "c.csv", "y,q,w,a,b,c,d,e\n" + "\r\n".join(rows) + "\n")
     kw = dict(header=True, group_column="name:q", weight_column="name:w", ignore_columns="name:b")

@@ -15,6 +15,7 @@ for 15 GiB downstream) or return a matrix that ``Dataset`` would refuse.
 
 ``DGBDT_FUZZ_EXAMPLES=5000 pytest tests/test_readers_fuzz.py`` fuzzes longer.
 """
+
 import gzip
 import os
 import re
@@ -32,8 +33,11 @@ from dgbdt import readers
 from dgbdt.dataset import _check_sparse_shape
 from dgbdt.readers import MAX_SPARSE_COLUMNS, DataFormatError, LoadedData, read_data
 
-FUZZ = settings(deadline=None, max_examples=int(os.environ.get("DGBDT_FUZZ_EXAMPLES", 150)),
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    deadline=None,
+    max_examples=int(os.environ.get("DGBDT_FUZZ_EXAMPLES", 150)),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 # ------------------------------------------------------------------ valid files
 
@@ -51,7 +55,7 @@ def csv_files(draw):
     n_cols = draw(st.integers(1, 5))
     n_rows = draw(st.integers(0, 7))
     header = draw(st.booleans())
-    eol = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))    # '\r': old Mac text
+    eol = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))  # '\r': old Mac text
     # LightGBM's missing-value spellings (Atof: na, nan, null in any case, signed)
     missing = ["NA", "nan", "null", "-nan", "nAn", "NULL"] + ([] if sep == " " else ["", "NaN"])
     lines = [sep.join(f"c{j}" for j in range(n_cols))] if header else []
@@ -60,7 +64,7 @@ def csv_files(draw):
         feats = [draw(st.one_of(numbers, st.sampled_from(missing))) for _ in range(n_cols - 1)]
         lines.append(sep.join([label] + feats))
         if draw(st.integers(0, 9)) == 0:
-            lines.append("")                      # a blank line
+            lines.append("")  # a blank line
     text = eol.join(lines) + (eol if draw(st.booleans()) else "")
     options = {"header": header}
     columns = [{}, {}, {}, {"label_column": None}]
@@ -98,39 +102,106 @@ def libsvm_files(draw):
 
 # ------------------------------------------------------------------ corruptions
 
-BAD_TOKENS = [b"abc", b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"", b"1:2", b"-1:3", b"0:1",
-              b"qid:x", b"qid:5", b"qid:", b"qid", b"\xff\xfe", b"1_0", b"0x10", b"9" * 30,
-              b"99999999999:1", b"2147483648:1", b"9" * 30 + b":1", b"1:" + b"9" * 400,
-              b"qid:" + b"9" * 25, b"qid:" + b"9" * 400, b"9" * 5000 + b":1",
-              b"-0", b"1e", b".", b"+", b"#", b"\x00", b"\r", b"\xc3\x28", b"NA", b" ", b",",
-              b"\t", b"\xef\xbb\xbf", b"\xed\xa0\x80", b"1,2", b"\x0b", b"\x0c", b"\x1c",
-              "\u00a0".encode(), "\u0663".encode(), b'"1"', b"1;2", b"--1", b"1e5.5",
-              # LibSVM indices at and beyond the cap (2**20 columns), and a repeat
-              str(MAX_SPARSE_COLUMNS - 1).encode() + b":1", str(MAX_SPARSE_COLUMNS).encode() + b":1",
-              b"2000000000:1", b"2000000000:0", b"1:1 1:2", b"0:1 0:1"]
+BAD_TOKENS = [
+    b"abc",
+    b"nan",
+    b"NaN",
+    b"inf",
+    b"-inf",
+    b"1e999",
+    b"",
+    b"1:2",
+    b"-1:3",
+    b"0:1",
+    b"qid:x",
+    b"qid:5",
+    b"qid:",
+    b"qid",
+    b"\xff\xfe",
+    b"1_0",
+    b"0x10",
+    b"9" * 30,
+    b"99999999999:1",
+    b"2147483648:1",
+    b"9" * 30 + b":1",
+    b"1:" + b"9" * 400,
+    b"qid:" + b"9" * 25,
+    b"qid:" + b"9" * 400,
+    b"9" * 5000 + b":1",
+    b"-0",
+    b"1e",
+    b".",
+    b"+",
+    b"#",
+    b"\x00",
+    b"\r",
+    b"\xc3\x28",
+    b"NA",
+    b" ",
+    b",",
+    b"\t",
+    b"\xef\xbb\xbf",
+    b"\xed\xa0\x80",
+    b"1,2",
+    b"\x0b",
+    b"\x0c",
+    b"\x1c",
+    "\u00a0".encode(),
+    "\u0663".encode(),
+    b'"1"',
+    b"1;2",
+    b"--1",
+    b"1e5.5",
+    # LibSVM indices at and beyond the cap (2**20 columns), and a repeat
+    str(MAX_SPARSE_COLUMNS - 1).encode() + b":1",
+    str(MAX_SPARSE_COLUMNS).encode() + b":1",
+    b"2000000000:1",
+    b"2000000000:0",
+    b"1:1 1:2",
+    b"0:1 0:1",
+]
 INTERESTING_BYTES = b",\t \n\r:#-+.eE0123456789naNAIq\x00\xff\xc3\x0b\x0c\"'"
 TOKEN_SPLIT = re.compile(rb"([,\t \n:]+)")
 
 
 def corrupt(draw, data):
     """``data`` with 1 to 4 random corruptions."""
-    for _ in range(draw(st.sampled_from([1, 1, 1, 2, 2, 3, 4]))):   # one alone, mostly
-        op = draw(st.sampled_from(["delete", "insert", "replace", "truncate", "token", "token",
-                                   "drop_token", "dup_token", "add_token", "add_token", "field",
-                                   "label", "garbage", "utf8", "line", "bom",
-                                   "repeat_index"]))
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2, 2, 3, 4]))):  # one alone, mostly
+        op = draw(
+            st.sampled_from(
+                [
+                    "delete",
+                    "insert",
+                    "replace",
+                    "truncate",
+                    "token",
+                    "token",
+                    "drop_token",
+                    "dup_token",
+                    "add_token",
+                    "add_token",
+                    "field",
+                    "label",
+                    "garbage",
+                    "utf8",
+                    "line",
+                    "bom",
+                    "repeat_index",
+                ]
+            )
+        )
         n = len(data)
         pos = draw(st.integers(0, n))
         if op == "delete" and n:
             k = draw(st.integers(1, 3))
-            data = data[:min(pos, n - 1)] + data[min(pos, n - 1) + k:]
+            data = data[: min(pos, n - 1)] + data[min(pos, n - 1) + k :]
         elif op == "insert":
             byte = draw(st.one_of(st.sampled_from(list(INTERESTING_BYTES)), st.integers(0, 255)))
             data = data[:pos] + bytes([byte]) + data[pos:]
         elif op == "replace" and n:
             byte = draw(st.one_of(st.sampled_from(list(INTERESTING_BYTES)), st.integers(0, 255)))
             p = min(pos, n - 1)
-            data = data[:p] + bytes([byte]) + data[p + 1:]
+            data = data[:p] + bytes([byte]) + data[p + 1 :]
         elif op == "truncate":
             data = data[:pos]
         elif op in ("token", "drop_token", "dup_token"):
@@ -145,18 +216,25 @@ def corrupt(draw, data):
                 else:
                     parts[i] = parts[i] + draw(st.sampled_from([b",", b"\t", b" "])) + parts[i]
                 data = b"".join(parts)
-        elif op == "add_token":    # a whole bad token after a separator
+        elif op == "add_token":  # a whole bad token after a separator
             cuts = [m.end() for m in re.finditer(rb"[,\t ]", data)] or [len(data)]
             cut = draw(st.sampled_from(cuts))
-            sep = data[cut - 1:cut] if cut else b" "
+            sep = data[cut - 1 : cut] if cut else b" "
             data = data[:cut] + draw(st.sampled_from(BAD_TOKENS)) + sep + data[cut:]
         elif op in ("field", "label", "line"):
             data = corrupt_a_line(draw, data, op)
         elif op == "garbage":
             data = data[:pos] + draw(st.binary(min_size=1, max_size=24)) + data[pos:]
         elif op == "utf8":
-            data = data[:pos] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80",
-                                                      b"\xf0\x28\x8c\x28", b"\x80"])) + data[pos:]
+            data = (
+                data[:pos]
+                + draw(
+                    st.sampled_from(
+                        [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf0\x28\x8c\x28", b"\x80"]
+                    )
+                )
+                + data[pos:]
+            )
         elif op == "bom":
             data = b"\xef\xbb\xbf" + data
         elif op == "repeat_index":
@@ -168,15 +246,15 @@ def corrupt_a_line(draw, data, op):
     """One more field in a line, a bad label, or a line duplicated, dropped or blanked."""
     lines = data.split(b"\n")
     i = draw(st.integers(0, len(lines) - 1))
-    if op == "field":        # one more field somewhere in the line
+    if op == "field":  # one more field somewhere in the line
         sep = draw(st.sampled_from([b",", b"\t", b" "]))
         cut = draw(st.integers(0, len(lines[i])))
         extra = draw(st.sampled_from([b"1.5", b"", b"x", b"3:4"]))
         lines[i] = lines[i][:cut] + sep + extra + lines[i][cut:]
-    elif op == "label":      # a bad label
+    elif op == "label":  # a bad label
         bad = draw(st.sampled_from([b"nan", b"inf", b"-inf", b"", b"NA", b"x", b"1e999"]))
-        lines[i] = bad + lines[i][len(TOKEN_SPLIT.split(lines[i])[0]):]
-    else:                    # duplicate, drop or blank a line
+        lines[i] = bad + lines[i][len(TOKEN_SPLIT.split(lines[i])[0]) :]
+    else:  # duplicate, drop or blank a line
         how = draw(st.sampled_from(["dup", "drop", "blank", "spaces"]))
         if how == "dup":
             lines.insert(i, lines[i])
@@ -195,8 +273,8 @@ def repeat_an_index(draw, data):
     m = draw(st.sampled_from(pairs))
     again = m.group(1) + b":" + draw(st.sampled_from([b"1", b"0", b"-2.5"]))
     if draw(st.booleans()):
-        return data[:m.end()] + b" " + again + data[m.end():]
-    return data[:m.start()] + again + b" " + data[m.start():]
+        return data[: m.end()] + b" " + again + data[m.end() :]
+    return data[: m.start()] + again + b" " + data[m.start() :]
 
 
 # ------------------------------------------------------------------ the property
@@ -251,9 +329,9 @@ def check_loaded(out, options, side_files=False):
         assert X.flags.c_contiguous
     else:
         X.check_format(full_check=True)
-        assert X.has_canonical_format            # sorted, no index twice on a row
+        assert X.has_canonical_format  # sorted, no index twice on a row
         assert X.shape[1] <= MAX_SPARSE_COLUMNS
-        _check_sparse_shape(X.shape)             # Dataset takes it
+        _check_sparse_shape(X.shape)  # Dataset takes it
     if options.get("features_only"):
         assert out.label is None and out.weight is None and out.group is None
     if out.label is not None:
@@ -264,7 +342,7 @@ def check_loaded(out, options, side_files=False):
         assert (out.weight >= 0).all()
     if out.group is not None:
         assert out.group.dtype == np.int64 and out.group.sum() == n and (out.group >= 0).all()
-        assert side_files or (out.group > 0).all()     # a .query file may hold empty queries
+        assert side_files or (out.group > 0).all()  # a .query file may hold empty queries
     if out.feature_names is not None:
         assert len(out.feature_names) == X.shape[1]
     if out.init_score is not None:
@@ -301,8 +379,9 @@ def test_corrupted_libsvm_files(tmp_path_factory, base, data):
 
 
 @FUZZ
-@given(base=st.one_of(csv_files(), libsvm_files()), token=st.sampled_from(BAD_TOKENS),
-       data=st.data())
+@given(
+    base=st.one_of(csv_files(), libsvm_files()), token=st.sampled_from(BAD_TOKENS), data=st.data()
+)
 def test_one_bad_token_in_a_valid_file(tmp_path_factory, base, token, data):
     """Each bad token alone in an otherwise valid file: it cannot hide behind an
     earlier error."""
@@ -322,10 +401,13 @@ def test_one_bad_token_in_a_valid_file(tmp_path_factory, base, token, data):
 
 
 @FUZZ
-@given(data=st.binary(max_size=300), fmt=st.sampled_from(["auto", "libsvm", "csv"]),
-       gz_header=st.booleans())
+@given(
+    data=st.binary(max_size=300),
+    fmt=st.sampled_from(["auto", "libsvm", "csv"]),
+    gz_header=st.booleans(),
+)
 def test_binary_garbage(tmp_path_factory, data, fmt, gz_header):
-    if gz_header:              # looks gzipped and is not (or is cut short)
+    if gz_header:  # looks gzipped and is not (or is cut short)
         data = b"\x1f\x8b" + data
     path = write(tmp_path_factory, data, "junk.bin", False)
     check_read(path, {"fmt": fmt}, readers.count_lines(data) + 1)
@@ -333,8 +415,14 @@ def test_binary_garbage(tmp_path_factory, data, fmt, gz_header):
 
 def test_truncated_and_corrupt_gzip(tmp_path):
     whole = gzip.compress(b"1,2,3\n4,5,6\n" * 50)
-    for i, data in enumerate([whole[:len(whole) // 2], whole[:12], whole[:-4] + b"\0\0\0\0",
-                              whole[:20] + bytes(30) + whole[50:]]):
+    for i, data in enumerate(
+        [
+            whole[: len(whole) // 2],
+            whole[:12],
+            whole[:-4] + b"\0\0\0\0",
+            whole[:20] + bytes(30) + whole[50:],
+        ]
+    ):
         path = tmp_path / f"d{i}.csv.gz"
         path.write_bytes(data)
         with pytest.raises(DataFormatError, match=f"d{i}.csv.gz"):
@@ -364,7 +452,7 @@ def assert_same(a, b):
     if isinstance(a, Exception) or isinstance(b, Exception):
         assert type(a) is type(b) and str(a) == str(b), (a, b)
         return
-    assert type(a.X) is type(b.X)            # a corrupted CSV may read as LibSVM
+    assert type(a.X) is type(b.X)  # a corrupted CSV may read as LibSVM
     np.testing.assert_array_equal(*(x.toarray() if sp.issparse(x) else x for x in (a.X, b.X)))
     for name in ("label", "weight", "group"):
         x, y = getattr(a, name), getattr(b, name)
@@ -382,7 +470,7 @@ def test_chunked_reader_equals_serial_reader(tmp_path_factory, base, data):
     text = text + b"".join([readers._LINE_END.split(text, 1)[-1]] * data.draw(st.integers(0, 6)))
     if data.draw(st.booleans()):
         text = corrupt(data.draw, text)
-    if data.draw(st.integers(0, 3)) == 0:                 # as predict reads
+    if data.draw(st.integers(0, 3)) == 0:  # as predict reads
         options = {**options, "features_only": True}
     path = write(tmp_path_factory, text, "data.csv", False)
     serial, chunked = read_both(path, options, data.draw(st.integers(1, 64)))
@@ -408,8 +496,10 @@ def test_chunked_reader_on_blank_lines_and_crlf(tmp_path):
 @contextmanager
 def no_blocking(seconds=30):
     """Opening a FIFO blocks until a writer comes: fail the example instead."""
+
     def fail(*_):
         raise AssertionError(f"a read blocked for {seconds} s")
+
     old = signal.signal(signal.SIGALRM, fail)
     signal.alarm(seconds)
     try:
@@ -420,8 +510,28 @@ def no_blocking(seconds=30):
 
 
 SIDE_SUFFIXES = (".weight", ".init", ".query")
-SIDE_BAD = [b"nan", b"NaN", b"inf", b"-inf", b"+inf", b"1e999", b"-1e999", b"-1", b"-0.5",
-            b"abc", b"", b"NA", b"1.5", b"1 2", b"0", b"-0", b"\xff", b"1,2", b"1e", b"0x1"]
+SIDE_BAD = [
+    b"nan",
+    b"NaN",
+    b"inf",
+    b"-inf",
+    b"+inf",
+    b"1e999",
+    b"-1e999",
+    b"-1",
+    b"-0.5",
+    b"abc",
+    b"",
+    b"NA",
+    b"1.5",
+    b"1 2",
+    b"0",
+    b"-0",
+    b"\xff",
+    b"1,2",
+    b"1e",
+    b"0x1",
+]
 SIDE_KINDS = ["absent", "valid", "valid", "bad", "bad", "bad", "dir", "fifo", "link"]
 
 
@@ -442,7 +552,7 @@ def side_files(draw, suffix, n_rows):
         lines = [repr(draw(st.floats(0, 1e6))) for _ in range(n_rows)]
     content = "".join(line + "\n" for line in lines).encode()
     if kind == "bad":
-        if content and draw(st.booleans()):          # one bad value
+        if content and draw(st.booleans()):  # one bad value
             parts = TOKEN_SPLIT.split(content)
             i = draw(st.sampled_from([i for i in range(0, len(parts), 2) if parts[i]] or [0]))
             parts[i] = draw(st.sampled_from(SIDE_BAD))
@@ -485,14 +595,30 @@ def test_side_files_with_bad_values_or_of_the_wrong_kind(tmp_path_factory, base,
     with no_blocking():
         out = check_read(path, options, readers.count_lines(text) + 1, side_lines)
     if clean and set(kinds) <= {"absent", "valid"}:
-        assert isinstance(out, LoadedData), out        # valid side files always read
+        assert isinstance(out, LoadedData), out  # valid side files always read
 
 
 # ------------------------------------------------------------------ prediction
 
 
-LABEL_BAD = [b"abc", b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"NA", b"x1", b"\xff",
-             b"1_0", b"--1", b"null", b"0x10", b"9" * 400, b"\xc3\x28", b"1e"]
+LABEL_BAD = [
+    b"abc",
+    b"nan",
+    b"NaN",
+    b"inf",
+    b"-inf",
+    b"1e999",
+    b"NA",
+    b"x1",
+    b"\xff",
+    b"1_0",
+    b"--1",
+    b"null",
+    b"0x10",
+    b"9" * 400,
+    b"\xc3\x28",
+    b"1e",
+]
 
 
 def _file_column(spec, label_idx):
@@ -502,15 +628,18 @@ def _file_column(spec, label_idx):
 def spoil_unused_fields(draw, text, options):
     """``text`` with bad tokens in the fields prediction does not read: the label,
     weight, query and ignored columns (delimited), labels and qids (LibSVM)."""
-    if options.get("zero_based") is not None:           # LibSVM
+    if options.get("zero_based") is not None:  # LibSVM
         return spoil_libsvm_labels(draw, text)
     sep = b"\t" if b"\t" in text else b"," if b"," in text else b" "
     label = options.get("label_column", "0")
     label = None if label is None else int(label)
-    cols = {label, _file_column(options.get("weight_column"), label),
-            _file_column(options.get("group_column"), label),
-            _file_column(options.get("ignore_columns"), label)} - {None}
-    bad = LABEL_BAD + ([b""] if sep != b" " else [])    # an empty field: not in whitespace text
+    cols = {
+        label,
+        _file_column(options.get("weight_column"), label),
+        _file_column(options.get("group_column"), label),
+        _file_column(options.get("ignore_columns"), label),
+    } - {None}
+    bad = LABEL_BAD + ([b""] if sep != b" " else [])  # an empty field: not in whitespace text
     lines, ends = split_lines(text)
     for i in range(1 if options.get("header") else 0, len(lines)):
         fields = lines[i].split(sep)
@@ -544,11 +673,11 @@ def spoil_libsvm_labels(draw, text):
         how = draw(st.sampled_from(["label", "label", "drop", "qid"]))
         if how == "label":
             tokens[0] = draw(st.sampled_from(LABEL_BAD))
-        elif how == "drop" and len(tokens) > 1:          # a line without label
+        elif how == "drop" and len(tokens) > 1:  # a line without label
             tokens = tokens[1:]
         elif how == "qid" and len(tokens) > 1 and tokens[1].startswith(b"qid:"):
             tokens[1] = draw(st.sampled_from([b"qid:x", b"qid:", b"qid:1.5", b"qid:" + b"9" * 30]))
-        lines[i] = b" ".join(tokens) + line[len(body):]
+        lines[i] = b" ".join(tokens) + line[len(body) :]
     return join_lines(lines, ends)
 
 
@@ -558,13 +687,13 @@ def test_predict_reads_the_features_whatever_the_labels(tmp_path_factory, base, 
     """features_only (what ``dgbdt predict`` reads with): bad labels, weights, query ids
     and ignored fields change nothing; the features equal those of the clean file."""
     text, options = base
-    libsvm = options.get("zero_based") is not None      # a LibSVM file of comments only
+    libsvm = options.get("zero_based") is not None  # a LibSVM file of comments only
     options = {**options, "features_only": True, "fmt": "libsvm" if libsvm else "auto"}
     clean = write(tmp_path_factory, text, "clean.txt", False)
     try:
         expected = read_data(clean, **options)
     except (DataFormatError, ValueError):
-        expected = None              # an index beyond n_features: no clean file to match
+        expected = None  # an index beyond n_features: no clean file to match
     bad = spoil_unused_fields(data.draw, text, options)
     path = write(tmp_path_factory, bad, "predict.txt", False)
     got = check_read(path, options, readers.count_lines(bad) + 1)
@@ -572,8 +701,10 @@ def test_predict_reads_the_features_whatever_the_labels(tmp_path_factory, base, 
         return
     assert isinstance(got, LoadedData), got
     assert type(got.X) is type(expected.X) and got.X.shape == expected.X.shape
-    np.testing.assert_array_equal(got.X.toarray() if sp.issparse(got.X) else got.X,
-                                  expected.X.toarray() if sp.issparse(expected.X) else expected.X)
+    np.testing.assert_array_equal(
+        got.X.toarray() if sp.issparse(got.X) else got.X,
+        expected.X.toarray() if sp.issparse(expected.X) else expected.X,
+    )
     assert got.feature_names == expected.feature_names
 
 

@@ -1,4 +1,5 @@
 """The README stays true: its parameter table and its setup commands."""
+
 import pathlib
 import re
 
@@ -12,7 +13,8 @@ def test_parameter_table_is_current():
     start = text.index("<!-- params-table-start -->\n") + len("<!-- params-table-start -->\n")
     end = text.index("<!-- params-table-end -->")
     assert text[start:end].strip() == params_table_markdown().strip(), (
-        "README parameter table is stale: regenerate it from dgbdt.params.params_table_markdown()")
+        "README parameter table is stale: regenerate it from dgbdt.params.params_table_markdown()"
+    )
 
 
 def test_ci_runs_the_readme_test_command():

@@ -1,5 +1,6 @@
 """The scikit-learn estimators: scikit-learn's own estimator checks, label and
 input handling, early stopping, persistence, and agreement with LightGBM."""
+
 import pickle
 import warnings
 
@@ -15,6 +16,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import dgbdt
 from dgbdt import DGBDTClassifier, DGBDTRegressor
 
+
 # No check is expected to fail.  (Sample-weight equivalence -- weight 2 == the
 # row repeated, weight 0 == the row dropped -- does not hold in general, as in
 # LightGBM: zero-weight rows still count for min_data_in_leaf and for the bin
@@ -29,18 +31,24 @@ def test_sklearn_estimator_checks(estimator, check):
 # Data
 # --------------------------------------------------------------------------- #
 def _binary(n=400, n_features=6, seed=0):
-    return make_classification(n_samples=n, n_features=n_features, n_informative=4,
-                               random_state=seed)
+    return make_classification(
+        n_samples=n, n_features=n_features, n_informative=4, random_state=seed
+    )
 
 
 def _multiclass(n=450, seed=0):
-    return make_classification(n_samples=n, n_features=8, n_informative=5, n_classes=3,
-                               n_clusters_per_class=1, random_state=seed)
+    return make_classification(
+        n_samples=n,
+        n_features=8,
+        n_informative=5,
+        n_classes=3,
+        n_clusters_per_class=1,
+        random_state=seed,
+    )
 
 
 def _regression(n=400, seed=0):
-    return make_regression(n_samples=n, n_features=6, n_informative=4, noise=1.0,
-                           random_state=seed)
+    return make_regression(n_samples=n, n_features=6, n_informative=4, noise=1.0, random_state=seed)
 
 
 # --------------------------------------------------------------------------- #
@@ -48,18 +56,38 @@ def _regression(n=400, seed=0):
 # --------------------------------------------------------------------------- #
 def test_defaults_match_lightgbm():
     lgb = pytest.importorskip("lightgbm")
-    for ours, theirs in ((DGBDTClassifier(), lgb.LGBMClassifier()),
-                         (DGBDTRegressor(), lgb.LGBMRegressor())):
+    for ours, theirs in (
+        (DGBDTClassifier(), lgb.LGBMClassifier()),
+        (DGBDTRegressor(), lgb.LGBMRegressor()),
+    ):
         mine = ours.get_params()
         for key, value in theirs.get_params().items():
             if key in mine:
                 assert mine[key] == value, key
-    expected = dict(boosting_type="gbdt", num_leaves=31, max_depth=-1, learning_rate=0.1,
-                    n_estimators=100, subsample_for_bin=200000, objective=None,
-                    class_weight=None, min_split_gain=0.0, min_child_weight=1e-3,
-                    min_child_samples=20, subsample=1.0, subsample_freq=0, colsample_bytree=1.0,
-                    reg_alpha=0.0, reg_lambda=0.0, random_state=None, n_jobs=None, max_bin=255,
-                    tree_learner="serial", verbosity=-1, importance_type="split")
+    expected = dict(
+        boosting_type="gbdt",
+        num_leaves=31,
+        max_depth=-1,
+        learning_rate=0.1,
+        n_estimators=100,
+        subsample_for_bin=200000,
+        objective=None,
+        class_weight=None,
+        min_split_gain=0.0,
+        min_child_weight=1e-3,
+        min_child_samples=20,
+        subsample=1.0,
+        subsample_freq=0,
+        colsample_bytree=1.0,
+        reg_alpha=0.0,
+        reg_lambda=0.0,
+        random_state=None,
+        n_jobs=None,
+        max_bin=255,
+        tree_learner="serial",
+        verbosity=-1,
+        importance_type="split",
+    )
     assert DGBDTRegressor().get_params() == expected
 
 
@@ -89,11 +117,24 @@ def test_unknown_kwarg_fails_at_fit_with_its_name():
 
 def test_params_reach_the_engine():
     X, y = _regression(200)
-    est = DGBDTRegressor(n_estimators=3, num_leaves=5, max_depth=3, learning_rate=0.2,
-                         subsample_for_bin=1000, min_split_gain=0.1, min_child_weight=0.5,
-                         min_child_samples=7, subsample=0.8, subsample_freq=1,
-                         colsample_bytree=0.5, reg_alpha=0.1, reg_lambda=0.2, random_state=5,
-                         n_jobs=1, max_bin=63).fit(X, y)
+    est = DGBDTRegressor(
+        n_estimators=3,
+        num_leaves=5,
+        max_depth=3,
+        learning_rate=0.2,
+        subsample_for_bin=1000,
+        min_split_gain=0.1,
+        min_child_weight=0.5,
+        min_child_samples=7,
+        subsample=0.8,
+        subsample_freq=1,
+        colsample_bytree=0.5,
+        reg_alpha=0.1,
+        reg_lambda=0.2,
+        random_state=5,
+        n_jobs=1,
+        max_bin=63,
+    ).fit(X, y)
     p = est.booster_.params
     assert (p["num_leaves"], p["max_depth"], p["learning_rate"]) == (5, 3, 0.2)
     assert (p["bin_construct_sample_cnt"], p["min_gain_to_split"]) == (1000, 0.1)
@@ -278,8 +319,9 @@ def test_float32_and_float64():
     Xc, yc = _binary(300)
     c32 = DGBDTClassifier(n_estimators=10).fit(Xc.astype(np.float32), yc)
     c64 = DGBDTClassifier(n_estimators=10).fit(Xc.astype(np.float32).astype(np.float64), yc)
-    np.testing.assert_allclose(c32.predict_proba(Xc.astype(np.float32)),
-                               c64.predict_proba(Xc.astype(np.float32)))
+    np.testing.assert_allclose(
+        c32.predict_proba(Xc.astype(np.float32)), c64.predict_proba(Xc.astype(np.float32))
+    )
 
 
 def test_integer_and_list_input():
@@ -324,14 +366,16 @@ def test_sparse_input_matches_dense():
 def test_wrong_number_of_features():
     X, y = _regression(100)
     est = DGBDTRegressor(n_estimators=2).fit(X, y)
-    with pytest.raises(ValueError,
-                       match=r"X has 3 features, but DGBDTRegressor is expecting 6 features"):
+    with pytest.raises(
+        ValueError, match=r"X has 3 features, but DGBDTRegressor is expecting 6 features"
+    ):
         est.predict(X[:, :3])
     Xc, yc = _binary(100)
     clf = DGBDTClassifier(n_estimators=2).fit(Xc, yc)
     for method in (clf.predict, clf.predict_proba, clf.decision_function):
-        with pytest.raises(ValueError,
-                           match=r"X has 2 features, but DGBDTClassifier is expecting 6 features"):
+        with pytest.raises(
+            ValueError, match=r"X has 2 features, but DGBDTClassifier is expecting 6 features"
+        ):
             method(Xc[:, :2])
     with pytest.raises(ValueError, match="features"):
         clf.fit(Xc, yc, eval_set=[(Xc[:, :2], yc)])
@@ -344,8 +388,13 @@ def test_eval_set_and_early_stopping():
     X, y = _binary(600)
     Xt, Xv, yt, yv = train_test_split(X, y, test_size=0.3, random_state=0)
     est = DGBDTClassifier(n_estimators=500, learning_rate=0.3)
-    est.fit(Xt, yt, eval_set=[(Xv, yv)], eval_metric="error",
-            callbacks=[dgbdt.early_stopping(5, verbose=False)])
+    est.fit(
+        Xt,
+        yt,
+        eval_set=[(Xv, yv)],
+        eval_metric="error",
+        callbacks=[dgbdt.early_stopping(5, verbose=False)],
+    )
     assert 1 <= est.best_iteration_ < 500
     assert est.n_estimators_ == est.best_iteration_ + 5
     assert set(est.evals_result_) == {"valid_0"}
@@ -355,18 +404,25 @@ def test_eval_set_and_early_stopping():
     best = est.best_score_["valid_0"]
     assert best["binary_error"] == history["binary_error"][est.best_iteration_ - 1]
     # predict uses the best iteration by default.
-    np.testing.assert_allclose(est.predict_proba(Xv),
-                               est.predict_proba(Xv, num_iteration=est.best_iteration_))
-    assert not np.allclose(est.predict_proba(Xv),
-                           est.predict_proba(Xv, num_iteration=est.n_estimators_))
+    np.testing.assert_allclose(
+        est.predict_proba(Xv), est.predict_proba(Xv, num_iteration=est.best_iteration_)
+    )
+    assert not np.allclose(
+        est.predict_proba(Xv), est.predict_proba(Xv, num_iteration=est.n_estimators_)
+    )
 
 
 def test_early_stopping_round_param_and_names():
     X, y = _regression(500)
     Xt, Xv, yt, yv = train_test_split(X, y, test_size=0.3, random_state=0)
     est = DGBDTRegressor(n_estimators=1000, learning_rate=0.5, early_stopping_round=3)
-    est.fit(Xt, yt, eval_set=[(Xt, yt), (Xv, yv)], eval_names=["train", "valid"],
-            eval_metric=["l1", "l2"])
+    est.fit(
+        Xt,
+        yt,
+        eval_set=[(Xt, yt), (Xv, yv)],
+        eval_names=["train", "valid"],
+        eval_metric=["l1", "l2"],
+    )
     assert est.best_iteration_ > 0 and est.n_estimators_ < 1000
     assert set(est.evals_result_) == {"train", "valid"}
     assert list(est.evals_result_["valid"]) == ["l1", "l2"]
@@ -376,8 +432,9 @@ def test_early_stopping_round_param_and_names():
 
 def test_eval_without_early_stopping_reports_last_scores():
     X, y = _regression(300)
-    est = DGBDTRegressor(n_estimators=7).fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])],
-                                              eval_sample_weight=[np.ones(100)])
+    est = DGBDTRegressor(n_estimators=7).fit(
+        X[:200], y[:200], eval_set=[(X[200:], y[200:])], eval_sample_weight=[np.ones(100)]
+    )
     assert est.best_iteration_ == 0 and est.n_estimators_ == 7
     assert len(est.evals_result_["valid_0"]["l2"]) == 7
     assert est.best_score_["valid_0"]["l2"] == est.evals_result_["valid_0"]["l2"][-1]
@@ -389,8 +446,9 @@ def test_eval_set_string_labels():
     X, y = _multiclass(300)
     labels = np.array(["x", "y", "z"])[y]
     est = DGBDTClassifier(n_estimators=10)
-    est.fit(X[:200], labels[:200], eval_set=[(X[200:], labels[200:])],
-            eval_metric=["logloss", "error"])
+    est.fit(
+        X[:200], labels[:200], eval_set=[(X[200:], labels[200:])], eval_metric=["logloss", "error"]
+    )
     assert list(est.evals_result_["valid_0"]) == ["multi_logloss", "multi_error"]
     with pytest.raises(ValueError, match="not in the training labels"):
         est.fit(X[:200], labels[:200], eval_set=[(X[200:], np.full(100, "w"))])
@@ -406,8 +464,9 @@ def test_custom_eval_metric():
         assert weight is None
         return [("neg_mae", -float(np.mean(np.abs(y_true - y_pred))), True)]
 
-    est = DGBDTRegressor(n_estimators=5).fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])],
-                                             eval_metric=[max_abs_error, weighted, "l1"])
+    est = DGBDTRegressor(n_estimators=5).fit(
+        X[:200], y[:200], eval_set=[(X[200:], y[200:])], eval_metric=[max_abs_error, weighted, "l1"]
+    )
     history = est.evals_result_["valid_0"]
     assert set(history) == {"l1", "l2", "max_abs", "neg_mae"}
     pred = est.predict(X[200:])
@@ -436,8 +495,9 @@ def test_custom_objective_classifier():
 
     custom = DGBDTClassifier(n_estimators=10, objective=logloss).fit(X, y)
     builtin = DGBDTClassifier(n_estimators=10, boost_from_average=False).fit(X, y)
-    np.testing.assert_allclose(custom.decision_function(X), builtin.decision_function(X),
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        custom.decision_function(X), builtin.decision_function(X), rtol=1e-4, atol=1e-4
+    )
     np.testing.assert_array_equal(custom.predict(X), builtin.predict(X))
     with pytest.warns(UserWarning, match="custom objective"):
         raw = custom.predict_proba(X)
@@ -456,8 +516,9 @@ def test_custom_objective_classifier():
     multi = DGBDTClassifier(n_estimators=10, objective=softmax_loss).fit(Xm, ym)
     assert multi.booster_.num_class == 3
     builtin_multi = DGBDTClassifier(n_estimators=10, boost_from_average=False).fit(Xm, ym)
-    np.testing.assert_allclose(multi.decision_function(Xm), builtin_multi.decision_function(Xm),
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        multi.decision_function(Xm), builtin_multi.decision_function(Xm), rtol=1e-4, atol=1e-4
+    )
     np.testing.assert_array_equal(multi.predict(Xm), builtin_multi.predict(Xm))
     assert np.mean(multi.predict(Xm) == ym) > 0.85
 
@@ -518,9 +579,11 @@ def test_in_sklearn_pipeline_and_cross_validation():
     from sklearn.model_selection import cross_val_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
+
     X, y = _binary(300)
-    scores = cross_val_score(make_pipeline(StandardScaler(), DGBDTClassifier(n_estimators=10)),
-                             X, y, cv=3)
+    scores = cross_val_score(
+        make_pipeline(StandardScaler(), DGBDTClassifier(n_estimators=10)), X, y, cv=3
+    )
     assert scores.mean() > 0.8
 
 
@@ -560,13 +623,18 @@ def test_training_eval_set_with_a_custom_name_is_not_used_for_early_stopping():
     # (here the validation loss only grows: best iteration 1, not the last).
     import dgbdt
     from dgbdt import DGBDTRegressor
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 4))
     y = X[:, 0] + rng.normal(size=400) * 0.5
     Xv = rng.normal(size=(200, 4))
     yv = -Xv[:, 0] + rng.normal(size=200)
     model = DGBDTRegressor(n_estimators=12, learning_rate=0.05).fit(
-        X, y, eval_set=[(X, y), (Xv, yv)], eval_names=["train", "val"],
-        callbacks=[dgbdt.early_stopping(20, verbose=False)])
+        X,
+        y,
+        eval_set=[(X, y), (Xv, yv)],
+        eval_names=["train", "val"],
+        callbacks=[dgbdt.early_stopping(20, verbose=False)],
+    )
     assert model.best_iteration_ == 1 == 1 + int(np.argmin(model.evals_result_["val"]["l2"]))
     assert model.evals_result_["train"]["l2"][-1] < model.evals_result_["train"]["l2"][0]

@@ -4,6 +4,7 @@ Small generated data only; every test compares against something that can
 disagree: a constant model, an equivalent input, or an equivalent parameter
 spelling.
 """
+
 import re
 
 import numpy as np
@@ -83,8 +84,12 @@ def _logloss(y, p):
 def test_regression_objectives_beat_constant(objective):
     X, y = _regression_data()
     Xt, yt = _regression_data(seed=10)
-    b = _train({"objective": objective, "num_leaves": 15, "learning_rate": 0.2,
-                "alpha": 1.0}, X, y, rounds=30)
+    b = _train(
+        {"objective": objective, "num_leaves": 15, "learning_rate": 0.2, "alpha": 1.0},
+        X,
+        y,
+        rounds=30,
+    )
     pred = b.predict(Xt)
     assert pred.shape == (len(yt),)
     if objective == "regression_l1":
@@ -145,7 +150,7 @@ def test_pandas_input_same_model_and_feature_names():
 def test_sparse_input_same_model_as_dense(fmt):
     rng = np.random.default_rng(4)
     X, y = _regression_data(n=400)
-    X[rng.random(X.shape) < 0.6] = 0.0          # mostly zeros
+    X[rng.random(X.shape) < 0.6] = 0.0  # mostly zeros
     y = y + 3 * (X[:, 3] != 0)
     Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
     b_dense = _train({"num_leaves": 7}, X, y)
@@ -165,8 +170,13 @@ def test_weight_two_equals_duplicated_row(objective):
     w = np.ones(len(y))
     dup = np.arange(0, len(y), 3)
     w[dup] = 2.0
-    params = {"objective": objective, "num_leaves": 7, "min_data_in_leaf": 1,
-              "min_sum_hessian_in_leaf": 1e-3, "min_data_in_bin": 1}
+    params = {
+        "objective": objective,
+        "num_leaves": 7,
+        "min_data_in_leaf": 1,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "min_data_in_bin": 1,
+    }
     b_w = _train(params, X, y, weight=w)
     Xd = np.vstack([X, X[dup]])
     yd = np.concatenate([y, y[dup]])
@@ -182,7 +192,7 @@ def test_zero_weight_rows_are_ignored():
     rng = np.random.default_rng(5)
     n_extra = 150
     X_extra = X[rng.integers(0, len(X), n_extra)]
-    y_extra = rng.normal(scale=100.0, size=n_extra)      # wild labels
+    y_extra = rng.normal(scale=100.0, size=n_extra)  # wild labels
     X_all = np.vstack([X, X_extra])
     y_all = np.concatenate([y, y_extra])
     w_all = np.concatenate([np.ones(len(y)), np.zeros(n_extra)])
@@ -225,12 +235,23 @@ def test_init_score_of_validation_set_is_used():
     res_a, res_b = {}, {}
     params = {**QUIET, "num_leaves": 7, "metric": "l2"}
     ds = dgbdt.Dataset(X, y)
-    dgbdt.train(params, ds, 3, valid_sets=[ds.create_valid(Xv, yv)], valid_names=["v"],
-                callbacks=[dgbdt.record_evaluation(res_a)])
+    dgbdt.train(
+        params,
+        ds,
+        3,
+        valid_sets=[ds.create_valid(Xv, yv)],
+        valid_names=["v"],
+        callbacks=[dgbdt.record_evaluation(res_a)],
+    )
     ds = dgbdt.Dataset(X, y)
-    dgbdt.train(params, ds, 3,
-                valid_sets=[ds.create_valid(Xv, yv, init_score=np.full(len(yv), 50.0))],
-                valid_names=["v"], callbacks=[dgbdt.record_evaluation(res_b)])
+    dgbdt.train(
+        params,
+        ds,
+        3,
+        valid_sets=[ds.create_valid(Xv, yv, init_score=np.full(len(yv), 50.0))],
+        valid_names=["v"],
+        callbacks=[dgbdt.record_evaluation(res_b)],
+    )
     assert res_b["v"]["l2"][0] > 100 * res_a["v"]["l2"][0]
 
 
@@ -249,9 +270,14 @@ def test_valid_sets_record_evaluation_matches_predictions():
     ds = dgbdt.Dataset(X, y)
     dv = dgbdt.Dataset(Xv, yv, reference=ds)
     res = {}
-    b = dgbdt.train({**QUIET, "num_leaves": 7, "metric": ["l2", "l1"]}, ds, 6,
-                    valid_sets=[ds, dv], valid_names=["train", "holdout"],
-                    callbacks=[dgbdt.record_evaluation(res)])
+    b = dgbdt.train(
+        {**QUIET, "num_leaves": 7, "metric": ["l2", "l1"]},
+        ds,
+        6,
+        valid_sets=[ds, dv],
+        valid_names=["train", "holdout"],
+        callbacks=[dgbdt.record_evaluation(res)],
+    )
     # LightGBM names the training data after valid_names when it is given
     assert set(res) == {"train", "holdout"}
     assert set(res["holdout"]) == {"l2", "l1"}
@@ -270,9 +296,13 @@ def test_default_eval_names():
     X, y, Xv, yv = _noisy_split()
     ds = dgbdt.Dataset(X, y)
     res = {}
-    dgbdt.train({**QUIET, "num_leaves": 7}, ds, 2,
-                valid_sets=[ds, ds.create_valid(Xv, yv)],
-                callbacks=[dgbdt.record_evaluation(res)])
+    dgbdt.train(
+        {**QUIET, "num_leaves": 7},
+        ds,
+        2,
+        valid_sets=[ds, ds.create_valid(Xv, yv)],
+        callbacks=[dgbdt.record_evaluation(res)],
+    )
     # as LightGBM: "training" for the training data, "valid_<index>" otherwise
     assert set(res) == {"training", "valid_1"}
     assert len(res["training"]["l2"]) == 2
@@ -282,14 +312,18 @@ def test_early_stopping_best_iteration_and_predict():
     X, y, Xv, yv = _noisy_split()
     ds = dgbdt.Dataset(X, y)
     res = {}
-    b = dgbdt.train({**QUIET, "num_leaves": 31, "min_data_in_leaf": 2, "learning_rate": 0.5},
-                    ds, 200, valid_sets=[ds.create_valid(Xv, yv)], valid_names=["v"],
-                    callbacks=[dgbdt.early_stopping(5, verbose=False),
-                               dgbdt.record_evaluation(res)])
+    b = dgbdt.train(
+        {**QUIET, "num_leaves": 31, "min_data_in_leaf": 2, "learning_rate": 0.5},
+        ds,
+        200,
+        valid_sets=[ds.create_valid(Xv, yv)],
+        valid_names=["v"],
+        callbacks=[dgbdt.early_stopping(5, verbose=False), dgbdt.record_evaluation(res)],
+    )
     best = b.best_iteration
     assert 1 <= best < 100
     l2 = res["v"]["l2"]
-    assert len(l2) == best + 5                       # stopped 5 rounds after the best
+    assert len(l2) == best + 5  # stopped 5 rounds after the best
     assert b.current_iteration() == best + 5
     assert int(np.argmin(l2)) + 1 == best
     assert b.best_score["v"]["l2"] == pytest.approx(min(l2))
@@ -311,18 +345,32 @@ def test_early_stopping_best_iteration_and_predict():
 def test_early_stopping_from_params():
     X, y, Xv, yv = _noisy_split()
     ds = dgbdt.Dataset(X, y)
-    b = dgbdt.train({**QUIET, "num_leaves": 31, "min_data_in_leaf": 2, "learning_rate": 0.5,
-                     "early_stopping_rounds": 3}, ds, 200,
-                    valid_sets=[ds.create_valid(Xv, yv)])
+    b = dgbdt.train(
+        {
+            **QUIET,
+            "num_leaves": 31,
+            "min_data_in_leaf": 2,
+            "learning_rate": 0.5,
+            "early_stopping_rounds": 3,
+        },
+        ds,
+        200,
+        valid_sets=[ds.create_valid(Xv, yv)],
+    )
     assert 1 <= b.best_iteration and b.current_iteration() == b.best_iteration + 3
 
 
 def test_log_evaluation_format(capsys):
     X, y, Xv, yv = _noisy_split()
     ds = dgbdt.Dataset(X, y)
-    dgbdt.train({**QUIET, "num_leaves": 7, "metric": "l2,l1"}, ds, 4,
-                valid_sets=[ds.create_valid(Xv, yv)], valid_names=["val"],
-                callbacks=[dgbdt.log_evaluation(period=2)])
+    dgbdt.train(
+        {**QUIET, "num_leaves": 7, "metric": "l2,l1"},
+        ds,
+        4,
+        valid_sets=[ds.create_valid(Xv, yv)],
+        valid_names=["val"],
+        callbacks=[dgbdt.log_evaluation(period=2)],
+    )
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
     assert len(lines) == 2, lines
     num = r"[-+0-9.e]+"
@@ -341,11 +389,13 @@ def test_custom_objective_l2_equals_regression():
         return preds - train_data.get_label(), np.ones_like(preds)
 
     b_custom = _train({"objective": l2, "num_leaves": 7}, X, y)
-    b_builtin = _train({"objective": "regression", "boost_from_average": False,
-                        "num_leaves": 7}, X, y)
+    b_builtin = _train(
+        {"objective": "regression", "boost_from_average": False, "num_leaves": 7}, X, y
+    )
     np.testing.assert_allclose(b_custom.predict(X), b_builtin.predict(X), rtol=1e-12, atol=1e-12)
-    assert [t["split_feature"] for t in _trees(b_custom)] == \
-        [t["split_feature"] for t in _trees(b_builtin)]
+    assert [t["split_feature"] for t in _trees(b_custom)] == [
+        t["split_feature"] for t in _trees(b_builtin)
+    ]
     # the custom model predicts raw scores
     np.testing.assert_array_equal(b_custom.predict(X), b_custom.predict(X, raw_score=True))
 
@@ -371,9 +421,15 @@ def test_feval_lightgbm_signature_and_early_stopping():
 
     ds = dgbdt.Dataset(X, y)
     res = {}
-    b = dgbdt.train({**QUIET, "objective": "binary", "metric": "None", "num_leaves": 7},
-                    ds, 8, valid_sets=[ds.create_valid(Xv, yv)], valid_names=["v"],
-                    feval=[accuracy, neg_one], callbacks=[dgbdt.record_evaluation(res)])
+    b = dgbdt.train(
+        {**QUIET, "objective": "binary", "metric": "None", "num_leaves": 7},
+        ds,
+        8,
+        valid_sets=[ds.create_valid(Xv, yv)],
+        valid_names=["v"],
+        feval=[accuracy, neg_one],
+        callbacks=[dgbdt.record_evaluation(res)],
+    )
     assert set(res["v"]) == {"acc", "one", "two"}
     assert len(calls) == 8
     # built-in objective: feval sees transformed predictions (probabilities)
@@ -386,13 +442,23 @@ def test_feval_lightgbm_signature_and_early_stopping():
 
     # early stopping on a higher-is-better feval
     ds = dgbdt.Dataset(X, y)
-    b = dgbdt.train({**QUIET, "objective": "binary", "metric": "None", "num_leaves": 31,
-                     "min_data_in_leaf": 2, "learning_rate": 0.8}, ds, 300,
-                    valid_sets=[ds.create_valid(Xv, yv)], feval=accuracy,
-                    callbacks=[dgbdt.early_stopping(5, verbose=False)])
+    b = dgbdt.train(
+        {
+            **QUIET,
+            "objective": "binary",
+            "metric": "None",
+            "num_leaves": 31,
+            "min_data_in_leaf": 2,
+            "learning_rate": 0.8,
+        },
+        ds,
+        300,
+        valid_sets=[ds.create_valid(Xv, yv)],
+        feval=accuracy,
+        callbacks=[dgbdt.early_stopping(5, verbose=False)],
+    )
     assert b.current_iteration() == b.best_iteration + 5
-    assert b.best_score["valid_0"]["acc"] == pytest.approx(
-        np.mean((b.predict(Xv) > 0.5) == yv))
+    assert b.best_score["valid_0"]["acc"] == pytest.approx(np.mean((b.predict(Xv) > 0.5) == yv))
 
 
 # --------------------------------------------------------------------------- #
@@ -415,8 +481,9 @@ def test_init_model_continuation_equals_longer_training(objective, tmp_path):
     p10 = b10.predict(X, raw_score=True)
     b_cont = dgbdt.train(params, dgbdt.Dataset(X, y), 10, init_model=b10)
     assert b_cont.current_iteration() == 20
-    np.testing.assert_allclose(b_cont.predict(X, raw_score=True), b20.predict(X, raw_score=True),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        b_cont.predict(X, raw_score=True), b20.predict(X, raw_score=True), rtol=1e-10, atol=1e-12
+    )
     # the init model is not modified
     np.testing.assert_array_equal(b10.predict(X, raw_score=True), p10)
     assert b10.current_iteration() == 10
@@ -424,17 +491,21 @@ def test_init_model_continuation_equals_longer_training(objective, tmp_path):
     path = tmp_path / "ten.json"
     b10.save_model(path)
     b_file = dgbdt.train(params, dgbdt.Dataset(X, y), 10, init_model=str(path))
-    np.testing.assert_allclose(b_file.predict(X, raw_score=True), b20.predict(X, raw_score=True),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        b_file.predict(X, raw_score=True), b20.predict(X, raw_score=True), rtol=1e-10, atol=1e-12
+    )
 
 
 # --------------------------------------------------------------------------- #
 # randomness
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("sampling", [
-    {"bagging_fraction": 0.6, "bagging_freq": 1},
-    {"feature_fraction": 0.6},
-])
+@pytest.mark.parametrize(
+    "sampling",
+    [
+        {"bagging_fraction": 0.6, "bagging_freq": 1},
+        {"feature_fraction": 0.6},
+    ],
+)
 def test_sampling_reproducible_and_seed_dependent(sampling):
     X, y = _regression_data(n=400, n_features=8)
     params = {"num_leaves": 7, **sampling}
@@ -456,8 +527,12 @@ def test_sampling_reproducible_and_seed_dependent(sampling):
 
 def test_bagging_uses_a_subset_of_rows():
     X, y = _regression_data(n=400)
-    b = _train({"num_leaves": 4, "bagging_fraction": 0.5, "bagging_freq": 1, "min_data_in_leaf": 1},
-               X, y, rounds=1)
+    b = _train(
+        {"num_leaves": 4, "bagging_fraction": 0.5, "bagging_freq": 1, "min_data_in_leaf": 1},
+        X,
+        y,
+        rounds=1,
+    )
     root_count = sum(_trees(b)[0]["leaf_count"])
     assert 120 <= root_count <= 280
 
@@ -467,12 +542,30 @@ def test_bagging_uses_a_subset_of_rows():
 # --------------------------------------------------------------------------- #
 def test_parameter_aliases_give_the_same_model():
     X, y = _regression_data(n=400, n_features=8)
-    canonical = {"num_iterations": 6, "learning_rate": 0.3, "min_data_in_leaf": 7,
-                 "lambda_l2": 2.0, "bagging_fraction": 0.7, "bagging_freq": 1,
-                 "feature_fraction": 0.7, "seed": 11, "num_threads": 1, "num_leaves": 9}
-    aliases = {"n_estimators": 6, "eta": 0.3, "min_child_samples": 7, "reg_lambda": 2.0,
-               "subsample": 0.7, "subsample_freq": 1, "colsample_bytree": 0.7,
-               "random_state": 11, "n_jobs": 1, "max_leaves": 9}
+    canonical = {
+        "num_iterations": 6,
+        "learning_rate": 0.3,
+        "min_data_in_leaf": 7,
+        "lambda_l2": 2.0,
+        "bagging_fraction": 0.7,
+        "bagging_freq": 1,
+        "feature_fraction": 0.7,
+        "seed": 11,
+        "num_threads": 1,
+        "num_leaves": 9,
+    }
+    aliases = {
+        "n_estimators": 6,
+        "eta": 0.3,
+        "min_child_samples": 7,
+        "reg_lambda": 2.0,
+        "subsample": 0.7,
+        "subsample_freq": 1,
+        "colsample_bytree": 0.7,
+        "random_state": 11,
+        "n_jobs": 1,
+        "max_leaves": 9,
+    }
     a = dgbdt.train({**QUIET, **canonical}, dgbdt.Dataset(X, y))
     b = dgbdt.train({**QUIET, **aliases}, dgbdt.Dataset(X, y))
     assert a.current_iteration() == 6
@@ -482,11 +575,14 @@ def test_parameter_aliases_give_the_same_model():
     assert _trees(a) != _trees(c)
 
 
-@pytest.mark.parametrize("bad, closest", [
-    ("learning_rat", "learning_rate"),
-    ("num_leavs", "num_leaves"),
-    ("min_data_in_lef", "min_data_in_leaf"),
-])
+@pytest.mark.parametrize(
+    "bad, closest",
+    [
+        ("learning_rat", "learning_rate"),
+        ("num_leavs", "num_leaves"),
+        ("min_data_in_lef", "min_data_in_leaf"),
+    ],
+)
 def test_unknown_parameter_names_closest(bad, closest):
     X, y = _regression_data(n=50)
     with pytest.raises(ValueError) as info:
@@ -494,17 +590,20 @@ def test_unknown_parameter_names_closest(bad, closest):
     assert bad in str(info.value) and closest in str(info.value)
 
 
-@pytest.mark.parametrize("params, exc, words", [
-    ({"num_leaves": 1}, ValueError, ["num_leaves", "1"]),
-    ({"learning_rate": -0.1}, ValueError, ["learning_rate", "-0.1"]),
-    ({"bagging_fraction": 1.5}, ValueError, ["bagging_fraction", "1.5"]),
-    ({"objective": "hinge"}, ValueError, ["objective", "hinge"]),
-    ({"num_leaves": "many"}, ValueError, ["num_leaves", "many"]),
-    ({"num_leaves": 2.5}, ValueError, ["num_leaves", "2.5"]),
-    ({"min_data_in_leaf": -1}, ValueError, ["min_data_in_leaf", "-1"]),
-    ({"num_leaves": [3]}, TypeError, ["num_leaves"]),
-    ({"objective": "multiclass"}, ValueError, ["num_class"]),
-])
+@pytest.mark.parametrize(
+    "params, exc, words",
+    [
+        ({"num_leaves": 1}, ValueError, ["num_leaves", "1"]),
+        ({"learning_rate": -0.1}, ValueError, ["learning_rate", "-0.1"]),
+        ({"bagging_fraction": 1.5}, ValueError, ["bagging_fraction", "1.5"]),
+        ({"objective": "hinge"}, ValueError, ["objective", "hinge"]),
+        ({"num_leaves": "many"}, ValueError, ["num_leaves", "many"]),
+        ({"num_leaves": 2.5}, ValueError, ["num_leaves", "2.5"]),
+        ({"min_data_in_leaf": -1}, ValueError, ["min_data_in_leaf", "-1"]),
+        ({"num_leaves": [3]}, TypeError, ["num_leaves"]),
+        ({"objective": "multiclass"}, ValueError, ["num_class"]),
+    ],
+)
 def test_bad_parameter_values(params, exc, words):
     X, y = _regression_data(n=50)
     with pytest.raises(exc) as info:
@@ -541,7 +640,7 @@ def test_max_depth_respected(max_depth):
     depths = _tree_depths(b)
     assert max(depths) == max_depth
     for t in _trees(b):
-        assert t["num_leaves"] <= 2 ** max_depth
+        assert t["num_leaves"] <= 2**max_depth
 
 
 @pytest.mark.parametrize("num_leaves", [2, 5, 17])
@@ -549,7 +648,7 @@ def test_num_leaves_respected(num_leaves):
     X, y = _regression_data(n=500)
     b = _train({"num_leaves": num_leaves, "min_data_in_leaf": 1}, X, y, rounds=3)
     counts = [t["num_leaves"] for t in _trees(b)]
-    assert counts == [num_leaves] * 3   # plenty of data: every tree fills up
+    assert counts == [num_leaves] * 3  # plenty of data: every tree fills up
     for t in _trees(b):
         assert sum(t["leaf_count"]) == 500
 
@@ -557,7 +656,7 @@ def test_num_leaves_respected(num_leaves):
 def test_unlimited_depth_grows_deep():
     X, y = _regression_data(n=500)
     b = _train({"num_leaves": 31, "min_data_in_leaf": 1}, X, y, rounds=2)
-    assert max(_tree_depths(b)) > 5      # leaf-wise growth is not depth-limited
+    assert max(_tree_depths(b)) > 5  # leaf-wise growth is not depth-limited
 
 
 def test_min_data_in_leaf_respected():
@@ -588,13 +687,22 @@ def test_feature_importance():
         b.feature_importance("cover")
 
 
-@pytest.mark.parametrize("layout", [{}, {"force_row_wise": True}, {"force_col_wise": True}],
-                         ids=["auto", "row_wise", "col_wise"])
+@pytest.mark.parametrize(
+    "layout",
+    [{}, {"force_row_wise": True}, {"force_col_wise": True}],
+    ids=["auto", "row_wise", "col_wise"],
+)
 def test_num_threads_does_not_change_the_model(layout):
     X, y = _binary_data(n=3000, n_features=10)
     X[::7, 3] = np.nan
-    params = {"objective": "binary", "num_leaves": 15, "bagging_fraction": 0.8,
-              "bagging_freq": 1, "feature_fraction": 0.8, **layout}
+    params = {
+        "objective": "binary",
+        "num_leaves": 15,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "feature_fraction": 0.8,
+        **layout,
+    }
     a = _train({**params, "num_threads": 1}, X, y, rounds=5)
     b = _train({**params, "num_threads": 2}, X, y, rounds=5)
     _assert_same_model(a, b, X)
@@ -624,8 +732,9 @@ def test_pred_leaf():
         raw[:, j % 3] += np.asarray(t["leaf_value"])[leaves[:, j]]
     np.testing.assert_allclose(raw, b.predict(X, raw_score=True), rtol=1e-12, atol=1e-12)
     # training rows land where the tree put them
-    assert sorted(np.bincount(leaves[:, 0], minlength=trees[0]["num_leaves"]).tolist()) == \
-        sorted(int(c) for c in trees[0]["leaf_count"])
+    assert sorted(np.bincount(leaves[:, 0], minlength=trees[0]["num_leaves"]).tolist()) == sorted(
+        int(c) for c in trees[0]["leaf_count"]
+    )
     assert b.predict(X, pred_leaf=True, num_iteration=2).shape == (300, 6)
 
 
@@ -665,6 +774,7 @@ def test_nan_in_unseen_feature_follows_zero():
 
 # -- a Dataset reused with other binning params ---------------------------------------------
 
+
 def _reuse_data():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(1500, 4))
@@ -689,7 +799,9 @@ def test_a_dataset_keeping_raw_data_is_rebinned_with_its_validation_set():
     params = {"max_bin": 15, "verbosity": -1, "force_col_wise": True}
     reused = dgbdt.train(params, ds, 5, valid_sets=[valid])
     fresh_ds = dgbdt.Dataset(X, y)
-    fresh = dgbdt.train(params, fresh_ds, 5, valid_sets=[dgbdt.Dataset(X[:300], y[:300], reference=fresh_ds)])
+    fresh = dgbdt.train(
+        params, fresh_ds, 5, valid_sets=[dgbdt.Dataset(X[:300], y[:300], reference=fresh_ds)]
+    )
     assert reused.model_to_string() == fresh.model_to_string()
     assert ds.layout == "col" and valid.bin_mapper is ds.bin_mapper
     assert ds.bin_mapper.feature_offsets[-1] <= 4 * 15
@@ -702,7 +814,7 @@ def test_dataset_params_are_used_and_train_params_override_them():
     assert ds.bin_mapper.feature_offsets[-1] <= 4 * 15
     pre = dgbdt.Dataset(X, y, params={"max_bin": 15})
     pre.construct()
-    dgbdt.train({"verbosity": -1}, pre, 2)          # no "max_bin=255" asked of it
+    dgbdt.train({"verbosity": -1}, pre, 2)  # no "max_bin=255" asked of it
     ds = dgbdt.Dataset(X, y, params={"max_bin": 15})
     dgbdt.train({"verbosity": -1, "max_bin": 31}, ds, 2)
     assert 4 * 15 < ds.bin_mapper.feature_offsets[-1] <= 4 * 31
@@ -712,8 +824,13 @@ def test_continuing_a_model_whose_trees_have_other_bins():
     # m2 holds m1's trees (255 bins) and its own (15 bins): it must never be
     # replayed on bins, only predicted from raw values.
     X, y = _reuse_data()
-    p = {"objective": "regression", "verbosity": -1, "num_leaves": 7, "metric": "l2",
-         "is_provide_training_metric": True}
+    p = {
+        "objective": "regression",
+        "verbosity": -1,
+        "num_leaves": 7,
+        "metric": "l2",
+        "is_provide_training_metric": True,
+    }
     m1 = dgbdt.train(p, dgbdt.Dataset(X, y), 5)
     m2 = dgbdt.train({**p, "max_bin": 15}, dgbdt.Dataset(X, y), 3, init_model=m1)
     freed = dgbdt.Dataset(X, y)
@@ -721,8 +838,13 @@ def test_continuing_a_model_whose_trees_have_other_bins():
     with pytest.raises(ValueError, match="init_model was binned differently"):
         dgbdt.train({**p, "max_bin": 15}, freed, 1, init_model=m2)
     evals = {}
-    m3 = dgbdt.train({**p, "max_bin": 15}, dgbdt.Dataset(X, y), 1, init_model=m2,
-                     callbacks=[dgbdt.record_evaluation(evals)])
+    m3 = dgbdt.train(
+        {**p, "max_bin": 15},
+        dgbdt.Dataset(X, y),
+        1,
+        init_model=m2,
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
     assert evals["training"]["l2"][-1] == pytest.approx(np.mean((m3.predict(X) - y) ** 2))
 
 
@@ -733,14 +855,23 @@ def test_a_validation_set_reused_with_another_training_set():
     dgbdt.train({"verbosity": -1, "max_bin": 63}, a, 2, valid_sets=[valid])
     b = dgbdt.Dataset(X[500:], y[500:])
     evals = {}
-    dgbdt.train({"verbosity": -1, "metric": "l2"}, b, 3, valid_sets=[valid],
-                callbacks=[dgbdt.record_evaluation(evals)])
+    dgbdt.train(
+        {"verbosity": -1, "metric": "l2"},
+        b,
+        3,
+        valid_sets=[valid],
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
     assert valid.bin_mapper is b.bin_mapper
     fresh = {}
     b2 = dgbdt.Dataset(X[500:], y[500:])
-    dgbdt.train({"verbosity": -1, "metric": "l2"}, b2, 3,
-                valid_sets=[dgbdt.Dataset(X[:300], y[:300], reference=b2)],
-                callbacks=[dgbdt.record_evaluation(fresh)])
+    dgbdt.train(
+        {"verbosity": -1, "metric": "l2"},
+        b2,
+        3,
+        valid_sets=[dgbdt.Dataset(X[:300], y[:300], reference=b2)],
+        callbacks=[dgbdt.record_evaluation(fresh)],
+    )
     assert evals["valid_0"]["l2"] == fresh["valid_0"]["l2"]
     # raw data freed: cannot be re-binned for another training set
     freed_valid = dgbdt.Dataset(X[:300], y[:300])
@@ -774,12 +905,15 @@ def test_repeated_feature_names_are_refused():
 def test_iteration_ranges_are_clamped_as_in_lightgbm():
     X, y = _reuse_data()
     valid = dgbdt.Dataset(X[:300], y[:300])
-    booster = dgbdt.train({"verbosity": -1, "num_leaves": 4, "early_stopping_round": 3,
-                           "learning_rate": 0.5}, dgbdt.Dataset(X[300:], y[300:]), 40,
-                          valid_sets=[valid])
+    booster = dgbdt.train(
+        {"verbosity": -1, "num_leaves": 4, "early_stopping_round": 3, "learning_rate": 0.5},
+        dgbdt.Dataset(X[300:], y[300:]),
+        40,
+        valid_sets=[valid],
+    )
     total, best = booster.current_iteration(), booster.best_iteration
     assert 0 < best < total
-    raw = lambda **kw: booster.predict(X, raw_score=True, **kw)      # noqa: E731
+    raw = lambda **kw: booster.predict(X, raw_score=True, **kw)  # noqa: E731
     # a negative start is 0 (it used to read before the first tree: a crash)
     np.testing.assert_array_equal(raw(start_iteration=-2), raw(start_iteration=0))
     # from a start > 0 without num_iteration: every later iteration, not best ones
@@ -794,23 +928,37 @@ def test_infinite_values_train_save_and_predict_like_their_bins():
     # +inf in training used to give bounds of +inf: a model that could not be
     # saved (strict JSON) and raw predictions that disagreed with the bins.
     import pickle
+
     rng = np.random.default_rng(0)
     x = rng.choice(np.array([0.0, 1.0, 2.0, np.inf, -np.inf, np.nan]), 600)
     y = np.where(np.isposinf(x), 10.0, np.where(np.isneginf(x), -5.0, np.nan_to_num(x, nan=3.0)))
     X = x[:, None]
     ds = dgbdt.Dataset(X, y, free_raw_data=False)
     evals = {}
-    booster = dgbdt.train({"objective": "regression", "num_leaves": 8, "min_data_in_leaf": 5,
-                           "min_data_in_bin": 1, "learning_rate": 1.0, "metric": "l2",
-                           "verbosity": -1}, ds, 3, valid_sets=[ds], valid_names=["train"],
-                          callbacks=[dgbdt.record_evaluation(evals)])
+    booster = dgbdt.train(
+        {
+            "objective": "regression",
+            "num_leaves": 8,
+            "min_data_in_leaf": 5,
+            "min_data_in_bin": 1,
+            "learning_rate": 1.0,
+            "metric": "l2",
+            "verbosity": -1,
+        },
+        ds,
+        3,
+        valid_sets=[ds],
+        valid_names=["train"],
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
     from_raw = np.mean((booster.predict(X) - y) ** 2)
     assert evals["train"]["l2"][-1] == pytest.approx(from_raw, abs=1e-12)
     assert from_raw < 1e-6
     again = pickle.loads(pickle.dumps(booster))
     np.testing.assert_array_equal(again.predict(X), booster.predict(X))
-    np.testing.assert_allclose(booster.predict(np.array([[np.inf], [-np.inf]])), [10.0, -5.0],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        booster.predict(np.array([[np.inf], [-np.inf]])), [10.0, -5.0], atol=1e-6
+    )
 
 
 def test_construct_without_params_keeps_the_bins():

@@ -1,4 +1,5 @@
 """What a new user trips over: messages, warnings, LightGBM's keys and signatures."""
+
 import inspect
 import os
 import subprocess
@@ -37,14 +38,18 @@ def _csv(tmp_path, n=120):
     X = rng.normal(size=(n, 3))
     y = (X[:, 0] > 0).astype(int)
     path = tmp_path / "d.csv"
-    path.write_text("".join(f"{t}," + ",".join(f"{v:.5f}" for v in r) + "\n"
-                            for t, r in zip(y, X)))
+    path.write_text("".join(f"{t}," + ",".join(f"{v:.5f}" for v in r) + "\n" for t, r in zip(y, X)))
     return path
 
 
 def test_help_into_a_closed_pipe_has_no_traceback():
-    result = subprocess.run(f"{sys.executable} -m dgbdt --help | head -1", shell=True,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        f"{sys.executable} -m dgbdt --help | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.stdout.startswith("usage: dgbdt")
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
 
@@ -58,28 +63,70 @@ def test_an_objective_typo_gets_did_you_mean(tmp_path, capsys):
 
 def test_a_conflicting_alias_on_the_command_line_warns_once(tmp_path, capsys):
     model = tmp_path / "m.json"
-    assert run(["train", f"data={_csv(tmp_path)}", "num_trees=3", "num_iterations=2",
-                f"output_model={model}", "verbosity=0"]) == 0
+    assert (
+        run(
+            [
+                "train",
+                f"data={_csv(tmp_path)}",
+                "num_trees=3",
+                "num_iterations=2",
+                f"output_model={model}",
+                "verbosity=0",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert err.count("Both 'num_iterations'='2' and 'num_trees'='3'") == 1, err
     assert err.startswith("dgbdt: warning: ") and "UserWarning" not in err
     assert dgbdt.Booster(model_file=model).current_iteration() == 2
     # verbosity < 0: fatal errors only, as LightGBM's CLI
-    assert run(["train", f"data={_csv(tmp_path)}", "num_trees=3", "num_iterations=2",
-                f"output_model={model}", "verbosity=-1"]) == 0
+    assert (
+        run(
+            [
+                "train",
+                f"data={_csv(tmp_path)}",
+                "num_trees=3",
+                "num_iterations=2",
+                f"output_model={model}",
+                "verbosity=-1",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr() == ("", "")
 
 
 def test_verbosity_minus_one_predict_prints_nothing(tmp_path, capsys):
     data, model = _csv(tmp_path), tmp_path / "m.json"
-    assert run(["train", f"data={data}", "num_trees=2", f"output_model={model}",
-                "verbosity=-1"]) == 0
+    assert (
+        run(["train", f"data={data}", "num_trees=2", f"output_model={model}", "verbosity=-1"]) == 0
+    )
     capsys.readouterr()
-    assert run(["predict", f"data={data}", f"input_model={model}", "verbosity=-1",
-                f"output_result={tmp_path / 'p.txt'}"]) == 0
+    assert (
+        run(
+            [
+                "predict",
+                f"data={data}",
+                f"input_model={model}",
+                "verbosity=-1",
+                f"output_result={tmp_path / 'p.txt'}",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr() == ("", "")
-    assert run(["predict", f"data={data}", f"input_model={model}",
-                f"output_result={tmp_path / 'p.txt'}"]) == 0
+    assert (
+        run(
+            [
+                "predict",
+                f"data={data}",
+                f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}",
+            ]
+        )
+        == 0
+    )
     assert "120 predictions written" in capsys.readouterr().out
 
 
@@ -91,21 +138,39 @@ def test_train_takes_lightgbms_parameter_order():
     # positional callers: keep_training_booster, then callbacks
     seen = []
     X = np.random.default_rng(0).normal(size=(60, 2))
-    dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0]), 2, None, None, None, None, False,
-                [lambda env: seen.append(env.iteration)])
+    dgbdt.train(
+        {"verbosity": -1},
+        dgbdt.Dataset(X, X[:, 0]),
+        2,
+        None,
+        None,
+        None,
+        None,
+        False,
+        [lambda env: seen.append(env.iteration)],
+    )
     assert seen == [0, 1]
 
 
-@pytest.mark.parametrize("key, value", [
-    ("use_missing", "false"), ("zero_as_missing", "true"), ("path_smooth", "1"),
-    ("predict_contrib", "true"), ("monotone_constraints", "1,0,0"), ("pred_early_stop", "true"),
-    ("max_bin_by_feature", "10,20,30"), ("forcedsplits_filename", "s.json"),
-    ("categorical_feature", "0"), ("linear_tree", "true"), ("extra_trees", "true"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("use_missing", "false"),
+        ("zero_as_missing", "true"),
+        ("path_smooth", "1"),
+        ("predict_contrib", "true"),
+        ("monotone_constraints", "1,0,0"),
+        ("pred_early_stop", "true"),
+        ("max_bin_by_feature", "10,20,30"),
+        ("forcedsplits_filename", "s.json"),
+        ("categorical_feature", "0"),
+        ("linear_tree", "true"),
+        ("extra_trees", "true"),
+    ],
+)
 def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key, value):
     model = tmp_path / "m.json"
-    assert run(["train", f"data={_csv(tmp_path)}", f"{key}={value}",
-                f"output_model={model}"]) == 1
+    assert run(["train", f"data={_csv(tmp_path)}", f"{key}={value}", f"output_model={model}"]) == 1
     err = capsys.readouterr().err
     assert f"'{key}'={value!r} is not supported by dgbdt yet" in err
     assert "would change the model or its output" in err and not model.exists()
@@ -113,16 +178,38 @@ def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key
         dgbdt.train({key: value}, dgbdt.Dataset(np.zeros((4, 1)), np.zeros(4)))
 
 
-@pytest.mark.parametrize("key, value", [
-    ("save_binary", "true"), ("gpu_device_id", "0"), ("local_listen_port", "12400"),
-    ("is_enable_sparse", "true"), ("use_missing", "true"), ("zero_as_missing", "false"),
-    ("machine_list_file", "mlist.txt"), ("device_type", "cpu"), ("use_missing", "+"),
-    ("feature_pre_filter", "false"), ("eval_at", "1,2,3,4,5"), ("monotone_constraints", "0,0,0"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("save_binary", "true"),
+        ("gpu_device_id", "0"),
+        ("local_listen_port", "12400"),
+        ("is_enable_sparse", "true"),
+        ("use_missing", "true"),
+        ("zero_as_missing", "false"),
+        ("machine_list_file", "mlist.txt"),
+        ("device_type", "cpu"),
+        ("use_missing", "+"),
+        ("feature_pre_filter", "false"),
+        ("eval_at", "1,2,3,4,5"),
+        ("monotone_constraints", "0,0,0"),
+    ],
+)
 def test_a_harmless_lightgbm_key_is_a_warning(tmp_path, capsys, key, value):
     model = tmp_path / "m.json"
-    assert run(["train", f"data={_csv(tmp_path)}", f"{key}={value}", "num_trees=2",
-                f"output_model={model}", "verbosity=0"]) == 0
+    assert (
+        run(
+            [
+                "train",
+                f"data={_csv(tmp_path)}",
+                f"{key}={value}",
+                "num_trees=2",
+                f"output_model={model}",
+                "verbosity=0",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert err.count("dgbdt: warning: LightGBM parameter") == 1 and model.exists()
     X = np.random.default_rng(0).normal(size=(60, 2))
@@ -136,8 +223,11 @@ def test_lightgbms_multiclass_example_config_runs_as_written(shared_datasets, tm
     folder = shared_datasets / "lightgbm"
     conf = tmp_path / "train.conf"
     model = tmp_path / "m.json"
-    conf.write_text(MULTICLASS_CONF.format(data=folder / "multiclass.train",
-                                           valid=folder / "multiclass.test", model=model))
+    conf.write_text(
+        MULTICLASS_CONF.format(
+            data=folder / "multiclass.train", valid=folder / "multiclass.test", model=model
+        )
+    )
     assert run([f"config={conf}"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "multiclass.test's auc_mu" in out and "training's auc_mu" in out
@@ -156,7 +246,7 @@ def test_boolean_io_keys_are_strict_and_config_files_are_checked(tmp_path, capsy
     assert f"{bad}, line 2: not UTF-8 text" in capsys.readouterr().err
     fifo = tmp_path / "fifo.conf"
     os.mkfifo(fifo)
-    assert run([f"config={fifo}"]) == 1                 # refused, not blocked in open()
+    assert run([f"config={fifo}"]) == 1  # refused, not blocked in open()
     assert "is not a regular file (a FIFO)" in capsys.readouterr().err
     assert run([f"config={tmp_path}"]) == 1
     assert "is not a regular file (a directory)" in capsys.readouterr().err
@@ -169,8 +259,11 @@ def test_vague_python_errors_name_what_is_wrong():
         dgbdt.train([1, 2], train_set)
     with pytest.raises(TypeError, match="must return \\(grad, hess\\), got NoneType"):
         dgbdt.train({"objective": lambda preds, data: None, "verbosity": -1}, train_set, 2)
-    multi = dgbdt.train({"objective": "multiclass", "num_class": 3, "verbosity": -1},
-                        dgbdt.Dataset(X, np.arange(60) % 3), 2)
+    multi = dgbdt.train(
+        {"objective": "multiclass", "num_class": 3, "verbosity": -1},
+        dgbdt.Dataset(X, np.arange(60) % 3),
+        2,
+    )
     with pytest.raises(ValueError, match="init_model has 3 output.*this training has 1"):
         dgbdt.train({"objective": "binary", "verbosity": -1}, train_set, 2, init_model=multi)
     with pytest.raises(TypeError, match="init_model must be a Booster or a model file path"):
@@ -180,7 +273,8 @@ def test_vague_python_errors_name_what_is_wrong():
 def test_the_demo_mentions_compiling_only_when_it_compiled(capsys, monkeypatch):
     from dgbdt import demo
     from dgbdt.demo import run_demo
-    counts = iter([0, 5])          # a run that compiled 5 kernel variants says so
+
+    counts = iter([0, 5])  # a run that compiled 5 kernel variants says so
     monkeypatch.setattr(demo, "kernels_compiled", lambda: next(counts))
     run_demo(["--ranks", "1", "--rows", "2000", "--rounds", "3", "--leaves", "7"])
     assert "(including compiling 5 kernels" in capsys.readouterr().out
@@ -194,33 +288,45 @@ def test_the_demo_mentions_compiling_only_when_it_compiled(capsys, monkeypatch):
 def test_starting_scores_beyond_float32_are_refused():
     X = np.random.default_rng(0).normal(size=(100, 2))
     with pytest.raises(ValueError, match="starting scores give non-finite gradients"):
-        dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0], init_score=np.full(100, 1e39)),
-                    2)
+        dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0], init_score=np.full(100, 1e39)), 2)
 
 
-@pytest.mark.parametrize("key, value", [
-    ("use_missing", np.True_), ("use_missing", 1.0), ("use_missing", None),
-    ("extra_trees", np.False_), ("data_random_seed", np.int64(1)),
-    ("multi_error_top_k", np.int32(1)), ("path_smooth", np.float32(0)),
-    ("monotone_constraints", np.array([])), ("monotone_constraints", [0, 0]),
-    ("feature_contri", [1.0, 1.0]),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("use_missing", np.True_),
+        ("use_missing", 1.0),
+        ("use_missing", None),
+        ("extra_trees", np.False_),
+        ("data_random_seed", np.int64(1)),
+        ("multi_error_top_k", np.int32(1)),
+        ("path_smooth", np.float32(0)),
+        ("monotone_constraints", np.array([])),
+        ("monotone_constraints", [0, 0]),
+        ("feature_contri", [1.0, 1.0]),
+    ],
+)
 def test_lightgbm_defaults_given_as_python_values_are_accepted(key, value):
     from dgbdt.params import resolve_params
+
     with pytest.warns(UserWarning, match="is not supported by dgbdt yet"):
         resolve_params({key: value})
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"objective": "mape"}, "LightGBM objective 'mape' is not supported by dgbdt yet"),
-    ({"objective": "multiclassova"}, "LightGBM objective 'multiclassova' is not supported"),
-    ({"metric": "map"}, "LightGBM metric 'map' is not supported by dgbdt yet"),
-    ({"min_data_in_bin": "1e30"}, "'min_data_in_bin' must fit a 32-bit integer"),
-    ({"num_class": 10**12, "objective": "multiclass"}, "'num_class' must fit a 32-bit integer"),
-    ({"top_k": 2**31}, "'top_k' must fit a 32-bit integer"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"objective": "mape"}, "LightGBM objective 'mape' is not supported by dgbdt yet"),
+        ({"objective": "multiclassova"}, "LightGBM objective 'multiclassova' is not supported"),
+        ({"metric": "map"}, "LightGBM metric 'map' is not supported by dgbdt yet"),
+        ({"min_data_in_bin": "1e30"}, "'min_data_in_bin' must fit a 32-bit integer"),
+        ({"num_class": 10**12, "objective": "multiclass"}, "'num_class' must fit a 32-bit integer"),
+        ({"top_k": 2**31}, "'top_k' must fit a 32-bit integer"),
+    ],
+)
 def test_lightgbm_only_objectives_and_huge_integers_are_named(params, message):
     from dgbdt.params import resolve_params
+
     with pytest.raises(ValueError, match=message.replace("(", "\\(")) as info:
         resolve_params(params)
     assert "Did you mean" not in str(info.value)
@@ -228,6 +334,7 @@ def test_lightgbm_only_objectives_and_huge_integers_are_named(params, message):
 
 def test_one_boolean_parser_everywhere():
     from dgbdt.params import resolve_params
+
     for text, value in (("+", True), ("-", False), ("yes", True), ("no", False), ("1", True)):
         assert resolve_params({"deterministic": text})["deterministic"] is value
 
@@ -236,16 +343,38 @@ def test_the_first_value_of_a_key_wins_and_quotes_are_dropped(tmp_path, capsys):
     data, model = _csv(tmp_path), tmp_path / "m.json"
     conf = tmp_path / "c.conf"
     conf.write_text('num_trees = 5\nobjective = "binary"\nconfig = other.conf\n')
-    assert run([f"data=\"{data}\"", "num_trees=2", "num_trees=4", f"config={conf}",
-                f"output_model={model}", "verbosity=0"]) == 0
+    assert (
+        run(
+            [
+                f'data="{data}"',
+                "num_trees=2",
+                "num_trees=4",
+                f"config={conf}",
+                f"output_model={model}",
+                "verbosity=0",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
-    assert "num_trees is set=2, num_trees=4 will be ignored" in err        # LightGBM's words
-    assert "num_trees is set=2, num_trees=5 will be ignored" in err        # the file comes later
+    assert "num_trees is set=2, num_trees=4 will be ignored" in err  # LightGBM's words
+    assert "num_trees is set=2, num_trees=5 will be ignored" in err  # the file comes later
     assert "inside the config file" in err
     booster = dgbdt.Booster(model_file=model)
     assert booster.num_trees() == 2 and booster.objective == "binary"
-    assert run([f"data={data}", "label_column=0", "label=1", f"output_model={model}",
-                "num_trees=1", "verbosity=0"]) == 0
+    assert (
+        run(
+            [
+                f"data={data}",
+                "label_column=0",
+                "label=1",
+                f"output_model={model}",
+                "num_trees=1",
+                "verbosity=0",
+            ]
+        )
+        == 0
+    )
     assert "Both 'label_column'='0' and 'label'='1' set 'label_column'" in capsys.readouterr().err
 
 
@@ -254,18 +383,33 @@ def test_the_task_of_the_command_and_of_task_must_agree(tmp_path, capsys):
     assert run(["train", f"data={data}", "task=predict", f"input_model={model}"]) == 1
     assert "the command says 'train' but task='predict'" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.txt")) and not model.exists()
-    assert run([f"data={data}", "task=training", "num_trees=1", f"output_model={model}",
-                "verbosity=0"]) == 0                                        # LightGBM's alias
+    assert (
+        run(
+            [f"data={data}", "task=training", "num_trees=1", f"output_model={model}", "verbosity=0"]
+        )
+        == 0
+    )  # LightGBM's alias
     assert run([f"data={data}", "task=refit", f"input_model={model}"]) == 1
     assert "LightGBM's task 'refit' is not supported by dgbdt yet" in capsys.readouterr().err
 
 
 def test_predict_checks_its_parameters_before_writing(tmp_path, capsys):
     data, model, out = _csv(tmp_path), tmp_path / "m.json", tmp_path / "p.txt"
-    assert run(["train", f"data={data}", "num_trees=1", f"output_model={model}",
-                "verbosity=0"]) == 0
-    assert run(["predict", f"data={data}", f"input_model={model}", f"output_result={out}",
-                "objective=binray"]) == 1
+    assert (
+        run(["train", f"data={data}", "num_trees=1", f"output_model={model}", "verbosity=0"]) == 0
+    )
+    assert (
+        run(
+            [
+                "predict",
+                f"data={data}",
+                f"input_model={model}",
+                f"output_result={out}",
+                "objective=binray",
+            ]
+        )
+        == 1
+    )
     assert not out.exists() and "Did you mean 'binary'?" in capsys.readouterr().err
 
 
@@ -275,26 +419,50 @@ def test_predict_names_the_column_keys_the_model_recorded(tmp_path, capsys):
     data = tmp_path / "h.csv"
     data.write_text("y,a,b\n" + rows)
     model = tmp_path / "m.json"
-    assert run(["train", f"data={data}", "header=true", "label_column=name:y", "num_trees=1",
-                f"output_model={model}", "verbosity=0"]) == 0
-    assert dgbdt.Booster(model_file=model).params["header"] == "true"      # recorded too
+    assert (
+        run(
+            [
+                "train",
+                f"data={data}",
+                "header=true",
+                "label_column=name:y",
+                "num_trees=1",
+                f"output_model={model}",
+                "verbosity=0",
+            ]
+        )
+        == 0
+    )
+    assert dgbdt.Booster(model_file=model).params["header"] == "true"  # recorded too
     plain = tmp_path / "plain.csv"
     plain.write_text(rows)
-    assert run(["predict", f"data={plain}", f"input_model={model}",
-                f"output_result={tmp_path / 'p.txt'}"]) == 1
+    assert (
+        run(
+            [
+                "predict",
+                f"data={plain}",
+                f"input_model={model}",
+                f"output_result={tmp_path / 'p.txt'}",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert "as recorded in" in err and "header=true" in err and "label_column=name:y" in err
 
 
-@pytest.mark.parametrize("error, code", [(KeyboardInterrupt, 130), (BrokenPipeError, 141),
-                                         (OSError(28, "No space left on device"), 1)])
+@pytest.mark.parametrize(
+    "error, code",
+    [(KeyboardInterrupt, 130), (BrokenPipeError, 141), (OSError(28, "No space left on device"), 1)],
+)
 def test_the_command_line_ends_without_a_traceback(monkeypatch, capsys, error, code):
     import dgbdt.__main__ as entry
 
     def fail(argv):
         raise error
+
     monkeypatch.setattr(entry, "_main", fail)
-    monkeypatch.setattr(entry.os, "dup2", lambda *a: None)        # keep pytest's stdout
+    monkeypatch.setattr(entry.os, "dup2", lambda *a: None)  # keep pytest's stdout
     monkeypatch.setattr(entry.os, "open", lambda *a: 0)
     assert entry.main(["train"]) == code
     assert "Traceback" not in capsys.readouterr().err
@@ -302,9 +470,14 @@ def test_the_command_line_ends_without_a_traceback(monkeypatch, capsys, error, c
 
 def test_train_output_into_a_closed_pipe_exits_quietly(tmp_path):
     data = _csv(tmp_path, n=400)
-    result = subprocess.run(f"{sys.executable} -m dgbdt train data={data} num_trees=30 "
-                            f"output_model={tmp_path / 'm.json'} | head -1", shell=True,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        f"{sys.executable} -m dgbdt train data={data} num_trees=30 "
+        f"output_model={tmp_path / 'm.json'} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "Traceback" not in result.stderr and "Broken pipe" not in result.stderr
 
 
@@ -314,9 +487,14 @@ def test_more_of_lightgbms_python_api_shapes():
     train_set = dgbdt.Dataset(X, y)
     # one validation Dataset and one name, not lists
     rec = {}
-    dgbdt.train({"objective": "multiclass", "num_class": 3, "verbosity": -1}, train_set, 2,
-                valid_sets=dgbdt.Dataset(X, y, reference=train_set), valid_names="v",
-                callbacks=[dgbdt.record_evaluation(rec)])
+    dgbdt.train(
+        {"objective": "multiclass", "num_class": 3, "verbosity": -1},
+        train_set,
+        2,
+        valid_sets=dgbdt.Dataset(X, y, reference=train_set),
+        valid_names="v",
+        callbacks=[dgbdt.record_evaluation(rec)],
+    )
     assert list(rec) == ["v"]
 
     # a multiclass custom objective in LightGBM's flat, class-major layout
@@ -330,14 +508,26 @@ def test_more_of_lightgbms_python_api_shapes():
         g, h = softmax_flat(preds, data)
         return g.reshape(3, -1).T, h.reshape(3, -1).T
 
-    flat, two_d = (dgbdt.train({"objective": f, "num_class": 3, "verbosity": -1}, train_set, 3)
-                   for f in (softmax_flat, softmax_2d))
+    flat, two_d = (
+        dgbdt.train({"objective": f, "num_class": 3, "verbosity": -1}, train_set, 3)
+        for f in (softmax_flat, softmax_2d)
+    )
     np.testing.assert_array_equal(flat.predict(X, raw_score=True), two_d.predict(X, raw_score=True))
     with pytest.raises(TypeError, match="must be real numbers, got dtype complex"):
-        dgbdt.train({"objective": lambda p, d: (p + 0j, np.ones_like(p)), "verbosity": -1},
-                    dgbdt.Dataset(X, X[:, 0]), 2)
+        dgbdt.train(
+            {"objective": lambda p, d: (p + 0j, np.ones_like(p)), "verbosity": -1},
+            dgbdt.Dataset(X, X[:, 0]),
+            2,
+        )
     with pytest.raises(TypeError, match="feval 'nothing' must return \\(name, value"):
+
         def nothing(preds, data):
             return None
-        dgbdt.train({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0]), 2,
-                    valid_sets=[dgbdt.Dataset(X, X[:, 0])], feval=nothing)
+
+        dgbdt.train(
+            {"verbosity": -1},
+            dgbdt.Dataset(X, X[:, 0]),
+            2,
+            valid_sets=[dgbdt.Dataset(X, X[:, 0])],
+            feval=nothing,
+        )

@@ -18,6 +18,7 @@ Every strategy offers the same small interface to the grower:
 ``serial`` is the single-process strategy; the MPI strategies (data, feature,
 voting) implement the same calls with collectives in between.
 """
+
 from .data import DataParallelLearner
 from .feature import FeatureParallelLearner
 from .feature_blocks import FeatureBlockLearner

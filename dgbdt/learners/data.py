@@ -20,6 +20,7 @@ sends every feature's bins, also those ``feature_fraction`` left out of this
 tree (never scanned; fixed counts keep the owner blocks simple), so its bytes
 do not fall with ``feature_fraction``.
 """
+
 import numpy as np
 
 from ..native.common import SPLIT_FEATURE, SPLIT_GAIN, SPLIT_RECORD_SIZE
@@ -52,8 +53,10 @@ def best_of(records):
     for rec in records:
         if rec[SPLIT_FEATURE] < 0:
             continue
-        if best is None or (rec[SPLIT_GAIN], -rec[SPLIT_FEATURE]) > \
-                (best[SPLIT_GAIN], -best[SPLIT_FEATURE]):
+        if best is None or (rec[SPLIT_GAIN], -rec[SPLIT_FEATURE]) > (
+            best[SPLIT_GAIN],
+            -best[SPLIT_FEATURE],
+        ):
             best = rec
     return best
 
@@ -85,7 +88,7 @@ def agree_best_split(comm, record, splittable, n_features):
 
 class DataParallelLearner(SerialLearner):
     def __init__(self, data, split_params, comm):
-        self.comm = comm           # before SerialLearner's init: it sums bin counts over ranks
+        self.comm = comm  # before SerialLearner's init: it sums bin counts over ranks
         super().__init__(data, split_params)
         offsets = data.feature_offsets
         self.feature_bounds = owner_blocks(np.diff(offsets), comm.size)
@@ -96,17 +99,21 @@ class DataParallelLearner(SerialLearner):
         self.own_bins = (int(offsets[lo]), int(offsets[hi]))
         # Reduce-scatter counts in bins; float histograms send 2 float64 per bin,
         # integer (quantized) ones one word per bin, or two int64 (pairs).
-        self.bin_counts = [int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
-                           for r in range(comm.size)]
+        self.bin_counts = [
+            int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
+            for r in range(comm.size)
+        ]
         self.recv_counts = [2 * c for c in self.bin_counts]
 
     def sum_over_rows(self, values):
         return self.comm.allreduce(np.asarray(values))
 
-    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
-                       feature_indices, hist):
-        super().leaf_histogram(sample_indices, ordered_gradients, ordered_hessians,
-                               feature_indices, hist)
+    def leaf_histogram(
+        self, sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist
+    ):
+        super().leaf_histogram(
+            sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist
+        )
         owned = self.comm.reduce_scatter(hist.reshape(-1), self.recv_counts)
         lo, hi = self.own_bins
         # Only the owned bins are global; the rest of ``hist`` is never scanned.
@@ -117,9 +124,10 @@ class DataParallelLearner(SerialLearner):
         # global row count (narrow int32 for small leaves): MPI_SUM adds them
         # exactly, and the packing guarantees no carry between halves.
         local = self.local_int_histogram(sample_indices, quant, shift, feature_indices)
-        pairs = local.ndim == 2        # a leaf too large for wide words: two int64 per bin
-        owned = self.comm.reduce_scatter(local.reshape(-1),
-                                         self.recv_counts if pairs else self.bin_counts)
+        pairs = local.ndim == 2  # a leaf too large for wide words: two int64 per bin
+        owned = self.comm.reduce_scatter(
+            local.reshape(-1), self.recv_counts if pairs else self.bin_counts
+        )
         lo, hi = self.own_bins
         if owned.dtype == NARROW_DTYPE:
             widen_words(owned, hist[lo:hi])

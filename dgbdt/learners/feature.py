@@ -8,6 +8,7 @@ features, one bit per feature).  Every rank then partitions its own copy of
 the rows the same way, so the only traffic is one record per rank per leaf:
 independent of the number of rows.
 """
+
 import numpy as np
 
 from .data import agree_best_split, owner_blocks
@@ -22,7 +23,7 @@ class FeatureParallelLearner(SerialLearner):
         self.owned = np.arange(bounds[comm.rank], bounds[comm.rank + 1], dtype=np.int32)
         self.owned_mask = np.zeros(data.n_features, bool)
         self.owned_mask[self.owned] = True
-        self.row_wise = False    # own features only: the column-major copy
+        self.row_wise = False  # own features only: the column-major copy
         self._chunk_hists = None
 
     def histogram_features(self, feature_indices):

@@ -10,6 +10,7 @@ row order stays the same everywhere.  Rows the partition does not place
 rank computes the direction bits of every row at the nodes whose feature it
 owns, and one allreduce of the packed bits gives every rank all of them.
 """
+
 import numpy as np
 
 from ..binning import BinMapper
@@ -21,19 +22,29 @@ from .serial import SerialLearner
 def assemble_global_mapper(comm, dataset):
     """Global bin mapper from every rank's column block; checks the blocks
     cover every column exactly once.  Returns (mapper, names, owner_of)."""
-    mine = (dataset.feature_indices.tolist(), [ub.tolist() for ub in dataset.bin_mapper.upper_bounds],
-            dataset.bin_mapper.nan_bins.tolist(), list(dataset.feature_name))
-    blocks = comm.allgather_object(mine)          # once per training: pickling is fine
+    mine = (
+        dataset.feature_indices.tolist(),
+        [ub.tolist() for ub in dataset.bin_mapper.upper_bounds],
+        dataset.bin_mapper.nan_bins.tolist(),
+        list(dataset.feature_name),
+    )
+    blocks = comm.allgather_object(mine)  # once per training: pickling is fine
     n_features = sum(len(b[0]) for b in blocks)
     owner_of = np.full(n_features, -1, np.int64)
-    upper_bounds, nan_bins, names = [None] * n_features, np.zeros(n_features, np.int32), [None] * n_features
+    upper_bounds, nan_bins, names = (
+        [None] * n_features,
+        np.zeros(n_features, np.int32),
+        [None] * n_features,
+    )
     for rank, (indices, ubs, nbs, block_names) in enumerate(blocks):
         for g, ub, nb, name in zip(indices, ubs, nbs, block_names):
             if not 0 <= g < n_features or owner_of[g] >= 0:
-                error = ValueError(f"feature_indices must cover columns 0..{n_features - 1} "
-                                   f"exactly once over all ranks; column {g} (rank {rank}) is "
-                                   f"{'out of range' if not 0 <= g < n_features else 'held twice'}")
-                error.dgbdt_agreed = True    # every rank sees the same blocks and raises
+                error = ValueError(
+                    f"feature_indices must cover columns 0..{n_features - 1} "
+                    f"exactly once over all ranks; column {g} (rank {rank}) is "
+                    f"{'out of range' if not 0 <= g < n_features else 'held twice'}"
+                )
+                error.dgbdt_agreed = True  # every rank sees the same blocks and raises
                 raise error
             owner_of[g] = rank
             upper_bounds[g], nan_bins[g], names[g] = np.asarray(ub), nb, name
@@ -60,8 +71,9 @@ class FeatureBlockLearner(SerialLearner):
         # The scan saw local columns: the record and flags speak of global features.
         if record[SPLIT_FEATURE] >= 0:
             record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
-        mask = agree_best_split(self.comm, record, self.global_of_local[splittable],
-                                len(self.owner_of))
+        mask = agree_best_split(
+            self.comm, record, self.global_of_local[splittable], len(self.owner_of)
+        )
         return feature_indices[mask[feature_indices]]
 
     def _goes_left(self, rows, feature, threshold_bin, default_left):
@@ -75,8 +87,11 @@ class FeatureBlockLearner(SerialLearner):
         owner = int(self.owner_of[feature])
         n = len(sample_indices)
         if self.comm.rank == owner:
-            bits = np.packbits(self._goes_left(sample_indices, feature, int(record[SPLIT_BIN]),
-                                               record[SPLIT_DEFAULT_LEFT]))
+            bits = np.packbits(
+                self._goes_left(
+                    sample_indices, feature, int(record[SPLIT_BIN]), record[SPLIT_DEFAULT_LEFT]
+                )
+            )
         else:
             bits = np.zeros((n + 7) // 8, np.uint8)
         left = np.unpackbits(self.comm.bcast(bits, root=owner), count=n).astype(bool)
@@ -97,8 +112,9 @@ class FeatureBlockLearner(SerialLearner):
             if self.owner_of[feature] == self.comm.rank:
                 local = self.local_of_global[feature]
                 b = binned[:, local].astype(np.int64)
-                goes = np.where(b == nan_bins[local], bool(tree.default_left[k]),
-                                b <= tree.threshold_bin[k])
+                goes = np.where(
+                    b == nan_bins[local], bool(tree.default_left[k]), b <= tree.threshold_bin[k]
+                )
                 bits[k] = np.packbits(goes)
         # Each node's bits come from its owner alone: the sum is an OR.
         left = np.unpackbits(self.comm.allreduce(bits), axis=1, count=n_rows).astype(bool)
@@ -107,8 +123,11 @@ class FeatureBlockLearner(SerialLearner):
         leaf = np.zeros(n_rows, np.int64)
         while not done.all():
             active = rows[~done]
-            nxt = np.where(left[node[active], active], tree.left_child[node[active]],
-                           tree.right_child[node[active]])
+            nxt = np.where(
+                left[node[active], active],
+                tree.left_child[node[active]],
+                tree.right_child[node[active]],
+            )
             reached = nxt < 0
             leaf[active[reached]] = ~nxt[reached]
             done[active[reached]] = True

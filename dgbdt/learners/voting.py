@@ -25,13 +25,27 @@ the vote (each rank receives K x top_k x 16) plus the elected features' bins
 x 16 (2 top_k features with ``voting_rule=votes``, top_k with
 ``weighted_gain``): independent of the number of features.
 """
+
 import numpy as np
 
-from ..native.common import (HIST_WIDTH, SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN, SPLIT_FEATURE,
-                             SPLIT_GAIN)
-from ..native.quantize import (NARROW_DTYPE, NARROW_SHIFT, PAIRS, WIDE_DTYPE, WIDE_SHIFT,
-                               narrow_words, packed_width,
-                               unpack_word, widen_words)
+from ..native.common import (
+    HIST_WIDTH,
+    SP_MIN_DATA_IN_LEAF,
+    SP_MIN_SUM_HESSIAN,
+    SPLIT_FEATURE,
+    SPLIT_GAIN,
+)
+from ..native.quantize import (
+    NARROW_DTYPE,
+    NARROW_SHIFT,
+    PAIRS,
+    WIDE_DTYPE,
+    WIDE_SHIFT,
+    narrow_words,
+    packed_width,
+    unpack_word,
+    widen_words,
+)
 from ..native.split import best_gain_per_feature, find_best_split, fix_most_frequent_bins
 from .data import DataParallelLearner, agree_best_split, owner_blocks
 from .serial import SerialLearner
@@ -55,7 +69,7 @@ def elect(proposals, top_k, rule):
     if rule == "votes":
         # lexsort: last key first -> votes desc, summed gain desc, feature asc
         order = np.lexsort((ids, -gain_sum, -votes))
-        chosen = ids[order[:2 * top_k]]
+        chosen = ids[order[: 2 * top_k]]
     else:
         # LightGBM: mean proposed gain weighted by how many ranks proposed it
         score = gain_sum / votes * (votes / proposals.shape[0])
@@ -84,13 +98,15 @@ class VotingParallelLearner(DataParallelLearner):
         self.local_params = split_params.copy()
         self.local_params[SP_MIN_DATA_IN_LEAF] /= comm.size
         self.local_params[SP_MIN_SUM_HESSIAN] /= comm.size
-        self._global = np.zeros((data.total_bins, HIST_WIDTH))   # elected bins, global sums
+        self._global = np.zeros((data.total_bins, HIST_WIDTH))  # elected bins, global sums
 
-    def leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
-                       feature_indices, hist):
+    def leaf_histogram(
+        self, sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist
+    ):
         # Local only: the vote decides what is sent.
-        SerialLearner.leaf_histogram(self, sample_indices, ordered_gradients, ordered_hessians,
-                                     feature_indices, hist)
+        SerialLearner.leaf_histogram(
+            self, sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist
+        )
 
     def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
         SerialLearner.leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist)
@@ -103,11 +119,11 @@ class VotingParallelLearner(DataParallelLearner):
         # Every local row falls in one bin of any feature: sum the first one's bins.
         offsets = self.data.feature_offsets
         f = feature_indices[0]
-        bins = hist[offsets[f]:offsets[f + 1]]
-        if bins.ndim == 1:              # quantized words: their sum is the leaf's word
+        bins = hist[offsets[f] : offsets[f + 1]]
+        if bins.ndim == 1:  # quantized words: their sum is the leaf's word
             g, h = unpack_word(bins.sum())
             return float(g) * scales[0], float(h) * scales[1]
-        if bins.dtype == WIDE_DTYPE:    # quantized pairs
+        if bins.dtype == WIDE_DTYPE:  # quantized pairs
             g, h = bins.sum(axis=0)
             return float(g) * scales[0], float(h) * scales[1]
         g, h = bins.sum(axis=0)
@@ -126,15 +142,25 @@ class VotingParallelLearner(DataParallelLearner):
             g, h = self._local_sums(hist, feature_indices, scales)
             gains = np.empty(len(feature_indices))
             flags = np.zeros(len(feature_indices), np.uint8)
-            best_gain_per_feature(hist, feature_indices, self.data.feature_offsets,
-                                  self.data.nan_bins, self.most_freq_bins, g, h,
-                                  float(local_count),
-                                  self.local_params, gains, flags, *scales)
+            best_gain_per_feature(
+                hist,
+                feature_indices,
+                self.data.feature_offsets,
+                self.data.nan_bins,
+                self.most_freq_bins,
+                g,
+                h,
+                float(local_count),
+                self.local_params,
+                gains,
+                flags,
+                *scales,
+            )
             splittable = feature_indices[flags.view(np.bool_)]
-            order = np.lexsort((feature_indices, -gains))[:self.top_k]
+            order = np.lexsort((feature_indices, -gains))[: self.top_k]
             order = order[np.isfinite(gains[order])]
-            proposal[:len(order), 0] = feature_indices[order]
-            proposal[:len(order), 1] = gains[order]
+            proposal[: len(order), 0] = feature_indices[order]
+            proposal[: len(order), 1] = gains[order]
         return elect(self.comm.allgather(proposal), self.top_k, self.rule), splittable
 
     def _reduce_elected(self, hist, elected, width, pack=None):
@@ -144,12 +170,13 @@ class VotingParallelLearner(DataParallelLearner):
         offsets = self.data.feature_offsets
         n_bins = offsets[elected + 1] - offsets[elected]
         blocks = owner_blocks(n_bins, self.comm.size)
-        send = np.concatenate([hist[offsets[f]:offsets[f + 1]] for f in elected]).reshape(-1)
+        send = np.concatenate([hist[offsets[f] : offsets[f + 1]] for f in elected]).reshape(-1)
         if pack is not None:
             send = pack(send)
-        counts = [width * int(n_bins[blocks[r]:blocks[r + 1]].sum())
-                  for r in range(self.comm.size)]
-        owned = elected[blocks[self.comm.rank]:blocks[self.comm.rank + 1]]
+        counts = [
+            width * int(n_bins[blocks[r] : blocks[r + 1]].sum()) for r in range(self.comm.size)
+        ]
+        owned = elected[blocks[self.comm.rank] : blocks[self.comm.rank + 1]]
         return owned, self.comm.reduce_scatter(send, counts)
 
     def _scan_owned(self, owned, summed, totals, record, scales=(1.0, 1.0), pairs=False):
@@ -167,15 +194,27 @@ class VotingParallelLearner(DataParallelLearner):
         at = 0
         for f in owned:
             width = offsets[f + 1] - offsets[f]
-            target[offsets[f]:offsets[f + 1]] = summed[at:at + width]
+            target[offsets[f] : offsets[f + 1]] = summed[at : at + width]
             at += width
-        if target is self._global:             # floats: LightGBM's most frequent bins
-            fix_most_frequent_bins(target, owned, offsets, self.most_freq_bins,
-                                   totals[0], totals[1])
-        flags = np.zeros(len(owned), np.uint8)       # the vote's flags count, not these
-        find_best_split(target, owned, offsets, self.data.nan_bins, self.most_freq_bins,
-                        totals[0], totals[1], totals[2], self.split_params, record, flags,
-                        *scales)
+        if target is self._global:  # floats: LightGBM's most frequent bins
+            fix_most_frequent_bins(
+                target, owned, offsets, self.most_freq_bins, totals[0], totals[1]
+            )
+        flags = np.zeros(len(owned), np.uint8)  # the vote's flags count, not these
+        find_best_split(
+            target,
+            owned,
+            offsets,
+            self.data.nan_bins,
+            self.most_freq_bins,
+            totals[0],
+            totals[1],
+            totals[2],
+            self.split_params,
+            record,
+            flags,
+            *scales,
+        )
         agree_best_split(self.comm, record, owned[:0], self.data.n_features_global)
 
     @staticmethod
@@ -202,12 +241,13 @@ class VotingParallelLearner(DataParallelLearner):
             self._no_split(record)
             return splittable
         width = packed_width(int(totals[2]), quant.n_bins)
-        pairs = words.ndim == 2        # a leaf too large for wide words, or a child of one
-        if pairs and width != PAIRS:   # ...that fits words again: send those
+        pairs = words.ndim == 2  # a leaf too large for wide words, or a child of one
+        if pairs and width != PAIRS:  # ...that fits words again: send those
             words, pairs = (words[:, 0] << WIDE_SHIFT) + words[:, 1], False
         narrow = width == NARROW_SHIFT
-        owned, summed = self._reduce_elected(words, elected, 2 if pairs else 1,
-                                             pack=_as_narrow if narrow else None)
+        owned, summed = self._reduce_elected(
+            words, elected, 2 if pairs else 1, pack=_as_narrow if narrow else None
+        )
         if narrow:
             summed = _as_wide(summed)
         self._scan_owned(owned, summed, totals, record, scales, pairs)

@@ -3,6 +3,7 @@
 argv: K, then the arguments of ``dgbdt``; ``@RANK@`` in them becomes this
 rank's number (a file one rank cannot find, as on another machine).
 """
+
 import os
 import sys
 

@@ -4,6 +4,7 @@ argv: K, kill_at, then the dgbdt command line.  With kill_at > 0, every rank
 is SIGKILLed right after the snapshot of iteration kill_at was written (rank 0
 writes it; the others wait for it first), as a job killed mid-training.
 """
+
 import os
 import signal
 import sys
@@ -21,7 +22,7 @@ if kill_at > 0:
     def write_then_die(self, env):
         write(self, env)
         if env.iteration + 1 == kill_at:
-            MPI.COMM_WORLD.Barrier()              # rank 0's snapshot is on disk
+            MPI.COMM_WORLD.Barrier()  # rank 0's snapshot is on disk
             os.kill(os.getpid(), signal.SIGKILL)
 
     callback._CheckpointCallback.__call__ = write_then_die

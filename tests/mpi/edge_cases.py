@@ -8,6 +8,7 @@ argv: K, out_dir, case
               and column 25 = 2 x column 8 (an exact tie in gain)
   valid_rows  feature-parallel with validation rows that differ by rank
 """
+
 import json
 import sys
 
@@ -34,29 +35,49 @@ if case == "feval":
     train = dgbdt.Dataset(X[lo:hi], y[lo:hi])
     valid = dgbdt.Dataset(Xv[vlo:vhi], yv[vlo:vhi], reference=train)
     evals = {}
-    booster = dgbdt.train({"objective": "binary", "num_leaves": 7, "verbosity": -1,
-                           "tree_learner": "data", "metric": "None", "early_stopping_round": 2},
-                          train, 30, valid_sets=[valid], feval=mean_prediction,
-                          callbacks=[dgbdt.record_evaluation(evals)])
+    booster = dgbdt.train(
+        {
+            "objective": "binary",
+            "num_leaves": 7,
+            "verbosity": -1,
+            "tree_learner": "data",
+            "metric": "None",
+            "early_stopping_round": 2,
+        },
+        train,
+        30,
+        valid_sets=[valid],
+        feval=mean_prediction,
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
     out = {"evals": evals, "best_iteration": booster.best_iteration}
 elif case == "init_score":
     init = None if hi == lo else np.full(hi - lo, 0.25)
-    booster = dgbdt.train({"objective": "regression", "num_leaves": 7, "verbosity": -1,
-                           "tree_learner": "data"}, dgbdt.Dataset(X[lo:hi], y[lo:hi], init_score=init), 3)
+    booster = dgbdt.train(
+        {"objective": "regression", "num_leaves": 7, "verbosity": -1, "tree_learner": "data"},
+        dgbdt.Dataset(X[lo:hi], y[lo:hi], init_score=init),
+        3,
+    )
     out = {"raw": booster.predict(Xv, raw_score=True).tolist()}
 elif case == "blocks_tie":
     X = X.copy()
     X[:, 25] = 2.0 * X[:, 8]
     columns = [[25, 8, 0], [c for c in range(X.shape[1]) if c not in (25, 8, 0)]][comm.rank]
-    booster = dgbdt.train({"objective": "binary", "num_leaves": 7, "verbosity": -1,
-                           "tree_learner": "feature"},
-                          dgbdt.Dataset(X[:, columns], y, feature_indices=columns), 2)
+    booster = dgbdt.train(
+        {"objective": "binary", "num_leaves": 7, "verbosity": -1, "tree_learner": "feature"},
+        dgbdt.Dataset(X[:, columns], y, feature_indices=columns),
+        2,
+    )
     out = {"model": booster.dump_model()["trees"]}
 elif case == "valid_rows":
     train = dgbdt.Dataset(X, y)
     valid = dgbdt.Dataset(Xv[vlo:vhi], yv[vlo:vhi], reference=train)
-    dgbdt.train({"objective": "binary", "verbosity": -1, "tree_learner": "feature"}, train, 2,
-                valid_sets=[valid])
+    dgbdt.train(
+        {"objective": "binary", "verbosity": -1, "tree_learner": "feature"},
+        train,
+        2,
+        valid_sets=[valid],
+    )
 if comm.rank == 0:
     with open(f"{out_dir}/result.json", "w") as fh:
         json.dump(out, fh)

@@ -2,6 +2,7 @@
 
 argv: K, mode   (mode: callback | bad_label | before_train | params)
 """
+
 import sys
 import time
 
@@ -31,4 +32,4 @@ params = {"objective": "binary", "tree_learner": "data", "verbosity": -1}
 if mode == "params" and comm.rank == k - 1:
     params["num_leaves"] = 7
 dgbdt.train(params, dgbdt.Dataset(X[lo:hi], y), 50, callbacks=callbacks)
-time.sleep(60)      # a rank that got here while another failed would hang the test
+time.sleep(60)  # a rank that got here while another failed would hang the test

@@ -4,6 +4,7 @@ argv: K, case, out_dir.  Training uses time_out=0.2 minutes (12 s), so a rank
 left waiting in a collective ends the job with a message naming it.  The
 model is written to out_dir/model.json by rank 0 only when training ends.
 """
+
 import os
 import signal
 import sys
@@ -12,13 +13,15 @@ import time
 case, out_dir = sys.argv[2], sys.argv[3]
 if case == "raise_before_dgbdt":
     from mpi4py import MPI
-    import dgbdt      # installs the abort hook under mpiexec
+    import dgbdt  # installs the abort hook under mpiexec
+
     if MPI.COMM_WORLD.Get_rank() == 2:
         raise RuntimeError("rank script failed before any dgbdt call")
-    MPI.COMM_WORLD.Barrier()     # the others wait here: the hook must abort them
+    MPI.COMM_WORLD.Barrier()  # the others wait here: the hook must abort them
 
 if case == "raise_before_mpi":
-    import dgbdt      # the abort hook, then an error before the world exists
+    import dgbdt  # the abort hook, then an error before the world exists
+
     if os.environ.get("PMI_RANK") == "2":
         raise RuntimeError("rank script failed before starting MPI")
 
@@ -33,8 +36,7 @@ if case == "estimator_rank_away":
     X, y, _, _ = make_data()
     with open(os.path.join(out_dir, "train_time"), "w") as fh:
         fh.write(repr(time.time()))
-    dgbdt.DGBDTClassifier(tree_learner="data", time_out=0.2, n_estimators=5,
-                          verbose=-1).fit(X, y)
+    dgbdt.DGBDTClassifier(tree_learner="data", time_out=0.2, n_estimators=5, verbose=-1).fit(X, y)
     sys.exit(0)
 
 k = int(sys.argv[1])
@@ -43,8 +45,13 @@ assert comm.size == k
 last = comm.rank == k - 1
 X, y, _, _ = make_data()
 lo, hi = shard_bounds(len(y), k)[comm.rank]
-params = {"objective": "binary", "tree_learner": "data", "verbosity": -1, "time_out": 0.2,
-          "num_leaves": 7}
+params = {
+    "objective": "binary",
+    "tree_learner": "data",
+    "verbosity": -1,
+    "time_out": 0.2,
+    "num_leaves": 7,
+}
 kwargs = {}
 
 
@@ -52,8 +59,9 @@ def at_iteration_5(action):
     def callback(env):
         if env.iteration == 5 and last:
             with open(os.path.join(out_dir, "fault_time"), "w") as fh:
-                fh.write(repr(time.time()))     # the test times the job's end from here
+                fh.write(repr(time.time()))  # the test times the job's end from here
             action()
+
     return callback
 
 
@@ -66,8 +74,10 @@ elif case == "sigkill":
 elif case == "sigterm":
     kwargs["callbacks"] = [at_iteration_5(lambda: os.kill(os.getpid(), signal.SIGTERM))]
 elif case == "exception_in_callback":
+
     def fail():
         raise RuntimeError("callback failed on the last rank")
+
     kwargs["callbacks"] = [at_iteration_5(fail)]
 elif case == "exit_without_train" and last:
     sys.exit(0)
@@ -85,30 +95,36 @@ elif case == "valid_names_differ":
     kwargs["valid_sets"] = "own"
     kwargs["valid_names"] = ["eval_b" if last else "eval_a"]
 elif case == "bad_param_on_one_rank" and last:
-    params["num_leaves"] = "many"             # refused before any collective
+    params["num_leaves"] = "many"  # refused before any collective
 elif case == "init_model_on_one_rank":
-    kwargs["init_model"] = "train_first"      # every rank trains it (same time), one passes it
+    kwargs["init_model"] = "train_first"  # every rank trains it (same time), one passes it
 elif case == "init_model_differs":
-    kwargs["init_model"] = "train_own"        # the last rank's has one more tree
+    kwargs["init_model"] = "train_own"  # the last rank's has one more tree
 elif case == "feature_names_differ" and last:
     kwargs["feature_name"] = [f"f{j}" for j in reversed(range(X.shape[1]))]
-elif case == "per_process_params_differ":     # legitimate: the job trains
-    params.update(num_threads=1 + comm.rank % 2, verbosity=-1 - comm.rank,
-                  time_out=0.2 + 0.1 * comm.rank)
+elif case == "per_process_params_differ":  # legitimate: the job trains
+    params.update(
+        num_threads=1 + comm.rank % 2, verbosity=-1 - comm.rank, time_out=0.2 + 0.1 * comm.rank
+    )
 
-train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi], params=kwargs.pop("dataset_params", None),
-                          feature_name=kwargs.pop("feature_name", "auto"))
+train_set = dgbdt.Dataset(
+    X[lo:hi],
+    y[lo:hi],
+    params=kwargs.pop("dataset_params", None),
+    feature_name=kwargs.pop("feature_name", "auto"),
+)
 if kwargs.get("valid_sets") == "own":
     kwargs["valid_sets"] = [dgbdt.Dataset(X[lo:hi], y[lo:hi], reference=train_set)]
 if kwargs.get("init_model") == "train_first":
     init = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 2)
     kwargs["init_model"] = init if last else None
 elif kwargs.get("init_model") == "train_own":
-    kwargs["init_model"] = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y),
-                                       3 if last else 2)
+    kwargs["init_model"] = dgbdt.train(
+        {**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 3 if last else 2
+    )
 if comm.rank == 0:
     with open(os.path.join(out_dir, "train_time"), "w") as fh:
-        fh.write(repr(time.time()))        # cases without a fault are timed from here
+        fh.write(repr(time.time()))  # cases without a fault are timed from here
 booster = dgbdt.train(params, train_set, 30, **kwargs)
 if comm.rank == 0:
     booster.save_model(os.path.join(out_dir, "model.json"))

@@ -5,6 +5,7 @@ tests force them on small data instead: the grower and the voting learner are
 told that such leaves do not fit wide words, and the pieces summed into pairs
 are made small so a leaf has several.
 """
+
 import dgbdt.grower as grower
 import dgbdt.learners.serial as serial
 import dgbdt.learners.voting as voting
@@ -13,8 +14,10 @@ from dgbdt.native.quantize import PAIRS, packed_width
 
 def force_pairs(above, set_attr=setattr):
     """``set_attr``: pytest's ``monkeypatch.setattr`` to undo it after a test."""
+
     def width(n, b):
         return PAIRS if n > above else packed_width(n, b)
+
     set_attr(grower, "packed_width", width)
     set_attr(voting, "packed_width", width)
     set_attr(serial, "wide_rows", lambda b: max(1, above // 3))

@@ -3,6 +3,7 @@
 argv: K, out_dir.  Rank 0 writes <out_dir>/<name>.json, the manifest entry of
 each configuration's model (tests/golden_configs.py).
 """
+
 import json
 import os
 import sys

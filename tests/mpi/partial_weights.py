@@ -3,6 +3,7 @@ objective (whose starting score and leaf values gather weights from every rank).
 
 argv: K, out_dir
 """
+
 import sys
 
 import numpy as np

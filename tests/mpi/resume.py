@@ -3,6 +3,7 @@ callback, then resumed from rank 0's snapshot file; rank 0 writes both models.
 
 argv: K, out_dir, params_json, N, M
 """
+
 import json
 import sys
 
@@ -21,15 +22,19 @@ lo, hi = shard_bounds(len(y), k)[comm.rank]
 
 
 def shard():
-    return dgbdt.Dataset(X[lo:hi], y[lo:hi])     # a fresh Dataset each run, as a new job would
+    return dgbdt.Dataset(X[lo:hi], y[lo:hi])  # a fresh Dataset each run, as a new job would
 
 
 full = dgbdt.train(params, shard(), n_rounds)
 dgbdt.train(params, shard(), resume_at, callbacks=[dgbdt.checkpoint(f"{out_dir}/ckpt", resume_at)])
-MPI.COMM_WORLD.Barrier()                          # rank 0's snapshot is on disk
-resumed = dgbdt.train(params, shard(), n_rounds - resume_at,
-                      init_model=f"{out_dir}/ckpt.snapshot_iter_{resume_at}",
-                      callbacks=[dgbdt.log_progress(1)])
+MPI.COMM_WORLD.Barrier()  # rank 0's snapshot is on disk
+resumed = dgbdt.train(
+    params,
+    shard(),
+    n_rounds - resume_at,
+    init_model=f"{out_dir}/ckpt.snapshot_iter_{resume_at}",
+    callbacks=[dgbdt.log_progress(1)],
+)
 if comm.rank == 0:
     full.save_model(f"{out_dir}/full.json")
     resumed.save_model(f"{out_dir}/resumed.json")

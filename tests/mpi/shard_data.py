@@ -1,4 +1,5 @@
 """Data and row shards shared by the MPI rank scripts and the tests."""
+
 import numpy as np
 
 from dgbdt.datasets import make_higgs_like
@@ -7,7 +8,7 @@ from dgbdt.datasets import make_higgs_like
 def make_data(n=3000, n_valid=1000):
     X, y = make_higgs_like(n + n_valid, seed=5)
     X = X.astype(np.float64)
-    X[::17, 3] = np.nan                       # a feature with missing values
+    X[::17, 3] = np.nan  # a feature with missing values
     return X[:n], y[:n], X[n:], y[n:]
 
 

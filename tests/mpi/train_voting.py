@@ -3,6 +3,7 @@ writes both validation AUCs and bytes per tree.
 
 argv: K, out_json, n_noise_features, top_k
 """
+
 import json
 import sys
 
@@ -17,7 +18,7 @@ comm = world_comm()
 assert comm.size == k
 X, y = make_higgs_like(12000, seed=7)
 X = np.hstack([X, np.random.default_rng(0).standard_normal((len(X), n_noise))])
-order = np.random.default_rng(1).permutation(len(X))      # shuffled shards
+order = np.random.default_rng(1).permutation(len(X))  # shuffled shards
 X, y = X[order], y[order]
 X_train, y_train, X_valid, y_valid = X[:9000], y[:9000], X[9000:], y[9000:]
 lo, hi = comm.rank * 9000 // k, (comm.rank + 1) * 9000 // k
@@ -26,14 +27,25 @@ result = {}
 for learner in ("data", "voting"):
     train_set = dgbdt.Dataset(X_train[lo:hi], y_train[lo:hi])
     evals = {}
-    booster = dgbdt.train({"objective": "binary", "tree_learner": learner, "top_k": top_k,
-                           "num_leaves": 31, "metric": "auc", "verbosity": -1},
-                          train_set, 30,
-                          valid_sets=[dgbdt.Dataset(X_valid[vlo:vhi], y_valid[vlo:vhi],
-                                                    reference=train_set)],
-                          valid_names=["valid"], callbacks=[dgbdt.record_evaluation(evals)])
-    result[learner] = {"auc": evals["valid"]["auc"][-1],
-                       "bytes_per_tree": float(np.median(booster.comm_stats()["bytes_per_tree"]))}
+    booster = dgbdt.train(
+        {
+            "objective": "binary",
+            "tree_learner": learner,
+            "top_k": top_k,
+            "num_leaves": 31,
+            "metric": "auc",
+            "verbosity": -1,
+        },
+        train_set,
+        30,
+        valid_sets=[dgbdt.Dataset(X_valid[vlo:vhi], y_valid[vlo:vhi], reference=train_set)],
+        valid_names=["valid"],
+        callbacks=[dgbdt.record_evaluation(evals)],
+    )
+    result[learner] = {
+        "auc": evals["valid"]["auc"][-1],
+        "bytes_per_tree": float(np.median(booster.comm_stats()["bytes_per_tree"])),
+    }
 if comm.rank == 0:
     with open(out, "w") as fh:
         json.dump(result, fh)

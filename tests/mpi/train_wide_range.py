@@ -3,6 +3,7 @@ of their gradients depend on the order of addition); rank 0 writes the model.
 
 argv: K, out_dir, params_json, n_rounds
 """
+
 import json
 import sys
 
@@ -12,7 +13,12 @@ import dgbdt
 from dgbdt.comm import world_comm
 from shard_data import make_data, shard_bounds
 
-k, out_dir, params, n_rounds = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+k, out_dir, params, n_rounds = (
+    int(sys.argv[1]),
+    sys.argv[2],
+    json.loads(sys.argv[3]),
+    int(sys.argv[4]),
+)
 comm = world_comm()
 assert comm.size == k, f"world size {comm.size}, expected {k}: wrong mpiexec?"
 X, _, _, _ = make_data()
