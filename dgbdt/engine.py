@@ -21,7 +21,7 @@ from .booster import Booster
 from .comm import CommStats, SerialComm, abort_job, abort_on_exception, agree_on_errors
 from .dataset import BINNING_KEYS, Dataset
 from .grower import TreeGrower
-from .learners import make_learner
+from .learners import make_learner, shards_rows
 from .learners.feature_blocks import assemble_global_mapper
 from .metrics import get_metric
 from .native import common
@@ -317,7 +317,7 @@ class _Run:
         self.comm = comm
         # Sums over rows (bins, init scores, metrics) go over the ranks only
         # when rows are sharded; feature-parallel ranks hold the same rows.
-        self.row_comm = comm if cfg["tree_learner"] in ("data", "voting") else SerialComm()
+        self.row_comm = comm if shards_rows(cfg["tree_learner"]) else SerialComm()
 
 
 def _agree_on_inputs(run, valid_sets, valid_names, feval, init_model):

@@ -13,6 +13,7 @@ it follows ``importance_type``, which may change after fitting.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import warnings
@@ -130,6 +131,76 @@ def _eval_list(value, name, n):
             f"{name} must be a list with one entry per eval_set entry ({n}), got {value!r}"
         )
     return list(value)
+
+
+@dataclasses.dataclass
+class _FitArgs:
+    """What the user gave to ``fit`` (X and y as given: the training pair is
+    recognised inside ``eval_set`` by identity)."""
+
+    X: object
+    y: object
+    sample_weight: object = None
+    init_score: object = None
+    eval_set: object = None
+    eval_names: object = None
+    eval_sample_weight: object = None
+    eval_init_score: object = None
+    eval_metric: object = None
+    feature_name: object = "auto"
+    callbacks: object = None
+    init_model: object = None
+
+    @classmethod
+    def of(cls, values):
+        """From a fit's ``locals()``."""
+        return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
+
+
+def _metric_params(params, eval_metric, objective):
+    """Sets ``params["metric"]``: the built-in metrics named in ``eval_metric``
+    first, then the params' metric (or the objective's default, which the engine
+    picks when "metric" is absent); returns the callables of ``eval_metric`` as
+    fevals."""
+    metrics = (
+        eval_metric
+        if isinstance(eval_metric, (list, tuple))
+        else ([] if eval_metric is None else [eval_metric])
+    )
+    builtin = [m for m in metrics if isinstance(m, str)]
+    fevals = [_LabelFunctionWrapper(m, "Custom eval metric") for m in metrics if callable(m)]
+    if builtin:
+        metric_key = next((k for k in params if ALIASES.get(k) == "metric"), None)
+        current = params.pop(metric_key) if metric_key else None
+        if current is None or current == "":
+            current = [] if callable(objective) else [default_metric(objective)]
+        elif isinstance(current, str):
+            current = current.split(",")
+        params["metric"] = builtin + [m for m in current if m not in builtin]
+    return fevals
+
+
+def _classifier_metric_names(eval_metric, n_classes):
+    """ "logloss"/"error" (and the other kind's names) as the binary or multiclass
+    metric the number of classes requires."""
+    if eval_metric is None or callable(eval_metric):
+        return eval_metric
+    names = list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric]
+    if n_classes > 2:
+        rename = {
+            "logloss": "multi_logloss",
+            "binary_logloss": "multi_logloss",
+            "error": "multi_error",
+            "binary_error": "multi_error",
+        }
+    else:
+        rename = {
+            "logloss": "binary_logloss",
+            "multi_logloss": "binary_logloss",
+            "error": "binary_error",
+            "multi_error": "binary_error",
+        }
+    return [rename.get(m, m) if isinstance(m, str) else m for m in names]
 
 
 class DGBDTModel(BaseEstimator):
@@ -313,104 +384,33 @@ class DGBDTModel(BaseEstimator):
             ensure_min_samples=2 if reset else 1,
         )
 
-    def _fit(
-        self,
-        raw_Xy,
-        X,
-        y,
-        sample_weight,
-        init_score,
-        eval_set,
-        eval_names,
-        eval_sample_weight,
-        eval_init_score,
-        eval_metric,
-        feature_name,
-        callbacks,
-        init_model,
-        objective,
-        extra_params,
-        encode_y=None,
-    ):
+    def _fit(self, args, *, X, y, objective, extra_params, comm, encode_y=None):
         """The fit shared by both estimators.
 
-        ``X``/``y`` are validated (``y`` encoded for classifiers); ``raw_Xy`` is the
-        pair the user passed, to recognise the training data inside ``eval_set``.
+        ``args`` holds what the user gave to fit (``_FitArgs``); ``X``/``y`` are
+        validated (``y`` encoded for classifiers); ``comm`` is the row-sharding
+        communicator decided once for this fit (None when rows are not sharded).
         """
+        sample_weight = args.sample_weight
         if sample_weight is not None:
             sample_weight = _check_sample_weight_compat(sample_weight, X)
+        feature_name = args.feature_name
         if feature_name == "auto" and hasattr(self, "feature_names_in_"):
             feature_name = [str(c) for c in self.feature_names_in_]
         params, objective = self._train_params(objective)
         params.update(extra_params)
-
-        # Metrics: those named in eval_metric first, then the params' metric (or the
-        # objective's default, which the engine picks when "metric" is absent).
-        metrics = (
-            eval_metric
-            if isinstance(eval_metric, (list, tuple))
-            else ([] if eval_metric is None else [eval_metric])
-        )
-        builtin = [m for m in metrics if isinstance(m, str)]
-        fevals = [_LabelFunctionWrapper(m, "Custom eval metric") for m in metrics if callable(m)]
-        if builtin:
-            metric_key = next((k for k in params if ALIASES.get(k) == "metric"), None)
-            current = params.pop(metric_key) if metric_key else None
-            if current is None or current == "":
-                current = [] if callable(objective) else [default_metric(objective)]
-            elif isinstance(current, str):
-                current = current.split(",")
-            params["metric"] = builtin + [m for m in current if m not in builtin]
-
+        fevals = _metric_params(params, args.eval_metric, objective)
         train_set = Dataset(
-            X, label=y, weight=sample_weight, init_score=init_score, feature_name=feature_name
+            X, label=y, weight=sample_weight, init_score=args.init_score, feature_name=feature_name
         )
-        valid_sets, valid_names = [], []
-        if eval_set is not None:
-            if isinstance(eval_set, tuple):
-                eval_set = [eval_set]
-            n = len(eval_set)
-            weights = _eval_list(eval_sample_weight, "eval_sample_weight", n)
-            inits = _eval_list(eval_init_score, "eval_init_score", n)
-            for i, pair in enumerate(eval_set):
-                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                    raise TypeError(
-                        f"eval_set[{i}] must be a pair (X, y), got {type(pair).__name__}"
-                    )
-                vx, vy = pair
-                is_train = vx is raw_Xy[0] and vy is raw_Xy[1]
-                if is_train:
-                    # train_set itself: the engine evaluates it on the training scores
-                    # under this name, and early stopping skips it, as LightGBM's.
-                    valid_sets.append(train_set)
-                else:
-                    vx = self._validate_X(vx, reset=False)
-                    vy = np.asarray(vy).ravel() if encode_y is None else encode_y(vy)
-                    vw, vinit = weights[i], inits[i]
-                    if vw is not None:
-                        vw = _check_sample_weight(vw, vx, dtype=np.float64)
-                    valid_sets.append(
-                        Dataset(
-                            vx,
-                            label=vy,
-                            weight=vw,
-                            init_score=vinit,
-                            feature_name=feature_name,
-                            reference=train_set,
-                        )
-                    )
-                if eval_names is not None and i < len(eval_names):
-                    valid_names.append(eval_names[i])
-                else:
-                    valid_names.append("training" if is_train else f"valid_{i}")
-
+        valid_sets, valid_names = self._valid_sets(args, train_set, feature_name, encode_y)
+        init_model = args.init_model
         if isinstance(init_model, DGBDTModel):
             check_is_fitted(init_model)
             init_model = init_model.booster_
-        callbacks = list(callbacks) if callbacks is not None else []
+        callbacks = list(args.callbacks) if args.callbacks is not None else []
         evals_result = {}
         callbacks.append(record_evaluation(evals_result))
-
         booster = train(
             params,
             train_set,
@@ -421,6 +421,51 @@ class DGBDTModel(BaseEstimator):
             init_model=init_model,
             callbacks=callbacks,
         )
+        return self._record_fit(booster, objective, evals_result)
+
+    def _valid_sets(self, args, train_set, feature_name, encode_y):
+        """(valid_sets, valid_names) of ``eval_set``: the training pair itself is
+        train_set (evaluated on the training scores, skipped by early stopping,
+        as in LightGBM)."""
+        valid_sets, valid_names = [], []
+        eval_set = args.eval_set
+        if eval_set is None:
+            return valid_sets, valid_names
+        if isinstance(eval_set, tuple):
+            eval_set = [eval_set]
+        n = len(eval_set)
+        weights = _eval_list(args.eval_sample_weight, "eval_sample_weight", n)
+        inits = _eval_list(args.eval_init_score, "eval_init_score", n)
+        for i, pair in enumerate(eval_set):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"eval_set[{i}] must be a pair (X, y), got {type(pair).__name__}")
+            vx, vy = pair
+            is_train = vx is args.X and vy is args.y
+            if is_train:
+                valid_sets.append(train_set)
+            else:
+                vx = self._validate_X(vx, reset=False)
+                vy = np.asarray(vy).ravel() if encode_y is None else encode_y(vy)
+                vw = weights[i]
+                if vw is not None:
+                    vw = _check_sample_weight(vw, vx, dtype=np.float64)
+                valid_sets.append(
+                    Dataset(
+                        vx,
+                        label=vy,
+                        weight=vw,
+                        init_score=inits[i],
+                        feature_name=feature_name,
+                        reference=train_set,
+                    )
+                )
+            if args.eval_names is not None and i < len(args.eval_names):
+                valid_names.append(args.eval_names[i])
+            else:
+                valid_names.append("training" if is_train else f"valid_{i}")
+        return valid_sets, valid_names
+
+    def _record_fit(self, booster, objective, evals_result):
         self.booster_ = booster
         self.objective_ = objective
         self.evals_result_ = evals_result
@@ -466,14 +511,13 @@ class DGBDTModel(BaseEstimator):
         (data- and voting-parallel under mpiexec), else None."""
         from .params import PARAMS, canonical_name
 
+        from .learners import shards_rows
+
         learner = self.tree_learner
         for key, value in self._other_params.items():
             if canonical_name(key) == "tree_learner":
                 learner = value
-        if PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial") not in (
-            "data",
-            "voting",
-        ):
+        if not shards_rows(PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial")):
             return None
         from .comm import world_comm
         from .params import ALIASES, resolve_params
@@ -486,10 +530,20 @@ class DGBDTModel(BaseEstimator):
         )
         return comm if comm.size > 1 else None
 
-    def _min_samples(self):
-        """Rows a fit needs on this rank: 2, or none when rows are sharded over
-        ranks (a rank with no rows still takes part)."""
-        return 0 if self._sharded_comm() is not None else 2
+    def _validate_Xy(self, X, y, comm, y_numeric=False):
+        """Validated (X, y) of a fit: rows are needed on this rank (2) unless rows
+        are sharded over ranks (``comm``; a rank with no rows still takes part)."""
+        return _validate_data(
+            self,
+            X,
+            y,
+            reset=True,
+            accept_sparse=_ACCEPT_SPARSE,
+            dtype=_X_DTYPES,
+            ensure_all_finite=False,
+            ensure_min_samples=0 if comm is not None else 2,
+            y_numeric=y_numeric,
+        )
 
 
 class DGBDTRegressor(RegressorMixin, DGBDTModel):
@@ -543,36 +597,12 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         -------
         self
         """
-        Xv, yv = _validate_data(
-            self,
-            X,
-            y,
-            reset=True,
-            accept_sparse=_ACCEPT_SPARSE,
-            dtype=_X_DTYPES,
-            ensure_all_finite=False,
-            ensure_min_samples=self._min_samples(),
-            y_numeric=True,
-        )
+        args = _FitArgs.of(locals())
+        comm = self._sharded_comm()  # decided once per fit
+        Xv, yv = self._validate_Xy(X, y, comm, y_numeric=True)
         yv = np.asarray(yv, dtype=np.float64)
         objective = self.objective if self.objective is not None else "regression"
-        return self._fit(
-            (X, y),
-            Xv,
-            yv,
-            sample_weight,
-            init_score,
-            eval_set,
-            eval_names,
-            eval_sample_weight,
-            eval_init_score,
-            eval_metric,
-            feature_name,
-            callbacks,
-            init_model,
-            objective,
-            {},
-        )
+        return self._fit(args, X=Xv, y=yv, objective=objective, extra_params={}, comm=comm)
 
 
 class DGBDTClassifier(ClassifierMixin, DGBDTModel):
@@ -590,19 +620,31 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         tags.classifier_tags.multi_label = False
         return tags
 
-    def _global_labels(self, y):
+    def _encode_labels(self, y, comm):
+        """(LabelEncoder fitted on every rank's labels, this rank's encoded ``y``)."""
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(self._global_labels(y, comm))
+        classes = encoder.classes_
+        if len(classes) < 2:
+            raise ValueError(
+                f"y contains only one class ({classes[0]!r}); the classifier needs "
+                "samples of at least 2 classes"
+            )
+        return encoder, encoder.transform(y).astype(np.float64)
+
+    @staticmethod
+    def _global_labels(y, comm):
         """The distinct labels of every rank's ``y`` under row-sharded training
         (a rank's shard may lack a class); this rank's ``y`` otherwise."""
-        comm = self._sharded_comm()
         if comm is None:
             return y
         # Once per fit, so a pickled all-gather of the label sets is fine here.
         return np.concatenate([np.asarray(u) for u in comm.allgather_object(np.unique(y))])
 
-    def _class_totals(self, y_enc, n_classes, weights=None):
+    @staticmethod
+    def _class_totals(y_enc, n_classes, comm, weights=None):
         """Per-class row counts (or weight sums) over every rank's rows."""
         totals = np.bincount(y_enc.astype(np.int64), weights=weights, minlength=n_classes)
-        comm = self._sharded_comm()
         return totals if comm is None else comm.allreduce(totals.astype(np.float64))
 
     def fit(
@@ -630,92 +672,17 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         -------
         self
         """
-        Xv, yv = _validate_data(
-            self,
-            X,
-            y,
-            reset=True,
-            accept_sparse=_ACCEPT_SPARSE,
-            dtype=_X_DTYPES,
-            ensure_all_finite=False,
-            ensure_min_samples=self._min_samples(),
-        )
-        check_classification_targets(yv)
-        encoder = LabelEncoder().fit(self._global_labels(yv))
+        args = _FitArgs.of(locals())
+        comm = self._sharded_comm()  # decided once per fit
+        Xv, yv = self._validate_Xy(X, y, comm)
+        encoder, y_enc = self._encode_labels(yv, comm)
         classes = encoder.classes_
-        if len(classes) < 2:
-            raise ValueError(
-                f"y contains only one class ({classes[0]!r}); the classifier needs "
-                "samples of at least 2 classes"
-            )
-        y_enc = encoder.transform(yv).astype(np.float64)
-
-        class_weight = self.class_weight
-        if isinstance(class_weight, dict):
-            unknown = [k for k in class_weight if k not in set(classes.tolist())]
-            if unknown:
-                raise ValueError(
-                    f"class_weight has labels {unknown!r} that are not in y; "
-                    f"classes are {classes.tolist()!r}"
-                )
-            class_weight = {int(encoder.transform([k])[0]): v for k, v in class_weight.items()}
-        weighted = sample_weight is not None
-        comm = self._sharded_comm()
-        if comm is not None:  # every rank takes the same path (its collectives)
-            weighted = bool(comm.allreduce(np.array([weighted], np.int64))[0])
-        if weighted or class_weight is not None:
-            w = (
-                _check_sample_weight_compat(sample_weight, Xv)
-                if sample_weight is not None
-                else np.ones(len(y_enc))
-            )
-            if isinstance(class_weight, str) and class_weight == "balanced":
-                # scikit-learn's n_samples / (n_classes * count), counted over all ranks
-                counts = self._class_totals(y_enc, len(classes))
-                w = w * (counts.sum() / (len(classes) * counts))[y_enc.astype(np.int64)]
-            elif class_weight is not None:
-                w = w * compute_sample_weight(class_weight, y_enc)
-            if np.count_nonzero(self._class_totals(y_enc, len(classes), w) > 0) < 2:
-                raise ValueError(
-                    "Only one class has a positive total weight; the classifier "
-                    "needs samples of at least 2 classes with non-zero weight"
-                )
-            sample_weight = w
-
+        args.sample_weight = self._class_sample_weight(args.sample_weight, Xv, y_enc, encoder, comm)
         n_classes = len(classes)
         objective = self.objective
         if objective is None:
             objective = "multiclass" if n_classes > 2 else "binary"
-        extra = {}
-        multiclass_objective = isinstance(objective, str) and objective.strip().lower() in (
-            "multiclass",
-            "softmax",
-        )
-        if n_classes > 2 or multiclass_objective:
-            for key in [k for k in self._other_params if ALIASES.get(k) == "num_class"]:
-                extra[key] = n_classes
-            extra["num_class"] = n_classes
-
-        # "logloss"/"error" name the binary or multiclass metric as the data requires.
-        if eval_metric is not None and not callable(eval_metric):
-            names = list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric]
-            multi = n_classes > 2
-            rename = (
-                {
-                    "logloss": "multi_logloss",
-                    "binary_logloss": "multi_logloss",
-                    "error": "multi_error",
-                    "binary_error": "multi_error",
-                }
-                if multi
-                else {
-                    "logloss": "binary_logloss",
-                    "multi_logloss": "binary_logloss",
-                    "error": "binary_error",
-                    "multi_error": "binary_error",
-                }
-            )
-            eval_metric = [rename.get(m, m) if isinstance(m, str) else m for m in names]
+        args.eval_metric = _classifier_metric_names(args.eval_metric, n_classes)
 
         def encode(labels):
             labels = np.asarray(labels).ravel()
@@ -729,24 +696,64 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
 
         self.classes_ = classes
         self.n_classes_ = n_classes
+        extra = self._num_class_params(objective, n_classes)
         return self._fit(
-            (X, y),
-            Xv,
-            y_enc,
-            sample_weight,
-            init_score,
-            eval_set,
-            eval_names,
-            eval_sample_weight,
-            eval_init_score,
-            eval_metric,
-            feature_name,
-            callbacks,
-            init_model,
-            objective,
-            extra,
+            args,
+            X=Xv,
+            y=y_enc,
+            objective=objective,
+            extra_params=extra,
+            comm=comm,
             encode_y=encode,
         )
+
+    def _class_sample_weight(self, sample_weight, X, y_enc, encoder, comm):
+        """The sample weights with ``class_weight`` applied (None without either)."""
+        classes = encoder.classes_
+        class_weight = self.class_weight
+        if isinstance(class_weight, dict):
+            unknown = [k for k in class_weight if k not in set(classes.tolist())]
+            if unknown:
+                raise ValueError(
+                    f"class_weight has labels {unknown!r} that are not in y; "
+                    f"classes are {classes.tolist()!r}"
+                )
+            class_weight = {int(encoder.transform([k])[0]): v for k, v in class_weight.items()}
+        weighted = sample_weight is not None
+        if comm is not None:  # every rank takes the same path (its collectives)
+            weighted = bool(comm.allreduce(np.array([weighted], np.int64))[0])
+        if not weighted and class_weight is None:
+            return sample_weight
+        w = (
+            _check_sample_weight_compat(sample_weight, X)
+            if sample_weight is not None
+            else np.ones(len(y_enc))
+        )
+        if isinstance(class_weight, str) and class_weight == "balanced":
+            # scikit-learn's n_samples / (n_classes * count), counted over all ranks
+            counts = self._class_totals(y_enc, len(classes), comm)
+            w = w * (counts.sum() / (len(classes) * counts))[y_enc.astype(np.int64)]
+        elif class_weight is not None:
+            w = w * compute_sample_weight(class_weight, y_enc)
+        if np.count_nonzero(self._class_totals(y_enc, len(classes), comm, w) > 0) < 2:
+            raise ValueError(
+                "Only one class has a positive total weight; the classifier "
+                "needs samples of at least 2 classes with non-zero weight"
+            )
+        return w
+
+    def _num_class_params(self, objective, n_classes):
+        """num_class (and any alias of it given in **kwargs) for a multiclass fit."""
+        extra = {}
+        multiclass_objective = isinstance(objective, str) and objective.strip().lower() in (
+            "multiclass",
+            "softmax",
+        )
+        if n_classes > 2 or multiclass_objective:
+            for key in [k for k in self._other_params if ALIASES.get(k) == "num_class"]:
+                extra[key] = n_classes
+            extra["num_class"] = n_classes
+        return extra
 
     def _uses_custom_objective(self):
         check_is_fitted(self, "booster_")

@@ -26,6 +26,16 @@ from .serial import SerialLearner
 from .voting import VotingParallelLearner
 
 
+#: The learners that shard rows over ranks (feature-parallel replicates them).
+ROW_SHARDING = ("data", "voting")
+
+
+def shards_rows(tree_learner):
+    """Whether a canonical ``tree_learner`` name shards rows over ranks: the one
+    place this rule is written."""
+    return tree_learner in ROW_SHARDING
+
+
 def make_learner(cfg, data, split_params, comm):
     name = cfg["tree_learner"]
     if name == "serial":
