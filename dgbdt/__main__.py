@@ -38,8 +38,7 @@ def main(argv=None):
 def _end_others(code):
     from . import comm
 
-    if comm._WORLD is not None and comm._WORLD.size > 1:
-        comm._WORLD.abort(code)  # the other ranks may be waiting in a collective
+    comm.abort_world(code)  # the other ranks may be waiting in a collective
     return code
 
 

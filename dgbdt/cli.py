@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from .comm import launched_rank, launched_size
+from .comm import AgreedError, agreed, launched_rank, launched_size
 
 # I/O keys of LightGBM's CLI (canonical name: aliases); everything else is a model parameter.
 IO_KEYS = {
@@ -533,8 +533,7 @@ def _naming_recorded_keys(io, with_columns, model_path):
             f"{exc} (read with {keys} as recorded in {model_path} at training; "
             "give these keys to read the file otherwise)"
         )
-        error.dgbdt_agreed = getattr(exc, "dgbdt_agreed", False)
-        raise error from None
+        raise (agreed(error) if isinstance(exc, AgreedError) else error) from None
 
 
 def run_predict(io, params):
@@ -702,28 +701,26 @@ def _run_task(command, args, printer):
         NotImplementedError,
         MemoryError,
     ) as exc:
-        agreed = getattr(exc, "dgbdt_agreed", False)
+        is_agreed = isinstance(exc, AgreedError)
         # Errors every rank meets alike (arguments, agreed errors) are printed once.
-        if launched_rank() == 0 or not agreed:
+        if launched_rank() == 0 or not is_agreed:
             text = (
                 str(exc)
                 if not isinstance(exc, MemoryError)
                 else f"out of memory ({exc or 'MemoryError'})"
             )
             print(f"dgbdt: error: {text}", file=sys.stderr, flush=True)
-        _abort_others(agreed, exc, distributed)
+        _abort_others(is_agreed, exc, distributed)
         return 1
     return 0
 
 
-def _abort_others(agreed, exc, distributed):
+def _abort_others(is_agreed, exc, distributed):
     """Under mpiexec the other ranks may be waiting in a collective, or in
     MPI_Init when this rank failed before starting MPI: end them."""
     from . import comm as comm_module
 
-    if agreed:
+    if is_agreed:
         return
-    if comm_module._WORLD is not None and comm_module._WORLD.size > 1:
-        comm_module._WORLD.abort(1)
-    elif comm_module._WORLD is None and distributed:
+    if not comm_module.abort_world(1) and distributed:
         comm_module.abort_job(exc, with_traceback=False)  # already printed

@@ -287,8 +287,40 @@ def agree_on_errors(comm, error):
         error = RuntimeError(f"rank {first} failed: {first_message}")
     # Every rank raises this: none waits in a collective, so none needs to
     # abort the others (several ranks aborting at once cut each other's output).
-    error.dgbdt_agreed = True
-    raise error
+    raise agreed(error)
+
+
+class AgreedError(Exception):
+    """An error every rank raises alike (after a collective that settled it):
+    no rank waits in a collective, so none aborts the others, and it is printed
+    once.  Made by :func:`agreed`, an instance is also of the original error's
+    class: ``except ValueError`` still catches an agreed ValueError."""
+
+    def __reduce__(self):
+        # pickled as the original class (the agreed subclasses are made at run time)
+        base = next(c for c in type(self).__mro__[1:] if c is not AgreedError)
+        return base, self.args, self.__dict__ or None
+
+
+_AGREED_CLASSES = {}
+
+
+def agreed(error):
+    """``error`` as an :class:`AgreedError` of its own class (message, cause and
+    traceback kept)."""
+    if isinstance(error, AgreedError):
+        return error
+    cls = type(error)
+    sub = _AGREED_CLASSES.get(cls)
+    if sub is None:
+        names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        sub = _AGREED_CLASSES[cls] = type(cls.__name__, (cls, AgreedError), names)
+    marked = sub.__new__(sub, *error.args)
+    marked.args = error.args
+    marked.__dict__.update(error.__dict__)
+    marked.__cause__, marked.__context__ = error.__cause__, error.__context__
+    marked.__suppress_context__ = error.__suppress_context__
+    return marked.with_traceback(error.__traceback__)
 
 
 def abort_on_exception(comm, exc):
@@ -390,6 +422,16 @@ def launched_rank():
     return 0
 
 
+def abort_world(code):
+    """Abort every rank of dgbdt's world communicator when it has several;
+    False when no world was created (MPI may not even be started)."""
+    if _WORLD is None:
+        return False
+    if _WORLD.size > 1:
+        _WORLD.abort(code)
+    return True
+
+
 def world_comm(time_out_minutes=None):
     """The MPI world communicator (created once; MPI is initialised under the
     deadline: a rank left alone in MPI_Init ends instead of hanging)."""
@@ -430,7 +472,7 @@ def install_abort_hook():
         previous_hook(exc_type, exc, tb)
         sys.stderr.flush()
         MPI = sys.modules.get("mpi4py.MPI")
-        if getattr(exc, "dgbdt_agreed", False):
+        if isinstance(exc, AgreedError):
             return
         if MPI is None:
             # The others may wait in MPI_Init for this rank: start MPI to end them.

@@ -18,7 +18,15 @@ import numba
 
 from . import callback as cb
 from .booster import Booster
-from .comm import CommStats, SerialComm, abort_job, abort_on_exception, agree_on_errors
+from .comm import (
+    AgreedError,
+    CommStats,
+    SerialComm,
+    abort_job,
+    abort_on_exception,
+    agree_on_errors,
+    agreed,
+)
 from .dataset import BINNING_KEYS, Dataset
 from .grower import TreeGrower
 from .learners import make_learner, shards_rows
@@ -126,11 +134,6 @@ def _ranks_unlike_rank0(comm, text):
     return [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
 
 
-def _agreed_error(error):
-    error.dgbdt_agreed = True  # every rank sees the same digests and raises
-    return error
-
-
 def check_same_rows(comm, dataset, what="the training set"):
     """Feature-parallel ranks must hold the same rows (LightGBM's replicated mode)."""
     label = dataset.label if dataset.label is not None else np.zeros(0)
@@ -138,7 +141,7 @@ def check_same_rows(comm, dataset, what="the training set"):
     mine = np.array([dataset.n_samples, 0 if blocks else dataset.n_features, float(np.sum(label))])
     every = comm.allgather(mine)
     if not np.all(every == every[0]):
-        raise _agreed_error(
+        raise agreed(
             ValueError(
                 f"tree_learner='feature' needs the same rows of {what} on every rank (all columns, "
                 "or a block of columns with Dataset(feature_indices=...)); got (rows, columns, "
@@ -151,9 +154,7 @@ def check_same_model(comm, booster):
     """Every rank must hold the same model (hash of the model file compared)."""
     bad = _ranks_unlike_rank0(comm, booster.model_to_string(-1))
     if bad:
-        raise _agreed_error(
-            RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0")
-        )
+        raise agreed(RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0"))
 
 
 def _num_threads(cfg, comm):
@@ -257,7 +258,7 @@ def train(
         # Ranks may be inside collectives: bring them all down, unless every
         # rank raises this same error anyway.  BaseException: sys.exit() or
         # Ctrl-C on one rank never reaches sys.excepthook.
-        if comm.size > 1 and not getattr(exc, "dgbdt_agreed", False):
+        if comm.size > 1 and not isinstance(exc, AgreedError):
             abort_on_exception(comm, exc)
         raise
     finally:
@@ -434,7 +435,7 @@ def check_same_setup(comm, description):
     if isinstance(mine, dict) and isinstance(theirs, dict):  # name the entry that differs
         sub = next(k for k in [*mine, *theirs] if mine.get(k) != theirs.get(k))
         key, mine, theirs = f"{key}[{sub!r}]", mine.get(sub), theirs.get(sub)
-    raise _agreed_error(
+    raise agreed(
         ValueError(
             f"Ranks {bad} called train() unlike rank 0: {key} is {_short(theirs)} on rank "
             f"{bad[0]} but {_short(mine)} on rank 0. Every rank must call train() with the "

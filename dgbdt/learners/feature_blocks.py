@@ -14,6 +14,7 @@ owns, and one allreduce of the packed bits gives every rank all of them.
 import numpy as np
 
 from ..binning import BinMapper
+from ..comm import agreed
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
 from .data import agree_best_split
 from .serial import SerialLearner
@@ -39,13 +40,14 @@ def assemble_global_mapper(comm, dataset):
     for rank, (indices, ubs, nbs, block_names) in enumerate(blocks):
         for g, ub, nb, name in zip(indices, ubs, nbs, block_names):
             if not 0 <= g < n_features or owner_of[g] >= 0:
-                error = ValueError(
-                    f"feature_indices must cover columns 0..{n_features - 1} "
-                    f"exactly once over all ranks; column {g} (rank {rank}) is "
-                    f"{'out of range' if not 0 <= g < n_features else 'held twice'}"
+                # every rank sees the same blocks and raises
+                raise agreed(
+                    ValueError(
+                        f"feature_indices must cover columns 0..{n_features - 1} "
+                        f"exactly once over all ranks; column {g} (rank {rank}) is "
+                        f"{'out of range' if not 0 <= g < n_features else 'held twice'}"
+                    )
                 )
-                error.dgbdt_agreed = True  # every rank sees the same blocks and raises
-                raise error
             owner_of[g] = rank
             upper_bounds[g], nan_bins[g], names[g] = np.asarray(ub), nb, name
     return BinMapper(upper_bounds, nan_bins), names, owner_of
