@@ -240,7 +240,7 @@ class _EarlyStoppingCallback:
             if env.params
             else set()
         )
-        if "dart" in boosting:
+        if "dart" in boosting:  # unreachable until DART lands (params refuse it); LightGBM's rule
             self.enabled = False
             _log("[Warning] Early stopping is not available in dart mode")
             return

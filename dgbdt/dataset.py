@@ -19,8 +19,8 @@ from .params import resolve_params
 from .readers import MAX_SPARSE_COLUMNS
 
 
-# Row-wise histograms keep a private (total_bins, 3) float64 histogram per chunk
-# and touch one row's bins per step; past this many bins (1.5 MB) the column-wise
+# Row-wise histograms keep a private (total_bins, 2) float64 histogram per chunk
+# and touch one row's bins per step; past this many bins (1 MB) the column-wise
 # kernel's sequential per-feature scan wins (measured: bench/README.md).
 ROW_WISE_MAX_TOTAL_BINS = 65536
 

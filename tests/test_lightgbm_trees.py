@@ -1,7 +1,7 @@
 """LightGBM's trees, tree by tree, on LightGBM's example data (teacher forcing).
 
-LightGBM 4.7 trains each data set with the settings of REFERENCE.md's table
-(no randomness: no bagging, no feature_fraction; ``num_threads=1``,
+LightGBM 4.7 trains each data set with the settings in ``CASES`` below
+(those of LightGBM's example configs; no randomness: no bagging, no feature_fraction; ``num_threads=1``,
 ``deterministic=true``; labels and weights as float32, as LightGBM stores
 them).  Before round ``t`` LightGBM's raw scores (its first ``t`` rounds
 predicted on the training rows) are given to dgbdt as ``init_score`` and dgbdt

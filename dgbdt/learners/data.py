@@ -1,6 +1,7 @@
 """Data-parallel learner: rows are sharded; histograms are reduce-scattered.
 
-Per split (LightGBM's scheme, see REFERENCE.md):
+Per split (the scheme of LightGBM's data-parallel learner,
+src/treelearner/data_parallel_tree_learner.cpp):
 1. every rank builds the local histogram of the smaller child (smaller by
    *global* count, decided by the grower);
 2. ``reduce_scatter`` sums it over ranks and hands each rank the global bins
