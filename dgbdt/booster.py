@@ -228,13 +228,16 @@ class Booster:
         self._flat = None
 
     # -- inspection -----------------------------------------------------------
-    def num_trees(self):
+    def num_trees(self) -> int:
+        """Number of trees (iterations times trees per iteration)."""
         return len(self.trees)
 
-    def current_iteration(self):
+    def current_iteration(self) -> int:
+        """Number of boosting iterations the model holds."""
         return len(self.trees) // self.num_tree_per_iteration
 
-    def num_model_per_iteration(self):
+    def num_model_per_iteration(self) -> int:
+        """Trees per iteration: the number of classes for multiclass, else 1."""
         return self.num_tree_per_iteration
 
     def comm_stats(self):
@@ -243,10 +246,12 @@ class Booster:
         stats = getattr(self, "_comm_stats", None)
         return stats.as_dict() if stats is not None else {}
 
-    def num_feature(self):
+    def num_feature(self) -> int:
+        """Number of features the model was trained on."""
         return len(self.feature_names)
 
-    def feature_name(self):
+    def feature_name(self) -> list[str]:
+        """The model's feature names (``Column_i`` when the data had none)."""
         return list(self.feature_names)
 
     def _n_trees_for(self, num_iteration, start_iteration=0, name="num_iteration"):
@@ -307,14 +312,14 @@ class Booster:
     def predict(
         self,
         data,
-        start_iteration=0,
-        num_iteration=None,
-        raw_score=False,
-        pred_leaf=False,
+        start_iteration: int = 0,
+        num_iteration: int | None = None,
+        raw_score: bool = False,
+        pred_leaf: bool = False,
         *,
-        validate_features=True,
+        validate_features: bool = True,
         **kwargs,
-    ):
+    ) -> np.ndarray:
         """Predict.
 
         Returns the probability of class 1 (binary), class probabilities
@@ -428,7 +433,9 @@ class Booster:
             header["nan_bins"] = mapper["nan_bins"]
         return header
 
-    def model_to_string(self, num_iteration=None):
+    def model_to_string(self, num_iteration: int | None = None) -> str:
+        """The model file's text (JSON): the first ``num_iteration`` iterations,
+        the best iteration when None and early stopping found one, all with -1."""
         _, end = self._n_trees_for(num_iteration if num_iteration is not None else -1)
         return model_to_json(self._header(end // self.num_tree_per_iteration), self.trees[:end])
 

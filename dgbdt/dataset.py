@@ -495,7 +495,8 @@ class Dataset:
         self.binned = binned
 
     # -- LightGBM-style accessors ------------------------------------------
-    def create_valid(self, data, label=None, weight=None, init_score=None):
+    def create_valid(self, data, label=None, weight=None, init_score=None) -> "Dataset":
+        """A validation Dataset binned with this one's bins (``reference=self``)."""
         return Dataset(
             data,
             label=label,
@@ -506,32 +507,41 @@ class Dataset:
             params=self.params,
         )
 
-    def num_data(self):
+    def num_data(self) -> int:
+        """Number of rows (this rank's, when rows are sharded)."""
         return self.n_samples
 
-    def num_feature(self):
+    def num_feature(self) -> int:
+        """Number of feature columns (this rank's block, with ``feature_indices``)."""
         return self.n_features
 
     def get_label(self):
+        """The label array, or None."""
         return self.label
 
     def get_weight(self):
+        """The row weights, or None."""
         return self.weight
 
     def get_init_score(self):
+        """The starting raw scores, or None."""
         return self.init_score
 
-    def get_feature_name(self):
+    def get_feature_name(self) -> list[str]:
+        """The feature names (``Column_i`` when none were given)."""
         return list(self.feature_name)
 
-    def set_label(self, label):
+    def set_label(self, label) -> "Dataset":
+        """Replace the label (checked as in the constructor); returns self."""
         self.label = _check_label(_as_1d(label, "label", self.n_samples))
         return self
 
-    def set_weight(self, weight):
+    def set_weight(self, weight) -> "Dataset":
+        """Replace the row weights (checked as in the constructor); returns self."""
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         return self
 
-    def set_init_score(self, init_score):
+    def set_init_score(self, init_score) -> "Dataset":
+        """Replace the starting raw scores (checked as in the constructor); returns self."""
         self.init_score = _check_init_score(init_score, self.n_samples)
         return self

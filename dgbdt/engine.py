@@ -9,7 +9,8 @@ data, evaluation, callbacks.
 import contextlib
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 from types import SimpleNamespace
 
 import numpy as np
@@ -211,16 +212,16 @@ def _numeric(values, what):
 
 
 def train(
-    params,
-    train_set,
-    num_boost_round=100,
-    valid_sets=None,
-    valid_names=None,
-    feval=None,
-    init_model=None,
-    keep_training_booster=False,
-    callbacks=None,
-):
+    params: Mapping[str, Any],
+    train_set: Dataset,
+    num_boost_round: int = 100,
+    valid_sets: Dataset | Sequence[Dataset] | None = None,
+    valid_names: str | Sequence[str] | None = None,
+    feval: Callable | Sequence[Callable] | None = None,
+    init_model: str | os.PathLike | Booster | None = None,
+    keep_training_booster: bool = False,
+    callbacks: Sequence[Callable] | None = None,
+) -> Booster:
     """Train a gradient-boosted tree model (LightGBM's ``train`` signature and order).
 
     ``num_iterations`` (or an alias) in ``params`` overrides ``num_boost_round``.
