@@ -86,7 +86,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import platform
 import socket
 import statistics
 import subprocess
@@ -105,6 +104,7 @@ from common import (
     fmt_bytes,
     fmt_runs,
     load_datasets_module,
+    machine_info,
     mpi_world,
     mpiexec_path,
     print_machine,
@@ -579,16 +579,7 @@ def lgb_worker(cfg, result_path):
     import lightgbm as lgb  # noqa: PLC0415
 
     params = {
-        "objective": "binary",
-        "num_leaves": cfg["leaves"],
-        "learning_rate": cfg["learning_rate"],
-        "max_bin": cfg["max_bin"],
-        "min_data_in_leaf": 20,
-        "min_sum_hessian_in_leaf": 1e-3,
-        "num_threads": 1,
-        "verbosity": -1,
-        "seed": 0,
-        "top_k": cfg["top_k"],
+        **base_params(cfg),  # the settings of dgbdt's runs
         "tree_learner": cfg["learner"],
         "num_machines": 2,
         "pre_partition": True,
@@ -1328,9 +1319,7 @@ def new_payload(args, common, load_before, lists):
             k: ({str(w): t for w, t in v.items()} if isinstance(v, dict) else v)
             for k, v in TARGETS.items()
         },
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average_before": load_before,
+        **machine_info(load_before),
         "runs": [],
         "errors": [],
         "profiles": {},

@@ -26,7 +26,6 @@ import gc
 import json
 import os
 import pathlib
-import platform
 import resource
 import shutil
 import statistics
@@ -41,6 +40,7 @@ from common import (
     child_env,
     fmt_runs,
     load_datasets_module,
+    machine_info,
     print_machine,
     print_rows,
     run_worker,
@@ -643,9 +643,7 @@ def main(argv=None):
             "seed": SEED,
             "note": TIMING_NOTE,
             "targets": TARGETS,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load_average_before": load_before,
+            **machine_info(load_before),
             "results": results,
             "jit": jit,
             "ratios": ratios,

@@ -53,7 +53,6 @@ import functools
 import json
 import os
 import pathlib
-import platform
 import statistics
 import sys
 import time
@@ -71,6 +70,7 @@ from common import (
     fmt_bytes,
     fmt_runs,
     load_datasets_module,
+    machine_info,
     mpi_world,
     mpiexec_path,
     print_machine,
@@ -736,9 +736,7 @@ def main(argv=None):
 
     payload = {
         "targets": TARGETS,
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average_before": load_before,
+        **machine_info(load_before),
     }
     checks = []
     sections = []

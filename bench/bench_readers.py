@@ -33,14 +33,21 @@ from __future__ import annotations
 
 import os
 import pathlib
-import platform
 import statistics
 import sys
 import tempfile
 import time
 
 import numpy as np
-from common import arg_parser, fmt_runs, load_datasets_module, print_machine, verdict, write_json
+from common import (
+    arg_parser,
+    fmt_runs,
+    load_datasets_module,
+    machine_info,
+    print_machine,
+    verdict,
+    write_json,
+)
 
 SEED = 0
 TARGETS = {"csv": 1.5, "libsvm": 1.5}  # read_data / peer <=
@@ -367,9 +374,7 @@ def main(argv=None):
             "seed": SEED,
             "repeats": args.repeats,
             "targets": TARGETS,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load_average_before": load_before,
+            **machine_info(load_before),
             "results": results,
         }
         write_json(args.json, payload)

@@ -300,6 +300,15 @@ def print_machine(warning=LOAD_WARNING):
     return load
 
 
+def machine_info(load_before):
+    """The JSON's record of where the run was made."""
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average_before": load_before,
+    }
+
+
 def write_json(path, payload):
     """Write the run's results (``--json PATH``) and say so."""
     pathlib.Path(path).write_text(json.dumps(payload, indent=2))
