@@ -83,25 +83,45 @@ script run by hand, not a test.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pathlib
-import platform
-import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from argparse import SUPPRESS
 
 import numpy as np
+from common import (
+    KINDS,
+    add_sized,
+    apply_defaults,
+    arg_parser,
+    auc_of,
+    fmt_bytes,
+    fmt_runs,
+    load_datasets_module,
+    machine_info,
+    mpi_world,
+    mpiexec_path,
+    print_machine,
+    print_rows,
+    progress,
+    rank_env,
+    run_group,
+    run_worker,
+    timed,
+    verdict,
+    warm_kernels,
+    worker_cmd,
+    write_json,
+    write_result,
+)
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = pathlib.Path(__file__).resolve()
-sys.path.insert(0, str(SCRIPT.parent))
-from bench_core import load_datasets_module  # noqa: E402
 
 N_BASE = 28
 PROBLEM_SEED = 20161205  # fixes which columns the extra features mix, not the sample
@@ -117,7 +137,6 @@ LEARNERS = {
     "feature": {"tree_learner": "feature"},
 }
 VOTING = ("voting-votes", "voting-wg")
-KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast")
 KIND_SHORT = {"allreduce": "ar", "reduce_scatter": "rs", "allgather": "ag", "bcast": "bc"}
 
 TARGETS = {
@@ -301,30 +320,8 @@ def base_params(cfg):
     }
 
 
-def auc_of(y, p):
-    from sklearn.metrics import roc_auc_score  # noqa: PLC0415
-
-    return float(roc_auc_score(y, p))
-
-
-def comm_worker(cfg, result_path):
-    """Under mpiexec -n K: every (seed, learner) of one width; rank 0 writes the results."""
-    from dgbdt.comm import world_comm  # noqa: PLC0415
-
-    comm = world_comm()  # installs the abort-all exception hook
-    from mpi4py import MPI  # noqa: PLC0415
-
-    world = MPI.COMM_WORLD
-    K, rank = world.Get_size(), world.Get_rank()
-    if K != cfg["K"]:
-        raise RuntimeError(f"expected {cfg['K']} ranks, got {K}: the wrong mpiexec?")
-    import dgbdt  # noqa: PLC0415
-
-    timer = CollectiveTimer(comm)
-    problem = Problem(load_datasets_module(), cfg["width"], cfg["extra"])
-    params0 = base_params(cfg)
-
-    # Warm-up: load every learner's kernels from the cache (tiny, untimed).
+def rank_warm_up(dgbdt, cfg, params0, rank):
+    """Load every learner's kernels from the cache (tiny, untimed)."""
     rng = np.random.default_rng(rank)
     Xw = rng.standard_normal((400, cfg["width"])).astype(np.float32)
     yw = (Xw[:, 0] > 0).astype(np.float64)
@@ -338,6 +335,74 @@ def comm_worker(cfg, result_path):
             2,
         ).predict(Xw[:10])
 
+
+def rank_data(problem, cfg, seed, replicated, world):
+    """This rank's (X, y, X_valid, y_valid, seconds to generate) for one seed:
+    its shard of the shuffled rows, or every row for a replicated learner."""
+    K, rank = world.Get_size(), world.Get_rank()
+    lo, hi = (0, cfg["rows"]) if replicated else shard(cfg["rows"], K, rank)
+    vlo, vhi = (0, cfg["valid_rows"]) if replicated else shard(cfg["valid_rows"], K, rank)
+    t0 = time.perf_counter()
+    X, y = problem.rows(seed, 0, cfg["rows"], lo, hi, shuffle=True)
+    Xv, yv = problem.rows(seed, 1, cfg["valid_rows"], vlo, vhi, shuffle=False)
+    return X, y, Xv, yv, time.perf_counter() - t0
+
+
+def rank_fit(dgbdt, world, timer, params, data, rounds):
+    """One timed fit from a barrier: (this rank's figures, its validation predictions, trees)."""
+    X, y, Xv, _, gen_s = data
+    phase = TreePhase(timer)
+    world.Barrier()
+    t0 = time.perf_counter()
+    booster = dgbdt.train(params, dgbdt.Dataset(X, y), rounds, callbacks=phase.callbacks)
+    fit_s = time.perf_counter() - t0
+    stats = booster.comm_stats()
+    n_trees = booster.num_trees()
+    mine = {
+        "fit_s": fit_s,
+        "bytes_per_tree": stats["bytes_per_tree"],
+        "calls": stats["calls"],
+        "bytes": stats["bytes"],
+        "phase": phase.summary(n_trees),
+        "rows": len(y),
+        "gen_s": gen_s,
+        "n_leaves": [int(t.n_leaves) for t in booster.trees] if hasattr(booster, "trees") else None,
+    }
+    return mine, booster.predict(Xv), n_trees
+
+
+def run_record(run, gathered, auc):
+    """Rank 0's record of one run: ``run`` (K, width, learner, seed, repeat, trees)
+    plus what every rank measured."""
+    per_tree = np.array([r["bytes_per_tree"] for r in gathered], dtype=np.float64)  # (K, trees)
+    return {
+        **run,
+        "fit_s": max(r["fit_s"] for r in gathered),
+        "fit_s_per_rank": [r["fit_s"] for r in gathered],
+        "auc": auc,
+        "bytes_per_tree_rank_median": [float(np.median(r)) for r in per_tree],
+        "bytes_per_tree_sum_median": float(np.median(per_tree.sum(axis=0))),
+        "bytes_per_tree_sum": per_tree.sum(axis=0).tolist(),
+        "calls_total": [r["calls"] for r in gathered],
+        "bytes_total": [r["bytes"] for r in gathered],
+        "phase": [r["phase"] for r in gathered],
+        "rows_per_rank": [r["rows"] for r in gathered],
+        "n_leaves": gathered[0]["n_leaves"],
+        "datagen_s": max(r["gen_s"] for r in gathered),
+    }
+
+
+def comm_worker(cfg, result_path):
+    """Under mpiexec -n K: every (seed, learner) of one width; rank 0 writes the results."""
+    comm, world = mpi_world(cfg["K"])
+    K, rank = world.Get_size(), world.Get_rank()
+    import dgbdt  # noqa: PLC0415
+
+    timer = CollectiveTimer(comm)
+    problem = Problem(load_datasets_module(), cfg["width"], cfg["extra"])
+    params0 = base_params(cfg)
+    rank_warm_up(dgbdt, cfg, params0, rank)
+
     runs = []
     for si, seed in enumerate(cfg["seeds"]):
         cache = {}
@@ -347,39 +412,13 @@ def comm_worker(cfg, result_path):
             replicated = name == "feature"
             if replicated not in cache:
                 cache.clear()
-                lo, hi = (0, cfg["rows"]) if replicated else shard(cfg["rows"], K, rank)
-                vlo, vhi = (
-                    (0, cfg["valid_rows"]) if replicated else shard(cfg["valid_rows"], K, rank)
-                )
-                t0 = time.perf_counter()
-                X, y = problem.rows(seed, 0, cfg["rows"], lo, hi, shuffle=True)
-                Xv, yv = problem.rows(seed, 1, cfg["valid_rows"], vlo, vhi, shuffle=False)
-                cache[replicated] = (X, y, Xv, yv, time.perf_counter() - t0)
-            X, y, Xv, yv, gen_s = cache[replicated]
-            params = {**params0, **LEARNERS[name]}
+                cache[replicated] = rank_data(problem, cfg, seed, replicated, world)
+            data = cache[replicated]
+            yv = data[3]
             for rep in range(cfg["repeats"]):
-                phase = TreePhase(timer)
-                world.Barrier()
-                t0 = time.perf_counter()
-                booster = dgbdt.train(
-                    params, dgbdt.Dataset(X, y), cfg["rounds"], callbacks=phase.callbacks
+                mine, pred, n_trees = rank_fit(
+                    dgbdt, world, timer, {**params0, **LEARNERS[name]}, data, cfg["rounds"]
                 )
-                fit_s = time.perf_counter() - t0
-                stats = booster.comm_stats()
-                n_trees = booster.num_trees()
-                mine = {
-                    "fit_s": fit_s,
-                    "bytes_per_tree": stats["bytes_per_tree"],
-                    "calls": stats["calls"],
-                    "bytes": stats["bytes"],
-                    "phase": phase.summary(n_trees),
-                    "rows": len(y),
-                    "gen_s": gen_s,
-                    "n_leaves": [int(t.n_leaves) for t in booster.trees]
-                    if hasattr(booster, "trees")
-                    else None,
-                }
-                pred = booster.predict(Xv)
                 gathered = world.gather(mine, root=0)
                 preds = world.gather(None if replicated else (pred, yv), root=0)
                 if rank != 0:
@@ -390,33 +429,9 @@ def comm_worker(cfg, result_path):
                     auc = auc_of(
                         np.concatenate([p[1] for p in preds]), np.concatenate([p[0] for p in preds])
                     )
-                per_tree = np.array(
-                    [r["bytes_per_tree"] for r in gathered], dtype=np.float64
-                )  # (K, trees)
-                runs.append(
-                    {
-                        "K": K,
-                        "width": cfg["width"],
-                        "learner": name,
-                        "seed": seed,
-                        "repeat": rep,
-                        "trees": n_trees,
-                        "fit_s": max(r["fit_s"] for r in gathered),
-                        "fit_s_per_rank": [r["fit_s"] for r in gathered],
-                        "auc": auc,
-                        "bytes_per_tree_rank_median": [float(np.median(r)) for r in per_tree],
-                        "bytes_per_tree_sum_median": float(np.median(per_tree.sum(axis=0))),
-                        "bytes_per_tree_sum": per_tree.sum(axis=0).tolist(),
-                        "calls_total": [r["calls"] for r in gathered],
-                        "bytes_total": [r["bytes"] for r in gathered],
-                        "phase": [r["phase"] for r in gathered],
-                        "rows_per_rank": [r["rows"] for r in gathered],
-                        "n_leaves": gathered[0]["n_leaves"],
-                        "datagen_s": max(r["gen_s"] for r in gathered),
-                    }
-                )
-                pathlib.Path(result_path).write_text(json.dumps(runs))
-            del booster
+                run = {"K": K, "width": cfg["width"], "learner": name, "seed": seed}
+                runs.append(run_record({**run, "repeat": rep, "trees": n_trees}, gathered, auc))
+                write_result(result_path, runs)
     world.Barrier()
 
 
@@ -426,23 +441,23 @@ def warm_worker():
     from dgbdt.comm import world_comm  # noqa: PLC0415
 
     world_comm()
-    import dgbdt  # noqa: PLC0415
-
     rng = np.random.default_rng(0)
     for width in (8, 300):
         X = rng.standard_normal((600, width)).astype(np.float32)
         y = (X[:, 0] + 0.3 * rng.standard_normal(600) > 0).astype(np.float64)
-        for name, lp in [("serial", {"tree_learner": "serial"})] + list(LEARNERS.items()):
-            for layout in ({"force_row_wise": True}, {"force_col_wise": True}):
-                p = {
-                    "objective": "binary",
-                    "num_leaves": 7,
-                    "verbosity": -1,
-                    "num_threads": 1,
-                    **lp,
-                    **layout,
-                }
-                dgbdt.train(p, dgbdt.Dataset(X, y), 2).predict(X)
+        param_sets = [
+            {
+                "objective": "binary",
+                "num_leaves": 7,
+                "verbosity": -1,
+                "num_threads": 1,
+                **lp,
+                **layout,
+            }
+            for lp in [{"tree_learner": "serial"}, *LEARNERS.values()]
+            for layout in ({"force_row_wise": True}, {"force_col_wise": True})
+        ]
+        warm_kernels(param_sets, X, y, X)
 
 
 # ---------------------------------------------------------------------------
@@ -450,9 +465,9 @@ def warm_worker():
 # ---------------------------------------------------------------------------
 
 
-def profile_worker(cfg, result_path):
-    """Time per tree in histograms, split scans, partitioning and the rest, one process."""
-    import dgbdt  # noqa: PLC0415
+def instrument_serial_learner():
+    """Wrap the serial learner's histogram, split-scan and partition methods with
+    timers; returns the dictionary of their seconds and calls."""
     from dgbdt.learners.serial import SerialLearner  # noqa: PLC0415
 
     acc = {
@@ -478,7 +493,52 @@ def profile_worker(cfg, result_path):
     SerialLearner.leaf_histogram = wrap(SerialLearner.leaf_histogram, "hist")
     SerialLearner.best_split = wrap(SerialLearner.best_split, "scan")
     SerialLearner.partition = wrap(SerialLearner.partition, "partition")
+    return acc
 
+
+def profile_point(dgbdt, params, X, y, rounds, acc):
+    """Train on (X, y) with the timers of ``acc`` reset; the per-tree figures."""
+    for key in acc:
+        acc[key] = 0 if key.endswith("_calls") else 0.0
+    starts = []
+    ends = []
+
+    class Before:
+        before_iteration = True
+
+        def __call__(self, env):
+            if env.iteration == env.begin_iteration:
+                starts.append(time.perf_counter())
+
+    class After:
+        before_iteration = False
+
+        def __call__(self, env):
+            ends.append(time.perf_counter())
+
+    booster = dgbdt.train(params, dgbdt.Dataset(X, y), rounds, callbacks=[Before(), After()])
+    trees = booster.num_trees()
+    tree_s = (ends[-1] - starts[0]) / trees
+    row = {
+        "rows": len(y),
+        "trees": trees,
+        "tree_s": tree_s,
+        "hist_s": acc["hist"] / trees,
+        "scan_s": acc["scan"] / trees,
+        "partition_s": acc["partition"] / trees,
+        "splits_per_tree": acc["partition_calls"] / trees,
+        "hist_calls_per_tree": acc["hist_calls"] / trees,
+        "scan_calls_per_tree": acc["scan_calls"] / trees,
+    }
+    row["other_s"] = tree_s - row["hist_s"] - row["scan_s"] - row["partition_s"]
+    return row
+
+
+def profile_worker(cfg, result_path):
+    """Time per tree in histograms, split scans, partitioning and the rest, one process."""
+    import dgbdt  # noqa: PLC0415
+
+    acc = instrument_serial_learner()
     problem = Problem(load_datasets_module(), cfg["width"], cfg["extra"])
     params = {**base_params(cfg), "tree_learner": "serial"}
     X, y = problem.rows(0, 0, cfg["rows"], 0, cfg["rows"], shuffle=True)
@@ -491,54 +551,17 @@ def profile_worker(cfg, result_path):
             # The feature-parallel learner builds column-wise; the serial default here is row-wise.
             layouts.append(("col", {"force_col_wise": True}))
         for lname, extra in layouts:
-            for key in acc:
-                acc[key] = 0 if key.endswith("_calls") else 0.0
-            starts = []
-            ends = []
-
-            class Before:
-                before_iteration = True
-
-                def __call__(self, env):
-                    if env.iteration == env.begin_iteration:
-                        starts.append(time.perf_counter())
-
-            class After:
-                before_iteration = False
-
-                def __call__(self, env):
-                    ends.append(time.perf_counter())
-
-            ds = dgbdt.Dataset(X[:n], y[:n])
-            booster = dgbdt.train(
-                {**params, **extra}, ds, cfg["rounds"], callbacks=[Before(), After()]
-            )
-            trees = booster.num_trees()
-            tree_s = (ends[-1] - starts[0]) / trees
-            row = {
-                "rows": n,
-                "layout": lname,
-                "trees": trees,
-                "tree_s": tree_s,
-                "hist_s": acc["hist"] / trees,
-                "scan_s": acc["scan"] / trees,
-                "partition_s": acc["partition"] / trees,
-                "splits_per_tree": acc["partition_calls"] / trees,
-                "hist_calls_per_tree": acc["hist_calls"] / trees,
-                "scan_calls_per_tree": acc["scan_calls"] / trees,
-            }
-            row["other_s"] = tree_s - row["hist_s"] - row["scan_s"] - row["partition_s"]
-            points.append(row)
-    pathlib.Path(result_path).write_text(
-        json.dumps(
-            {
-                "width": cfg["width"],
-                "points": points,
-                "threads": 1,
-                "leaves": cfg["leaves"],
-                "max_bin": cfg["max_bin"],
-            }
-        )
+            row = profile_point(dgbdt, {**params, **extra}, X[:n], y[:n], cfg["rounds"], acc)
+            points.append({"rows": row.pop("rows"), "layout": lname, **row})
+    write_result(
+        result_path,
+        {
+            "width": cfg["width"],
+            "points": points,
+            "threads": 1,
+            "leaves": cfg["leaves"],
+            "max_bin": cfg["max_bin"],
+        },
     )
 
 
@@ -556,16 +579,7 @@ def lgb_worker(cfg, result_path):
     import lightgbm as lgb  # noqa: PLC0415
 
     params = {
-        "objective": "binary",
-        "num_leaves": cfg["leaves"],
-        "learning_rate": cfg["learning_rate"],
-        "max_bin": cfg["max_bin"],
-        "min_data_in_leaf": 20,
-        "min_sum_hessian_in_leaf": 1e-3,
-        "num_threads": 1,
-        "verbosity": -1,
-        "seed": 0,
-        "top_k": cfg["top_k"],
+        **base_params(cfg),  # the settings of dgbdt's runs
         "tree_learner": cfg["learner"],
         "num_machines": 2,
         "pre_partition": True,
@@ -588,7 +602,7 @@ def lgb_worker(cfg, result_path):
     if rank == 0:
         Xt, yt = problem.rows(SPEED_SEED, 1, cfg["test_rows"], 0, cfg["test_rows"], shuffle=False)
         out["auc"] = auc_of(yt, booster.predict(Xt, num_threads=1))
-    pathlib.Path(result_path).write_text(json.dumps(out))
+    write_result(result_path, out)
 
 
 def free_ports(n):
@@ -611,111 +625,32 @@ def free_ports(n):
 # ---------------------------------------------------------------------------
 
 
-def rank_env(extra=None):
-    env = dict(os.environ)
-    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env[var] = "1"
-    env["OMP_WAIT_POLICY"] = "passive"
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    env.update(extra or {})
-    return env
-
-
-def mpiexec_path():
-    return pathlib.Path(sys.executable).parent / "mpiexec"
-
-
-def run_group(cmds, timeout, env_extra=None):
-    """Start each command in its own process group; kill every group on timeout.
-
-    Returns (return codes, stderr tails, timed_out)."""
-    procs = []
-    logs = []
-    for cmd in cmds:
-        log = tempfile.TemporaryFile(mode="w+")
-        logs.append(log)
-        procs.append(
-            subprocess.Popen(
-                cmd,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                text=True,
-                env=rank_env(env_extra),
-                start_new_session=True,
-                cwd=os.getcwd(),
-            )
-        )
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            break
-    if timed_out or any(p.returncode not in (0, None) for p in procs):
-        # One failed or hung: bring every group down (a LightGBM peer would wait forever).
-        for p in procs:
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        for p in procs:
-            p.wait()
-    tails = []
-    for log in logs:
-        log.seek(0)
-        tails.append(" | ".join(log.read().strip().splitlines()[-6:]))
-        log.close()
-    return [p.returncode for p in procs], tails, timed_out
-
-
 def run_mpi(k, mode, cfg, timeout, env_extra=None):
     """``mpiexec -n k python bench_comm.py --worker mode``; returns (result or None, error)."""
-    with tempfile.TemporaryDirectory(prefix="dgbdt-bench-comm-") as tmp:
-        result = pathlib.Path(tmp) / "result.json"
-        cmd = [
-            str(mpiexec_path()),
-            "-n",
-            str(k),
-            sys.executable,
-            str(SCRIPT),
-            "--worker",
-            mode,
-            "--config",
-            json.dumps(cfg),
-            "--result",
-            str(result),
-        ]
-        rcs, tails, timed_out = run_group([cmd], timeout, env_extra)
-        data = json.loads(result.read_text()) if result.is_file() else None
-        if timed_out:
-            return data, f"timed out after {timeout:.0f} s (kept the runs finished before)"
-        if rcs[0] != 0:
-            return data, f"exit code {rcs[0]}: {tails[0]}"
-        return data, None
+    return run_worker(
+        SCRIPT,
+        ["--worker", mode],
+        cfg,
+        timeout,
+        env=rank_env(env_extra),
+        ranks=k,
+        timeout_msg="timed out after {:.0f} s (kept the runs finished before)",
+    )
 
 
 def run_plain(mode, cfg, timeout):
-    with tempfile.TemporaryDirectory(prefix="dgbdt-bench-comm-") as tmp:
-        result = pathlib.Path(tmp) / "result.json"
-        cmd = [
-            sys.executable,
-            str(SCRIPT),
-            "--worker",
-            mode,
-            "--config",
-            json.dumps(cfg),
-            "--result",
-            str(result),
-        ]
-        rcs, tails, timed_out = run_group([cmd], timeout)
-        if timed_out:
-            return None, f"timed out after {timeout:.0f} s"
-        if rcs[0] != 0 or not result.is_file():
-            return None, f"exit code {rcs[0]}: {tails[0]}"
-        return json.loads(result.read_text()), None
+    """One process in its own group, with a rank's environment (one thread)."""
+    return run_worker(SCRIPT, ["--worker", mode], cfg, timeout, group=True)
+
+
+def warm_up(timeout, env_extra=None):
+    """``mpiexec -n 1 ... --worker warm``: (return code, output tail, timed_out)."""
+    rcs, tails, timed_out = run_group(
+        [[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT), "--worker", "warm"]],
+        timeout,
+        rank_env(env_extra),
+    )
+    return rcs[0], tails[0], timed_out
 
 
 def run_lightgbm(cfg, learner, timeout, attempts=3):
@@ -728,18 +663,7 @@ def run_lightgbm(cfg, learner, timeout, attempts=3):
             for r in range(2):
                 path = pathlib.Path(tmp) / f"r{r}.json"
                 c = {**cfg, "rank": r, "learner": learner, "ports": ports, "barrier_dir": tmp}
-                cmds.append(
-                    [
-                        sys.executable,
-                        str(SCRIPT),
-                        "--worker",
-                        "lgb",
-                        "--config",
-                        json.dumps(c),
-                        "--result",
-                        str(path),
-                    ]
-                )
+                cmds.append(worker_cmd(SCRIPT, ["--worker", "lgb"], c, path))
                 paths.append(path)
             rcs, tails, timed_out = run_group(cmds, timeout)
             if not timed_out and all(rc == 0 for rc in rcs) and all(p.is_file() for p in paths):
@@ -759,15 +683,6 @@ def run_lightgbm(cfg, learner, timeout, attempts=3):
 # ---------------------------------------------------------------------------
 # parent: summaries and tables
 # ---------------------------------------------------------------------------
-
-
-def fmt_bytes(b):
-    if b is None or not np.isfinite(b):
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
 
 
 def median(xs):
@@ -830,7 +745,12 @@ def summarise(runs):
             ),
             "rows_per_rank": rs[0]["rows_per_rank"],
         }
-    # AUC difference to data-parallel, per seed, then the median
+    add_auc_diffs(out)
+    return out
+
+
+def add_auc_diffs(out):
+    """AUC difference to data-parallel, per seed, then the median, in every cell."""
     for (k, w, name), cell in out.items():
         base = out.get((k, w, "data"))
         if name == "data" or base is None:
@@ -843,27 +763,6 @@ def summarise(runs):
         ]
         cell["auc_diffs"] = diffs
         cell["auc_diff_median"] = median(diffs)
-    return out
-
-
-def verdict(ok):
-    return "PASS" if ok else "FAIL"
-
-
-def print_rows(header, rows, left=1):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = "  ".join(
-        h.ljust(w) if i < left else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))
-    )
-    print(line)
-    print("-" * len(line))
-    for r in rows:
-        print(
-            "  ".join(
-                str(c).ljust(w) if i < left else str(c).rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths))
-            )
-        )
 
 
 def calls_text(calls):
@@ -1020,19 +919,9 @@ def print_checks(checks):
     print_rows(["K", "bytes/tree sum by features", "max/min", ""], rows, left=2)
 
 
-def speed_section(args, timeout):
-    """dgbdt (mpiexec -n 2) vs LightGBM socket mode (2 processes), data and voting."""
-    cfg = {
-        "rows": args.speed_rows,
-        "test_rows": args.speed_test_rows,
-        "rounds": args.speed_rounds,
-        "leaves": args.speed_leaves,
-        "learning_rate": 0.1,
-        "max_bin": args.max_bin,
-        "top_k": args.top_k,
-    }
-    out = {"config": cfg, "dgbdt": {}, "lightgbm": {}, "errors": []}
-    # dgbdt: the comm worker on 28 columns; voting with LightGBM's own election rule.
+def speed_dgbdt(cfg, repeats, timeout, out):
+    """dgbdt's speed runs: the comm worker on 28 columns under mpiexec -n 2, voting
+    with LightGBM's own election rule; medians into ``out["dgbdt"]``."""
     dcfg = {
         **cfg,
         "K": 2,
@@ -1042,15 +931,9 @@ def speed_section(args, timeout):
         "learners": ["data", "voting-wg"],
         "seeds": [SPEED_SEED],
         "feature_seeds": 0,
-        "repeats": args.speed_repeats,
+        "repeats": repeats,
     }
-    t0 = time.perf_counter()
-    runs, err = run_mpi(2, "comm", dcfg, timeout)
-    print(
-        f"  ran dgbdt speed runs (mpiexec -n 2): {'ok' if err is None else 'FAILED: ' + err} "
-        f"in {time.perf_counter() - t0:.0f} s",
-        flush=True,
-    )
+    runs, err = timed("dgbdt speed runs (mpiexec -n 2)", run_mpi, 2, "comm", dcfg, timeout)
     if err:
         out["errors"].append(f"dgbdt: {err}")
     for name in ("data", "voting-wg"):
@@ -1061,20 +944,20 @@ def speed_section(args, timeout):
                 "fit_runs_s": [r["fit_s"] for r in rs],
                 "auc": rs[-1]["auc"],
             }
+
+
+def speed_lightgbm(cfg, repeats, timeout, out):
+    """LightGBM's socket-mode fits, data and voting; medians into ``out["lightgbm"]``."""
     for lname, name in (("data", "data"), ("voting", "voting-wg")):
         t0 = time.perf_counter()
         res = []
-        for _ in range(args.speed_repeats):
+        for _ in range(repeats):
             r, err = run_lightgbm(cfg, lname, timeout)
             if r is None:
                 out["errors"].append(f"lightgbm {lname}: {err}")
                 break
             res.append(r)
-        print(
-            f"  ran LightGBM socket {lname}: {'ok' if res else 'FAILED: ' + err} "
-            f"in {time.perf_counter() - t0:.0f} s",
-            flush=True,
-        )
+        progress(f"ran LightGBM socket {lname}", None if res else err, t0)
         if res:
             out["lightgbm"][name] = {
                 "fit_s": median([r["fit_s"] for r in res]),
@@ -1082,6 +965,27 @@ def speed_section(args, timeout):
                 "auc": res[-1]["auc"],
                 "version": res[-1]["version"],
             }
+
+
+def speed_config(args):
+    """The speed section's problem and settings (``--baseline`` runs in them too)."""
+    return {
+        "rows": args.speed_rows,
+        "test_rows": args.speed_test_rows,
+        "rounds": args.speed_rounds,
+        "leaves": args.speed_leaves,
+        "learning_rate": 0.1,
+        "max_bin": args.max_bin,
+        "top_k": args.top_k,
+    }
+
+
+def speed_section(args, timeout):
+    """dgbdt (mpiexec -n 2) vs LightGBM socket mode (2 processes), data and voting."""
+    cfg = speed_config(args)
+    out = {"config": cfg, "dgbdt": {}, "lightgbm": {}, "errors": []}
+    speed_dgbdt(cfg, args.speed_repeats, timeout, out)
+    speed_lightgbm(cfg, args.speed_repeats, timeout, out)
     out["ratios"] = {}
     for name in ("data", "voting-wg"):
         d, lg = out["dgbdt"].get(name), out["lightgbm"].get(name)
@@ -1110,13 +1014,7 @@ def baseline_section(args, timeout):
     alternating run by run (so both see the same load); medians and ratios."""
     folder = baseline_checkout(args.baseline)
     cfg = {
-        "rows": args.speed_rows,
-        "test_rows": args.speed_test_rows,
-        "rounds": args.speed_rounds,
-        "leaves": args.speed_leaves,
-        "learning_rate": 0.1,
-        "max_bin": args.max_bin,
-        "top_k": args.top_k,
+        **speed_config(args),
         "K": 2,
         "width": N_BASE,
         "extra": "mix",
@@ -1129,11 +1027,7 @@ def baseline_section(args, timeout):
     trees = {"this tree": None, f"baseline {args.baseline}": {"PYTHONPATH": folder}}
     runs = {name: [] for name in trees}
     try:
-        run_group(
-            [[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT), "--worker", "warm"]],
-            timeout,
-            trees[f"baseline {args.baseline}"],
-        )
+        warm_up(timeout, trees[f"baseline {args.baseline}"])
         for _ in range(args.speed_repeats):
             for name, env in trees.items():
                 result, err = run_mpi(2, "comm", cfg, timeout, env)
@@ -1191,9 +1085,9 @@ def print_speed(speed):
             [
                 label,
                 "-" if not d else f"{d['fit_s']:.2f}",
-                "-" if not d else "/".join(f"{t:.2f}" for t in d["fit_runs_s"]),
+                "-" if not d else fmt_runs(d["fit_runs_s"]),
                 "-" if not lg else f"{lg['fit_s']:.2f}",
-                "-" if not lg else "/".join(f"{t:.2f}" for t in lg["fit_runs_s"]),
+                "-" if not lg else fmt_runs(lg["fit_runs_s"]),
                 "-" if not r else f"{r['ratio']:.2f}x",
                 f"<= {TARGETS['speed']}x",
                 "not available" if not r else verdict(r["pass"]),
@@ -1257,37 +1151,35 @@ QUICK = {
 }
 
 
-def parse_args(argv=None):
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def add_speed_args(ap):
+    """The options of the speed section (and of --baseline, which runs in its setting)."""
     f, q = FULL, QUICK
     ap.add_argument(
-        "--rows",
-        type=int,
-        help=f"training rows over all ranks (default {f['rows']:,}; --quick {q['rows']:,})",
+        "--baseline",
+        metavar="REV",
+        help="also time dgbdt of git revision REV (a temporary worktree) in the speed "
+        "section's setting, alternating with this tree, and print the ratios",
     )
-    ap.add_argument(
-        "--valid-rows",
-        type=int,
-        help=f"validation rows (default {f['valid_rows']:,}; --quick {q['valid_rows']:,})",
-    )
+    add_sized(ap, "--speed-rows", "speed section rows", f, q)
+    add_sized(ap, "--speed-test-rows", "speed section test rows", f)
+    add_sized(ap, "--speed-rounds", "speed section rounds", f, q)
+    add_sized(ap, "--speed-leaves", "speed section leaves", f)
+    add_sized(ap, "--speed-repeats", "timed fits per library and learner, median reported", f, q)
+
+
+def add_problem_args(ap):
+    """The options of the byte table's problem and training settings."""
+    f, q = FULL, QUICK
+    add_sized(ap, "--rows", "training rows over all ranks", f, q)
+    add_sized(ap, "--valid-rows", "validation rows", f, q)
     ap.add_argument("--widths", default="28,500,2000", help="feature counts (default 28,500,2000)")
     ap.add_argument("--ks", help=f"rank counts (default {f['ks']})")
-    ap.add_argument(
-        "--rounds", type=int, help=f"boosting rounds (default {f['rounds']}; --quick {q['rounds']})"
-    )
-    ap.add_argument(
-        "--leaves", type=int, help=f"num_leaves (default {f['leaves']}; --quick {q['leaves']})"
-    )
+    add_sized(ap, "--rounds", "boosting rounds", f, q)
+    add_sized(ap, "--leaves", "num_leaves", f, q)
     ap.add_argument("--learning-rate", type=float, default=0.1)
     ap.add_argument("--max-bin", type=int, default=255)
     ap.add_argument("--top-k", type=int, default=20, help="voting top_k (default 20)")
-    ap.add_argument(
-        "--seeds",
-        type=int,
-        help=f"data seeds for data/voting (default {f['seeds']}; --quick {q['seeds']})",
-    )
+    add_sized(ap, "--seeds", "data seeds for data/voting", f, q)
     ap.add_argument(
         "--feature-seeds",
         type=int,
@@ -1304,6 +1196,11 @@ def parse_args(argv=None):
         choices=("mix", "noise", "combo"),
         help="what the columns beyond 28 are (default mix; see the docstring)",
     )
+
+
+def parse_args(argv=None):
+    ap = arg_parser(__doc__)
+    add_problem_args(ap)
     ap.add_argument(
         "--no-profile",
         action="store_true",
@@ -1315,35 +1212,7 @@ def parse_args(argv=None):
     ap.add_argument(
         "--no-speed", action="store_true", help="skip the dgbdt vs LightGBM speed section"
     )
-    ap.add_argument(
-        "--baseline",
-        metavar="REV",
-        help="also time dgbdt of git revision REV (a temporary worktree) in the speed "
-        "section's setting, alternating with this tree, and print the ratios",
-    )
-    ap.add_argument(
-        "--speed-rows",
-        type=int,
-        help=f"speed section rows (default {f['speed_rows']:,}; --quick {q['speed_rows']:,})",
-    )
-    ap.add_argument(
-        "--speed-test-rows",
-        type=int,
-        help=f"speed section test rows (default {f['speed_test_rows']:,})",
-    )
-    ap.add_argument(
-        "--speed-rounds",
-        type=int,
-        help=f"speed section rounds (default {f['speed_rounds']}; --quick {q['speed_rounds']})",
-    )
-    ap.add_argument(
-        "--speed-leaves", type=int, help=f"speed section leaves (default {f['speed_leaves']})"
-    )
-    ap.add_argument(
-        "--speed-repeats",
-        type=int,
-        help=f"timed fits per library and learner, median reported (default {f['speed_repeats']}; --quick 1)",
-    )
+    add_speed_args(ap)
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -1354,14 +1223,107 @@ def parse_args(argv=None):
         "--timeout", type=float, default=1800.0, help="seconds allowed per mpiexec / process pair"
     )
     ap.add_argument("--json", metavar="PATH", help="also write all results to PATH")
-    ap.add_argument("--worker", choices=("comm", "warm", "profile", "lgb"), help=argparse.SUPPRESS)
-    ap.add_argument("--config", help=argparse.SUPPRESS)
-    ap.add_argument("--result", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=("comm", "warm", "profile", "lgb"), help=SUPPRESS)
+    ap.add_argument("--config", help=SUPPRESS)
+    ap.add_argument("--result", help=SUPPRESS)
     args = ap.parse_args(argv)
-    for key, value in (QUICK if args.quick else FULL).items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    apply_defaults(args, FULL, QUICK)
     return args
+
+
+def warm_or_exit(timeout):
+    """Compile every kernel in one process before any mpiexec -n K, or stop."""
+    t0 = time.perf_counter()
+    rc, tail, timed_out = warm_up(timeout)
+    if timed_out or rc != 0:
+        raise SystemExit(f"warm-up (mpiexec -n 1) failed: {tail}")
+    print(
+        f"  warmed every learner's kernels in one process: {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
+
+
+def print_header(args, seeds):
+    """The configuration and the machine; returns the load average at start."""
+    print(
+        f"bench_comm: binary, {args.rows:,} training rows (sharded over K ranks after a shuffle), "
+        f"{args.valid_rows:,} validation rows, {args.rounds} rounds, {args.leaves} leaves, lr {args.learning_rate}, "
+        f"{args.max_bin} bins, top_k {args.top_k}, min_data_in_leaf 20; features: 28 HIGGS-like + "
+        f"extra '{args.extra}' columns; seeds {seeds} (feature-parallel: first {args.feature_seeds}); "
+        f"1 Numba thread per rank"
+    )
+    load_before = print_machine("times are inflated and noisy")
+    print(flush=True)
+    return load_before
+
+
+def run_profiles(common, widths, timeout, payload):
+    """The serial learner's single-process profile at every width (bench_scaling's input)."""
+    for w in widths:
+        t0 = time.perf_counter()
+        prof, err = run_plain("profile", {**common, "width": w}, timeout)
+        if prof:
+            payload["profiles"][str(w)] = prof
+        else:
+            payload["errors"].append(f"profile width {w}: {err}")
+        progress(f"profiled the serial learner at {w} features", None if prof else err, t0)
+
+
+def byte_section(args, common, payload):
+    """Part 1: one mpiexec per (K, width), then the byte table and the checks."""
+    cfg0 = payload["config"]
+    ks, widths = cfg0["ks"], cfg0["widths"]
+    if not args.no_profile:
+        run_profiles(common, widths, args.timeout, payload)
+    for k in ks:
+        for w in widths:
+            cfg = {
+                **common,
+                "K": k,
+                "width": w,
+                "learners": cfg0["learners"],
+                "seeds": cfg0["seeds"],
+                "feature_seeds": args.feature_seeds,
+                "repeats": 1,
+            }
+            t0 = time.perf_counter()
+            runs, err = run_mpi(k, "comm", cfg, args.timeout)
+            payload["runs"].extend(runs or [])
+            if err:
+                payload["errors"].append(f"K={k} width={w}: {err}")
+            print(
+                f"  K={k} features={w}: {len(runs or [])} runs in {time.perf_counter() - t0:.0f} s"
+                + ("" if err is None else f"  FAILED: {err}"),
+                flush=True,
+            )
+    cells = summarise(payload["runs"])
+    payload["cells"] = [c for c in cells.values()]
+    checks = compute_checks(cells, ks, widths)
+    payload["checks"] = checks
+    print()
+    print(
+        "bytes = this rank's send buffers per collective (comm_stats), per tree, median over trees; "
+        "'rank' = mean of the ranks' medians, 'sum' = over ranks; MB = 1e6 bytes; calls: ar allreduce, "
+        "rs reduce_scatter, ag allgather, bc bcast; fit and AUC: median over seeds"
+    )
+    print_byte_table(cells, ks, widths, cfg0["learners"])
+    print()
+    print_checks(checks)
+
+
+def new_payload(args, common, load_before, lists):
+    """The JSON's skeleton: the configuration (``lists``: ks, widths, learners, seeds)."""
+    return {
+        "config": {**common, **lists, "feature_seeds": args.feature_seeds},
+        "targets": {
+            k: ({str(w): t for w, t in v.items()} if isinstance(v, dict) else v)
+            for k, v in TARGETS.items()
+        },
+        **machine_info(load_before),
+        "runs": [],
+        "errors": [],
+        "profiles": {},
+    }
 
 
 def main(argv=None):
@@ -1384,30 +1346,9 @@ def main(argv=None):
             f"no mpiexec beside {sys.executable}: pip install 'dgbdt[mpi]' (mpi4py + mpich)"
         )
     seeds = list(range(args.seeds))
-    print(
-        f"bench_comm: binary, {args.rows:,} training rows (sharded over K ranks after a shuffle), "
-        f"{args.valid_rows:,} validation rows, {args.rounds} rounds, {args.leaves} leaves, lr {args.learning_rate}, "
-        f"{args.max_bin} bins, top_k {args.top_k}, min_data_in_leaf 20; features: 28 HIGGS-like + "
-        f"extra '{args.extra}' columns; seeds {seeds} (feature-parallel: first {args.feature_seeds}); "
-        f"1 Numba thread per rank"
-    )
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
-    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    if load_before is not None and load_before > 0.5:
-        print(f"warning: load average {load_before:.2f} before start: times are inflated and noisy")
-    print(flush=True)
+    load_before = print_header(args, seeds)
 
-    t0 = time.perf_counter()
-    rcs, tails, timed_out = run_group(
-        [[str(mpiexec_path()), "-n", "1", sys.executable, str(SCRIPT), "--worker", "warm"]],
-        args.timeout,
-    )
-    if timed_out or rcs[0] != 0:
-        raise SystemExit(f"warm-up (mpiexec -n 1) failed: {tails[0]}")
-    print(
-        f"  warmed every learner's kernels in one process: {time.perf_counter() - t0:.0f} s",
-        flush=True,
-    )
+    warm_or_exit(args.timeout)
 
     common = {
         "rows": args.rows,
@@ -1419,74 +1360,10 @@ def main(argv=None):
         "top_k": args.top_k,
         "extra": args.extra,
     }
-    payload = {
-        "config": {
-            **common,
-            "ks": ks,
-            "widths": widths,
-            "learners": learners,
-            "seeds": seeds,
-            "feature_seeds": args.feature_seeds,
-        },
-        "targets": {
-            k: ({str(w): t for w, t in v.items()} if isinstance(v, dict) else v)
-            for k, v in TARGETS.items()
-        },
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average_before": load_before,
-        "runs": [],
-        "errors": [],
-        "profiles": {},
-    }
+    lists = {"ks": ks, "widths": widths, "learners": learners, "seeds": seeds}
+    payload = new_payload(args, common, load_before, lists)
     if not args.no_bytes:
-        if not args.no_profile:
-            for w in widths:
-                t0 = time.perf_counter()
-                prof, err = run_plain("profile", {**common, "width": w}, args.timeout)
-                if prof:
-                    payload["profiles"][str(w)] = prof
-                else:
-                    payload["errors"].append(f"profile width {w}: {err}")
-                print(
-                    f"  profiled the serial learner at {w} features: {'ok' if prof else 'FAILED: ' + err} "
-                    f"in {time.perf_counter() - t0:.0f} s",
-                    flush=True,
-                )
-        for k in ks:
-            for w in widths:
-                cfg = {
-                    **common,
-                    "K": k,
-                    "width": w,
-                    "learners": learners,
-                    "seeds": seeds,
-                    "feature_seeds": args.feature_seeds,
-                    "repeats": 1,
-                }
-                t0 = time.perf_counter()
-                runs, err = run_mpi(k, "comm", cfg, args.timeout)
-                payload["runs"].extend(runs or [])
-                if err:
-                    payload["errors"].append(f"K={k} width={w}: {err}")
-                print(
-                    f"  K={k} features={w}: {len(runs or [])} runs in {time.perf_counter() - t0:.0f} s"
-                    + ("" if err is None else f"  FAILED: {err}"),
-                    flush=True,
-                )
-        cells = summarise(payload["runs"])
-        payload["cells"] = [c for c in cells.values()]
-        checks = compute_checks(cells, ks, widths)
-        payload["checks"] = checks
-        print()
-        print(
-            "bytes = this rank's send buffers per collective (comm_stats), per tree, median over trees; "
-            "'rank' = mean of the ranks' medians, 'sum' = over ranks; MB = 1e6 bytes; calls: ar allreduce, "
-            "rs reduce_scatter, ag allgather, bc bcast; fit and AUC: median over seeds"
-        )
-        print_byte_table(cells, ks, widths, learners)
-        print()
-        print_checks(checks)
+        byte_section(args, common, payload)
     if not args.no_speed:
         print()
         speed = speed_section(args, args.timeout)
@@ -1502,8 +1379,7 @@ def main(argv=None):
         for e in payload["errors"]:
             print(f"error: {e}")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(payload, indent=2))
-        print(f"\nwrote {args.json}")
+        write_json(args.json, payload)
     return 0
 
 

@@ -21,13 +21,11 @@ script run by hand, not a test.
 
 from __future__ import annotations
 
-import argparse
+from argparse import SUPPRESS
 import gc
-import importlib.util
 import json
 import os
 import pathlib
-import platform
 import resource
 import shutil
 import statistics
@@ -36,7 +34,24 @@ import sys
 import tempfile
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from common import (
+    arg_parser,
+    binary_metrics,
+    child_env,
+    fmt_runs,
+    load_datasets_module,
+    machine_info,
+    print_machine,
+    print_rows,
+    run_worker,
+    tail_text,
+    timed,
+    verdict,
+    write_json,
+    write_result,
+)
+
+SCRIPT = pathlib.Path(__file__).resolve()
 ALL_LIBS = ("dgbdt", "lightgbm", "xgboost", "sklearn")
 SEED = 0
 
@@ -60,25 +75,6 @@ TIMING_NOTE = (
 # ---------------------------------------------------------------------------
 # helpers used in the children
 # ---------------------------------------------------------------------------
-
-
-def load_datasets_module():
-    """The data generators, imported WITHOUT importing the dgbdt package.
-
-    Importing dgbdt would load Numba into every peer's process and inflate
-    its memory baseline, so the children load ``datasets/__init__.py`` of
-    this checkout as a standalone module; ``dgbdt.datasets`` is the fallback
-    when the script is run outside a checkout.
-    """
-    path = REPO / "datasets" / "__init__.py"
-    if path.is_file():
-        spec = importlib.util.spec_from_file_location("_bench_datasets", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    import dgbdt.datasets as module  # noqa: PLC0415
-
-    return module
 
 
 def rss_now_mb():
@@ -112,15 +108,6 @@ def reset_peak_rss():
         return True
     except OSError:
         return False
-
-
-def binary_metrics(y, p):
-    from sklearn.metrics import log_loss, roc_auc_score  # noqa: PLC0415
-
-    import numpy as np  # noqa: PLC0415
-
-    p = np.clip(np.asarray(p, dtype=np.float64), 1e-15, 1 - 1e-15)
-    return float(roc_auc_score(y, p)), float(log_loss(y, p))
 
 
 # ---------------------------------------------------------------------------
@@ -254,6 +241,25 @@ RUNNERS = {
 }
 
 
+def timed_runs(runner, cfg, X_train, y_train, X_test):
+    """``cfg["repeats"]`` timed fits, then as many predicts of the last model:
+    (fit seconds, predict seconds, the last probabilities)."""
+    fit_times = []
+    model = None
+    for _ in range(cfg["repeats"]):
+        model = None  # free the previous model before the next fit
+        gc.collect()
+        t0 = time.perf_counter()
+        model = runner.fit(X_train, y_train, cfg["rounds"])
+        fit_times.append(time.perf_counter() - t0)
+    predict_times = []
+    for _ in range(cfg["repeats"]):
+        t0 = time.perf_counter()
+        proba = runner.predict(model, X_test)
+        predict_times.append(time.perf_counter() - t0)
+    return fit_times, predict_times, proba
+
+
 def worker_main(lib, cfg, result_path):
     """One library, in its own process: generate, warm up, fit, predict, measure."""
     t0 = time.perf_counter()
@@ -280,19 +286,7 @@ def worker_main(lib, cfg, result_path):
 
     hwm_reset = reset_peak_rss()
     baseline = rss_now_mb()
-    fit_times = []
-    model = None
-    for _ in range(cfg["repeats"]):
-        model = None  # free the previous model before the next fit
-        gc.collect()
-        t0 = time.perf_counter()
-        model = runner.fit(X_train, y_train, cfg["rounds"])
-        fit_times.append(time.perf_counter() - t0)
-    predict_times = []
-    for _ in range(cfg["repeats"]):
-        t0 = time.perf_counter()
-        proba = runner.predict(model, X_test)
-        predict_times.append(time.perf_counter() - t0)
+    fit_times, predict_times, proba = timed_runs(runner, cfg, X_train, y_train, X_test)
     peak = peak_rss_mb()  # before the metrics import anything
     auc, logloss = binary_metrics(y_test, proba)
 
@@ -349,16 +343,15 @@ def jit_worker_main(cfg, result_path):
         times.append(time.perf_counter() - t0)
     cache = pathlib.Path(os.environ.get("NUMBA_CACHE_DIR", "."))
     files = [p for p in cache.rglob("*") if p.is_file()] if cache.is_dir() else []
-    pathlib.Path(result_path).write_text(
-        json.dumps(
-            {
-                "import_s": import_s,
-                "first_s": times[0],
-                "repeat_s": times[1],
-                "cache_files": len(files),
-                "cache_mb": sum(p.stat().st_size for p in files) / 2**20,
-            }
-        )
+    write_result(
+        result_path,
+        {
+            "import_s": import_s,
+            "first_s": times[0],
+            "repeat_s": times[1],
+            "cache_files": len(files),
+            "cache_mb": sum(p.stat().st_size for p in files) / 2**20,
+        },
     )
 
 
@@ -379,44 +372,16 @@ booster.predict(X)
 # ---------------------------------------------------------------------------
 
 
-def child_env(cfg, extra=None):
-    env = dict(os.environ)
-    threads = str(cfg["threads"])
-    for var in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env[var] = threads
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    env.update(extra or {})
-    return env
-
-
 def run_child(args, cfg, timeout, env_extra=None):
-    """Run this script in a child mode; returns (result dict or None, error text)."""
-    with tempfile.TemporaryDirectory(prefix="dgbdt-bench-") as tmp:
-        result_path = pathlib.Path(tmp) / "result.json"
-        cmd = [
-            sys.executable,
-            str(pathlib.Path(__file__).resolve()),
-            *args,
-            "--config",
-            json.dumps(cfg),
-            "--result",
-            str(result_path),
-        ]
-        try:
-            proc = subprocess.run(
-                cmd,
-                env=child_env(cfg, env_extra),
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                cwd=os.getcwd(),
-            )
-        except subprocess.TimeoutExpired:
-            return None, f"timed out after {timeout} s"
-        if proc.returncode != 0 or not result_path.is_file():
-            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-6:]
-            return None, f"exit code {proc.returncode}: " + " | ".join(tail)
-        return json.loads(result_path.read_text()), None
+    """This script in a child mode with ``cfg["threads"]`` threads; returns (result or None, error)."""
+    return run_worker(
+        SCRIPT,
+        args,
+        cfg,
+        timeout,
+        env=child_env(cfg["threads"], env_extra),
+        timeout_msg="timed out after {} s",
+    )
 
 
 def measure_jit(cfg, timeout):
@@ -444,14 +409,14 @@ def measure_jit(cfg, timeout):
             t0 = time.perf_counter()
             proc = subprocess.run(
                 [sys.executable, "-c", script],
-                env=child_env(cfg, env),
+                env=child_env(cfg["threads"], env),
                 capture_output=True,
                 text=True,
                 timeout=timeout,
             )
             elapsed = time.perf_counter() - t0
             if proc.returncode != 0:
-                out["startup_error"] = " | ".join(proc.stderr.strip().splitlines()[-6:])
+                out["startup_error"] = tail_text(proc.stderr)
                 break
             runs.append(elapsed)
         if runs:
@@ -460,10 +425,6 @@ def measure_jit(cfg, timeout):
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return out
-
-
-def fmt_runs(runs):
-    return "/".join(f"{t:.2f}" for t in runs)
 
 
 def print_table(cfg, results):
@@ -482,7 +443,7 @@ def print_table(cfg, results):
     rows = []
     for lib, r in results.items():
         if "error" in r:
-            rows.append([lib, "-", "error: " + r["error"][:90]] + [""] * (len(header) - 3))
+            rows.append([lib, "error: " + r["error"][:90]])  # a short row: a note
             continue
         rows.append(
             [
@@ -498,31 +459,7 @@ def print_table(cfg, results):
                 f"{r['peak_minus_baseline_mb']:.0f}",
             ]
         )
-    widths = [
-        max(
-            len(str(row[i])) for row in [header] + [r for r in rows if not r[2].startswith("error")]
-        )
-        for i in range(len(header))
-    ]
-    line = "  ".join(
-        h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))
-    )
-    print(line)
-    print("-" * len(line))
-    for row in rows:
-        if row[2].startswith("error"):
-            print(f"{row[0].ljust(widths[0])}  {row[2]}")
-            continue
-        print(
-            "  ".join(
-                str(c).ljust(w) if i < 2 else str(c).rjust(w)
-                for i, (c, w) in enumerate(zip(row, widths))
-            )
-        )
-
-
-def verdict(ok):
-    return "PASS" if ok else "FAIL"
+    print_rows(header, rows, left=2)
 
 
 def print_jit(jit):
@@ -597,9 +534,7 @@ def print_ratios(ratios):
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = arg_parser(__doc__)
     ap.add_argument("--rows", type=int, default=1_000_000, help="training rows (default 1,000,000)")
     ap.add_argument("--test-rows", type=int, default=200_000, help="test rows (default 200,000)")
     ap.add_argument("--features", type=int, default=28, help="features (default 28)")
@@ -628,16 +563,44 @@ def parse_args(argv=None):
     )
     ap.add_argument("--json", metavar="PATH", help="also write all results to PATH")
     # child modes (internal)
-    ap.add_argument("--worker", choices=ALL_LIBS, help=argparse.SUPPRESS)
-    ap.add_argument("--jit-worker", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--config", help=argparse.SUPPRESS)
-    ap.add_argument("--result", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=ALL_LIBS, help=SUPPRESS)
+    ap.add_argument("--jit-worker", action="store_true", help=SUPPRESS)
+    ap.add_argument("--config", help=SUPPRESS)
+    ap.add_argument("--result", help=SUPPRESS)
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.rounds = 100_000, 20
         if args.test_rows == 200_000:
             args.test_rows = 20_000
     return args
+
+
+def print_header(args):
+    """The configuration, the machine and the timing note; returns the load average at start."""
+    print(
+        f"bench_core: make_higgs_like seed {SEED}, {args.rows:,} train x {args.features} float32 + "
+        f"{args.test_rows:,} test rows; binary, {args.rounds} rounds, {args.leaves} leaves, "
+        f"lr {args.learning_rate}, max_bin {args.max_bin}, {args.threads} threads, min_data_in_leaf 20, "
+        f"min_sum_hessian 1e-3, no early stopping; median of {args.repeats} runs"
+    )
+    load_before = print_machine()
+    print(f"note: {TIMING_NOTE}")
+    print(flush=True)
+    return load_before
+
+
+def run_all(libs, cfg, args):
+    """Every library's child, then dgbdt's JIT children: (results by library, JIT or None)."""
+    results = {}
+    for lib in libs:
+        r, err = timed(lib, run_child, ["--worker", lib], cfg, args.timeout, failed="FAILED ({})")
+        results[lib] = r if r is not None else {"error": err}
+    jit = None
+    if "dgbdt" in libs and not args.no_jit:
+        t0 = time.perf_counter()
+        jit = measure_jit(cfg, args.timeout)
+        print(f"  ran dgbdt JIT/start-up checks in {time.perf_counter() - t0:.0f} s", flush=True)
+    return results, jit
 
 
 def main(argv=None):
@@ -664,34 +627,8 @@ def main(argv=None):
         "threads": args.threads,
         "repeats": args.repeats,
     }
-    print(
-        f"bench_core: make_higgs_like seed {SEED}, {args.rows:,} train x {args.features} float32 + "
-        f"{args.test_rows:,} test rows; binary, {args.rounds} rounds, {args.leaves} leaves, "
-        f"lr {args.learning_rate}, max_bin {args.max_bin}, {args.threads} threads, min_data_in_leaf 20, "
-        f"min_sum_hessian 1e-3, no early stopping; median of {args.repeats} runs"
-    )
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
-    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    if load_before is not None and load_before > 0.5:
-        print(
-            f"warning: load average {load_before:.2f} before start: other processes share the CPUs, "
-            "so times are inflated and noisy"
-        )
-    print(f"note: {TIMING_NOTE}")
-    print(flush=True)
-
-    results = {}
-    for lib in libs:
-        t0 = time.perf_counter()
-        r, err = run_child(["--worker", lib], cfg, args.timeout)
-        results[lib] = r if r is not None else {"error": err}
-        status = "ok" if r is not None else f"FAILED ({err})"
-        print(f"  ran {lib}: {status} in {time.perf_counter() - t0:.0f} s", flush=True)
-    jit = None
-    if "dgbdt" in libs and not args.no_jit:
-        t0 = time.perf_counter()
-        jit = measure_jit(cfg, args.timeout)
-        print(f"  ran dgbdt JIT/start-up checks in {time.perf_counter() - t0:.0f} s", flush=True)
+    load_before = print_header(args)
+    results, jit = run_all(libs, cfg, args)
     print()
     print_table(cfg, results)
     print()
@@ -706,15 +643,12 @@ def main(argv=None):
             "seed": SEED,
             "note": TIMING_NOTE,
             "targets": TARGETS,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load_average_before": load_before,
+            **machine_info(load_before),
             "results": results,
             "jit": jit,
             "ratios": ratios,
         }
-        pathlib.Path(args.json).write_text(json.dumps(payload, indent=2))
-        print(f"\nwrote {args.json}")
+        write_json(args.json, payload)
     return 0
 
 

@@ -49,24 +49,40 @@ a script run by hand, not a test.
 
 from __future__ import annotations
 
-import argparse
+import functools
 import json
 import os
 import pathlib
-import platform
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
+from argparse import SUPPRESS
 
+import bench_core
+import common
 import numpy as np
+from common import (
+    add_sized,
+    apply_defaults,
+    arg_parser,
+    binary_metrics,
+    child_env,
+    fmt_bytes,
+    fmt_runs,
+    load_datasets_module,
+    machine_info,
+    mpi_world,
+    mpiexec_path,
+    print_machine,
+    print_rows,
+    run_worker,
+    verdict,
+    warm_kernels,
+    write_json,
+    write_result,
+)
 
 SCRIPT = pathlib.Path(__file__).resolve()
-sys.path.insert(0, str(SCRIPT.parent))
-import bench_core  # noqa: E402
-from bench_comm import fmt_bytes, mpiexec_path, print_rows, run_group, verdict  # noqa: E402
-from bench_core import binary_metrics, child_env, fmt_runs, load_datasets_module  # noqa: E402
 
 QUANT = {"use_quantized_grad": True}
 
@@ -230,15 +246,8 @@ def comm_params(cfg):
 def comm_worker(cfg, result_path):
     """Under mpiexec -n K: each learner float and quantized on this rank's contiguous
     shard; rank 0 writes bytes per tree (per rank) and the test AUC."""
-    from dgbdt.comm import world_comm  # noqa: PLC0415
-
-    world_comm()  # installs the abort-all exception hook
-    from mpi4py import MPI  # noqa: PLC0415
-
-    world = MPI.COMM_WORLD
+    _, world = mpi_world(cfg["K"])
     K, rank = world.Get_size(), world.Get_rank()
-    if K != cfg["K"]:
-        raise RuntimeError(f"expected {cfg['K']} ranks, got {K}: the wrong mpiexec?")
     import dgbdt  # noqa: PLC0415
 
     X, y, Xt, yt = comm_problem(cfg)
@@ -269,7 +278,7 @@ def comm_worker(cfg, result_path):
                         "bytes_per_tree_rank": [float(np.median(r)) for r in per_tree],
                     }
                 )
-                pathlib.Path(result_path).write_text(json.dumps(runs))
+                write_result(result_path, runs)
     world.Barrier()
 
 
@@ -280,18 +289,14 @@ def warm_worker(cfg, result_path):
     from dgbdt.comm import world_comm  # noqa: PLC0415
 
     world_comm()
-    import dgbdt  # noqa: PLC0415
-
     X, y, Xt, _ = comm_problem({"rows": 20_000, "test_rows": 100})
-    for learner in COMM_LEARNERS.values():
-        for quantized in (False, True):
-            params = {
-                **comm_params({**cfg, "leaves": 31}),
-                **learner,
-                **(QUANT if quantized else {}),
-            }
-            dgbdt.train(params, dgbdt.Dataset(X, y), 2).predict(Xt)
-    pathlib.Path(result_path).write_text("{}")
+    param_sets = [
+        {**comm_params({**cfg, "leaves": 31}), **learner, **(QUANT if quantized else {})}
+        for learner in COMM_LEARNERS.values()
+        for quantized in (False, True)
+    ]
+    warm_kernels(param_sets, X, y, Xt)
+    write_result(result_path, {})
 
 
 WORKERS = {"speed": speed_worker, "binary": binary_worker, "comm": comm_worker, "warm": warm_worker}
@@ -306,54 +311,12 @@ def run_child(mode, cfg, timeout, threads=None, mpi_ranks=None):
     """This script in a child mode, plain (``threads`` threads, bench_core's
     environment) or under ``mpiexec -n mpi_ranks`` (bench_comm's rank environment,
     one thread per rank, own process group).  Returns (result or None, error)."""
-    with tempfile.TemporaryDirectory(prefix="dgbdt-bench-quant-") as tmp:
-        result = pathlib.Path(tmp) / "result.json"
-        cmd = [
-            sys.executable,
-            str(SCRIPT),
-            "--worker",
-            mode,
-            "--config",
-            json.dumps(cfg),
-            "--result",
-            str(result),
-        ]
-        if mpi_ranks:
-            rcs, tails, timed_out = run_group(
-                [[str(mpiexec_path()), "-n", str(mpi_ranks), *cmd]], timeout
-            )
-            rc, tail = rcs[0], tails[0]
-        else:
-            try:
-                proc = subprocess.run(
-                    cmd,
-                    env=child_env({"threads": threads}),
-                    capture_output=True,
-                    text=True,
-                    timeout=timeout,
-                )
-            except subprocess.TimeoutExpired:
-                return None, f"timed out after {timeout:.0f} s"
-            rc, timed_out = proc.returncode, False
-            tail = " | ".join((proc.stderr or proc.stdout or "").strip().splitlines()[-6:])
-        data = json.loads(result.read_text()) if result.is_file() else None
-        if timed_out:
-            return data, f"timed out after {timeout:.0f} s"
-        if rc != 0 or data is None:
-            return data, f"exit code {rc}: {tail}"
-        return data, None
+    env = None if mpi_ranks else child_env(threads)
+    return run_worker(SCRIPT, ["--worker", mode], cfg, timeout, env=env, ranks=mpi_ranks)
 
 
-def timed(label, fn, *args, **kwargs):
-    """Run fn, print one progress line; returns fn's (result, error)."""
-    t0 = time.perf_counter()
-    res, err = fn(*args, **kwargs)
-    print(
-        f"  ran {label}: {'ok' if err is None else 'FAILED: ' + err} in {time.perf_counter() - t0:.0f} s"
-        f"  (load {os.getloadavg()[0]:.2f})",
-        flush=True,
-    )
-    return res, err
+# Every progress line shows the load: on a shared machine it explains a slow step.
+timed = functools.partial(common.timed, load=True)
 
 
 def run_speed(args):
@@ -716,52 +679,28 @@ def print_checks(checks):
 # ---------------------------------------------------------------------------
 
 
+def add_comm_args(ap):
+    """The options of the distributed section."""
+    f = FULL
+    add_sized(ap, "--comm-rows", "distributed train rows over all ranks", f)
+    add_sized(ap, "--comm-test-rows", "distributed test rows", f)
+    add_sized(ap, "--comm-rounds", "distributed rounds", f)
+    ap.add_argument("--ks", default="2,4", help="rank counts (default 2,4)")
+    ap.add_argument("--top-k", type=int, default=20, help="voting top_k (default 20)")
+
+
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = arg_parser(__doc__)
     f, q = FULL, QUICK
-    ap.add_argument(
-        "--rows",
-        type=int,
-        help=f"speed / accuracy A train rows (default {f['rows']:,}; --quick {q['rows']:,})",
-    )
-    ap.add_argument(
-        "--test-rows",
-        type=int,
-        help=f"test rows (default {f['test_rows']:,}; --quick {q['test_rows']:,})",
-    )
-    ap.add_argument(
-        "--rounds",
-        type=int,
-        help=f"speed / accuracy A rounds (default {f['rounds']}; --quick {q['rounds']})",
-    )
+    add_sized(ap, "--rows", "speed / accuracy A train rows", f, q)
+    add_sized(ap, "--test-rows", "test rows", f, q)
+    add_sized(ap, "--rounds", "speed / accuracy A rounds", f, q)
     ap.add_argument(
         "--threads", type=int, default=2, help="threads of the single-process runs (default 2)"
     )
-    ap.add_argument(
-        "--repeats",
-        type=int,
-        help=f"timed fits per config, median reported (default {f['repeats']}; --quick 1)",
-    )
-    ap.add_argument(
-        "--seeds", type=int, help=f"accuracy B seeds 0..N-1 (default {f['seeds']}; --quick 1)"
-    )
-    ap.add_argument(
-        "--comm-rows",
-        type=int,
-        help=f"distributed train rows over all ranks (default {f['comm_rows']:,})",
-    )
-    ap.add_argument(
-        "--comm-test-rows",
-        type=int,
-        help=f"distributed test rows (default {f['comm_test_rows']:,})",
-    )
-    ap.add_argument(
-        "--comm-rounds", type=int, help=f"distributed rounds (default {f['comm_rounds']})"
-    )
-    ap.add_argument("--ks", default="2,4", help="rank counts (default 2,4)")
-    ap.add_argument("--top-k", type=int, default=20, help="voting top_k (default 20)")
+    add_sized(ap, "--repeats", "timed fits per config, median reported", f, q)
+    add_sized(ap, "--seeds", "accuracy B seeds 0..N-1", f, q)
+    add_comm_args(ap)
     ap.add_argument("--no-speed", action="store_true", help="skip speed / accuracy A")
     ap.add_argument("--no-binary", action="store_true", help="skip accuracy B")
     ap.add_argument("--no-comm", action="store_true", help="skip the distributed byte counts")
@@ -774,13 +713,11 @@ def parse_args(argv=None):
         "--timeout", type=float, default=1800.0, help="seconds allowed per child / mpiexec"
     )
     ap.add_argument("--json", metavar="PATH", help="also write all results to PATH")
-    ap.add_argument("--worker", choices=tuple(WORKERS), help=argparse.SUPPRESS)
-    ap.add_argument("--config", help=argparse.SUPPRESS)
-    ap.add_argument("--result", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=tuple(WORKERS), help=SUPPRESS)
+    ap.add_argument("--config", help=SUPPRESS)
+    ap.add_argument("--result", help=SUPPRESS)
     args = ap.parse_args(argv)
-    for key, value in (QUICK if args.quick else FULL).items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    apply_defaults(args, FULL, QUICK)
     args.ks = [int(s) for s in args.ks.split(",") if s.strip()]
     return args
 
@@ -794,20 +731,12 @@ def main(argv=None):
         "bench_quantized: use_quantized_grad=true (num_grad_quant_bins 4, stochastic rounding, no leaf renewal: "
         "the defaults of dgbdt and LightGBM) against float training"
     )
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
-    load_before = os.getloadavg()[0]
-    if load_before > 0.5:
-        print(
-            f"warning: load average {load_before:.2f} before start: other processes share the CPUs, "
-            "so times are inflated and noisy"
-        )
+    load_before = print_machine()
     print(flush=True)
 
     payload = {
         "targets": TARGETS,
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average_before": load_before,
+        **machine_info(load_before),
     }
     checks = []
     sections = []
@@ -832,8 +761,7 @@ def main(argv=None):
     print(f"\nload average {load_before:.2f} before, {payload['load_average_after']:.2f} after")
     payload["checks"] = checks
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(payload, indent=2))
-        print(f"\nwrote {args.json}")
+        write_json(args.json, payload)
     return 0
 
 

@@ -31,21 +31,23 @@ script run by hand, not a test.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import pathlib
-import platform
 import statistics
 import sys
 import tempfile
 import time
 
 import numpy as np
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-from bench_core import load_datasets_module  # noqa: E402  (the generators, without numba)
+from common import (
+    arg_parser,
+    fmt_runs,
+    load_datasets_module,
+    machine_info,
+    print_machine,
+    verdict,
+    write_json,
+)
 
 SEED = 0
 TARGETS = {"csv": 1.5, "libsvm": 1.5}  # read_data / peer <=
@@ -195,9 +197,66 @@ def read_csv_in_parts(path, n_parts):
     return out, per_part
 
 
+def assert_same(name, got, ref):
+    """dgbdt's read of the file must equal the peer's, value for value."""
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    if name == "csv":
+        ref = ref.to_numpy()
+        np.testing.assert_array_equal(got.label, ref[:, 0])
+        np.testing.assert_array_equal(got.X, ref[:, 1:])
+    else:
+        Xr, yr = ref
+        np.testing.assert_array_equal(got.label, yr)
+        assert got.X.shape == Xr.shape and sp.isspmatrix_csr(got.X)
+        assert got.X.nnz == Xr.nnz
+        np.testing.assert_array_equal(got.X.indptr, Xr.indptr)
+        np.testing.assert_array_equal(got.X.indices, Xr.indices)
+        np.testing.assert_array_equal(got.X.data, Xr.data)
+
+
+def time_case(ours, peer, repeats):
+    """``repeats`` reads of each, interleaved so that a change in the machine's
+    load hits both alike: medians and every run."""
+    ours_runs, peer_runs = [], []
+    for _ in range(repeats):
+        ours_runs.append(timed(ours, 1))
+        peer_runs.append(timed(peer, 1))
+    t_ours = statistics.median(r[0] for r in ours_runs)
+    t_peer = statistics.median(r[0] for r in peer_runs)
+    cpu_ours = statistics.median(r[2] for r in ours_runs)
+    cpu_peer = statistics.median(r[2] for r in peer_runs)
+    return {
+        "dgbdt_s": t_ours,
+        "dgbdt_runs": [r[0] for r in ours_runs],
+        "dgbdt_cpu_s": cpu_ours,
+        "peer": None,  # the caller names the peer; the key keeps its place in the JSON
+        "peer_s": t_peer,
+        "peer_runs": [r[0] for r in peer_runs],
+        "peer_cpu_s": cpu_peer,
+        "ratio": t_ours / t_peer,
+        "cpu_ratio": cpu_ours / cpu_peer,
+    }
+
+
+def time_parts(csv_path, n_parts, repeats):
+    """The CSV read as ``n_parts`` parts one after the other, ``repeats`` times."""
+    totals, per_part = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _, pp = read_csv_in_parts(csv_path, n_parts)
+        totals.append(time.perf_counter() - t0)
+        per_part.append(pp)
+    return {
+        "n_parts": n_parts,
+        "total_s": statistics.median(totals),
+        "runs": totals,
+        "per_part_s": [statistics.median(p[i] for p in per_part) for i in range(n_parts)],
+    }
+
+
 def run(args):
     import pandas as pd  # noqa: PLC0415
-    import scipy.sparse as sp  # noqa: PLC0415
     from sklearn.datasets import load_svmlight_file  # noqa: PLC0415
 
     from dgbdt.readers import read_data  # noqa: PLC0415
@@ -229,62 +288,18 @@ def run(args):
             if name not in args.formats:
                 continue
             # one untimed read each: imports, page cache; and the results must agree
-            got, ref = ours(), peer()
-            if name == "csv":
-                ref = ref.to_numpy()
-                np.testing.assert_array_equal(got.label, ref[:, 0])
-                np.testing.assert_array_equal(got.X, ref[:, 1:])
-            else:
-                Xr, yr = ref
-                np.testing.assert_array_equal(got.label, yr)
-                assert got.X.shape == Xr.shape and sp.isspmatrix_csr(got.X)
-                assert got.X.nnz == Xr.nnz
-                np.testing.assert_array_equal(got.X.indptr, Xr.indptr)
-                np.testing.assert_array_equal(got.X.indices, Xr.indices)
-                np.testing.assert_array_equal(got.X.data, Xr.data)
-            del got, ref
+            assert_same(name, ours(), peer())
             # interleaved, so that a change in the machine's load hits both alike
-            ours_runs, peer_runs = [], []
-            for _ in range(args.repeats):
-                ours_runs.append(timed(ours, 1))
-                peer_runs.append(timed(peer, 1))
-            t_ours = statistics.median(r[0] for r in ours_runs)
-            t_peer = statistics.median(r[0] for r in peer_runs)
-            cpu_ours = statistics.median(r[2] for r in ours_runs)
-            cpu_peer = statistics.median(r[2] for r in peer_runs)
-            results[name] = {
-                "dgbdt_s": t_ours,
-                "dgbdt_runs": [r[0] for r in ours_runs],
-                "dgbdt_cpu_s": cpu_ours,
-                "peer": peer_name,
-                "peer_s": t_peer,
-                "peer_runs": [r[0] for r in peer_runs],
-                "peer_cpu_s": cpu_peer,
-                "ratio": t_ours / t_peer,
-                "cpu_ratio": cpu_ours / cpu_peer,
-                "target": TARGETS[name],
-                "mb": sizes[name] / 1e6,
-            }
+            results[name] = time_case(ours, peer, args.repeats)
+            results[name].update(peer=peer_name, target=TARGETS[name], mb=sizes[name] / 1e6)
             print(f"  timed {name}", flush=True)
 
         if "csv" in args.formats and args.parts > 1:
-            totals, per_part = [], []
-            for _ in range(args.repeats):
-                t0 = time.perf_counter()
-                _, pp = read_csv_in_parts(csv_path, args.parts)
-                totals.append(time.perf_counter() - t0)
-                per_part.append(pp)
-            med = statistics.median(totals)
-            results["parts"] = {
-                "n_parts": args.parts,
-                "total_s": med,
-                "runs": totals,
-                "per_part_s": [
-                    statistics.median(p[i] for p in per_part) for i in range(args.parts)
-                ],
-            }
+            results["parts"] = time_parts(csv_path, args.parts, args.repeats)
             if "csv" in results:
-                results["parts"]["vs_whole"] = med / results["csv"]["dgbdt_s"]
+                results["parts"]["vs_whole"] = (
+                    results["parts"]["total_s"] / results["csv"]["dgbdt_s"]
+                )
             print("  timed parts", flush=True)
     return results
 
@@ -298,12 +313,8 @@ def print_table(results):
         r = results.get(name)
         if r is None:
             continue
-        ok = "PASS" if r["ratio"] <= r["target"] else "FAIL"
-        runs = (
-            " ".join(f"{t:.2f}" for t in r["dgbdt_runs"])
-            + " | "
-            + " ".join(f"{t:.2f}" for t in r["peer_runs"])
-        )
+        ok = verdict(r["ratio"] <= r["target"])
+        runs = fmt_runs(r["dgbdt_runs"], " ") + " | " + fmt_runs(r["peer_runs"], " ")
         cpu = f"{r['dgbdt_cpu_s']:.2f}/{r['peer_cpu_s']:.2f}"
         print(
             f"{name:7} {r['mb']:5.0f} {r['dgbdt_s']:11.2f} {r['peer']:>19} {r['peer_s']:7.2f} "
@@ -325,9 +336,7 @@ def print_table(results):
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = arg_parser(__doc__)
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows (default 1,000,000)")
     ap.add_argument("--quick", action="store_true", help="100,000 rows")
     ap.add_argument(
@@ -354,13 +363,7 @@ def main(argv=None):
         f"bench_readers: make_higgs_like seed {SEED}, {args.rows:,} rows x (label + 28), "
         f"6 significant digits, {MISSING_FRACTION:.1%} missing; median of {args.repeats} reads"
     )
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
-    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    if load_before is not None and load_before > 0.5:
-        print(
-            f"warning: load average {load_before:.2f} before start: other processes share the "
-            "CPUs, so times are inflated and noisy"
-        )
+    load_before = print_machine()
     print(flush=True)
     results = run(args)
     print()
@@ -371,13 +374,10 @@ def main(argv=None):
             "seed": SEED,
             "repeats": args.repeats,
             "targets": TARGETS,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load_average_before": load_before,
+            **machine_info(load_before),
             "results": results,
         }
-        pathlib.Path(args.json).write_text(json.dumps(payload, indent=2))
-        print(f"\nwrote {args.json}")
+        write_json(args.json, payload)
     return 0
 
 

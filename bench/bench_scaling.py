@@ -103,7 +103,6 @@ This is a script run by hand, not a test.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import pathlib
@@ -111,7 +110,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_comm import KINDS, print_rows  # noqa: E402  (this folder is on sys.path)
+from common import KINDS, arg_parser, print_rows  # this folder is first on sys.path
 
 SCRIPT_DIR = pathlib.Path(__file__).resolve().parent
 LEARNERS = ("data", "voting-votes", "voting-wg", "feature")
@@ -407,10 +406,8 @@ def plot(projection, ks, path):
     return True
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def parse_args(argv=None):
+    ap = arg_parser(__doc__)
     ap.add_argument(
         "--from-json",
         metavar="PATH",
@@ -461,25 +458,12 @@ def main(argv=None):
     ap.add_argument(
         "--timeout", type=float, default=1800.0, help="seconds allowed for the measurement"
     )
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
-    if args.from_json:
-        payload = json.loads(pathlib.Path(args.from_json).read_text())
-        source = args.from_json
-    else:
-        payload = measure(args.timeout)
-        source = "bench_comm.py " + " ".join(MEASURE_ARGS)
-    cfg = payload.get("config", {})
-    top_k = args.top_k or cfg.get("top_k", 20)
-    rows_measured = cfg.get("rows")
-    n = args.rows
-    ks = [int(s) for s in args.ks.split(",") if s.strip()]
-    nets = parse_networks(args.networks)
-    inputs = load_inputs(payload)
-    algorithm, switch = args.algorithm, args.switch_bytes
-    if algorithm == "recursive":
-        algorithm, switch = "auto", float("inf")
 
+def print_header(args, source, cfg, top_k, nets, switch):
+    """What the projection is made from, the networks and the collective algorithms."""
+    rows_measured, n = cfg.get("rows"), args.rows
     print(
         f"bench_scaling: projection from {source}; measured on {rows_measured:,} rows, "
         f"{cfg.get('leaves')} leaves; projected problem {n:,.0f} rows, same leaves; voting top_k {top_k}"
@@ -502,9 +486,10 @@ def main(argv=None):
     )
     print("times: seconds per tree; comm % = share of the time in collectives")
 
-    # Compute models, calibrated with each learner's overhead at the smallest measured K;
-    # the check compares them with bench_comm's measured per-rank compute (one thread).
-    models = {w: ComputeModel(inputs[w]["profile"], w, top_k, args.compute_speedup) for w in inputs}
+
+def check_models(inputs, models, rows_measured):
+    """Calibrate each model's learner overheads at the smallest measured K and print
+    the model next to bench_comm's measured per-rank compute (one thread)."""
     print()
     print(
         "compute model check (per rank, per tree, one thread, at the measured K and rows; measured = CPU time "
@@ -548,41 +533,48 @@ def main(argv=None):
         left=3,
     )
 
-    projection = {}
-    for w, inp in inputs.items():
-        model = models[w]
-        projection[w] = {}
-        for net in nets:
-            block = {"rows": n, "serial_s": model.serial(n), "learners": {}}
-            for name, cell in inp["learners"].items():
-                series = []
-                for k in ks:
-                    comp = model.per_rank(name, n, k)
-                    comm = comm_per_tree(cell, k, net, algorithm, switch)
-                    series.append(
-                        {"K": k, "compute_s": comp, "comm_s": comm, "total_s": comp + comm}
-                    )
-                block["learners"][name] = series
-            projection[w][net["name"]] = block
-        for net in nets:
-            block = projection[w][net["name"]]
-            print()
-            print(
-                f"{w} features, {net['name']}: seconds per tree (comm %); one process: {fmt_s(block['serial_s'])}; "
-                f"bytes per call per rank measured at K={min(inp['ks_measured'])}"
-            )
-            header = ["learner"] + [f"K={k}" for k in ks]
-            rows = []
-            for name, series in block["learners"].items():
-                rows.append(
-                    [name]
-                    + [
-                        f"{fmt_s(s['total_s'])} ({100 * s['comm_s'] / s['total_s']:.0f}%)"
-                        for s in series
-                    ]
-                )
-            print_rows(header, rows)
 
+def project_width(model, inp, nets, ks, n, switching):
+    """Per network: one process's seconds per tree and every learner's series over ``ks``.
+
+    ``switching`` is (algorithm, switch bytes) for comm_per_tree."""
+    algorithm, switch = switching
+    out = {}
+    for net in nets:
+        block = {"rows": n, "serial_s": model.serial(n), "learners": {}}
+        for name, cell in inp["learners"].items():
+            series = []
+            for k in ks:
+                comp = model.per_rank(name, n, k)
+                comm = comm_per_tree(cell, k, net, algorithm, switch)
+                series.append({"K": k, "compute_s": comp, "comm_s": comm, "total_s": comp + comm})
+            block["learners"][name] = series
+        out[net["name"]] = block
+    return out
+
+
+def print_projection(w, inp, blocks, ks):
+    """The tables of one width: seconds per tree (comm %) per network."""
+    for net_name, block in blocks.items():
+        print()
+        print(
+            f"{w} features, {net_name}: seconds per tree (comm %); one process: {fmt_s(block['serial_s'])}; "
+            f"bytes per call per rank measured at K={min(inp['ks_measured'])}"
+        )
+        header = ["learner"] + [f"K={k}" for k in ks]
+        rows = []
+        for name, series in block["learners"].items():
+            rows.append(
+                [name]
+                + [
+                    f"{fmt_s(s['total_s'])} ({100 * s['comm_s'] / s['total_s']:.0f}%)"
+                    for s in series
+                ]
+            )
+        print_rows(header, rows)
+
+
+def print_call_inputs(inputs):
     print()
     print("per-call inputs (bytes of one rank's send buffer per call, calls per tree):")
     rows = []
@@ -595,6 +587,34 @@ def main(argv=None):
             )
             rows.append([w, name, cell["K"], desc])
     print_rows(["features", "learner", "K", "per tree"], rows, left=4)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.from_json:
+        payload = json.loads(pathlib.Path(args.from_json).read_text())
+        source = args.from_json
+    else:
+        payload = measure(args.timeout)
+        source = "bench_comm.py " + " ".join(MEASURE_ARGS)
+    cfg = payload.get("config", {})
+    top_k = args.top_k or cfg.get("top_k", 20)
+    n = args.rows
+    ks = [int(s) for s in args.ks.split(",") if s.strip()]
+    nets = parse_networks(args.networks)
+    inputs = load_inputs(payload)
+    algorithm, switch = args.algorithm, args.switch_bytes
+    if algorithm == "recursive":
+        algorithm, switch = "auto", float("inf")
+    print_header(args, source, cfg, top_k, nets, switch)
+
+    models = {w: ComputeModel(inputs[w]["profile"], w, top_k, args.compute_speedup) for w in inputs}
+    check_models(inputs, models, cfg.get("rows"))
+    projection = {}
+    for w, inp in inputs.items():
+        projection[w] = project_width(models[w], inp, nets, ks, n, (algorithm, switch))
+        print_projection(w, inp, projection[w], ks)
+    print_call_inputs(inputs)
 
     if args.plot:
         if plot(projection, ks, args.plot):
