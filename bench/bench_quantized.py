@@ -11,7 +11,7 @@ One run checks the issue's four targets side by side, each with PASS/FAIL:
        test AUC(quantized) - test AUC(float) >= -0.002
 
 2. Accuracy B, LightGBM's example ``binary.train`` (+ ``.weight``) ->
-   ``binary.test`` read with ``dgbdt.readers.read_data``, the settings of
+   ``binary.test`` read with ``dgbdt.io.read_data``, the settings of
    tests/test_accuracy.py (100 rounds, lr 0.1, 63 leaves, min_data_in_leaf 50,
    min_sum_hessian 5, 255 bins) plus bagging 0.8 every round so that the seed
    (``seed`` 0..4) matters for float training as well:
@@ -176,7 +176,7 @@ def binary_worker(cfg, result_path):
     """Accuracy B for one library: every seed, every mode.  A run that raises is
     recorded with its error (LightGBM 4.7's quantized training fails a check on
     one of seeds 0..29 here)."""
-    from dgbdt.readers import read_data  # noqa: PLC0415
+    from dgbdt.io import read_data  # noqa: PLC0415
 
     train = read_data(cfg["train_path"])
     test = read_data(cfg["test_path"])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Text reader benchmark: ``dgbdt.readers.read_data`` next to pandas and scikit-learn.
+"""Text reader benchmark: ``dgbdt.io.read_data`` next to pandas and scikit-learn.
 
 Writes (in a temporary folder, from a fixed seed) ``make_higgs_like`` data,
 1,000,000 rows x (label + 28 features), as
@@ -13,8 +13,8 @@ Writes (in a temporary folder, from a fixed seed) ``make_higgs_like`` data,
 then times, in the same process and run, the median of ``--repeats`` (3) reads,
 dgbdt's and the peer's interleaved (wall time, and process CPU time of all threads):
 
-    csv     dgbdt.readers.read_data(csv)   vs  pandas.read_csv(csv, header=None, dtype=float64)
-    libsvm  dgbdt.readers.read_data(svm)   vs  sklearn.datasets.load_svmlight_file(svm)
+    csv     dgbdt.io.read_data(csv)   vs  pandas.read_csv(csv, header=None, dtype=float64)
+    libsvm  dgbdt.io.read_data(svm)   vs  sklearn.datasets.load_svmlight_file(svm)
     parts   read_part + parse_text of the CSV as 2 parts, one after the other (cost per part)
 
 Targets (the command-line issue): read_data within 1.5x of pandas.read_csv
@@ -184,7 +184,7 @@ def timed(fn, repeats):
 
 
 def read_csv_in_parts(path, n_parts):
-    from dgbdt.readers import count_lines, parse_text, read_part, sniff_format  # noqa: PLC0415
+    from dgbdt.io import count_lines, parse_text, read_part, sniff_format  # noqa: PLC0415
 
     fmt, sep = sniff_format(path)
     out, per_part, first_line = [], [], 1
@@ -259,7 +259,7 @@ def run(args):
     import pandas as pd  # noqa: PLC0415
     from sklearn.datasets import load_svmlight_file  # noqa: PLC0415
 
-    from dgbdt.readers import read_data  # noqa: PLC0415
+    from dgbdt.io import read_data  # noqa: PLC0415
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench_readers_") as tmp:

@@ -330,7 +330,7 @@ def _without_label_if_narrow(io, with_columns, n_model):
     """LightGBM's predict reads a delimited file whose lines hold exactly the
     model's features as having no label (parser.cpp GetLabelIdxForCSV): so
     here, unless label_column is given or other columns have roles."""
-    from .readers import first_row_width
+    from .io import first_row_width
 
     if (
         "label_column" in io.get("_given", ())
@@ -376,14 +376,14 @@ def _check_output(path, comm):
     if comm is None:
         check_writable_target(path)
     else:
-        from .distributed_io import run_agreed
+        from .io import run_agreed
 
         run_agreed(comm, lambda: check_writable_target(path) if comm.rank == 0 else None)
 
 
 def _read_for_training(path, io, comm, tree_learner, rank_files):
     """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
-    from .readers import read_data
+    from .io import read_data
 
     options = _read_options(io)
     if comm is None:
@@ -394,15 +394,14 @@ def _read_for_training(path, io, comm, tree_learner, rank_files):
 
 
 def _read_share(path, options, comm, tree_learner, rank_files):
-    from . import distributed_io
-    from .readers import read_data
+    from .io import read_column_block, read_data, read_row_part, run_agreed
 
     if tree_learner == "feature":
-        return distributed_io.read_column_block(path, comm, options)
+        return read_column_block(path, comm, options)
     if rank_files:
         own = path.replace("{rank}", str(comm.rank))
-        return distributed_io.run_agreed(comm, lambda: read_data(own, **options)), None
-    return distributed_io.read_row_part(path, comm, options), None
+        return run_agreed(comm, lambda: read_data(own, **options)), None
+    return read_row_part(path, comm, options), None
 
 
 def run_train(io, params):
@@ -537,9 +536,9 @@ def _naming_recorded_keys(io, with_columns, model_path):
 
 
 def run_predict(io, params):
-    from . import Booster, distributed_io
+    from . import Booster
+    from .io import read_data, read_row_part, run_agreed, write_parts_in_order
     from .model_io import write_atomic
-    from .readers import read_data
     from .params import resolve_params
 
     if "data" not in io or "input_model" not in io:
@@ -550,7 +549,7 @@ def run_predict(io, params):
     if comm is None:
         booster = Booster(model_file=io["input_model"])
     else:
-        booster = distributed_io.run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
+        booster = run_agreed(comm, lambda: Booster(model_file=io["input_model"]))
     # The file's columns as in training unless said otherwise (LightGBM keeps
     # the label index in the model); side files (.weight, .init) are not used.
     with_columns = _without_label_if_narrow(
@@ -566,7 +565,7 @@ def run_predict(io, params):
             X = read_data(io["data"], **options).X
         else:
             with comm.slow_phase(f"reading {io['data']}"):
-                X = distributed_io.read_row_part(io["data"], comm, options).X
+                X = read_row_part(io["data"], comm, options).X
     leaf_index = _flag(io, "predict_leaf_index")
     n_iter = _int(io, "num_iteration_predict")
 
@@ -586,8 +585,8 @@ def run_predict(io, params):
         write_atomic(io["output_result"], text.decode())
         n_rows = X.shape[0]
     else:
-        text = distributed_io.run_agreed(comm, predict)
-        distributed_io.write_parts_in_order(io["output_result"], text, comm)
+        text = run_agreed(comm, predict)
+        write_parts_in_order(io["output_result"], text, comm)
         n_rows = int(comm.allreduce(np.array([X.shape[0]], np.int64))[0])
     if (comm is None or comm.rank == 0) and cfg["verbosity"] >= 1:
         print(f"dgbdt: {n_rows} predictions written to {io['output_result']}", flush=True)
@@ -673,7 +672,7 @@ def _the_task(command, io):
 
 def _run_task(command, args, printer):
     from .model_io import ModelFormatError
-    from .readers import DataFormatError
+    from .io import DataFormatError
 
     distributed = launched_size() > 1  # train and predict both run on every rank
     try:

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from .binning import BinMapper, bin_column, feature_bounds, sample_rows
 from .native.common import bin_dtype_for
 from .params import resolve_params
-from .readers import MAX_SPARSE_COLUMNS
+from .io import MAX_SPARSE_COLUMNS
 
 
 # Row-wise histograms keep a private (total_bins, 2) float64 histogram per chunk
@@ -114,7 +114,7 @@ def _check_sparse_shape(shape):
         return
     why = (
         f"more than the {MAX_SPARSE_COLUMNS} columns dgbdt takes from sparse input "
-        "(dgbdt.readers.MAX_SPARSE_COLUMNS); keep only the columns that hold values"
+        "(dgbdt.io.MAX_SPARSE_COLUMNS); keep only the columns that hold values"
         if n_features > MAX_SPARSE_COLUMNS
         else f"more than this machine's {_human_bytes(memory)} of memory"
     )

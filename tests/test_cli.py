@@ -9,7 +9,7 @@ import dgbdt
 from dgbdt.__main__ import main
 from dgbdt.params import PARAMS
 from dgbdt.cli import run
-from dgbdt.readers import read_data
+from dgbdt.io import read_data
 
 BINARY_CONF = """# written like LightGBM's examples/binary_classification/train.conf
 task = train

@@ -12,7 +12,7 @@ import pytest
 
 import dgbdt
 from dgbdt.cli import run
-from dgbdt.readers import read_data
+from dgbdt.io import read_data
 from mpi_launch import run_mpi
 from test_distributed import assert_same_trees
 

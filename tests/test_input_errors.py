@@ -13,9 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 import dgbdt
-from dgbdt import readers
+from dgbdt.io import delimited, filebytes, libsvm
 from dgbdt.cli import run
-from dgbdt.readers import MAX_SPARSE_COLUMNS, DataFormatError, parse_text, read_data
+from dgbdt.io import MAX_SPARSE_COLUMNS, DataFormatError, parse_text, read_data
 
 
 def write(tmp_path, name, text):
@@ -121,7 +121,7 @@ def test_libsvm_repeated_index_fast_and_exact_parsers_agree(tmp_path):
     with pytest.raises(DataFormatError) as fast:
         parse_text("f.svm", text, fmt="libsvm", sep=None)
     with pytest.raises(DataFormatError) as exact:
-        readers._parse_libsvm_python("f.svm", text, True, None)
+        libsvm._parse_libsvm_python("f.svm", text, True, None)
     assert str(fast.value) == str(exact.value)
 
 
@@ -132,12 +132,12 @@ def test_libsvm_repeated_index_in_a_part_names_the_file_line(tmp_path, n_parts):
     p = write(tmp_path, "parts.svm", "\n".join(lines) + "\n")
     first_line, errors = 1, []
     for part in range(n_parts):  # what each rank of read_row_part parses
-        data = readers.read_part(p, part, n_parts)
+        data = filebytes.read_part(p, part, n_parts)
         try:
             parse_text(str(p), data, fmt="libsvm", sep=None, first_line=first_line)
         except DataFormatError as exc:
             errors.append(str(exc))
-        first_line += readers.count_lines(data)
+        first_line += filebytes.count_lines(data)
     assert len(errors) == 1 and "parts.svm, line 251: feature index 4 repeated" in errors[0]
 
 
@@ -458,8 +458,8 @@ def test_features_only_chunked_equals_serial(tmp_path, monkeypatch):
     p = write(tmp_path, "d.csv", "\n".join(rows) + "\n")
     serial = read_data(p, features_only=True)
     assert serial.label is None and serial.X.shape == (400, 2)
-    monkeypatch.setattr(readers, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(readers, "_CHUNK_BYTES", 100)
+    monkeypatch.setattr(delimited, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(delimited, "_CHUNK_BYTES", 100)
     chunked = read_data(p, features_only=True)
     np.testing.assert_array_equal(serial.X, chunked.X)
     rows[250] = "abc,0.5,oops"

@@ -1,4 +1,4 @@
-"""Tests of dgbdt.readers: CSV/TSV/whitespace and LibSVM text files, side files, errors."""
+"""Tests of dgbdt.io: CSV/TSV/whitespace and LibSVM text files, side files, errors."""
 
 import gzip
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from dgbdt.readers import DataFormatError, LoadedData, read_data
+from dgbdt.io import DataFormatError, LoadedData, read_data
 
 
 def write(tmp_path, name, text):
@@ -340,7 +340,7 @@ def test_roundtrip_libsvm(tmp_path_factory, X, zero_based, qid, data):
 
 def _read_in_parts(path, n_parts, **kw):
     """Read ``path`` as ``n_parts`` ranks would: part by part, numbering lines globally."""
-    from dgbdt.readers import count_lines, parse_text, read_header_line, read_part, sniff_format
+    from dgbdt.io import count_lines, parse_text, read_header_line, read_part, sniff_format
 
     fmt, sep = sniff_format(path, "auto", kw.get("header", False))
     header_text = read_header_line(path) if kw.get("header") else None
@@ -380,7 +380,7 @@ def test_parts_cover_every_line_once(tmp_path, n_parts, header):
 
 
 def test_parts_of_libsvm_and_split_parts_agree(tmp_path):
-    from dgbdt.readers import read_part, split_parts
+    from dgbdt.io import read_part, split_parts
 
     text = "".join(f"{i % 2} {i % 5}:{i} 7:1.5\n" for i in range(30)) + "1 2:3"  # no final newline
     path = tmp_path / "d.svm"
@@ -498,7 +498,7 @@ def test_keep_features_out_of_range(tmp_path):
 
 
 def test_long_header_line_read_whole(tmp_path):
-    from dgbdt.readers import read_header_line
+    from dgbdt.io import read_header_line
 
     names = [f"feature_with_a_long_name_{j}" for j in range(3000)]  # > 64 KiB
     p = write(tmp_path, "wide.csv", ",".join(["y"] + names) + "\n" + ",".join(["1"] * 3001) + "\n")
@@ -508,7 +508,7 @@ def test_long_header_line_read_whole(tmp_path):
 
 @pytest.mark.parametrize("chunk_bytes", [1, 37, 1000])
 def test_chunked_reader_equals_serial_reader(tmp_path, monkeypatch, chunk_bytes):
-    from dgbdt import readers
+    from dgbdt.io import delimited as readers
 
     rng = np.random.default_rng(chunk_bytes)
     X = rng.normal(size=(200, 5)).round(4)

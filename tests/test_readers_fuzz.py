@@ -1,4 +1,4 @@
-"""Fuzz tests of dgbdt.readers: corrupted CSV/TSV/whitespace and LibSVM files.
+"""Fuzz tests of dgbdt.io: corrupted CSV/TSV/whitespace and LibSVM files.
 
 Whatever the bytes, ``read_data`` either returns a LoadedData whose arrays agree
 with each other, or raises DataFormatError (ValueError for column options that
@@ -29,9 +29,9 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dgbdt import readers
+from dgbdt.io import delimited, filebytes
 from dgbdt.dataset import _check_sparse_shape
-from dgbdt.readers import MAX_SPARSE_COLUMNS, DataFormatError, LoadedData, read_data
+from dgbdt.io import MAX_SPARSE_COLUMNS, DataFormatError, LoadedData, read_data
 
 FUZZ = settings(
     deadline=None,
@@ -364,7 +364,7 @@ def test_corrupted_delimited_files(tmp_path_factory, base, data):
     gz = data.draw(st.integers(0, 9)) == 0
     fmt = data.draw(st.sampled_from(["auto"] * 6 + ["csv", "tsv", "delimited", "libsvm"]))
     path = write(tmp_path_factory, bad, "data.csv.gz" if gz else "data.csv", gz)
-    check_read(path, {**options, "fmt": fmt}, readers.count_lines(bad) + 1)
+    check_read(path, {**options, "fmt": fmt}, filebytes.count_lines(bad) + 1)
 
 
 @FUZZ
@@ -375,7 +375,7 @@ def test_corrupted_libsvm_files(tmp_path_factory, base, data):
     gz = data.draw(st.integers(0, 9)) == 0
     fmt = data.draw(st.sampled_from(["auto", "auto", "libsvm", "libsvm", "csv"]))
     path = write(tmp_path_factory, bad, "data.svm.gz" if gz else "data.svm", gz)
-    check_read(path, {**options, "fmt": fmt}, readers.count_lines(bad) + 1)
+    check_read(path, {**options, "fmt": fmt}, filebytes.count_lines(bad) + 1)
 
 
 @FUZZ
@@ -397,7 +397,7 @@ def test_one_bad_token_in_a_valid_file(tmp_path_factory, base, token, data):
         parts.insert(i + 1, token + (parts[i] if i < len(parts) else b" "))
     bad = b"".join(parts)
     path = write(tmp_path_factory, bad, "one.txt", False)
-    check_read(path, options, readers.count_lines(bad) + 1)
+    check_read(path, options, filebytes.count_lines(bad) + 1)
 
 
 @FUZZ
@@ -410,7 +410,7 @@ def test_binary_garbage(tmp_path_factory, data, fmt, gz_header):
     if gz_header:  # looks gzipped and is not (or is cut short)
         data = b"\x1f\x8b" + data
     path = write(tmp_path_factory, data, "junk.bin", False)
-    check_read(path, {"fmt": fmt}, readers.count_lines(data) + 1)
+    check_read(path, {"fmt": fmt}, filebytes.count_lines(data) + 1)
 
 
 def test_truncated_and_corrupt_gzip(tmp_path):
@@ -434,17 +434,17 @@ def test_truncated_and_corrupt_gzip(tmp_path):
 
 def read_both(path, options, chunk_bytes):
     """(serial result or exception, chunked result or exception)."""
-    saved = readers._PARALLEL_MIN_BYTES, readers._CHUNK_BYTES
+    saved = delimited._PARALLEL_MIN_BYTES, delimited._CHUNK_BYTES
     results = []
     try:
         for min_bytes, chunk in ((1 << 62, saved[1]), (0, chunk_bytes)):
-            readers._PARALLEL_MIN_BYTES, readers._CHUNK_BYTES = min_bytes, chunk
+            delimited._PARALLEL_MIN_BYTES, delimited._CHUNK_BYTES = min_bytes, chunk
             try:
                 results.append(read_data(path, **options))
             except (DataFormatError, ValueError) as exc:
                 results.append(exc)
     finally:
-        readers._PARALLEL_MIN_BYTES, readers._CHUNK_BYTES = saved
+        delimited._PARALLEL_MIN_BYTES, delimited._CHUNK_BYTES = saved
     return results
 
 
@@ -467,7 +467,7 @@ def assert_same(a, b):
 def test_chunked_reader_equals_serial_reader(tmp_path_factory, base, data):
     text, options = base
     # more rows, so that there are several chunks
-    text = text + b"".join([readers._LINE_END.split(text, 1)[-1]] * data.draw(st.integers(0, 6)))
+    text = text + b"".join([filebytes._LINE_END.split(text, 1)[-1]] * data.draw(st.integers(0, 6)))
     if data.draw(st.booleans()):
         text = corrupt(data.draw, text)
     if data.draw(st.integers(0, 3)) == 0:  # as predict reads
@@ -475,7 +475,7 @@ def test_chunked_reader_equals_serial_reader(tmp_path_factory, base, data):
     path = write(tmp_path_factory, text, "data.csv", False)
     serial, chunked = read_both(path, options, data.draw(st.integers(1, 64)))
     assert_same(serial, chunked)
-    check_read(path, options, readers.count_lines(text) + 1)
+    check_read(path, options, filebytes.count_lines(text) + 1)
 
 
 def test_chunked_reader_on_blank_lines_and_crlf(tmp_path):
@@ -590,10 +590,10 @@ def test_side_files_with_bad_values_or_of_the_wrong_kind(tmp_path_factory, base,
     for suffix in SIDE_SUFFIXES:
         kind, content = data.draw(side_files(suffix, n_rows))
         make_side_file(path.with_name(path.name + suffix), kind, content)
-        side_lines[suffix] = readers.count_lines(content) + 1
+        side_lines[suffix] = filebytes.count_lines(content) + 1
         kinds.append(kind)
     with no_blocking():
-        out = check_read(path, options, readers.count_lines(text) + 1, side_lines)
+        out = check_read(path, options, filebytes.count_lines(text) + 1, side_lines)
     if clean and set(kinds) <= {"absent", "valid"}:
         assert isinstance(out, LoadedData), out  # valid side files always read
 
@@ -696,7 +696,7 @@ def test_predict_reads_the_features_whatever_the_labels(tmp_path_factory, base, 
         expected = None  # an index beyond n_features: no clean file to match
     bad = spoil_unused_fields(data.draw, text, options)
     path = write(tmp_path_factory, bad, "predict.txt", False)
-    got = check_read(path, options, readers.count_lines(bad) + 1)
+    got = check_read(path, options, filebytes.count_lines(bad) + 1)
     if expected is None:
         return
     assert isinstance(got, LoadedData), got
@@ -714,4 +714,4 @@ def test_corrupted_files_read_for_prediction(tmp_path_factory, base, data):
     text, options = base
     bad = corrupt(data.draw, spoil_unused_fields(data.draw, text, options))
     path = write(tmp_path_factory, bad, "predict.txt", False)
-    check_read(path, {**options, "features_only": True}, readers.count_lines(bad) + 1)
+    check_read(path, {**options, "features_only": True}, filebytes.count_lines(bad) + 1)

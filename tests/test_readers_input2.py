@@ -5,7 +5,7 @@ a label at prediction, binary content and non-UTF-8 headers."""
 import pytest
 
 from dgbdt.cli import run
-from dgbdt.readers import read_data
+from dgbdt.io import read_data
 
 HEADER = "f0,f1,w,y\n"
 ROWS = "".join(f"{i * 0.5},{i // 10},{1 + i % 2},{i % 2}\n" for i in range(30))
@@ -131,7 +131,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from dgbdt.native.text import lone_cr_count  # noqa: E402
-from dgbdt.readers import count_lines, split_parts  # noqa: E402
+from dgbdt.io import count_lines, split_parts  # noqa: E402
 
 
 @settings(max_examples=200, deadline=None)

@@ -21,9 +21,20 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from . import readers
-from .comm import agree_on_errors
-from .files import publish, temp_beside
+from ..comm import agree_on_errors
+from ..files import publish, temp_beside
+from .filebytes import (
+    count_lines,
+    is_gzip,
+    read_file_bytes,
+    read_head,
+    read_header_line,
+    read_part,
+    split_parts,
+    whole_lines,
+)
+from .reading import parse_text, read_data, sniff_format
+from .sidefiles import read_side_files
 
 
 def run_agreed(comm, step):
@@ -44,9 +55,9 @@ def _exclusive_sum(comm, value):
 
 
 def read_row_part(path, comm, options):
-    """This rank's rows of ``path`` (a :class:`readers.LoadedData`).
+    """This rank's rows of ``path`` (a :class:`dgbdt.io.LoadedData`).
 
-    ``options``: keyword arguments of :func:`readers.read_data` (header,
+    ``options``: keyword arguments of :func:`dgbdt.io.read_data` (header,
     label_column, weight_column, group_column, ignore_columns, zero_based, fmt,
     side_files, features_only).
     Side files (``.weight``, ``.init``) are sliced to this rank's rows.
@@ -58,24 +69,24 @@ def read_row_part(path, comm, options):
     header = options.get("header", False)
 
     def local_read():
-        found_fmt, sep = readers.sniff_format(path, fmt, header)
-        header_text = readers.read_header_line(path) if header and comm.rank > 0 else None
-        gzipped = readers.is_gzip(path)
-        data = None if gzipped else readers.read_part(path, comm.rank, comm.size)
+        found_fmt, sep = sniff_format(path, fmt, header)
+        header_text = read_header_line(path) if header and comm.rank > 0 else None
+        gzipped = is_gzip(path)
+        data = None if gzipped else read_part(path, comm.rank, comm.size)
         parts = None
         if gzipped and comm.rank == 0:
-            parts = readers.split_parts(readers.read_file_bytes(path), comm.size)
+            parts = split_parts(read_file_bytes(path), comm.size)
         return found_fmt, sep, header_text, gzipped, data, parts
 
     found_fmt, sep, header_text, gzipped, data, parts = run_agreed(comm, local_read)
     if gzipped:
         data = comm.scatter_bytes(parts)
         del parts
-    first_line = 1 + _exclusive_sum(comm, readers.count_lines(data))[0]
+    first_line = 1 + _exclusive_sum(comm, count_lines(data))[0]
     out = run_agreed(
         comm,
         functools.partial(
-            readers.parse_text,
+            parse_text,
             path,
             data,
             fmt=found_fmt,
@@ -89,7 +100,7 @@ def read_row_part(path, comm, options):
     _agree_on_width(comm, out, found_fmt, path)
     row_offset, n_total = _exclusive_sum(comm, out.X.shape[0])
     if side_files:
-        run_agreed(comm, lambda: readers.read_side_files(path, out, row_offset, n_total))
+        run_agreed(comm, lambda: read_side_files(path, out, row_offset, n_total))
     return out
 
 
@@ -121,8 +132,8 @@ def _first_lines(path, n_lines):
     """The start of a file holding at least its first ``n_lines`` whole lines."""
     n_bytes = 1 << 16
     while True:
-        head = readers.read_head(path, n_bytes)
-        if readers.count_lines(readers.whole_lines(head)) >= n_lines or len(head) < n_bytes:
+        head = read_head(path, n_bytes)
+        if count_lines(whole_lines(head)) >= n_lines or len(head) < n_bytes:
             return head
         n_bytes *= 4
 
@@ -136,11 +147,9 @@ def read_column_block(path, comm, options):
     path = os.fspath(path)
 
     def local_read():
-        fmt, sep = readers.sniff_format(
-            path, options.get("fmt", "auto"), options.get("header", False)
-        )
+        fmt, sep = sniff_format(path, options.get("fmt", "auto"), options.get("header", False))
         if fmt == "libsvm":  # the width is the highest index: known after reading
-            out = readers.read_data(path, **options)
+            out = read_data(path, **options)
             block = column_block(out.X.shape[1], comm.rank, comm.size)
             out.X = out.X[:, block].tocsr()
             return out, block
@@ -148,11 +157,11 @@ def read_column_block(path, comm, options):
         # a row: a first line of 64 KiB or more is read to its end), then
         # convert only this block.
         head = _first_lines(path, 2 if options.get("header", False) else 1)
-        head = readers.whole_lines(head) or head
+        head = whole_lines(head) or head
         rest = {k: v for k, v in options.items() if k != "fmt"}
-        n_features = readers.parse_text(path, head, fmt=fmt, sep=sep, **rest).X.shape[1]
+        n_features = parse_text(path, head, fmt=fmt, sep=sep, **rest).X.shape[1]
         block = column_block(n_features, comm.rank, comm.size)
-        return readers.read_data(path, keep_features=block, **options), block
+        return read_data(path, keep_features=block, **options), block
 
     return run_agreed(comm, local_read)
 

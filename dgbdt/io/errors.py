@@ -1,0 +1,22 @@
+"""The errors of the readers and their messages: file, 1-based line, offending text."""
+
+
+class DataFormatError(ValueError):
+    """A malformed data file; the message names the file, the line and the offending text."""
+
+
+def _clip(text, limit=120):
+    text = text.rstrip("\r\n")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _error(path, lineno, what, text, line=None):
+    shown = text if len(text) <= 200 else text[:200] + "..."
+    msg = f"{path}, line {lineno}: {what} {shown!r}"
+    if line is not None and line.strip() != text:
+        msg += f" in {_clip(line)!r}"
+    return DataFormatError(msg)
+
+
+def _bad_gzip(path, exc):
+    return DataFormatError(f"{path}: not a valid gzip file ({exc})")

@@ -1,0 +1,91 @@
+"""What a read returns, and the values every format reads alike: missing-value
+tokens, the sparse column cap and contiguous query groups."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import DataFormatError, _clip
+from .filebytes import _line_at
+
+
+#: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
+#: given to ``Dataset`` may have.  Sparse rows are binned into a dense
+#: (n_samples, n_features) matrix (one byte per value at max_bin <= 255), and each
+#: column costs ~25 us of binning and a histogram slot in every leaf: 2**20
+#: columns are already 1 GiB of bins per 1,000 rows.  Without the cap an index
+#: like 2000000000 asked for 15 GiB of column pointers before anything else.
+MAX_SPARSE_COLUMNS = 1 << 20
+
+
+def _case_variants(word):
+    return {"".join(cs) for cs in itertools.product(*((c.lower(), c.upper()) for c in word))}
+
+
+#: Missing values (NaN) in data and side files: what LightGBM's Common::Atof
+#: (include/LightGBM/utils/common.h) reads as NaN -- na, nan and null in any case,
+#: after an optional sign -- and the empty field; also N/A and None, which LightGBM
+#: refuses ("Unknown token").  inf and infinity (any case, signed) are numbers.
+NA_TOKENS = ("", "N/A", "None") + tuple(
+    sorted(
+        sign + variant
+        for word in ("na", "nan", "null")
+        for variant in _case_variants(word)
+        for sign in ("", "+", "-")
+    )
+)
+
+
+_NA_SET = frozenset(NA_TOKENS)
+
+
+@dataclass
+class LoadedData:
+    X: np.ndarray | sp.csr_matrix
+    label: np.ndarray | None
+    weight: np.ndarray | None = None
+    group: np.ndarray | None = None
+    init_score: np.ndarray | None = None
+    feature_names: list[str] | None = None
+
+
+def _to_float(token):
+    """A number of a side file or LibSVM text: Python's float(), and the missing-value
+    tokens of delimited text (NaN), so that ``NA`` reads alike everywhere."""
+    return math.nan if token in _NA_SET else float(token)
+
+
+def _group_sizes(path, qid, line_no, data=None, base=0):
+    """Run lengths of contiguous query ids; a query id seen again later is an error.
+
+    ``line_no[i]`` is the 1-based line of row ``i`` in ``data`` (the file's bytes from
+    line ``base + 1`` on), which, when given, lets the message quote that line.
+    """
+    if len(qid) == 0:
+        return np.zeros(0, np.int64)
+    change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    ids = qid[starts]
+    if len(np.unique(ids)) != len(ids):
+        seen = set()
+        for s, q in zip(starts, ids):
+            if q in seen:
+                ln = int(line_no[s])
+                where = "" if data is None else f" in {_clip(_line_at(data, ln))!r}"
+                raise DataFormatError(
+                    f"{path}, line {ln + base}: query id {_fmt_id(q)!r} appears again "
+                    f"after other queries (rows of a query must be "
+                    f"contiguous){where}"
+                )
+            seen.add(q)
+    return np.diff(np.append(starts, len(qid))).astype(np.int64)
+
+
+def _fmt_id(q):
+    q = float(q)
+    return str(int(q)) if q.is_integer() else str(q)
