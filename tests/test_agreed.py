@@ -5,7 +5,7 @@ import pickle
 import pytest
 
 from dgbdt.comm import AgreedError, SerialComm, agree_on_errors, agreed
-from dgbdt.readers import DataFormatError
+from dgbdt.io import DataFormatError
 
 
 def _raise(error):
