@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from .model_io import load_model_file, model_from_json, model_to_json, write_atomic
 from .native.predict import predict_leaf_index, predict_raw
-from .objectives import transform_by_name
+from .objectives import model_objective
 
 _LARGEST = float(np.finfo(np.float64).max)  # stands for +inf in model files
 
@@ -363,9 +363,7 @@ class Booster:
         if raw_score:
             return result[:, 0] if self.num_class == 1 else result
         with np.errstate(over="ignore"):  # exp() saturating: probability 0 or 1
-            return transform_by_name(
-                self.objective, result, self.objective_params.get("sigmoid", 1.0)
-            )
+            return model_objective(self.objective).output(result, self.objective_params)
 
     def _predict_block(self, block, first, end, pred_leaf):
         """Leaf indices or raw scores of trees [first, end) for one float64 block."""

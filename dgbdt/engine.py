@@ -37,7 +37,7 @@ from .native import common
 from .native.partition import add_leaf_values
 from .native.predict import add_tree_binned
 from .native.random import uniform_fill
-from .objectives import Objective
+from .objectives import CustomObjective, make_objective
 from .params import ALIASES, PARAMS, resolve_params
 from .quantization import GradientQuantizer, renew_leaf_values
 
@@ -289,7 +289,7 @@ def _check_call(params, train_set, num_boost_round):
     cfg = resolve_params(params)
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a dgbdt.Dataset, got {type(train_set).__name__}")
-    objective = None if callable(cfg["objective"]) else Objective(cfg)
+    objective = make_objective(cfg)
     k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
     return params, cfg, objective, k_out
 
@@ -480,17 +480,17 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
         blocks = assemble_global_mapper(comm, train_set)
     if objective:
         objective.set_label_weights(train_set.label, train_set.weight, row_comm)
+    spec = objective or CustomObjective
     booster = Booster()
     booster._setup(
-        "custom" if custom_objective else objective.name,
-        {"sigmoid": cfg["sigmoid"], "alpha": cfg["alpha"]},
+        spec.name,
+        spec.saved_params(cfg),
         k_out,
         k_out,
         np.zeros(k_out),
         blocks[1] if blocks else train_set.feature_name,
         blocks[0] if blocks else train_set.bin_mapper,
-        {k: v for k, v in cfg.items() if k != "objective"}
-        | {"objective": "custom" if custom_objective else cfg["objective"]},
+        {k: v for k, v in cfg.items() if k != "objective"} | {"objective": spec.name},
     )
     booster._comm_stats = comm.stats
     booster = _boost(
@@ -699,14 +699,7 @@ def _grow_tree(loop, tree_index, k):
     objective = loop.objective
     if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
         objective.renew_leaf_values(
-            tree,
-            grower.sample_indices,
-            grower.leaf_begin,
-            grower.leaf_count,
-            loop.train_set.label,
-            loop.scores[k],
-            loop.train_set.weight,
-            loop.row_comm,
+            tree, grower, loop.train_set.label, loop.scores[k], loop.train_set.weight, loop.row_comm
         )
     if tree.n_leaves == 1:
         # A tree that cannot split adds nothing (LightGBM never fits its leaf; a
@@ -951,9 +944,9 @@ def _evaluate(eval_sets, metrics, feval, cfg, objective, k_out, comm):
     results = []
     for es in eval_sets:
         raw = es.scores.T
-        preds = objective.transform(raw) if objective else (raw[:, 0] if k_out == 1 else raw)
+        preds = objective.transform(raw) if objective else CustomObjective.output(raw, {})
         for m in metrics:
-            kw = _metric_options(m.name, cfg)
+            kw = m.options_from(cfg)
             value = global_metric(
                 comm, m, es.dataset.label, raw if m.raw_scores else preds, es.dataset.weight, kw
             )
@@ -986,16 +979,6 @@ def _feval_results(fn, out):
                 f"{r[1]!r} for {r[0]!r}: not a number"
             ) from None
     return checked
-
-
-def _metric_options(name, cfg):
-    """A metric's parameters from the training params."""
-    if name == "huber":
-        return {"alpha": cfg["alpha"]}
-    if name == "auc_mu" and cfg["auc_mu_weights"] is not None:
-        k = cfg["num_class"]
-        return {"weights_matrix": np.array(cfg["auc_mu_weights"]).reshape(k, k) * (1 - np.eye(k))}
-    return {}
 
 
 def _all_rows(comm, dataset, preds):

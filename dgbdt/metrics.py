@@ -1,7 +1,7 @@
 """Evaluation metrics with LightGBM's exact semantics.
 
 Every additive metric is split in two so that distributed training gets the
-exact global value (DESIGN.md, distributed rule 3)::
+exact global value (sums over ranks, not an average of per-rank values)::
 
     sums = metric.partial(label, pred, weight)   # local, float64 array
     sums = comm.allreduce(sums)                  # later: MPI sum over ranks
@@ -23,7 +23,9 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["METRICS", "Metric", "auc", "auc_mu", "get_metric"]
+from .registry import Registry
+
+__all__ = ["METRICS", "METRIC_ALIASES", "Metric", "auc", "auc_mu", "get_metric"]
 
 # LightGBM clips probabilities at kEpsilon, a *float* constant (meta.h:
 # ``const score_t kEpsilon = 1e-15f``); ``-std::log(kEpsilon)`` therefore
@@ -214,6 +216,14 @@ class Metric:
     raw_scores : bool
         ``pred`` are raw scores, not transformed predictions (``auc_mu``, as
         LightGBM).
+    aliases : tuple of str
+        LightGBM's other names of the metric (config.cpp ParseMetricAlias).
+    multiclass : bool
+        The metric is of class probabilities or scores (n, K): it fits the
+        multiclass objectives only, and the others only the other metrics.
+    options : callable or None
+        ``options(cfg) -> dict``: the metric's keyword parameters from the
+        resolved training params (see :meth:`options_from`).
     """
 
     name: str
@@ -222,6 +232,13 @@ class Metric:
     finalize: Callable | None
     direct: Callable | None = None
     raw_scores: bool = False
+    aliases: tuple[str, ...] = ()
+    multiclass: bool = False
+    options: Callable | None = None
+
+    def options_from(self, cfg) -> dict:
+        """The keyword parameters of :meth:`compute` taken from the training params."""
+        return {} if self.options is None else self.options(cfg)
 
     def compute(self, label, pred, weight=None, **kw) -> float:
         """Single-process value of the metric.
@@ -245,41 +262,63 @@ class Metric:
         return float(self.finalize(self.partial(label, pred, weight, **kw)))
 
 
-METRICS: dict[str, Metric] = {
-    m.name: m
-    for m in (
-        Metric("l2", False, _pointwise(_l2), _mean),
-        Metric("rmse", False, _pointwise(_l2), lambda s: float(np.sqrt(s[0] / s[1]))),
-        Metric("l1", False, _pointwise(_l1), _mean),
-        Metric("huber", False, _pointwise(_huber), _mean),
-        Metric("binary_logloss", False, _pointwise(_binary_logloss), _mean),
-        Metric("binary_error", False, _pointwise(_binary_error), _mean),
-        Metric("auc", True, None, None, auc),
-        Metric("multi_logloss", False, _pointwise(_multi_logloss, 2), _mean),
-        Metric("multi_error", False, _pointwise(_multi_error, 2), _mean),
-        Metric("auc_mu", True, None, None, auc_mu, raw_scores=True),
+def _additive(name, loss, finalize=_mean, *, aliases=(), multiclass=False, options=None):
+    """A lower-is-better metric that is a sum over rows (``loss`` point-wise)."""
+    partial = _pointwise(loss, 2 if multiclass else 1)
+    return Metric(
+        name, False, partial, finalize, aliases=aliases, multiclass=multiclass, options=options
     )
-}
 
-# LightGBM's aliases for the metrics above (config.cpp ParseMetricAlias).
-_ALIASES = {
-    "mse": "l2",
-    "mean_squared_error": "l2",
-    "regression": "l2",
-    "regression_l2": "l2",
-    "l2_root": "rmse",
-    "root_mean_squared_error": "rmse",
-    "mae": "l1",
-    "mean_absolute_error": "l1",
-    "regression_l1": "l1",
-    "binary": "binary_logloss",
-    "multiclass": "multi_logloss",
-    "softmax": "multi_logloss",
-    "multiclassova": "multi_logloss",
-    "multiclass_ova": "multi_logloss",
-    "ova": "multi_logloss",
-    "ovr": "multi_logloss",
-}
+
+def _huber_options(cfg):
+    return {"alpha": cfg["alpha"]}
+
+
+def _auc_mu_options(cfg):
+    if cfg["auc_mu_weights"] is None:
+        return {}
+    k = cfg["num_class"]
+    # LightGBM takes the diagonal as zero whatever was given
+    return {"weights_matrix": np.array(cfg["auc_mu_weights"]).reshape(k, k) * (1 - np.eye(k))}
+
+
+def _rmse(sums):
+    return float(np.sqrt(sums[0] / sums[1]))
+
+
+_REGISTRY = Registry()
+for _metric in (
+    _additive("l2", _l2, aliases=("mse", "mean_squared_error", "regression_l2", "regression")),
+    _additive("rmse", _l2, _rmse, aliases=("l2_root", "root_mean_squared_error")),
+    _additive("l1", _l1, aliases=("mae", "mean_absolute_error", "regression_l1")),
+    _additive("huber", _huber, options=_huber_options),
+    _additive("binary_logloss", _binary_logloss, aliases=("binary",)),
+    _additive("binary_error", _binary_error),
+    Metric("auc", True, None, None, auc),
+    _additive(
+        "multi_logloss",
+        _multi_logloss,
+        aliases=("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"),
+        multiclass=True,
+    ),
+    _additive("multi_error", _multi_error, multiclass=True),
+    Metric(
+        "auc_mu",
+        True,
+        None,
+        None,
+        auc_mu,
+        raw_scores=True,
+        multiclass=True,
+        options=_auc_mu_options,
+    ),
+):
+    _REGISTRY.add(_metric)
+
+#: The metrics by canonical (LightGBM) name, in the order the docs list them.
+METRICS: dict[str, Metric] = _REGISTRY.entries
+#: Every accepted metric spelling (canonical names and aliases) -> canonical name.
+METRIC_ALIASES: dict[str, str] = _REGISTRY.aliases
 
 
 def get_metric(name: str) -> Metric:
@@ -290,11 +329,10 @@ def get_metric(name: str) -> Metric:
     ValueError
         If ``name`` is unknown; the message lists the valid names.
     """
-    key = str(name).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in METRICS:
+    key = _REGISTRY.canonical(name)
+    if key is None:
         raise ValueError(
             f"unknown metric {name!r}; valid metrics: {', '.join(METRICS)} "
-            f"(aliases: {', '.join(_ALIASES)})"
+            f"(aliases: {', '.join(_REGISTRY.alias_names())})"
         )
     return METRICS[key]

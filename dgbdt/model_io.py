@@ -49,6 +49,7 @@ import sys
 import numpy as np
 
 from .files import check_regular_file, publish, temp_beside
+from .objectives import model_objective, model_objective_names
 from .tree import LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
@@ -257,12 +258,6 @@ def _float_array(source, where, field, values):
 # --------------------------------------------------------------------------- #
 # the header
 # --------------------------------------------------------------------------- #
-def _known_objectives():
-    from .params import OBJECTIVE_ALIASES
-
-    return sorted(set(OBJECTIVE_ALIASES.values()) | {"custom"})
-
-
 def _check_kind(source, doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         _fail(source, f'not a dgbdt model file (expected "format": "{FORMAT_NAME}")')
@@ -281,17 +276,16 @@ def _check_kind(source, doc):
 def _check_objective(source, doc):
     """The objective, its classes, trees per iteration, parameters and init score
     (checked together: they decide how raw scores become predictions)."""
-    objective, known = doc["objective"], _known_objectives()
+    objective, known = doc["objective"], model_objective_names()
     if type(objective) is not str or objective not in known:
         _fail(
             source,
             f"field 'objective' = {_show(objective)} is not a known objective ({', '.join(known)})",
         )
     num_class = _int_value(source, "", "'num_class'", doc["num_class"], 1, _INT32_MAX)
-    if objective == "multiclass" and num_class < 2:
-        _fail(source, f"field 'num_class' = {num_class} must be >= 2 for objective 'multiclass'")
-    if objective not in ("multiclass", "custom") and num_class != 1:
-        _fail(source, f"field 'num_class' = {num_class} must be 1 for objective {objective!r}")
+    rule = model_objective(objective).num_class_error(num_class)
+    if rule is not None:
+        _fail(source, f"field 'num_class' = {num_class} {rule} for objective {objective!r}")
     k = _int_value(source, "", "'num_tree_per_iteration'", doc["num_tree_per_iteration"], 1)
     if k != num_class:
         _fail(

@@ -28,6 +28,9 @@ from .lightgbm_keys import (
     lightgbm_canonical,
     parse_bool,
 )
+from .metrics import METRIC_ALIASES, METRICS
+from .objectives import OBJECTIVES
+from .registry import Registry
 
 __all__ = [
     "Param",
@@ -113,65 +116,19 @@ def _error(p: Param, value: object, exc: type[Exception] = ValueError) -> Except
 # --------------------------------------------------------------------------- #
 # Objective and metric values
 # --------------------------------------------------------------------------- #
-def _invert(groups: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    """{canonical: aliases} -> {alias or canonical: canonical}; an alias may not repeat."""
-    out = {}
-    for canon, aliases in groups.items():
-        for a in (canon, *aliases):
-            if out.setdefault(a, canon) != canon:
-                raise RuntimeError(f"alias {a!r} is listed for both {out[a]!r} and {canon!r}")
-    return out
-
-
-OBJECTIVE_ALIASES: dict[str, str] = _invert(
-    {
-        "regression": (
-            "regression_l2",
-            "l2",
-            "mean_squared_error",
-            "mse",
-            "l2_root",
-            "root_mean_squared_error",
-            "rmse",
-        ),
-        "regression_l1": ("l1", "mean_absolute_error", "mae"),
-        "huber": (),
-        "binary": (),
-        "multiclass": ("softmax",),
-    }
-)
-
-METRIC_ALIASES: dict[str, str] = _invert(
-    {
-        "l2": ("mse", "mean_squared_error", "regression_l2", "regression"),
-        "rmse": ("l2_root", "root_mean_squared_error"),
-        "l1": ("mae", "mean_absolute_error", "regression_l1"),
-        "huber": (),
-        "binary_logloss": ("binary",),
-        "binary_error": (),
-        "auc": (),
-        "multi_logloss": ("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"),
-        "multi_error": (),
-        "auc_mu": (),
-    }
-)
+#: Every accepted objective spelling -> its canonical name, from the registry
+#: in dgbdt.objectives (METRIC_ALIASES: the same from dgbdt.metrics).
+OBJECTIVE_ALIASES: dict[str, str] = OBJECTIVES.aliases
 
 _NO_METRIC = ("none", "na", "null", "custom")
-_DEFAULT_METRIC = {
-    "regression": "l2",
-    "regression_l1": "l1",
-    "huber": "huber",
-    "binary": "binary_logloss",
-    "multiclass": "multi_logloss",
-}
 
 
 def default_metric(objective: str) -> str:
-    """The metric evaluated when ``metric`` is not given (LightGBM's choice)."""
-    canon = OBJECTIVE_ALIASES.get(str(objective).strip().lower())
+    """The metric evaluated when ``metric`` is not given (the objective's class states it)."""
+    canon = OBJECTIVES.canonical(objective)
     if canon is None:
         raise _error(PARAMS["objective"], objective)
-    return _DEFAULT_METRIC[canon]
+    return OBJECTIVES.entries[canon].default_metric
 
 
 def _convert_objective(p: Param, value: object) -> object:
@@ -612,9 +569,12 @@ _ROWS = [
     ),
 ]
 
-PARAMS: dict[str, Param] = {p.name: p for p in _ROWS}
-ALIASES: dict[str, str] = _invert({p.name: p.aliases for p in _ROWS})
-del _ROWS
+_TABLE = Registry()
+for _row in _ROWS:
+    _TABLE.add(_row)
+PARAMS: dict[str, Param] = _TABLE.entries
+ALIASES: dict[str, str] = _TABLE.aliases
+del _ROWS, _row
 
 
 # --------------------------------------------------------------------------- #
@@ -812,28 +772,28 @@ def _check_combination(p: dict[str, object]) -> None:
         )
     if p["force_col_wise"] and p["force_row_wise"]:
         raise ValueError("Parameters 'force_col_wise' and 'force_row_wise' cannot both be true")
-    obj = p["objective"]
-    if isinstance(obj, str):
-        if obj == "multiclass" and p["num_class"] < 2:
-            raise ValueError(
-                f"Parameter 'num_class' must be >= 2 for objective 'multiclass', "
-                f"got num_class={p['num_class']}"
-            )
-        if obj != "multiclass" and p["num_class"] != 1:
-            raise ValueError(
-                f"Parameter 'num_class' must be 1 for objective {obj!r}, "
-                f"got num_class={p['num_class']}"
-            )
-        # LightGBM: "Multiclass objective and metrics don't match"
-        multi = {m for m in p["metric"] if m in ("multi_logloss", "multi_error", "auc_mu")}
-        single = set(p["metric"]) - multi
-        if obj == "multiclass" and single or obj != "multiclass" and multi:
-            bad = sorted(single if obj == "multiclass" else multi)
-            raise ValueError(
-                f"metric {bad[0]!r} does not fit objective {obj!r} (multiclass "
-                "objectives take multi_logloss / multi_error / auc_mu only)"
-            )
+    if isinstance(p["objective"], str):
+        _check_objective_fit(p)
     _check_auc_mu_weights(p)
+
+
+def _check_objective_fit(p: dict[str, object]) -> None:
+    """num_class and the metrics against the (built-in) objective's class."""
+    obj = p["objective"]
+    spec = OBJECTIVES.entries[obj]
+    rule = spec.num_class_error(p["num_class"])
+    if rule is not None:
+        raise ValueError(
+            f"Parameter 'num_class' {rule} for objective {obj!r}, got num_class={p['num_class']}"
+        )
+    # LightGBM: "Multiclass objective and metrics don't match"
+    bad = sorted(m for m in set(p["metric"]) if METRICS[m].multiclass != spec.multiclass)
+    if bad:
+        multi = " / ".join(name for name, m in METRICS.items() if m.multiclass)
+        raise ValueError(
+            f"metric {bad[0]!r} does not fit objective {obj!r} (multiclass "
+            f"objectives take {multi} only)"
+        )
 
 
 def _check_auc_mu_weights(p: dict[str, object]) -> None:
