@@ -24,7 +24,7 @@ import traceback
 
 import numpy as np
 
-from .deadline import SLOW_PHASE_SECONDS, Watchdog
+from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output
 
 KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
 
@@ -261,7 +261,7 @@ class MPIComm(SerialComm):
         return recv.tobytes()
 
     def abort(self, code=1):
-        self._comm.Abort(code)
+        abort_after_output(self._comm, code)
 
 
 def agree_on_errors(comm, error):
@@ -361,7 +361,7 @@ def abort_job(exc, with_traceback=True):
     except ImportError:
         return
     if not MPI.Is_finalized():
-        MPI.COMM_WORLD.Abort(code)
+        abort_after_output(MPI.COMM_WORLD, code)
 
 
 #: How long a failing rank waits for the others to start MPI, just to abort them.
@@ -487,7 +487,7 @@ def install_abort_hook():
         try:
             running = MPI.Is_initialized() and not MPI.Is_finalized()
             if running and MPI.COMM_WORLD.Get_size() > 1:
-                MPI.COMM_WORLD.Abort(1)
+                abort_after_output(MPI.COMM_WORLD, 1)
         except Exception:  # noqa: BLE001 -- the hook must never raise itself
             pass
 

@@ -174,13 +174,31 @@ class Watchdog:
             )
         sys.stderr.flush()
         if self.MPI is not None and self.probe is not None:
-            self.MPI.COMM_WORLD.Abort(1)
+            abort_after_output(self.MPI.COMM_WORLD, 1)
         os._exit(1)
 
 
 def _ranks(ranks):
     ranks = sorted(ranks)
     return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+
+
+#: How long a rank about to abort lets the launcher forward what it printed:
+#: MPI_Abort kills the launcher's forwarding pipes, which cut a traceback short
+#: (seen on a loaded machine: two lines of a traceback arrived).
+OUTPUT_GRACE_SECONDS = 0.25
+
+
+def abort_after_output(mpi_comm, code):
+    """Flush stdout and stderr, give the launcher a moment to forward them, then
+    ``MPI_Abort`` every rank of ``mpi_comm``."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: nothing to forward
+            pass
+    time.sleep(OUTPUT_GRACE_SECONDS)
+    mpi_comm.Abort(code)
 
 
 def expiry_message(status, answers, size, limit):
