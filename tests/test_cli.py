@@ -560,3 +560,59 @@ def test_snapshots_record_the_columns_too(tmp_path):
     np.testing.assert_allclose(
         np.loadtxt(out), dgbdt.Booster(model_file=str(snapshot)).predict(X), rtol=1e-15
     )
+
+
+def test_a_label_less_file_with_a_header_or_no_rows(tmp_path):
+    # The label-less rule reads the first data line, after the header; a file of
+    # only a header has no width and gives no predictions.
+    rows = "".join(f"{i % 2},{i * 0.1:.1f},{(i * 7) % 5}\n" for i in range(40))
+    data = tmp_path / "t.csv"
+    data.write_text("y,a,b\n" + rows)
+    model, out = tmp_path / "m.json", tmp_path / "p.txt"
+    assert (
+        run(
+            [
+                "train",
+                f"data={data}",
+                "header=true",
+                "num_trees=2",
+                "min_data_in_leaf=1",
+                f"output_model={model}",
+                "verbosity=-1",
+            ]
+        )
+        == 0
+    )
+    nolabel = tmp_path / "n.csv"
+    nolabel.write_text("a,b\n0.1,2\n3.0,1\n")
+    assert (
+        run(
+            [
+                "predict",
+                f"data={nolabel}",
+                "header=true",
+                f"input_model={model}",
+                f"output_result={out}",
+                "verbosity=-1",
+            ]
+        )
+        == 0
+    )
+    expected = dgbdt.Booster(model_file=str(model)).predict(np.array([[0.1, 2], [3.0, 1]]))
+    np.testing.assert_allclose(np.loadtxt(out), expected, rtol=1e-15)
+    only_header = tmp_path / "h.csv"
+    only_header.write_text("a,b\n")
+    assert (
+        run(
+            [
+                "predict",
+                f"data={only_header}",
+                "header=true",
+                f"input_model={model}",
+                f"output_result={out}",
+                "verbosity=-1",
+            ]
+        )
+        == 0
+    )
+    assert out.read_text() == ""

@@ -531,3 +531,12 @@ def test_more_of_lightgbms_python_api_shapes():
             valid_sets=[dgbdt.Dataset(X, X[:, 0])],
             feval=nothing,
         )
+
+
+@pytest.mark.parametrize("bad", ["abc", -1, 0])
+def test_an_estimators_bad_time_out_is_named(bad):
+    # The estimators resolve time_out before starting MPI (sharded learners).
+    X = np.random.default_rng(0).random((60, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    with pytest.raises(ValueError, match="Parameter 'time_out' must be a number > 0"):
+        dgbdt.DGBDTClassifier(tree_learner="data", time_out=bad, verbose=-1).fit(X, y)
