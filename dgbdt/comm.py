@@ -109,6 +109,29 @@ class SerialComm:
     def abort(self, code=1):
         sys.exit(code)
 
+    # Named collectives for the layers above the learners: each says what it
+    # computes, so callers do not hand-build one-element arrays and ops.
+
+    def any_rank(self, flag):
+        """True on every rank when ``flag`` is true on at least one rank."""
+        return bool(self.allreduce(np.array([bool(flag)], np.int64))[0])
+
+    def every_rank(self, flag):
+        """True on every rank when ``flag`` is true on all ranks."""
+        return bool(self.allreduce(np.array([bool(flag)], np.int64), op="min")[0])
+
+    def total(self, values):
+        """Element-wise sum over ranks of a float64 array (or scalar)."""
+        return self.allreduce(np.asarray(values, np.float64))
+
+    def concat(self, values, dtype=np.float64):
+        """Every rank's 1-D ``values`` concatenated in rank order."""
+        return self.allgatherv(np.ascontiguousarray(np.ravel(values), dtype=dtype))[0]
+
+    def per_rank(self, value):
+        """One int64 scalar from each rank, as a (size,) array in rank order."""
+        return self.allgather(np.array([value], np.int64))[:, 0]
+
 
 class MPIComm(SerialComm):
     """MPI_COMM_WORLD through mpi4py (imported only when this is created).
