@@ -59,52 +59,46 @@ class Tree:
     def split(
         self,
         leaf,
+        *,
         feature,
         threshold_bin,
         threshold,
         default_left,
         gain,
-        parent_value,
-        parent_weight,
-        parent_count,
-        left_value,
-        left_weight,
-        left_count,
-        right_value,
-        right_weight,
-        right_count,
+        parent,
+        left,
+        right,
     ):
-        """Turn ``leaf`` into an internal node; returns the new right leaf's index."""
+        """Turn ``leaf`` into an internal node; returns the new right leaf's index.
+
+        ``parent``, ``left``, ``right``: (value, weight, count) of the node and
+        of its two children (the left child keeps the index ``leaf``).
+        """
         node = self.n_leaves - 1
-        right = self.n_leaves
-        parent = self.leaf_parent[leaf]
-        if parent >= 0:
-            if self.left_child[parent] == ~leaf:
-                self.left_child[parent] = node
+        new_leaf = self.n_leaves
+        up = self.leaf_parent[leaf]
+        if up >= 0:
+            if self.left_child[up] == ~leaf:
+                self.left_child[up] = node
             else:
-                self.right_child[parent] = node
+                self.right_child[up] = node
         self.split_feature[node] = feature
         self.threshold_bin[node] = threshold_bin
         self.threshold[node] = threshold
         self.default_left[node] = default_left
         self.split_gain[node] = gain
-        self.internal_value[node] = parent_value
-        self.internal_weight[node] = parent_weight
-        self.internal_count[node] = parent_count
+        self.internal_value[node], self.internal_weight[node], self.internal_count[node] = parent
         self.left_child[node] = ~leaf
-        self.right_child[node] = ~right
+        self.right_child[node] = ~new_leaf
         depth = self.leaf_depth[leaf] + 1
-        for child, value, weight, count in (
-            (leaf, left_value, left_weight, left_count),
-            (right, right_value, right_weight, right_count),
-        ):
+        for child, (value, weight, count) in ((leaf, left), (new_leaf, right)):
             self.leaf_value[child] = value
             self.leaf_weight[child] = weight
             self.leaf_count[child] = count
             self.leaf_depth[child] = depth
             self.leaf_parent[child] = node
         self.n_leaves += 1
-        return right
+        return new_leaf
 
     def finish(self):
         """Trim the arrays to the grown size."""

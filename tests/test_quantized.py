@@ -343,8 +343,9 @@ def test_quantized_training_is_close_to_float_training():
 def test_pairs_for_large_leaves_give_the_same_model(monkeypatch, layout):
     # Leaves too large for wide words (forced above 400 rows here) are summed
     # as int64 pairs from wide pieces: the same sums, the same model.
-    import dgbdt.grower as grower_module
-    import dgbdt.learners.serial as serial_module
+    import sys
+
+    import dgbdt.histograms as histograms_module
     from force_pairs import force_pairs
 
     X, y = higgs()
@@ -353,17 +354,15 @@ def test_pairs_for_large_leaves_give_the_same_model(monkeypatch, layout):
     force_pairs(400, monkeypatch.setattr)
     calls = {"pieces": 0, "subtractions": 0}
 
-    def spy(name, module):
-        real = module.add_words_to_pairs
+    real = histograms_module.add_words_to_pairs
+    # Pieces are added up while building, subtractions widen a child of a pairs leaf.
+    caller_kind = {"_build": "pieces", "subtract": "subtractions"}
 
-        def counted(*args):
-            calls[name] += 1
-            return real(*args)
+    def counted(*args):
+        calls[caller_kind[sys._getframe(1).f_code.co_name]] += 1
+        return real(*args)
 
-        monkeypatch.setattr(module, "add_words_to_pairs", counted)
-
-    spy("pieces", serial_module)
-    spy("subtractions", grower_module)
+    monkeypatch.setattr(histograms_module, "add_words_to_pairs", counted)
     assert dgbdt.train(params, dgbdt.Dataset(X, y), 5).model_to_string() == plain
     assert calls["pieces"] > 5 and calls["subtractions"] > 0, calls
 

@@ -1,22 +1,12 @@
 """Tree learner strategies: the only place where distribution happens.
 
-Every strategy offers the same small interface to the grower:
-
-* ``global_totals(sum_gradients, sum_hessians, count)`` -> global totals of a leaf
-* ``global_counts(n_left, n_right)`` -> global row counts of two new children
-* ``leaf_histogram(sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist)``
-  fills ``hist`` with the (global) histogram of a leaf's rows
-* ``fix_histogram(hist, feature_indices, totals)`` gives a float histogram just
-  built LightGBM's most frequent bins (native.split.fix_most_frequent_bins)
-* ``best_split(hist, feature_indices, totals, record, local_count)`` -> best split
-  record (global); returns the features of ``feature_indices`` splittable in
-  the leaf, which its children scan (LightGBM's ``is_splittable``)
-* ``partition(sample_indices, record, scratch)`` -> number of local rows going left
-* ``add_tree_scores(tree, binned, nan_bins, scores)`` adds a grown tree's values
-  for rows the partition did not place (out-of-bag rows, validation rows)
-
-``serial`` is the single-process strategy; the MPI strategies (data, feature,
-voting) implement the same calls with collectives in between.
+Every strategy offers the grower the calls of ``base.Learner`` (global row
+totals and counts, a leaf's histogram, its best split, the row partition,
+scores of rows the partition did not place), on either histogram kind
+(dgbdt.histograms).  ``serial`` is the single-process strategy and the local
+half of the others; the MPI strategies (data, feature, feature blocks,
+voting) compose it with the pieces in ``base`` (reduce-scatter of bins to
+their owners, the split agreement, sums over ranks).
 """
 
 from .data import DataParallelLearner

@@ -11,7 +11,7 @@ independent of the number of rows.
 
 import numpy as np
 
-from .data import agree_best_split, owner_blocks
+from .base import agree_best_split, owner_blocks
 from .serial import SerialLearner
 
 
@@ -23,8 +23,11 @@ class FeatureParallelLearner(SerialLearner):
         self.owned = np.arange(bounds[comm.rank], bounds[comm.rank + 1], dtype=np.int32)
         self.owned_mask = np.zeros(data.n_features, bool)
         self.owned_mask[self.owned] = True
-        self.row_wise = False  # own features only: the column-major copy
-        self._chunk_hists = None
+
+    @staticmethod
+    def builds_row_wise(data):
+        """Never: a rank builds its own features only, from the column-major copy."""
+        return False
 
     def histogram_features(self, feature_indices):
         return feature_indices[self.owned_mask[feature_indices]]

@@ -16,7 +16,7 @@ import numpy as np
 from ..binning import BinMapper
 from ..comm import agreed
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
-from .data import agree_best_split
+from .base import agree_best_split
 from .serial import SerialLearner
 
 

@@ -1,28 +1,16 @@
-"""Single-process learner: local histograms and split search, no communication."""
+"""Single-process learner: local histograms and split search, no communication.
+
+It is also the local half every distributed strategy builds on: building a
+histogram of this rank's rows, scanning bins, partitioning rows.
+"""
 
 import numba
 import numpy as np
 
-from ..native.common import HIST_DTYPE, HIST_WIDTH, SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
-from ..native.histogram import MAX_CHUNKS, build_histogram_colwise, build_histogram_rowwise
+from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
 from ..native.partition import partition_rows
 from ..native.predict import add_tree_binned
-from ..native.quantize import (
-    NARROW_DTYPE,
-    NARROW_SHIFT,
-    PAIRS,
-    WIDE_DTYPE,
-    WIDE_SHIFT,
-    add_words_to_pairs,
-    build_int_histogram_colwise,
-    build_int_histogram_rowwise,
-    build_wide_histogram_rowwise,
-    gather_packed,
-    narrow_rows,
-    wide_rows,
-    widen_words,
-)
-from ..native.split import find_best_split, fix_most_frequent_bins
+from ..native.split import find_best_split
 
 
 def most_frequent_bins(data, sum_over_rows):
@@ -52,7 +40,8 @@ def most_frequent_bins(data, sum_over_rows):
 
 
 class SerialLearner:
-    """Histograms and split search over the local binned data.
+    """Histograms and split search over the local binned data (the calls of
+    dgbdt.learners.base.Learner).
 
     Parameters
     ----------
@@ -64,13 +53,15 @@ class SerialLearner:
     def __init__(self, data, split_params):
         self.data = data
         self.split_params = split_params
-        self.row_wise = data.layout == "row"
-        self._chunk_hists = None
-        if self.row_wise:
-            self._chunk_hists = np.empty((MAX_CHUNKS, data.total_bins, HIST_WIDTH), HIST_DTYPE)
-        self._int_scratch = {}  # quantized training: buffers by name (see _scratch)
+        self.row_wise = self.builds_row_wise(data)
         self.most_freq_bins = most_frequent_bins(data, self.sum_over_rows)
         self._flags = np.zeros(len(data.feature_offsets) - 1, np.uint8)
+
+    @staticmethod
+    def builds_row_wise(data):
+        """Whether histograms are built row by row (C-order binned data) or
+        column by column (the column-major copy)."""
+        return data.layout == "row"
 
     def sum_over_rows(self, values):
         """Sums over every rank's rows (this rank holds them all); the
@@ -93,128 +84,21 @@ class SerialLearner:
         """The (local) features whose bins this rank's split scan reads."""
         return self.histogram_features(feature_indices)
 
-    def leaf_histogram(
-        self, sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist
-    ):
-        if self.row_wise:
-            build_histogram_rowwise(
-                self.data.binned,
-                sample_indices,
-                ordered_gradients,
-                ordered_hessians,
-                self.data.feature_offsets,
-                self._chunk_hists,
-                hist,
-            )
-        else:
-            build_histogram_colwise(
-                self.data.columns.T,
-                sample_indices,
-                ordered_gradients,
-                ordered_hessians,
-                self.histogram_features(feature_indices),
-                self.data.feature_offsets,
-                hist,
-            )
+    def leaf_histogram(self, rows, kind, feature_indices, totals, hist):
+        """``hist`` = the histogram of the rows (all of them are here)."""
+        kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
+        kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
-    def fix_histogram(self, hist, feature_indices, totals):
-        """Give a float histogram just built (global) LightGBM's most frequent bins."""
-        fix_most_frequent_bins(
-            hist,
-            self.scanned_features(feature_indices),
-            self.data.feature_offsets,
-            self.most_freq_bins,
-            totals[0],
-            totals[1],
-        )
-
-    # -- quantized training: integer words (native/quantize.py) ----------------------
-    def _scratch(self, name, shape, dtype):
-        """A reusable buffer (quantized training allocates its own only when used)."""
-        buf = self._int_scratch.get(name)
-        if buf is None:
-            buf = self._int_scratch[name] = np.zeros(shape, dtype)
-        return buf
-
-    def local_int_histogram(self, sample_indices, quant, shift, feature_indices):
-        """This rank's integer histogram of the rows, in narrow int32 words when
-        ``shift`` is narrow, wide int64 words when wide, int64 pairs for PAIRS (a
-        scratch buffer, valid until the next call).  Row-wise, the kernels read
-        every row's narrow word by row index, wide leaves too
-        (build_wide_histogram_rowwise sums narrow pieces)."""
-        if shift == PAIRS:
-            # Wide words of pieces that fit them, added up as pairs.
-            pairs = self._scratch("pairs", (self.data.total_bins, 2), WIDE_DTYPE)
-            pairs[:] = 0
-            piece = wide_rows(quant.n_bins)
-            for lo in range(0, len(sample_indices), piece):
-                words = self.local_int_histogram(
-                    sample_indices[lo : lo + piece], quant, WIDE_SHIFT, feature_indices
-                )
-                add_words_to_pairs(words, pairs)
-            return pairs
-        total, n = self.data.total_bins, len(sample_indices)
-        narrow = shift == NARROW_SHIFT
-        hist = self._scratch(
-            "narrow" if narrow else "wide", total, NARROW_DTYPE if narrow else WIDE_DTYPE
-        )
-        offsets = self.data.feature_offsets
-        if self.row_wise:
-            chunks = self._scratch("narrow_chunks", (MAX_CHUNKS, total), NARROW_DTYPE)
-            if narrow:
-                build_int_histogram_rowwise(
-                    self.data.binned, sample_indices, quant.row_words, offsets, chunks, hist
-                )
-            else:
-                partials = self._scratch("wide_chunks", (MAX_CHUNKS, total), WIDE_DTYPE)
-                build_wide_histogram_rowwise(
-                    self.data.binned,
-                    sample_indices,
-                    quant.row_words,
-                    offsets,
-                    narrow_rows(quant.n_bins),
-                    chunks,
-                    partials,
-                    hist,
-                )
-        else:
-            words = self._scratch(
-                "narrow_words" if narrow else "wide_words", self.data.n_samples, hist.dtype
-            )[:n]
-            gather_packed(quant.q_g, quant.q_h, sample_indices, shift, words)
-            build_int_histogram_colwise(
-                self.data.columns.T,
-                sample_indices,
-                words,
-                self.histogram_features(feature_indices),
-                offsets,
-                hist,
-            )
-        return hist
-
-    def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
-        """``hist`` = the leaf's integer histogram: wide int64 words, or int64 pairs
-        when ``shift`` is PAIRS, the width its global row count allows
-        (native.quantize.packed_width)."""
-        local = self.local_int_histogram(sample_indices, quant, shift, feature_indices)
-        if local.dtype == NARROW_DTYPE:
-            widen_words(local, hist)
-        else:
-            hist[:] = local
-
-    def best_split(self, hist, feature_indices, totals, record, local_count):
+    def best_split(self, hist, kind, feature_indices, totals, record, local_count):
         """``record`` = the leaf's best split over ``feature_indices`` (the same
         on every rank); returns those of ``feature_indices`` splittable in the
         leaf (LightGBM's ``is_splittable``: its children scan only these).
         ``local_count``: this rank's rows in the leaf (voting's local vote)."""
-        return self.scan(hist, feature_indices, totals, record)
+        return self.scan(hist, feature_indices, totals, record, kind.scales)
 
-    def best_split_int(self, words, feature_indices, totals, record, quant, local_count):
-        """best_split on integer words (the scan scales the sums back)."""
-        return self.scan(words, feature_indices, totals, record, (quant.g_scale, quant.h_scale))
-
-    def scan(self, hist, feature_indices, totals, record, scales=(1.0, 1.0)):
-        """find_best_split over this rank's share of ``feature_indices``, agreed."""
+    def scan(self, hist, feature_indices, totals, record, scales):
+        """find_best_split over this rank's share of ``feature_indices``, agreed
+        (``scales`` map integer sums back to gradients: 1.0 for floats)."""
         features = self.scanned_features(feature_indices)
         flags = self._flags[: len(features)]  # every entry is written
         find_best_split(

@@ -28,26 +28,9 @@ x 16 (2 top_k features with ``voting_rule=votes``, top_k with
 
 import numpy as np
 
-from ..native.common import (
-    HIST_WIDTH,
-    SP_MIN_DATA_IN_LEAF,
-    SP_MIN_SUM_HESSIAN,
-    SPLIT_FEATURE,
-    SPLIT_GAIN,
-)
-from ..native.quantize import (
-    NARROW_DTYPE,
-    NARROW_SHIFT,
-    PAIRS,
-    WIDE_DTYPE,
-    WIDE_SHIFT,
-    narrow_words,
-    packed_width,
-    unpack_word,
-    widen_words,
-)
-from ..native.split import best_gain_per_feature, find_best_split, fix_most_frequent_bins
-from .data import DataParallelLearner, agree_best_split, owner_blocks
+from ..native.common import SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN
+from ..native.split import best_gain_per_feature, find_best_split
+from .base import ShardedRows, agree_best_split, no_split, owner_blocks, reduce_scatter_bins
 from .serial import SerialLearner
 
 
@@ -78,74 +61,54 @@ def elect(proposals, top_k, rule):
     return np.sort(chosen).astype(np.int32)
 
 
-def _as_narrow(wide):
-    out = np.empty(len(wide), NARROW_DTYPE)
-    narrow_words(wide, out)
-    return out
+class VotingParallelLearner(ShardedRows, SerialLearner):
+    """Rows sharded as in data-parallel; histograms stay local (the serial
+    learner's) until the vote, then only the elected features' bins are sent."""
 
-
-def _as_wide(narrow):
-    out = np.empty(len(narrow), WIDE_DTYPE)
-    widen_words(narrow, out)
-    return out
-
-
-class VotingParallelLearner(DataParallelLearner):
     def __init__(self, data, split_params, comm, top_k, rule):
-        super().__init__(data, split_params, comm)
+        self.comm = comm  # before SerialLearner's init: it sums bin counts over ranks
+        super().__init__(data, split_params)
         self.top_k = top_k
         self.rule = rule
         self.local_params = split_params.copy()
         self.local_params[SP_MIN_DATA_IN_LEAF] /= comm.size
         self.local_params[SP_MIN_SUM_HESSIAN] /= comm.size
-        self._global = np.zeros((data.total_bins, HIST_WIDTH))  # elected bins, global sums
 
-    def leaf_histogram(
-        self, sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist
-    ):
-        # Local only: the vote decides what is sent.
-        SerialLearner.leaf_histogram(
-            self, sample_indices, ordered_gradients, ordered_hessians, feature_indices, hist
-        )
+    def leaf_histogram(self, rows, kind, feature_indices, totals, hist):
+        # Local only: the vote decides what is sent, and the owners fix the
+        # elected features' global sums.
+        kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
 
-    def leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist):
-        SerialLearner.leaf_histogram_int(self, sample_indices, quant, shift, feature_indices, hist)
+    def best_split(self, hist, kind, feature_indices, totals, record, local_count):
+        elected, splittable = self._vote(hist, kind, feature_indices, local_count)
+        if len(elected) == 0:
+            no_split(record)
+            return splittable
+        owned, summed = self._reduce_elected(hist, kind, elected, totals[2])
+        self._scan_owned(owned, summed, kind, totals, record)
+        return splittable
 
-    def fix_histogram(self, hist, feature_indices, totals):
-        # Local histograms: the owners fix the elected features' global sums.
-        pass
-
-    def _local_sums(self, hist, feature_indices, scales):
-        # Every local row falls in one bin of any feature: sum the first one's bins.
-        offsets = self.data.feature_offsets
-        f = feature_indices[0]
-        bins = hist[offsets[f] : offsets[f + 1]]
-        if bins.ndim == 1:  # quantized words: their sum is the leaf's word
-            g, h = unpack_word(bins.sum())
-            return float(g) * scales[0], float(h) * scales[1]
-        if bins.dtype == WIDE_DTYPE:  # quantized pairs
-            g, h = bins.sum(axis=0)
-            return float(g) * scales[0], float(h) * scales[1]
-        g, h = bins.sum(axis=0)
-        return float(g), float(h)
-
-    def _vote(self, hist, feature_indices, local_count, scales=(1.0, 1.0)):
+    def _vote(self, hist, kind, feature_indices, local_count):
         """Steps 1-2: the features every rank elects from the local histograms
-        (floats, or quantized words read with ``scales``), and the features
-        splittable in this rank's local scan.  Those are what the leaf's children
-        propose from, as in LightGBM, whose voting learner keeps ``is_splittable``
-        from the local scans: each rank its own, which changes only what it
-        proposes (the election is the same everywhere)."""
+        (read with the kind's scales), and the features splittable in this
+        rank's local scan.  Those are what the leaf's children propose from, as
+        in LightGBM, whose voting learner keeps ``is_splittable`` from the local
+        scans: each rank its own, which changes only what it proposes (the
+        election is the same everywhere)."""
         proposal = np.full((self.top_k, 2), -1.0)
         splittable = feature_indices[:0]
         if len(feature_indices):
-            g, h = self._local_sums(hist, feature_indices, scales)
+            # Every local row falls in one bin of any feature: the first one's
+            # bins sum to the leaf's local totals.
+            offsets = self.data.feature_offsets
+            f = feature_indices[0]
+            g, h = kind.bin_sums(hist[offsets[f] : offsets[f + 1]])
             gains = np.empty(len(feature_indices))
             flags = np.zeros(len(feature_indices), np.uint8)
             best_gain_per_feature(
                 hist,
                 feature_indices,
-                self.data.feature_offsets,
+                offsets,
                 self.data.nan_bins,
                 self.most_freq_bins,
                 g,
@@ -154,7 +117,7 @@ class VotingParallelLearner(DataParallelLearner):
                 self.local_params,
                 gains,
                 flags,
-                *scales,
+                *kind.scales,
             )
             splittable = feature_indices[flags.view(np.bool_)]
             order = np.lexsort((feature_indices, -gains))[: self.top_k]
@@ -163,43 +126,29 @@ class VotingParallelLearner(DataParallelLearner):
             proposal[: len(order), 1] = gains[order]
         return elect(self.comm.allgather(proposal), self.top_k, self.rule), splittable
 
-    def _reduce_elected(self, hist, elected, width, pack=None):
-        """Step 3: the elected features' bins of ``hist`` (``width`` values per bin)
-        summed over ranks; returns (this rank's owned features, their summed bins).
-        ``pack`` converts the bins to send (quantized: narrow words)."""
+    def _reduce_elected(self, hist, kind, elected, count):
+        """Step 3: the elected features' bins of ``hist`` summed over ranks (in
+        the narrowest exact width for the leaf's ``count`` global rows); returns
+        (this rank's owned features, their summed bins)."""
         offsets = self.data.feature_offsets
         n_bins = offsets[elected + 1] - offsets[elected]
         blocks = owner_blocks(n_bins, self.comm.size)
-        send = np.concatenate([hist[offsets[f] : offsets[f + 1]] for f in elected]).reshape(-1)
-        if pack is not None:
-            send = pack(send)
-        counts = [
-            width * int(n_bins[blocks[r] : blocks[r + 1]].sum()) for r in range(self.comm.size)
-        ]
+        send = np.concatenate([hist[offsets[f] : offsets[f + 1]] for f in elected])
+        bin_counts = [int(n_bins[blocks[r] : blocks[r + 1]].sum()) for r in range(self.comm.size)]
         owned = elected[blocks[self.comm.rank] : blocks[self.comm.rank + 1]]
-        return owned, self.comm.reduce_scatter(send, counts)
+        return owned, reduce_scatter_bins(self.comm, kind, send, bin_counts, count)
 
-    def _scan_owned(self, owned, summed, totals, record, scales=(1.0, 1.0), pairs=False):
-        """Step 4: owners scan the global bins (floats, or quantized wide words or
-        pairs read with ``scales``) with the real constraints; the best record
-        wins on every rank."""
+    def _scan_owned(self, owned, summed, kind, totals, record):
+        """Step 4: owners scan the global bins with the real constraints; the
+        best record wins on every rank."""
         offsets = self.data.feature_offsets
-        if summed.dtype != WIDE_DTYPE:
-            target, summed = self._global, summed.reshape(-1, HIST_WIDTH)
-        elif pairs:
-            target = self._scratch("global_pairs", (self.data.total_bins, 2), WIDE_DTYPE)
-            summed = summed.reshape(-1, 2)
-        else:
-            target = self._scratch("global_words", self.data.total_bins, WIDE_DTYPE)
+        target = kind.new(totals[2])  # the leaf's layout; only owned bins are read
         at = 0
         for f in owned:
             width = offsets[f + 1] - offsets[f]
             target[offsets[f] : offsets[f + 1]] = summed[at : at + width]
             at += width
-        if target is self._global:  # floats: LightGBM's most frequent bins
-            fix_most_frequent_bins(
-                target, owned, offsets, self.most_freq_bins, totals[0], totals[1]
-            )
+        kind.fix(self, target, owned, totals)  # floats: LightGBM's most frequent bins
         flags = np.zeros(len(owned), np.uint8)  # the vote's flags count, not these
         find_best_split(
             target,
@@ -213,42 +162,7 @@ class VotingParallelLearner(DataParallelLearner):
             self.split_params,
             record,
             flags,
-            *scales,
+            *kind.scales,
         )
+        kind.release(target)
         agree_best_split(self.comm, record, owned[:0], self.data.n_features_global)
-
-    @staticmethod
-    def _no_split(record):
-        record[:] = 0.0
-        record[SPLIT_FEATURE] = -1.0
-        record[SPLIT_GAIN] = -np.inf
-
-    def best_split(self, hist, feature_indices, totals, record, local_count):
-        elected, splittable = self._vote(hist, feature_indices, local_count)
-        if len(elected) == 0:
-            self._no_split(record)
-            return splittable
-        owned, summed = self._reduce_elected(hist, elected, HIST_WIDTH)
-        self._scan_owned(owned, summed, totals, record)
-        return splittable
-
-    def best_split_int(self, words, feature_indices, totals, record, quant, local_count):
-        # The vote and the owners' scan read words scaled back bin by bin; the
-        # elected features' words travel narrow when the leaf's global count allows.
-        scales = (quant.g_scale, quant.h_scale)
-        elected, splittable = self._vote(words, feature_indices, local_count, scales)
-        if len(elected) == 0:
-            self._no_split(record)
-            return splittable
-        width = packed_width(int(totals[2]), quant.n_bins)
-        pairs = words.ndim == 2  # a leaf too large for wide words, or a child of one
-        if pairs and width != PAIRS:  # ...that fits words again: send those
-            words, pairs = (words[:, 0] << WIDE_SHIFT) + words[:, 1], False
-        narrow = width == NARROW_SHIFT
-        owned, summed = self._reduce_elected(
-            words, elected, 2 if pairs else 1, pack=_as_narrow if narrow else None
-        )
-        if narrow:
-            summed = _as_wide(summed)
-        self._scan_owned(owned, summed, totals, record, scales, pairs)
-        return splittable

@@ -2,13 +2,12 @@
 
 Real pairs leaves need more than 2**32 / (B + 1) rows (859 million at B = 4);
 tests force them on small data instead: the grower and the voting learner are
-told that such leaves do not fit wide words, and the pieces summed into pairs
-are made small so a leaf has several.
+told that such leaves do not fit wide words (the quantized histogram kind,
+which every learner's width choice goes through), and the pieces summed into
+pairs are made small so a leaf has several.
 """
 
-import dgbdt.grower as grower
-import dgbdt.learners.serial as serial
-import dgbdt.learners.voting as voting
+import dgbdt.histograms as histograms
 from dgbdt.native.quantize import PAIRS, packed_width
 
 
@@ -18,6 +17,5 @@ def force_pairs(above, set_attr=setattr):
     def width(n, b):
         return PAIRS if n > above else packed_width(n, b)
 
-    set_attr(grower, "packed_width", width)
-    set_attr(voting, "packed_width", width)
-    set_attr(serial, "wide_rows", lambda b: max(1, above // 3))
+    set_attr(histograms, "packed_width", width)
+    set_attr(histograms, "wide_rows", lambda b: max(1, above // 3))
