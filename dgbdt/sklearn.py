@@ -645,7 +645,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
     def _class_totals(y_enc, n_classes, comm, weights=None):
         """Per-class row counts (or weight sums) over every rank's rows."""
         totals = np.bincount(y_enc.astype(np.int64), weights=weights, minlength=n_classes)
-        return totals if comm is None else comm.allreduce(totals.astype(np.float64))
+        return totals if comm is None else comm.total(totals)
 
     def fit(
         self,
@@ -721,7 +721,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             class_weight = {int(encoder.transform([k])[0]): v for k, v in class_weight.items()}
         weighted = sample_weight is not None
         if comm is not None:  # every rank takes the same path (its collectives)
-            weighted = bool(comm.allreduce(np.array([weighted], np.int64))[0])
+            weighted = comm.any_rank(weighted)
         if not weighted and class_weight is None:
             return sample_weight
         w = (
