@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import Any, Dict
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -129,7 +129,7 @@ def _int(io, key):
         raise CliError(f"{key} must be an integer, got {io[key]!r}") from None
 
 
-def help_text(width=100):
+def help_text(width: int = 100) -> str:
     """Usage, the I/O keys and every model parameter (from the one parameter table)."""
     import textwrap
     from .params import params_table_text
@@ -157,7 +157,7 @@ def help_text(width=100):
 CONFIG_MAX_BYTES = 1 << 24
 
 
-def read_config_file(path):
+def read_config_file(path: str) -> List[Tuple[str, str]]:
     from .files import check_regular_file
 
     try:
@@ -197,7 +197,7 @@ def _pair(text):
     return _unquote(key), _unquote(value)
 
 
-def parse_arguments(argv):
+def parse_arguments(argv: Sequence[str]) -> Tuple[Dict[str, Any], Dict[str, str]]:
     """(io settings, model params) from ``key=value`` arguments and config files.
 
     As LightGBM: the command line comes first, then the config file's lines,
@@ -581,7 +581,7 @@ def _global_count(comm, n):
     return int(comm.allreduce(np.array([n], np.int64))[0])
 
 
-def run_predict(io, params):
+def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     from . import Booster
     from .io import read_data, read_row_part, run_agreed, write_parts_in_order
     from .model_io import write_atomic
@@ -638,7 +638,7 @@ def run_predict(io, params):
         print(f"dgbdt: {n_rows} predictions written to {io['output_result']}", flush=True)
 
 
-def run(argv):
+def run(argv: Sequence[str]) -> int:
     """``dgbdt [train|predict] key=value ... [config=FILE]``; returns the exit status."""
     args = list(argv)
     task = None
