@@ -2,6 +2,7 @@
 
 import os
 import sys
+from typing import Optional, Sequence
 
 USAGE = """usage: dgbdt <command> [options]
 
@@ -13,7 +14,7 @@ commands:
 """
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     """The exit status; a closed pipe (141), Ctrl-C (130) or a failed write to
     stdout (1) end without a traceback.  Under mpiexec they end every rank."""
     try:

@@ -24,6 +24,7 @@ import os
 import time
 from collections import namedtuple
 from functools import partial
+from typing import Any, Callable, Dict, List, Tuple, Union
 
 __all__ = [
     "CallbackEnv",
@@ -42,6 +43,10 @@ CallbackEnv = namedtuple(
     ["model", "params", "iteration", "begin_iteration", "end_iteration", "evaluation_result_list"],
 )
 
+#: What the public functions below return: called with a CallbackEnv after (or,
+#: with ``before_iteration``, before) each iteration.
+_Callback = Callable[[CallbackEnv], None]
+
 
 class EarlyStopException(Exception):
     """Raised by a callback to stop training.
@@ -54,7 +59,7 @@ class EarlyStopException(Exception):
         The ``evaluation_result_list`` of that iteration.
     """
 
-    def __init__(self, best_iteration, best_score):
+    def __init__(self, best_iteration: int, best_score: List[Tuple[Any, ...]]) -> None:
         super().__init__(best_iteration, best_score)
         self.best_iteration = best_iteration
         self.best_score = best_score
@@ -111,7 +116,7 @@ class _LogEvaluationCallback:
             _log(f"[{env.iteration + 1}]\t{text.lstrip()}")
 
 
-def log_evaluation(period: int = 1, show_stdv: bool = True, show_comm: bool = False):
+def log_evaluation(period: int = 1, show_stdv: bool = True, show_comm: bool = False) -> _Callback:
     """Log the evaluation results every ``period`` iterations.
 
     Parameters
@@ -158,7 +163,7 @@ class _RecordEvaluationCallback:
                 per_data.setdefault(key, []).append(value)
 
 
-def record_evaluation(eval_result: dict):
+def record_evaluation(eval_result: Dict[str, Dict[str, List[Any]]]) -> _Callback:
     """Record the evaluation history into ``eval_result``.
 
     Parameters
@@ -319,8 +324,11 @@ class _EarlyStoppingCallback:
 
 
 def early_stopping(
-    stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True, min_delta=0.0
-):
+    stopping_rounds: int,
+    first_metric_only: bool = False,
+    verbose: bool = True,
+    min_delta: Union[float, List[float]] = 0.0,
+) -> _Callback:
     """Stop training when a validation metric stops improving (LightGBM 4).
 
     Every (dataset, metric) pair except the training data is tracked; training
@@ -381,7 +389,7 @@ class _CheckpointCallback:
             env.model.save_model(f"{self.path}.snapshot_iter_{done}", num_iteration=-1)
 
 
-def checkpoint(path, freq: int):
+def checkpoint(path: Union[str, os.PathLike], freq: int) -> _Callback:
     """Save the model every ``freq`` iterations, as LightGBM's CLI snapshots.
 
     The file ``f"{path}.snapshot_iter_{iteration + 1}"`` holds the first
@@ -425,7 +433,7 @@ class _LogProgressCallback:
         _log(f"[{done}/{env.end_iteration}] {per_iter:.3g} s/iter, {left:.1f} s left")
 
 
-def log_progress(period: int = 1):
+def log_progress(period: int = 1) -> _Callback:
     """Log progress every ``period`` iterations: ``[40/100] 0.213 s/iter, 12.8 s left``.
 
     Iterations are counted as in the model (a resumed run starts at the init

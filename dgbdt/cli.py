@@ -18,6 +18,7 @@ import contextlib
 import os
 import sys
 import warnings
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -128,7 +129,7 @@ def _int(io, key):
         raise CliError(f"{key} must be an integer, got {io[key]!r}") from None
 
 
-def help_text(width=100):
+def help_text(width: int = 100) -> str:
     """Usage, the I/O keys and every model parameter (from the one parameter table)."""
     import textwrap
     from .params import params_table_text
@@ -156,7 +157,7 @@ def help_text(width=100):
 CONFIG_MAX_BYTES = 1 << 24
 
 
-def read_config_file(path):
+def read_config_file(path: str) -> List[Tuple[str, str]]:
     from .files import check_regular_file
 
     try:
@@ -196,7 +197,7 @@ def _pair(text):
     return _unquote(key), _unquote(value)
 
 
-def parse_arguments(argv):
+def parse_arguments(argv: Sequence[str]) -> Tuple[Dict[str, Any], Dict[str, str]]:
     """(io settings, model params) from ``key=value`` arguments and config files.
 
     As LightGBM: the command line comes first, then the config file's lines,
@@ -404,8 +405,9 @@ def _read_share(path, options, comm, tree_learner, rank_files):
     return read_row_part(path, comm, options), None
 
 
-def run_train(io, params):
-    from . import Dataset, checkpoint, log_evaluation, log_progress, train
+def _training_world(io, params):
+    """(resolved params, the world communicator or None) of a training run, its
+    arguments and output path checked before any data is read."""
     from .params import resolve_params
 
     if "data" not in io:
@@ -419,6 +421,15 @@ def run_train(io, params):
         )
     comm = _world(size if cfg["tree_learner"] != "serial" else 1, params)
     _check_output(io["output_model"], comm)
+    return cfg, comm
+
+
+def _training_sets(io, cfg, comm):
+    """(train_set, valid_sets, valid_names): this rank's share of the training
+    data and of each ``valid_data`` file (the training data itself first under
+    ``is_provide_training_metric``)."""
+    from . import Dataset
+
     learner = cfg["tree_learner"]
     rank_files = _flag(io, "pre_partition")
     loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
@@ -433,42 +444,51 @@ def run_train(io, params):
     valid_sets, valid_names = [], []
     for path in filter(None, (p.strip() for p in (io.get("valid_data") or "").split(","))):
         # Validation rows are sharded like the training rows ({rank} files only if named so).
-        v, v_block = _read_for_training(path, io, comm, learner, rank_files and "{rank}" in path)
-        if v_block is None:  # LibSVM rows may stop before the training data's last feature
-            v.X = _fit_width(v.X, train_set.n_features, path, io["data"], "training data")
-        valid_sets.append(
-            Dataset(
-                v.X,
-                v.label,
-                weight=v.weight,
-                init_score=v.init_score,
-                reference=train_set,
-                feature_indices=v_block,
-            )
-        )
+        rank_file = rank_files and "{rank}" in path
+        valid_sets.append(_valid_set(path, io, comm, learner, rank_file, train_set))
         valid_names.append(os.path.basename(path))
     if cfg["is_provide_training_metric"]:
         valid_sets.insert(0, train_set)
         valid_names.insert(0, "training")
+    return train_set, valid_sets, valid_names
+
+
+def _valid_set(path, io, comm, learner, rank_files, train_set):
+    """This rank's share of the validation file ``path``, binned as ``train_set``."""
+    from . import Dataset
+
+    v, v_block = _read_for_training(path, io, comm, learner, rank_files)
+    if v_block is None:  # LibSVM rows may stop before the training data's last feature
+        v.X = _fit_width(v.X, train_set.n_features, path, io["data"], "training data")
+    return Dataset(
+        v.X,
+        v.label,
+        weight=v.weight,
+        init_score=v.init_score,
+        reference=train_set,
+        feature_indices=v_block,
+    )
+
+
+def _training_callbacks(io, cfg, columns):
+    """The logging callbacks (verbosity >= 1) and, with ``snapshot_freq``, the
+    snapshot callbacks (snapshots record the column keys too)."""
+    from . import checkpoint, log_evaluation, log_progress
+
     # Metric and progress lines are information: verbosity >= 1, as LightGBM's
     callbacks = (
         [log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
         if cfg["verbosity"] >= 1
         else []
     )
-    columns = {k: io[k] for k in COLUMN_KEYS if io.get(k) is not None}
     if _int(io, "snapshot_freq") > 0:
         callbacks.append(_record_columns(columns))  # snapshots carry them too
         callbacks.append(checkpoint(io["output_model"], _int(io, "snapshot_freq")))
-    booster = train(
-        params,
-        train_set,
-        valid_sets=valid_sets or None,
-        valid_names=valid_names or None,
-        init_model=io.get("input_model"),
-        callbacks=callbacks,
-    )
-    booster.params.update(columns)
+    return callbacks
+
+
+def _write_model(booster, io, cfg, comm):
+    """Rank 0 writes the model to ``output_model`` (and says so at verbosity >= 1)."""
     if comm is None or comm.rank == 0:
         booster.save_model(io["output_model"])
         if cfg["verbosity"] >= 1:
@@ -477,6 +497,26 @@ def run_train(io, params):
                 f"{io['output_model']}",
                 flush=True,
             )
+
+
+def run_train(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+    """``dgbdt train``: train on ``io["data"]`` (this rank's share under mpiexec)
+    and write the model to ``io["output_model"]``."""
+    from . import train
+
+    cfg, comm = _training_world(io, params)
+    train_set, valid_sets, valid_names = _training_sets(io, cfg, comm)
+    columns = {k: io[k] for k in COLUMN_KEYS if io.get(k) is not None}
+    booster = train(
+        params,
+        train_set,
+        valid_sets=valid_sets or None,
+        valid_names=valid_names or None,
+        init_model=io.get("input_model"),
+        callbacks=_training_callbacks(io, cfg, columns),
+    )
+    booster.params.update(columns)
+    _write_model(booster, io, cfg, comm)
 
 
 def _fit_width(X, n_model, data_path, model_path, what="the model"):
@@ -535,7 +575,13 @@ def _naming_recorded_keys(io, with_columns, model_path):
         raise (agreed(error) if isinstance(exc, AgreedError) else error) from None
 
 
-def run_predict(io, params):
+def _global_count(comm, n):
+    """The sum over ranks of this rank's count ``n`` (an int64 allreduce)."""
+    # TODO(comm): comm.count(n) -- int(self.allreduce(np.array([n], np.int64))[0])
+    return int(comm.allreduce(np.array([n], np.int64))[0])
+
+
+def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     from . import Booster
     from .io import read_data, read_row_part, run_agreed, write_parts_in_order
     from .model_io import write_atomic
@@ -587,12 +633,12 @@ def run_predict(io, params):
     else:
         text = run_agreed(comm, predict)
         write_parts_in_order(io["output_result"], text, comm)
-        n_rows = int(comm.allreduce(np.array([X.shape[0]], np.int64))[0])
+        n_rows = _global_count(comm, X.shape[0])
     if (comm is None or comm.rank == 0) and cfg["verbosity"] >= 1:
         print(f"dgbdt: {n_rows} predictions written to {io['output_result']}", flush=True)
 
 
-def run(argv):
+def run(argv: Sequence[str]) -> int:
     """``dgbdt [train|predict] key=value ... [config=FILE]``; returns the exit status."""
     args = list(argv)
     task = None

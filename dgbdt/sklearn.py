@@ -17,8 +17,11 @@ import dataclasses
 import inspect
 import os
 import warnings
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
+from scipy.sparse import spmatrix
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
@@ -26,6 +29,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from .booster import Booster
 from .callback import record_evaluation
 from .dataset import Dataset
 from .engine import train
@@ -42,6 +46,14 @@ __all__ = ["DGBDTModel", "DGBDTClassifier", "DGBDTRegressor"]
 # column, so no float64 copy of the whole matrix is made); anything else becomes float64.
 _X_DTYPES = [np.float64, np.float32]
 _ACCEPT_SPARSE = ["csr", "csc", "coo"]
+
+# Types of the public signatures, loosely LightGBM's (hints only: nothing checks them).
+_MatrixLike = Union[ArrayLike, spmatrix]  # arrays, lists of rows, DataFrames, scipy sparse
+_CustomFunction = Callable[..., Any]  # func(y_true, y_pred[, weight[, group]])
+_EvalSet = Union[Tuple[_MatrixLike, ArrayLike], List[Tuple[_MatrixLike, ArrayLike]]]
+_PerEvalSet = Union[List[Optional[ArrayLike]], Dict[int, ArrayLike]]  # eval_* lists
+_EvalMetric = Union[str, _CustomFunction, List[Union[str, _CustomFunction]]]
+_InitModel = Union[str, os.PathLike, Booster, "DGBDTModel"]
 
 
 def _validate_data(estimator, X, y="no_validation", **kw):
@@ -254,30 +266,30 @@ class DGBDTModel(BaseEstimator):
     def __init__(
         self,
         *,
-        boosting_type="gbdt",
-        num_leaves=31,
-        max_depth=-1,
-        learning_rate=0.1,
-        n_estimators=100,
-        subsample_for_bin=200000,
-        objective=None,
-        class_weight=None,
-        min_split_gain=0.0,
-        min_child_weight=1e-3,
-        min_child_samples=20,
-        subsample=1.0,
-        subsample_freq=0,
-        colsample_bytree=1.0,
-        reg_alpha=0.0,
-        reg_lambda=0.0,
-        random_state=None,
-        n_jobs=None,
-        max_bin=255,
-        tree_learner="serial",
-        verbosity=-1,
-        importance_type="split",
-        **kwargs,
-    ):
+        boosting_type: str = "gbdt",
+        num_leaves: int = 31,
+        max_depth: int = -1,
+        learning_rate: float = 0.1,
+        n_estimators: int = 100,
+        subsample_for_bin: int = 200000,
+        objective: Optional[Union[str, _CustomFunction]] = None,
+        class_weight: Optional[Union[Dict[Any, float], str]] = None,
+        min_split_gain: float = 0.0,
+        min_child_weight: float = 1e-3,
+        min_child_samples: int = 20,
+        subsample: float = 1.0,
+        subsample_freq: int = 0,
+        colsample_bytree: float = 1.0,
+        reg_alpha: float = 0.0,
+        reg_lambda: float = 0.0,
+        random_state: Optional[Union[int, np.random.RandomState, np.random.Generator]] = None,
+        n_jobs: Optional[int] = None,
+        max_bin: int = 255,
+        tree_learner: str = "serial",
+        verbosity: int = -1,
+        importance_type: str = "split",
+        **kwargs: Any,
+    ) -> None:
         self.boosting_type = boosting_type
         self.num_leaves = num_leaves
         self.max_depth = max_depth
@@ -310,13 +322,13 @@ class DGBDTModel(BaseEstimator):
     def _signature_params(cls):
         return set(cls._get_param_names())
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """Parameters of the estimator, the extra ``**kwargs`` parameters included."""
         params = super().get_params(deep=deep)
         params.update(self._other_params)
         return params
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> DGBDTModel:
         """Set parameters; names that are not in the signature become extra training params."""
         known = self._signature_params()
         for key, value in params.items():
@@ -487,7 +499,13 @@ class DGBDTModel(BaseEstimator):
             X, raw_score=raw_score, num_iteration=num_iteration, pred_leaf=pred_leaf
         )
 
-    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+    def predict(
+        self,
+        X: _MatrixLike,
+        raw_score: bool = False,
+        num_iteration: Optional[int] = None,
+        pred_leaf: bool = False,
+    ) -> np.ndarray:
         """Predicted values; raw scores with ``raw_score=True``; leaf indices
         (n_samples, n_trees) with ``pred_leaf=True``. ``num_iteration=None`` uses the
         best iteration when early stopping found one."""
@@ -495,13 +513,13 @@ class DGBDTModel(BaseEstimator):
 
     # -- fitted attributes ----------------------------------------------------
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> np.ndarray:
         """Per feature: number of splits ("split") or total gain ("gain") (``importance_type``)."""
         check_is_fitted(self, "booster_")
         return self.booster_.feature_importance(importance_type=self.importance_type)
 
     @property
-    def feature_name_(self):
+    def feature_name_(self) -> List[str]:
         """Feature names of the fitted model (``Column_i`` when X had none)."""
         check_is_fitted(self, "booster_")
         return self.booster_.feature_name()
@@ -554,20 +572,20 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
 
     def fit(
         self,
-        X,
-        y,
-        sample_weight=None,
-        init_score=None,
-        eval_set=None,
-        eval_names=None,
-        eval_sample_weight=None,
-        eval_metric=None,
-        feature_name="auto",
-        callbacks=None,
-        init_model=None,
+        X: _MatrixLike,
+        y: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+        init_score: Optional[ArrayLike] = None,
+        eval_set: Optional[_EvalSet] = None,
+        eval_names: Optional[List[str]] = None,
+        eval_sample_weight: Optional[_PerEvalSet] = None,
+        eval_metric: Optional[_EvalMetric] = None,
+        feature_name: Union[str, List[str]] = "auto",
+        callbacks: Optional[List[Callable]] = None,
+        init_model: Optional[_InitModel] = None,
         *,
-        eval_init_score=None,
-    ):
+        eval_init_score: Optional[_PerEvalSet] = None,
+    ) -> DGBDTRegressor:
         """Fit the model.
 
         Parameters
@@ -645,24 +663,24 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
     def _class_totals(y_enc, n_classes, comm, weights=None):
         """Per-class row counts (or weight sums) over every rank's rows."""
         totals = np.bincount(y_enc.astype(np.int64), weights=weights, minlength=n_classes)
-        return totals if comm is None else comm.allreduce(totals.astype(np.float64))
+        return totals if comm is None else comm.total(totals)
 
     def fit(
         self,
-        X,
-        y,
-        sample_weight=None,
-        init_score=None,
-        eval_set=None,
-        eval_names=None,
-        eval_sample_weight=None,
-        eval_metric=None,
-        feature_name="auto",
-        callbacks=None,
-        init_model=None,
+        X: _MatrixLike,
+        y: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+        init_score: Optional[ArrayLike] = None,
+        eval_set: Optional[_EvalSet] = None,
+        eval_names: Optional[List[str]] = None,
+        eval_sample_weight: Optional[_PerEvalSet] = None,
+        eval_metric: Optional[_EvalMetric] = None,
+        feature_name: Union[str, List[str]] = "auto",
+        callbacks: Optional[List[Callable]] = None,
+        init_model: Optional[_InitModel] = None,
         *,
-        eval_init_score=None,
-    ):
+        eval_init_score: Optional[_PerEvalSet] = None,
+    ) -> DGBDTClassifier:
         """Fit the model. Same arguments as :meth:`DGBDTRegressor.fit`; ``y`` holds class labels.
 
         ``eval_metric`` names ``"logloss"`` and ``"error"`` map to the binary or
@@ -721,7 +739,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             class_weight = {int(encoder.transform([k])[0]): v for k, v in class_weight.items()}
         weighted = sample_weight is not None
         if comm is not None:  # every rank takes the same path (its collectives)
-            weighted = bool(comm.allreduce(np.array([weighted], np.int64))[0])
+            weighted = comm.any_rank(weighted)
         if not weighted and class_weight is None:
             return sample_weight
         w = (
@@ -759,7 +777,13 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         check_is_fitted(self, "booster_")
         return callable(self.objective_)
 
-    def predict_proba(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+    def predict_proba(
+        self,
+        X: _MatrixLike,
+        raw_score: bool = False,
+        num_iteration: Optional[int] = None,
+        pred_leaf: bool = False,
+    ) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes).
 
         With a custom objective the model cannot know the link function: the
@@ -781,7 +805,13 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             return np.column_stack((1.0 - result, result))
         return result
 
-    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+    def predict(
+        self,
+        X: _MatrixLike,
+        raw_score: bool = False,
+        num_iteration: Optional[int] = None,
+        pred_leaf: bool = False,
+    ) -> np.ndarray:
         """Predicted class labels (the labels given to ``fit``); raw scores with
         ``raw_score=True``, leaf indices with ``pred_leaf=True``.
 
@@ -797,6 +827,6 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             index = np.argmax(self.predict_proba(X, num_iteration=num_iteration), axis=1)
         return self.classes_[index]
 
-    def decision_function(self, X, num_iteration=None):
+    def decision_function(self, X: _MatrixLike, num_iteration: Optional[int] = None) -> np.ndarray:
         """Raw scores: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
         return self._predict_raw(X, True, num_iteration)

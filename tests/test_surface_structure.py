@@ -1,0 +1,73 @@
+"""The user-facing modules stay readable (issue 11): short functions with few
+positional parameters, and type hints on the public API that name real objects."""
+
+import ast
+import inspect
+import pathlib
+import typing
+
+import pytest
+
+import dgbdt
+from dgbdt import callback, sklearn
+
+ROOT = pathlib.Path(dgbdt.__file__).parent
+SURFACE = ["cli.py", "demo.py", "sklearn.py", "callback.py", "__main__.py"]
+MAX_LINES = 60
+MAX_POSITIONAL = 8
+# Public signatures that mirror scikit-learn's / LightGBM's (keyword-only or not).
+MIRRORED = {"__init__", "fit"}
+
+
+def _functions(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            positional = [a.arg for a in args.posonlyargs + args.args]
+            n_positional = len([a for a in positional if a not in ("self", "cls")])
+            yield node.name, node.end_lineno - node.lineno + 1, n_positional
+
+
+@pytest.mark.parametrize("name", SURFACE)
+def test_functions_are_short_with_few_positional_parameters(name):
+    too_long, too_many = [], []
+    for function, n_lines, n_positional in _functions(ROOT / name):
+        if n_lines > MAX_LINES:
+            too_long.append((function, n_lines))
+        if n_positional > MAX_POSITIONAL and function not in MIRRORED:
+            too_many.append((function, n_positional))
+    assert not too_long, f"{name}: functions over {MAX_LINES} lines: {too_long}"
+    assert not too_many, f"{name}: over {MAX_POSITIONAL} positional parameters: {too_many}"
+
+
+def _public_api():
+    for cls in (sklearn.DGBDTModel, sklearn.DGBDTRegressor, sklearn.DGBDTClassifier):
+        for attr in ("__init__", "fit", "predict", "predict_proba", "decision_function"):
+            if attr in vars(cls):
+                yield f"{cls.__name__}.{attr}", vars(cls)[attr]
+        for attr in ("feature_importances_", "feature_name_"):
+            if attr in vars(cls):
+                yield f"{cls.__name__}.{attr}", vars(cls)[attr].fget
+    for name in ("log_evaluation", "record_evaluation", "early_stopping", "checkpoint"):
+        yield name, getattr(callback, name)
+    yield "log_progress", callback.log_progress
+
+
+@pytest.mark.parametrize(
+    "name, func", list(_public_api()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_public_api_hints_resolve(name, func):
+    hints = typing.get_type_hints(func)
+    params = [p for p in inspect.signature(func).parameters if p not in ("self",)]
+    assert "return" in hints, f"{name} has no return hint"
+    missing = [p for p in params if p not in hints]
+    assert not missing, f"{name}: parameters without hints: {missing}"
+
+
+def test_global_count_on_one_process():
+    from dgbdt.cli import _global_count
+    from dgbdt.comm import SerialComm
+
+    count = _global_count(SerialComm(), 7)
+    assert count == 7 and type(count) is int
