@@ -368,9 +368,9 @@ class Dataset:
         if comm is not None:  # training says how rows are sharded (else: as before)
             self.row_offset, self.n_total = 0, self.n_samples
         if comm is not None and comm.size > 1:
-            counts = comm.allgather(np.array([self.n_samples], np.int64))[:, 0]
+            counts = comm.per_rank(self.n_samples)
             self.row_offset, self.n_total = int(counts[: comm.rank].sum()), int(counts.sum())
-            widths = comm.allgather(np.array([self.n_features], np.int64))[:, 0]
+            widths = comm.per_rank(self.n_features)
             if np.any(widths != self.n_features):
                 raise ValueError(
                     f"Ranks hold different numbers of features: {widths.tolist()}; "
