@@ -11,9 +11,7 @@ import numpy as np
 from .native.binning import find_bin_upper_bounds, map_to_bins, map_sparse_to_bins
 from .native.common import bin_dtype_for
 from .native.random import uniform_fill
-
-# Random stream of the bin sample (see native.random).
-STREAM_BIN_SAMPLE = 1
+from .streams import STREAM_BIN_SAMPLE
 
 
 @dataclass

@@ -40,9 +40,7 @@ from .native.random import uniform_fill
 from .objectives import CustomObjective, make_objective
 from .params import ALIASES, PARAMS, resolve_params
 from .quantization import GradientQuantizer, renew_leaf_values
-
-STREAM_BAGGING = 2
-STREAM_FEATURE_FRACTION = 3
+from .streams import STREAM_BAGGING, STREAM_FEATURE_FRACTION, stream_key
 
 
 class TrainingData:
@@ -95,7 +93,7 @@ def bagged_rows(n_samples, fraction, seed, iteration, row_offset=0):
     """Local rows kept in this round's bag: each with probability ``fraction``,
     decided by a hash of (seed, iteration, global row)."""
     draws = np.empty(n_samples, np.float64)
-    uniform_fill(seed, STREAM_BAGGING * 1_000_003 + iteration, row_offset, draws)
+    uniform_fill(seed, stream_key(STREAM_BAGGING, iteration), row_offset, draws)
     return np.flatnonzero(draws < fraction).astype(common.INDEX_DTYPE)
 
 
@@ -106,7 +104,7 @@ def sampled_features(n_features, fraction, seed, tree_index):
         return all_features
     n_used = max(1, int(fraction * n_features + 0.5))
     draws = np.empty(n_features, np.float64)
-    uniform_fill(seed, STREAM_FEATURE_FRACTION * 1_000_003 + tree_index, 0, draws)
+    uniform_fill(seed, stream_key(STREAM_FEATURE_FRACTION, tree_index), 0, draws)
     return np.sort(np.argsort(draws, kind="stable")[:n_used]).astype(np.int32)
 
 
