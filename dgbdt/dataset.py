@@ -318,7 +318,7 @@ class Dataset:
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         self.init_score = _check_init_score(init_score, self.n_samples)
         self.reference = reference
-        self._reference_from_train = False  # set by train when it picked the reference
+        self._reference_from_train = False  # see use_training_bins
         self.params = dict(params or {})
         self.free_raw_data = free_raw_data
         self.feature_indices = None
@@ -353,14 +353,16 @@ class Dataset:
         self._binning = None  # the BINNING_KEYS values the bins were made with
 
     # -- construction -------------------------------------------------------
-    def construct(self, params=None, comm=None):
+    def construct(self, params=None, comm=None, *, keep_raw_data=False):
         """Bin the data with its own params overridden by ``params`` (train's); a
         Dataset binned already is kept, or binned again when the binning params
         or the row sharding changed (see ``_binned_as``).
 
         With a ``comm`` of several ranks (row-sharded training), this rank's
         rows are a shard of one global data set: bin boundaries are found on
-        the global sample (the same as on one process).
+        the global sample (the same as on one process).  ``keep_raw_data``
+        keeps the raw data past binning even with ``free_raw_data`` (train
+        predicts an init model from it), until :meth:`release_raw_data`.
         """
         if self.binned is not None and params is None and comm is None:
             return self  # nothing asked of the bins: keep them (LightGBM)
@@ -396,8 +398,30 @@ class Dataset:
         else:
             self._find_bins_and_bin(cfg, comm)
         self._binning = self._binning_of(cfg, n_ranks or 1)
+        if not keep_raw_data:
+            self.release_raw_data()
+        return self
+
+    def release_raw_data(self):
+        """Drop the raw data now when ``free_raw_data`` says so (what
+        :meth:`construct` does unless told to keep it)."""
         if self.free_raw_data:
             self._source = None
+
+    def get_data(self):
+        """The raw data as this Dataset holds it (a numpy array, a DataFrame or a
+        CSC matrix), or None once freed (``free_raw_data``)."""
+        return None if self._source is None else self._source.data
+
+    def use_training_bins(self, train_set):
+        """Make ``train_set`` the reference of this validation set when the user
+        gave it none, or when an earlier training picked another training set
+        (it is then binned again, as LightGBM does); a reference of the
+        user's is kept.  Returns self."""
+        if self.reference is None or (
+            self._reference_from_train and self.reference is not train_set
+        ):
+            self.reference, self._reference_from_train = train_set, True
         return self
 
     def _binning_of(self, cfg, n_ranks):

@@ -479,18 +479,15 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
     if objective:
         objective.set_label_weights(train_set.label, train_set.weight, row_comm)
     spec = objective or CustomObjective
-    booster = Booster()
-    booster._setup(
-        spec.name,
-        spec.saved_params(cfg),
-        k_out,
-        k_out,
-        np.zeros(k_out),
-        blocks[1] if blocks else train_set.feature_name,
-        blocks[0] if blocks else train_set.bin_mapper,
-        {k: v for k, v in cfg.items() if k != "objective"} | {"objective": spec.name},
+    booster = Booster.for_training(
+        objective=spec.name,
+        objective_params=spec.saved_params(cfg),
+        num_class=k_out,
+        feature_names=blocks[1] if blocks else train_set.feature_name,
+        bin_mapper=blocks[0] if blocks else train_set.bin_mapper,
+        params={k: v for k, v in cfg.items() if k != "objective"} | {"objective": spec.name},
+        comm_stats=comm.stats,
     )
-    booster._comm_stats = comm.stats
     booster = _boost(
         cfg,
         train_set,
@@ -585,7 +582,7 @@ def _starting_scores(loop, init_model):
             # The init model's trees have bin thresholds of other bins: the model
             # claims no bins at all, so it is never replayed on bins again.
             booster.bin_mapper = None
-        _free_raw(train_set)
+        train_set.release_raw_data()
     elif loop.objective and cfg["boost_from_average"] and train_set.init_score is None:
         booster.init_score = loop.objective.init_score(
             train_set.label, train_set.weight, loop.row_comm
@@ -678,7 +675,7 @@ def _one_iteration(loop, it):
                 booster.best_score = _score_dict(best[1])
                 break
         return True
-    booster._add_trees(new_trees)
+    booster.add_trees(new_trees)
     return _after_iteration(loop, it) or stumps
 
 
@@ -829,10 +826,11 @@ def _init_model_scores(init_booster, dataset, k_out):
     the trees' bin thresholds mean something only for data binned like the
     model (replayed on the bins when the raw values were freed).
     """
-    if dataset._source is not None:
+    raw_data = dataset.get_data()
+    if raw_data is not None:
         raw = np.asarray(
             init_booster.predict(
-                dataset._source.data,
+                raw_data,
                 raw_score=True,
                 num_iteration=init_booster.current_iteration(),
                 validate_features=False,
@@ -850,18 +848,8 @@ def _init_model_scores(init_booster, dataset, k_out):
 
 def _construct_keeping_raw(dataset, cfg, comm, keep):
     """Construct ``dataset``; with ``keep``, its raw data survives construction
-    (for :func:`_init_model_scores`) and is freed afterwards by :func:`_free_raw`."""
-    free = dataset.free_raw_data
-    dataset.free_raw_data = free and not keep
-    try:
-        dataset.construct(cfg, comm)
-    finally:
-        dataset.free_raw_data = free
-
-
-def _free_raw(dataset):
-    if dataset.free_raw_data:
-        dataset._source = None
+    (for :func:`_init_model_scores`) and is freed afterwards by ``release_raw_data``."""
+    dataset.construct(cfg, comm, keep_raw_data=keep)
 
 
 def _add_tree(tree, dataset, nan_bins, scores):
@@ -906,13 +894,10 @@ def _make_eval_sets(
             # LightGBM names it after valid_names when given; early stopping skips it by that name.
             name = valid_names[i] if valid_names and i < len(valid_names) else "training"
             sets = [(n, s) for n, s in sets if s is not train_set]
-            booster._train_data_name = name
+            booster.set_train_data_name(name)
         else:
             name = valid_names[i] if valid_names and i < len(valid_names) else f"valid_{i}"
-            if vs.reference is None or (vs._reference_from_train and vs.reference is not train_set):
-                # No reference of the user's: this training set's bins (re-binned
-                # if an earlier training gave it another's, as LightGBM does).
-                vs.reference, vs._reference_from_train = train_set, True
+            vs.use_training_bins(train_set)
             _construct_keeping_raw(vs, params, None, keep=init_booster is not None)
             if vs.bin_mapper is not train_set.bin_mapper:
                 raise ValueError(
@@ -933,7 +918,7 @@ def _make_eval_sets(
                 scores = _init_model_scores(init_booster, ds, k_out)
             else:
                 scores += booster.init_score[:, None]
-        _free_raw(ds)
+        ds.release_raw_data()
         out.append(_EvalSet(name, ds, scores))
     return out
 
