@@ -9,15 +9,32 @@ column-major (F order): ``layout`` says which, chosen by shape (see
 
 import os
 import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .binning import BinMapper, bin_column, feature_bounds, sample_rows
 from .native.common import bin_dtype_for
 from .params import resolve_params
 from .io import MAX_SPARSE_COLUMNS
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .comm import SerialComm
+
+#: What a Dataset takes as features (LightGBM's types, loosely): a 2-D
+#: array-like, a pandas DataFrame or a scipy.sparse matrix or array.
+DataType = Union[ArrayLike, "pd.DataFrame", sp.spmatrix, sp.sparray]
+#: One value per row: a label, weights (a 1-D array-like, a pandas Series, a
+#: one-column DataFrame).
+RowValuesType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
+#: Starting raw scores: (n_samples,), (n_samples, n_classes) or LightGBM's flat
+#: class-major (n_samples * n_classes,).
+InitScoreType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
 
 # Row-wise histograms keep a private (total_bins, 2) float64 histogram per chunk
 # and touch one row's bins per step; past this many bins (1 MB) the column-wise
@@ -293,17 +310,17 @@ class Dataset:
 
     def __init__(
         self,
-        data,
-        label=None,
-        weight=None,
-        init_score=None,
-        feature_name="auto",
-        reference=None,
-        params=None,
-        free_raw_data=True,
-        feature_indices=None,
-        categorical_feature="auto",
-    ):
+        data: DataType,
+        label: Optional[RowValuesType] = None,
+        weight: Optional[RowValuesType] = None,
+        init_score: Optional[InitScoreType] = None,
+        feature_name: Union[Sequence[str], Literal["auto"], None] = "auto",
+        reference: Optional["Dataset"] = None,
+        params: Optional[Mapping[str, Any]] = None,
+        free_raw_data: bool = True,
+        feature_indices: Optional[ArrayLike] = None,
+        categorical_feature: Union[Sequence[Union[int, str]], Literal["auto"], None] = "auto",
+    ) -> None:
         _check_categorical_feature(categorical_feature)
         if isinstance(data, (str, bytes)) or hasattr(data, "read"):
             raise TypeError(
@@ -353,7 +370,13 @@ class Dataset:
         self._binning = None  # the BINNING_KEYS values the bins were made with
 
     # -- construction -------------------------------------------------------
-    def construct(self, params=None, comm=None, *, keep_raw_data=False):
+    def construct(
+        self,
+        params: Optional[Mapping[str, Any]] = None,
+        comm: Optional["SerialComm"] = None,
+        *,
+        keep_raw_data: bool = False,
+    ) -> "Dataset":
         """Bin the data with its own params overridden by ``params`` (train's); a
         Dataset binned already is kept, or binned again when the binning params
         or the row sharding changed (see ``_binned_as``).
@@ -402,18 +425,18 @@ class Dataset:
             self.release_raw_data()
         return self
 
-    def release_raw_data(self):
+    def release_raw_data(self) -> None:
         """Drop the raw data now when ``free_raw_data`` says so (what
         :meth:`construct` does unless told to keep it)."""
         if self.free_raw_data:
             self._source = None
 
-    def get_data(self):
+    def get_data(self) -> Optional[DataType]:
         """The raw data as this Dataset holds it (a numpy array, a DataFrame or a
         CSC matrix), or None once freed (``free_raw_data``)."""
         return None if self._source is None else self._source.data
 
-    def use_training_bins(self, train_set):
+    def use_training_bins(self, train_set: "Dataset") -> "Dataset":
         """Make ``train_set`` the reference of this validation set when the user
         gave it none, or when an earlier training picked another training set
         (it is then binned again, as LightGBM does); a reference of the
@@ -519,7 +542,13 @@ class Dataset:
         self.binned = binned
 
     # -- LightGBM-style accessors ------------------------------------------
-    def create_valid(self, data, label=None, weight=None, init_score=None) -> "Dataset":
+    def create_valid(
+        self,
+        data: DataType,
+        label: Optional[RowValuesType] = None,
+        weight: Optional[RowValuesType] = None,
+        init_score: Optional[InitScoreType] = None,
+    ) -> "Dataset":
         """A validation Dataset binned with this one's bins (``reference=self``)."""
         return Dataset(
             data,
@@ -539,15 +568,15 @@ class Dataset:
         """Number of feature columns (this rank's block, with ``feature_indices``)."""
         return self.n_features
 
-    def get_label(self):
+    def get_label(self) -> Optional[np.ndarray]:
         """The label array, or None."""
         return self.label
 
-    def get_weight(self):
+    def get_weight(self) -> Optional[np.ndarray]:
         """The row weights, or None."""
         return self.weight
 
-    def get_init_score(self):
+    def get_init_score(self) -> Optional[np.ndarray]:
         """The starting raw scores, or None."""
         return self.init_score
 
@@ -555,17 +584,17 @@ class Dataset:
         """The feature names (``Column_i`` when none were given)."""
         return list(self.feature_name)
 
-    def set_label(self, label) -> "Dataset":
+    def set_label(self, label: Optional[RowValuesType]) -> "Dataset":
         """Replace the label (checked as in the constructor); returns self."""
         self.label = _check_label(_as_1d(label, "label", self.n_samples))
         return self
 
-    def set_weight(self, weight) -> "Dataset":
+    def set_weight(self, weight: Optional[RowValuesType]) -> "Dataset":
         """Replace the row weights (checked as in the constructor); returns self."""
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         return self
 
-    def set_init_score(self, init_score) -> "Dataset":
+    def set_init_score(self, init_score: Optional[InitScoreType]) -> "Dataset":
         """Replace the starting raw scores (checked as in the constructor); returns self."""
         self.init_score = _check_init_score(init_score, self.n_samples)
         return self
