@@ -11,9 +11,7 @@ import numpy as np
 from .native.binning import find_bin_upper_bounds, map_to_bins, map_sparse_to_bins
 from .native.common import bin_dtype_for
 from .native.random import uniform_fill
-
-# Random stream of the bin sample (see native.random).
-STREAM_BIN_SAMPLE = 1
+from .streams import STREAM_BIN_SAMPLE
 
 
 @dataclass
@@ -134,10 +132,8 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
         has_nan = bool(np.isnan(col).any())
     values = values[~np.isnan(values)]
     if comm is not None and comm.size > 1:
-        values, _ = comm.allgatherv(np.ascontiguousarray(values, dtype=np.float64))
-        n_implicit_zeros, nan_flag = comm.allreduce(
-            np.array([n_implicit_zeros, int(has_nan)], np.int64)
-        )
+        values = comm.concat(values)
+        n_implicit_zeros, nan_flag = comm.total_int([n_implicit_zeros, int(has_nan)])
         has_nan = bool(nan_flag)
     # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
     # max_bin - 1 value bins; with max_bin = 2 that leaves one).

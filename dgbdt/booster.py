@@ -180,7 +180,38 @@ class Booster:
         elif train_set is not None:
             raise TypeError("Create a trained Booster with dgbdt.train(params, train_set)")
 
-    # -- construction (used by the engine) ------------------------------------
+    # -- construction (used by train) -------------------------------------------
+    @classmethod
+    def for_training(
+        cls,
+        *,
+        objective: str,
+        objective_params: dict,
+        num_class: int,
+        feature_names: list[str],
+        bin_mapper,
+        params: dict,
+        comm_stats=None,
+    ) -> "Booster":
+        """A model without trees yet, for :func:`dgbdt.train` to add them to:
+        ``num_class`` outputs per row (one tree each per iteration), starting
+        scores 0, the data's ``bin_mapper`` and ``feature_names``, the training
+        ``params``; ``comm_stats`` is the training's communication (see
+        :meth:`comm_stats`)."""
+        booster = cls()
+        booster._setup(
+            objective,
+            objective_params,
+            num_class,
+            num_class,
+            np.zeros(num_class),
+            feature_names,
+            bin_mapper,
+            params,
+        )
+        booster._comm_stats = comm_stats
+        return booster
+
     def _setup(
         self,
         objective_name,
@@ -223,9 +254,16 @@ class Booster:
         self.best_iteration = int(header.get("best_iteration", 0))
         self._flat = None
 
-    def _add_trees(self, trees):
+    def add_trees(self, trees) -> None:
+        """Append one iteration's trees (what :func:`dgbdt.train` does each round)."""
         self.trees.extend(trees)
         self._flat = None
+
+    def set_train_data_name(self, name: str) -> "Booster":
+        """The name of the training data in evaluation results (LightGBM's; early
+        stopping skips the data of this name).  Returns self."""
+        self._train_data_name = name
+        return self
 
     # -- inspection -----------------------------------------------------------
     def num_trees(self) -> int:

@@ -132,6 +132,34 @@ class SerialComm:
         """One int64 scalar from each rank, as a (size,) array in rank order."""
         return self.allgather(np.array([value], np.int64))[:, 0]
 
+    def total_int(self, values):
+        """Element-wise sum over ranks of an int64 array (counts, or flags counted)."""
+        return self.allreduce(np.asarray(values, np.int64))
+
+    def least_int(self, values):
+        """Element-wise minimum over ranks of an int64 array."""
+        return self.allreduce(np.asarray(values, np.int64), op="min")
+
+    def stack(self, values):
+        """Every rank's float64 ``values`` (the same length on every rank) as a
+        (size, n) array in rank order."""
+        return self.allgather(np.asarray(values, np.float64))
+
+    def gather_bytes(self, data):
+        """Every rank's byte string ``data``, as a list in rank order."""
+        gathered, counts = self.allgatherv(np.frombuffer(bytes(data), np.uint8))
+        ends = np.cumsum(counts)
+        return [bytes(gathered[end - count : end]) for count, end in zip(counts, ends)]
+
+    def ranks_unlike_rank0(self, text):
+        """The ranks whose ``text`` differs from rank 0's, compared by SHA-256 (32
+        bytes per rank); every rank gets the same list."""
+        import hashlib
+
+        digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
+        digests = self.allgather(digest)
+        return [r for r in range(self.size) if not np.array_equal(digests[r], digests[0])]
+
 
 class MPIComm(SerialComm):
     """MPI_COMM_WORLD through mpi4py (imported only when this is created).

@@ -9,15 +9,32 @@ column-major (F order): ``layout`` says which, chosen by shape (see
 
 import os
 import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .binning import BinMapper, bin_column, feature_bounds, sample_rows
 from .native.common import bin_dtype_for
 from .params import resolve_params
 from .io import MAX_SPARSE_COLUMNS
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .comm import SerialComm
+
+#: What a Dataset takes as features (LightGBM's types, loosely): a 2-D
+#: array-like, a pandas DataFrame or a scipy.sparse matrix or array.
+DataType = Union[ArrayLike, "pd.DataFrame", sp.spmatrix, sp.sparray]
+#: One value per row: a label, weights (a 1-D array-like, a pandas Series, a
+#: one-column DataFrame).
+RowValuesType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
+#: Starting raw scores: (n_samples,), (n_samples, n_classes) or LightGBM's flat
+#: class-major (n_samples * n_classes,).
+InitScoreType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
 
 # Row-wise histograms keep a private (total_bins, 2) float64 histogram per chunk
 # and touch one row's bins per step; past this many bins (1 MB) the column-wise
@@ -293,17 +310,17 @@ class Dataset:
 
     def __init__(
         self,
-        data,
-        label=None,
-        weight=None,
-        init_score=None,
-        feature_name="auto",
-        reference=None,
-        params=None,
-        free_raw_data=True,
-        feature_indices=None,
-        categorical_feature="auto",
-    ):
+        data: DataType,
+        label: Optional[RowValuesType] = None,
+        weight: Optional[RowValuesType] = None,
+        init_score: Optional[InitScoreType] = None,
+        feature_name: Union[Sequence[str], Literal["auto"], None] = "auto",
+        reference: Optional["Dataset"] = None,
+        params: Optional[Mapping[str, Any]] = None,
+        free_raw_data: bool = True,
+        feature_indices: Optional[ArrayLike] = None,
+        categorical_feature: Union[Sequence[Union[int, str]], Literal["auto"], None] = "auto",
+    ) -> None:
         _check_categorical_feature(categorical_feature)
         if isinstance(data, (str, bytes)) or hasattr(data, "read"):
             raise TypeError(
@@ -318,7 +335,7 @@ class Dataset:
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         self.init_score = _check_init_score(init_score, self.n_samples)
         self.reference = reference
-        self._reference_from_train = False  # set by train when it picked the reference
+        self._reference_from_train = False  # see use_training_bins
         self.params = dict(params or {})
         self.free_raw_data = free_raw_data
         self.feature_indices = None
@@ -353,14 +370,22 @@ class Dataset:
         self._binning = None  # the BINNING_KEYS values the bins were made with
 
     # -- construction -------------------------------------------------------
-    def construct(self, params=None, comm=None):
+    def construct(
+        self,
+        params: Optional[Mapping[str, Any]] = None,
+        comm: Optional["SerialComm"] = None,
+        *,
+        keep_raw_data: bool = False,
+    ) -> "Dataset":
         """Bin the data with its own params overridden by ``params`` (train's); a
         Dataset binned already is kept, or binned again when the binning params
         or the row sharding changed (see ``_binned_as``).
 
         With a ``comm`` of several ranks (row-sharded training), this rank's
         rows are a shard of one global data set: bin boundaries are found on
-        the global sample (the same as on one process).
+        the global sample (the same as on one process).  ``keep_raw_data``
+        keeps the raw data past binning even with ``free_raw_data`` (train
+        predicts an init model from it), until :meth:`release_raw_data`.
         """
         if self.binned is not None and params is None and comm is None:
             return self  # nothing asked of the bins: keep them (LightGBM)
@@ -368,9 +393,9 @@ class Dataset:
         if comm is not None:  # training says how rows are sharded (else: as before)
             self.row_offset, self.n_total = 0, self.n_samples
         if comm is not None and comm.size > 1:
-            counts = comm.allgather(np.array([self.n_samples], np.int64))[:, 0]
+            counts = comm.per_rank(self.n_samples)
             self.row_offset, self.n_total = int(counts[: comm.rank].sum()), int(counts.sum())
-            widths = comm.allgather(np.array([self.n_features], np.int64))[:, 0]
+            widths = comm.per_rank(self.n_features)
             if np.any(widths != self.n_features):
                 raise ValueError(
                     f"Ranks hold different numbers of features: {widths.tolist()}; "
@@ -396,8 +421,30 @@ class Dataset:
         else:
             self._find_bins_and_bin(cfg, comm)
         self._binning = self._binning_of(cfg, n_ranks or 1)
+        if not keep_raw_data:
+            self.release_raw_data()
+        return self
+
+    def release_raw_data(self) -> None:
+        """Drop the raw data now when ``free_raw_data`` says so (what
+        :meth:`construct` does unless told to keep it)."""
         if self.free_raw_data:
             self._source = None
+
+    def get_data(self) -> Optional[DataType]:
+        """The raw data as this Dataset holds it (a numpy array, a DataFrame or a
+        CSC matrix), or None once freed (``free_raw_data``)."""
+        return None if self._source is None else self._source.data
+
+    def use_training_bins(self, train_set: "Dataset") -> "Dataset":
+        """Make ``train_set`` the reference of this validation set when the user
+        gave it none, or when an earlier training picked another training set
+        (it is then binned again, as LightGBM does); a reference of the
+        user's is kept.  Returns self."""
+        if self.reference is None or (
+            self._reference_from_train and self.reference is not train_set
+        ):
+            self.reference, self._reference_from_train = train_set, True
         return self
 
     def _binning_of(self, cfg, n_ranks):
@@ -495,7 +542,13 @@ class Dataset:
         self.binned = binned
 
     # -- LightGBM-style accessors ------------------------------------------
-    def create_valid(self, data, label=None, weight=None, init_score=None) -> "Dataset":
+    def create_valid(
+        self,
+        data: DataType,
+        label: Optional[RowValuesType] = None,
+        weight: Optional[RowValuesType] = None,
+        init_score: Optional[InitScoreType] = None,
+    ) -> "Dataset":
         """A validation Dataset binned with this one's bins (``reference=self``)."""
         return Dataset(
             data,
@@ -515,15 +568,15 @@ class Dataset:
         """Number of feature columns (this rank's block, with ``feature_indices``)."""
         return self.n_features
 
-    def get_label(self):
+    def get_label(self) -> Optional[np.ndarray]:
         """The label array, or None."""
         return self.label
 
-    def get_weight(self):
+    def get_weight(self) -> Optional[np.ndarray]:
         """The row weights, or None."""
         return self.weight
 
-    def get_init_score(self):
+    def get_init_score(self) -> Optional[np.ndarray]:
         """The starting raw scores, or None."""
         return self.init_score
 
@@ -531,17 +584,17 @@ class Dataset:
         """The feature names (``Column_i`` when none were given)."""
         return list(self.feature_name)
 
-    def set_label(self, label) -> "Dataset":
+    def set_label(self, label: Optional[RowValuesType]) -> "Dataset":
         """Replace the label (checked as in the constructor); returns self."""
         self.label = _check_label(_as_1d(label, "label", self.n_samples))
         return self
 
-    def set_weight(self, weight) -> "Dataset":
+    def set_weight(self, weight: Optional[RowValuesType]) -> "Dataset":
         """Replace the row weights (checked as in the constructor); returns self."""
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         return self
 
-    def set_init_score(self, init_score) -> "Dataset":
+    def set_init_score(self, init_score: Optional[InitScoreType]) -> "Dataset":
         """Replace the starting raw scores (checked as in the constructor); returns self."""
         self.init_score = _check_init_score(init_score, self.n_samples)
         return self

@@ -74,13 +74,10 @@ def _sum_over_ranks(comm, totals):
     """Python-int totals (scaled by 2**_BIAS) added over the ranks, rounded once."""
     if comm.size > 1:
         text = ",".join(format(t, "x") for t in totals).encode()
-        gathered, counts = comm.allgatherv(np.frombuffer(text, np.uint8))
+        parts = comm.gather_bytes(text)
         totals = [0] * len(totals)
-        at = 0
-        for count in counts:
-            part = bytes(gathered[at : at + count]).decode().split(",")
-            at += count
-            totals = [t + int(p, 16) for t, p in zip(totals, part)]
+        for part in parts:
+            totals = [t + int(p, 16) for t, p in zip(totals, part.decode().split(","))]
     return [_to_float(t) for t in totals]
 
 

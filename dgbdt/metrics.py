@@ -4,7 +4,7 @@ Every additive metric is split in two so that distributed training gets the
 exact global value (sums over ranks, not an average of per-rank values)::
 
     sums = metric.partial(label, pred, weight)   # local, float64 array
-    sums = comm.allreduce(sums)                  # later: MPI sum over ranks
+    sums = comm.total(sums)                      # later: the sum over ranks
     value = metric.finalize(sums)
 
 AUC is not a function of a few sums (it needs the global ranking), so it has

@@ -149,8 +149,7 @@ class Objective:
         """
         ww = np.ones_like(label) if weight is None else weight
         # LightGBM drops weights that are all 1 (its weighted median differs)
-        mine = np.array([weight is None or bool(np.all(weight == 1.0))], np.int64)
-        self.unit_weights = bool(comm.allreduce(mine, op="min")[0])
+        self.unit_weights = comm.every_rank(weight is None or bool(np.all(weight == 1.0)))
         rows, pos_w, neg_w = global_exact_sums(
             comm, [np.ones(len(label)), ww[label > 0], ww[label <= 0]]
         )
@@ -228,10 +227,10 @@ class RegressionL1(Objective):
         """Every rank's weights of ``rows`` (gathered), or None when all weights are 1."""
         if self.unit_weights:
             return None
-        return comm.allgatherv(np.asarray(weight[rows], np.float64))[0]
+        return comm.concat(weight[rows])
 
     def init_score(self, label, weight, comm):
-        all_label, _ = comm.allgatherv(np.asarray(label, np.float64))
+        all_label = comm.concat(label)
         all_weight = self._all_weights(weight, comm)
         return np.array([weighted_quantile(all_label, all_weight, self.quantile)])
 
@@ -244,8 +243,8 @@ class RegressionL1(Objective):
         rows = np.concatenate(
             [grower.sample_indices[begin[k] : begin[k] + count[k]] for k in range(n_leaves)]
         )
-        leaf_of, _ = comm.allgatherv(leaf_of.astype(np.int64))
-        residual, _ = comm.allgatherv(label[rows] - scores[rows])
+        leaf_of = comm.concat(leaf_of, np.int64)
+        residual = comm.concat(label[rows] - scores[rows])
         w = self._all_weights(weight, comm, rows)
         order = np.argsort(leaf_of, kind="stable")
         bounds = np.searchsorted(leaf_of[order], np.arange(n_leaves + 1))

@@ -14,7 +14,7 @@ from .exact_sum import grouped_exact_sums
 from .native.quantize import NARROW_DTYPE, QUANT_DTYPE, pack_words, quantize_gradients
 from .native.split import leaf_output
 
-STREAM_QUANTIZE = 5
+from .streams import STREAM_QUANTIZE, stream_key
 
 
 class GradientQuantizer:
@@ -52,7 +52,7 @@ class GradientQuantizer:
             1.0 / self.h_scale if h_max > 0 else 0.0,
             self.n_bins,
             self.seed,
-            STREAM_QUANTIZE * 1_000_003 + tree_index,
+            stream_key(STREAM_QUANTIZE, tree_index),
             self.row_offset,
             self.stochastic,
             self.q_g,

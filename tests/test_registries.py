@@ -93,3 +93,18 @@ def test_model_objectives_include_custom():
     assert model_objective("custom").num_class_error(5) is None
     assert model_objective("binary").num_class_error(2) == "must be 1"
     assert model_objective("multiclass").num_class_error(1) == "must be >= 2"
+
+
+def test_random_stream_ids_are_one_registry_of_distinct_ids():
+    from dgbdt import binning, quantization, sampling, streams
+
+    ids = {
+        k: v for k, v in vars(streams).items() if k.startswith("STREAM_") and k != "STREAM_STRIDE"
+    }
+    assert len(set(ids.values())) == len(ids)
+    assert max(ids.values()) < streams.STREAM_STRIDE
+    # the modules that draw use the registry's ids, not ids of their own
+    assert binning.STREAM_BIN_SAMPLE is streams.STREAM_BIN_SAMPLE
+    assert quantization.STREAM_QUANTIZE is streams.STREAM_QUANTIZE
+    assert sampling.STREAM_BAGGING is streams.STREAM_BAGGING
+    assert streams.stream_key(streams.STREAM_BAGGING, 7) == 2 * 1_000_003 + 7
