@@ -575,12 +575,6 @@ def _naming_recorded_keys(io, with_columns, model_path):
         raise (agreed(error) if isinstance(exc, AgreedError) else error) from None
 
 
-def _global_count(comm, n):
-    """The sum over ranks of this rank's count ``n`` (an int64 allreduce)."""
-    # TODO(comm): comm.count(n) -- int(self.allreduce(np.array([n], np.int64))[0])
-    return int(comm.allreduce(np.array([n], np.int64))[0])
-
-
 def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     from . import Booster
     from .io import read_data, read_row_part, run_agreed, write_parts_in_order
@@ -633,7 +627,7 @@ def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     else:
         text = run_agreed(comm, predict)
         write_parts_in_order(io["output_result"], text, comm)
-        n_rows = _global_count(comm, X.shape[0])
+        n_rows = int(comm.total_int([X.shape[0]])[0])
     if (comm is None or comm.rank == 0) and cfg["verbosity"] >= 1:
         print(f"dgbdt: {n_rows} predictions written to {io['output_result']}", flush=True)
 

@@ -140,6 +140,14 @@ class SerialComm:
         """Element-wise minimum over ranks of an int64 array."""
         return self.allreduce(np.asarray(values, np.int64), op="min")
 
+    def greatest_int(self, values):
+        """Element-wise maximum over ranks of an int64 array."""
+        return self.allreduce(np.asarray(values, np.int64), op="max")
+
+    def greatest(self, values):
+        """Element-wise maximum over ranks of a float64 array."""
+        return self.allreduce(np.asarray(values, np.float64), op="max")
+
     def stack(self, values):
         """Every rank's float64 ``values`` (the same length on every rank) as a
         (size, n) array in rank order."""

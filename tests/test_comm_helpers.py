@@ -16,6 +16,8 @@ def test_one_process_helpers_are_the_local_values():
     got = comm.concat(np.array([[1, 2], [3, 4]]), dtype=np.int64)
     assert got.dtype == np.int64 and got.tolist() == [1, 2, 3, 4]
     assert comm.per_rank(7).tolist() == [7]
+    assert comm.greatest_int([3, -1]).tolist() == [3, -1]
+    assert comm.greatest([0.5]).tolist() == [0.5]
 
 
 def test_three_ranks_helpers_combine_every_rank(tmp_path):
@@ -31,6 +33,8 @@ def test_three_ranks_helpers_combine_every_rank(tmp_path):
         "total": [3.0, 3.0],
         "concat": [0, 0, 1],
         "per_rank": [0, 10, 20],
+        "greatest_int": [2, 0],
+        "greatest": [1.0, 1.0],
     }
 
 

@@ -63,11 +63,3 @@ def test_public_api_hints_resolve(name, func):
     assert "return" in hints, f"{name} has no return hint"
     missing = [p for p in params if p not in hints]
     assert not missing, f"{name}: parameters without hints: {missing}"
-
-
-def test_global_count_on_one_process():
-    from dgbdt.cli import _global_count
-    from dgbdt.comm import SerialComm
-
-    count = _global_count(SerialComm(), 7)
-    assert count == 7 and type(count) is int

@@ -50,7 +50,7 @@ def run_agreed(comm, step):
 
 def _exclusive_sum(comm, value):
     """(sum of ``value`` on the ranks before this one, sum over all ranks)."""
-    every = comm.allgather(np.array([value], np.int64))[:, 0]
+    every = comm.per_rank(value)
     return int(every[: comm.rank].sum()), int(every.sum())
 
 
@@ -109,7 +109,7 @@ def _agree_on_width(comm, out, fmt, path):
     (a part's highest index is not the file's); an empty part (no header to count
     columns from) takes the others' width; otherwise widths must agree."""
     n_rows, width = out.X.shape
-    widest = int(comm.allreduce(np.array([width], np.int64), op="max")[0])
+    widest = int(comm.greatest_int([width])[0])
     error = None
     if fmt == "libsvm" and width < widest:
         out.X = sp.csr_matrix((out.X.data, out.X.indices, out.X.indptr), shape=(n_rows, widest))

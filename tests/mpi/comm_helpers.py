@@ -22,6 +22,8 @@ out = {
     "total": comm.total([r, 1.0]).tolist(),
     "concat": comm.concat(np.arange(r), dtype=np.int64).tolist(),
     "per_rank": comm.per_rank(10 * r).tolist(),
+    "greatest_int": comm.greatest_int([r, -r]).tolist(),
+    "greatest": comm.greatest([0.5 * r, 1.0]).tolist(),
 }
 if r == 0:
     with open(out_path, "w") as f:
