@@ -37,20 +37,14 @@ def random_tree(rng, n_leaves, bounds, nan_bins):
             default_left = bool(0.0 <= bounds[f][tb])  # NaN goes where 0.0 goes (grower's rule)
         tree.split(
             leaf,
-            f,
-            tb,
-            bounds[f][tb],
-            default_left,
-            1.0,
-            0.0,
-            1.0,
-            1.0,
-            rng.normal(),
-            1.0,
-            1.0,
-            rng.normal(),
-            1.0,
-            1.0,
+            feature=f,
+            threshold_bin=tb,
+            threshold=bounds[f][tb],
+            default_left=default_left,
+            gain=1.0,
+            parent=(0.0, 1.0, 1.0),
+            left=(rng.normal(), 1.0, 1.0),
+            right=(rng.normal(), 1.0, 1.0),
         )
     tree.leaf_value[: tree.n_leaves] = rng.normal(size=tree.n_leaves)
     return tree.finish()
@@ -193,7 +187,17 @@ def test_nan_follows_default_left():
     binned = np.array([[2, 0, 1]], common.BIN_DTYPE_SMALL)
     for default_left, nan_leaf in ((True, 0), (False, 1)):
         tree = Tree(2)
-        tree.split(0, 0, 0, 0.5, default_left, 1.0, 0.0, 1.0, 3.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+        tree.split(
+            0,
+            feature=0,
+            threshold_bin=0,
+            threshold=0.5,
+            default_left=default_left,
+            gain=1.0,
+            parent=(0.0, 1.0, 3.0),
+            left=(-1.0, 1.0, 1.0),
+            right=(1.0, 1.0, 1.0),
+        )
         tree.finish()
         flat = flatten([tree])
         out = np.zeros((3, 1), np.int32)
