@@ -245,7 +245,9 @@ class _EarlyStoppingCallback:
             if env.params
             else set()
         )
-        if "dart" in boosting:  # unreachable until DART lands (params refuse it); LightGBM's rule
+        if (
+            "dart" in boosting
+        ):  # train refuses dart; an env built by hand may say it (LightGBM's rule)
             self.enabled = False
             _log("[Warning] Early stopping is not available in dart mode")
             return
