@@ -20,10 +20,14 @@ class BinMapper:
 
     upper_bounds[f] : float64 array, last element +inf
     nan_bins[f]     : bin index of NaN within feature f, or -1
+    value_ranges    : float64 (n_features, 2), the smallest and largest value
+                      of the bin sample (NaN when it has none), as LightGBM's
+                      ``min_val`` / ``max_val``; None when unknown (an older model)
     """
 
     upper_bounds: list
     nan_bins: np.ndarray
+    value_ranges: np.ndarray = None
 
     @property
     def n_features(self):
@@ -55,15 +59,24 @@ class BinMapper:
         return float(min(self.upper_bounds[feature][threshold_bin], np.finfo(np.float64).max))
 
     def to_dict(self):
-        return {
+        d = {
             "upper_bounds": [ub[:-1].tolist() for ub in self.upper_bounds],
             "nan_bins": self.nan_bins.tolist(),
         }
+        if self.value_ranges is not None:
+            # [lo, hi] per feature; None for a feature with no values (strict JSON)
+            d["value_ranges"] = [
+                None if np.isnan(lo) else [float(lo), float(hi)] for lo, hi in self.value_ranges
+            ]
+        return d
 
     @classmethod
     def from_dict(cls, d):
         ubs = [np.append(np.asarray(u, dtype=np.float64), np.inf) for u in d["upper_bounds"]]
-        return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32))
+        ranges = d.get("value_ranges")
+        if ranges is not None:
+            ranges = np.array([(np.nan, np.nan) if r is None else r for r in ranges], np.float64)
+        return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32), ranges)
 
 
 def sample_rows(n_samples, sample_cnt, seed, row_offset=0, n_total=None):
@@ -107,8 +120,18 @@ def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
     return out[:n].copy()
 
 
+def value_range(values, n_implicit_zeros):
+    """(smallest, largest) of a feature's sampled values (NaN removed) and its
+    implicit zeros; (NaN, NaN) for none."""
+    lo = float(values.min()) if len(values) else np.inf
+    hi = float(values.max()) if len(values) else -np.inf
+    if n_implicit_zeros:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    return (lo, hi) if lo <= hi else (np.nan, np.nan)
+
+
 def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
-    """Upper bounds and NaN bin of one feature.
+    """Upper bounds, NaN bin and value range (``value_range``) of one feature.
 
     ``col`` is a dense float64 column or a sparse ``(values, row_indices)``
     pair (absent rows are 0.0); ``sample`` the rows to find bounds on (None:
@@ -138,14 +161,18 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
     # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
     # max_bin - 1 value bins; with max_bin = 2 that leaves one).
     ub = bounds_from_values(values, n_implicit_zeros, max(1, max_bin - has_nan), min_data_in_bin)
-    return ub, (len(ub) if has_nan else -1)
+    return ub, (len(ub) if has_nan else -1), value_range(values, n_implicit_zeros)
 
 
 def find_bin_mapper(columns, n_samples, max_bin, min_data_in_bin, sample_cnt, seed):
     """Bin mapper from a column source (see ``feature_bounds`` for the columns)."""
     sample = sample_rows(n_samples, sample_cnt, seed)
     found = [feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin) for col in columns]
-    return BinMapper([ub for ub, _ in found], np.asarray([nb for _, nb in found], dtype=np.int32))
+    return BinMapper(
+        [ub for ub, _, _ in found],
+        np.asarray([nb for _, nb, _ in found], dtype=np.int32),
+        np.array([r for _, _, r in found], np.float64).reshape(-1, 2),
+    )
 
 
 def bin_column(col, upper_bounds, nan_bin, out):

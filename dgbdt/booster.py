@@ -238,7 +238,11 @@ class Booster:
         mapper = None
         if "bin_upper_bounds" in header and "nan_bins" in header:
             mapper = BinMapper.from_dict(
-                {"upper_bounds": header["bin_upper_bounds"], "nan_bins": header["nan_bins"]}
+                {
+                    "upper_bounds": header["bin_upper_bounds"],
+                    "nan_bins": header["nan_bins"],
+                    "value_ranges": header.get("value_ranges"),
+                }
             )
         self._setup(
             header["objective"],
@@ -467,17 +471,34 @@ class Booster:
         if mapper is not None:
             header["bin_upper_bounds"] = mapper["upper_bounds"]
             header["nan_bins"] = mapper["nan_bins"]
+            if "value_ranges" in mapper:
+                header["value_ranges"] = mapper["value_ranges"]
         return header
 
-    def model_to_string(self, num_iteration: int | None = None) -> str:
-        """The model file's text (JSON): the first ``num_iteration`` iterations,
-        the best iteration when None and early stopping found one, all with -1."""
+    def model_to_string(self, num_iteration: int | None = None, *, format: str = "dgbdt") -> str:
+        """The model file's text.
+
+        ``format="dgbdt"`` (the default): dgbdt's JSON model, with the first
+        ``num_iteration`` iterations, all of them when None (the best
+        iteration is recorded) or <= 0.  ``format="lightgbm"``: LightGBM's
+        text model (dgbdt.lightgbm_model), which LightGBM, treelite,
+        onnxmltools and shap read; as LightGBM, None means the best iteration
+        when early stopping found one, else all.
+        """
+        if format == "lightgbm":
+            from .lightgbm_model import to_lightgbm_text
+
+            first, end = self._n_trees_for(num_iteration)
+            return to_lightgbm_text(self, first, end)
+        if format != "dgbdt":
+            raise ValueError(f"format must be 'dgbdt' or 'lightgbm', got {format!r}")
         _, end = self._n_trees_for(num_iteration if num_iteration is not None else -1)
         return model_to_json(self._header(end // self.num_tree_per_iteration), self.trees[:end])
 
-    def save_model(self, filename, num_iteration=None):
-        """Write the model as JSON (atomically: temp file + rename)."""
-        write_atomic(filename, self.model_to_string(num_iteration))
+    def save_model(self, filename, num_iteration=None, *, format: str = "dgbdt"):
+        """Write the model (atomically: temp file + rename) in ``format``:
+        dgbdt's JSON or LightGBM's text (see :meth:`model_to_string`)."""
+        write_atomic(filename, self.model_to_string(num_iteration, format=format))
         return self
 
     def dump_model(self, num_iteration=None):

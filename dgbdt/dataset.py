@@ -530,15 +530,20 @@ class Dataset:
             self.row_offset,
             self.n_total,
         )
-        upper_bounds, nan_bins = [], []
+        upper_bounds, nan_bins, ranges = [], [], []
         for f, col in enumerate(self._source.columns()):
-            ub, nan_bin = feature_bounds(
+            ub, nan_bin, value_range = feature_bounds(
                 col, self.n_samples, sample, max_bin, cfg["min_data_in_bin"], comm
             )
             bin_column(col, ub, nan_bin, binned[:, f])
             upper_bounds.append(ub)
             nan_bins.append(nan_bin)
-        self.bin_mapper = BinMapper(upper_bounds, np.asarray(nan_bins, dtype=np.int32))
+            ranges.append(value_range)
+        self.bin_mapper = BinMapper(
+            upper_bounds,
+            np.asarray(nan_bins, dtype=np.int32),
+            np.array(ranges, np.float64).reshape(-1, 2),
+        )
         self.binned = binned
 
     # -- LightGBM-style accessors ------------------------------------------

@@ -14,6 +14,7 @@ Layout (version 1)::
       "feature_names": ["Column_0", ...],
       "bin_upper_bounds": [[...], ...], # per feature, the real-valued bin boundaries (last +inf omitted)
       "nan_bins": [-1, ...],            # per feature, its NaN bin or -1
+      "value_ranges": [[lo, hi], ...],  # optional: per feature, the bin sample's range or null
       "best_iteration": 0,              # 0 = none (1-based as in LightGBM)
       "params": {...},                  # training parameters, for the record
       "trees": [ {tree}, ... ]          # see dgbdt.tree.Tree.to_dict
@@ -369,6 +370,21 @@ def _check_bins(source, doc, n_features):
     return _Bins(n_value_bins, np.cumsum(n_value_bins) - n_value_bins, np.minimum(flat, _LARGEST))
 
 
+def _check_value_ranges(source, doc, n_features):
+    """Optional ``value_ranges``: per feature null (no values) or [lo, hi],
+    finite numbers with lo <= hi."""
+    if "value_ranges" not in doc:
+        return
+    ranges = _list_value(source, "", "'value_ranges'", doc["value_ranges"], n_features)
+    for f, r in enumerate(ranges):
+        if r is None:
+            continue
+        field = _quoted("value_ranges", f)
+        lo, hi = _float_array(source, "", field, _list_value(source, "", field, r, 2))
+        if not lo <= hi:
+            _fail(source, f"field {field} = [{lo!r}, {hi!r}]: the smallest value is the larger")
+
+
 class _Bins:
     """The bin mapper as the tree checks need it: value bins per feature, and
     the threshold of each (feature, bin) at ``thresholds[offsets[f] + bin]``."""
@@ -566,6 +582,7 @@ def model_from_json(text, source="model string"):
     k, init_score = _check_objective(source, doc)
     n_features = _check_features(source, doc)
     bins = _check_bins(source, doc, n_features)
+    _check_value_ranges(source, doc, n_features)
     _check_params(source, doc)
     trees = _check_trees(source, doc, k, n_features, bins)
     if "best_iteration" in doc:

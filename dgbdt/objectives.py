@@ -68,6 +68,13 @@ def weighted_quantile(values, weights, q):
     return float(v[pos - 1])
 
 
+def short_number(value):
+    """``value`` as C++'s default stream prints it (6 significant digits) when
+    that reads back exactly, else in full (LightGBM's model text)."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(float(value))
+
+
 def softmax(raw):
     """Row-wise softmax of raw scores (n, K), shifted by each row's largest score."""
     z = raw - raw.max(axis=1, keepdims=True)
@@ -131,6 +138,12 @@ class Objective:
         """Raw scores (n, K) -> predictions, (n,) or (n, K); ``params`` are the
         model's ``objective_params``."""
         return raw[:, 0]
+
+    @classmethod
+    def lightgbm_text(cls, params, num_class):
+        """The ``objective=`` line's value in LightGBM's model text (its
+        ObjectiveFunction::ToString), or None where LightGBM writes no line."""
+        return cls.name
 
     def check_labels(self, label, weight):
         """Local checks of this rank's labels (no communication)."""
@@ -284,6 +297,10 @@ class Binary(Objective):
         sigmoid = params.get("sigmoid", 1.0)
         return 1.0 / (1.0 + np.exp(-sigmoid * raw[:, 0]))
 
+    @classmethod
+    def lightgbm_text(cls, params, num_class):
+        return f"binary sigmoid:{short_number(params.get('sigmoid', 1.0))}"
+
     def _check_label_values(self, label):
         # LightGBM's positive class is label > 0 (binary_objective.hpp), so 0/1 and
         # -1/+1 give one model.  It takes any other value too (0.3 or 2 is silently
@@ -333,6 +350,10 @@ class Multiclass(Objective):
     def output(cls, raw, params):
         return softmax(raw)
 
+    @classmethod
+    def lightgbm_text(cls, params, num_class):
+        return f"multiclass num_class:{num_class}"
+
     def _check_label_values(self, label):
         k = self.num_class
         i = _first((label < 0) | (label >= k) | (label != np.floor(label)))
@@ -360,6 +381,10 @@ class CustomObjective(Objective):
     @classmethod
     def output(cls, raw, params):
         return raw if raw.shape[1] > 1 else raw[:, 0]
+
+    @classmethod
+    def lightgbm_text(cls, params, num_class):
+        return None  # LightGBM writes no objective for a callable one
 
 
 def make_objective(cfg):

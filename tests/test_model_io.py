@@ -961,3 +961,35 @@ def test_predict_from_a_path_is_a_type_error(named, tmp_path):
     for path in (str(tmp_path / "x.csv"), tmp_path / "x.csv"):
         with pytest.raises(TypeError, match="does not read files"):
             b.predict(path)
+
+
+def test_value_ranges_round_trip_and_are_optional(model_text):
+    doc = json.loads(model_text)
+    assert len(doc["value_ranges"]) == doc["num_features"]
+    assert all(r is None or (len(r) == 2 and r[0] <= r[1]) for r in doc["value_ranges"])
+    again = dgbdt.Booster(model_str=model_text).model_to_string()
+    assert json.loads(again)["value_ranges"] == doc["value_ranges"]
+    del doc["value_ranges"]  # a model written before the field existed
+    old = dgbdt.Booster(model_str=json.dumps(doc))
+    assert "value_ranges" not in json.loads(old.model_to_string())
+    infos = next(
+        line
+        for line in old.model_to_string(format="lightgbm").splitlines()
+        if line.startswith("feature_infos=")
+    )
+    assert set(infos[len("feature_infos=") :].split()) == {"none"}
+
+
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ([[0.0, 1.0]], ["value_ranges"]),  # too short
+        ("x", ["value_ranges"]),
+        ([[2.0, 1.0]] * 6, ["value_ranges'[0]", "larger"]),
+        ([[0.0, "a"]] * 6, ["value_ranges'[0]", "not a number"]),
+        ([[0.0]] * 6, ["value_ranges'[0]"]),
+    ],
+)
+def test_bad_value_ranges_are_refused(model_text, value, words):
+    assert json.loads(model_text)["num_features"] == 6
+    _refused(_edited(model_text, _set(["value_ranges"], value)), *words)

@@ -23,11 +23,16 @@ from .serial import SerialLearner
 def assemble_global_mapper(comm, dataset):
     """Global bin mapper from every rank's column block; checks the blocks
     cover every column exactly once.  Returns (mapper, names, owner_of)."""
+    local = dataset.bin_mapper
+    ranges = local.value_ranges
+    if ranges is None:
+        ranges = np.full((local.n_features, 2), np.nan)
     mine = (
         dataset.feature_indices.tolist(),
-        [ub.tolist() for ub in dataset.bin_mapper.upper_bounds],
-        dataset.bin_mapper.nan_bins.tolist(),
+        [ub.tolist() for ub in local.upper_bounds],
+        local.nan_bins.tolist(),
         list(dataset.feature_name),
+        ranges.tolist(),
     )
     blocks = comm.allgather_object(mine)  # once per training: pickling is fine
     n_features = sum(len(b[0]) for b in blocks)
@@ -37,8 +42,9 @@ def assemble_global_mapper(comm, dataset):
         np.zeros(n_features, np.int32),
         [None] * n_features,
     )
-    for rank, (indices, ubs, nbs, block_names) in enumerate(blocks):
-        for g, ub, nb, name in zip(indices, ubs, nbs, block_names):
+    value_ranges = np.full((n_features, 2), np.nan)
+    for rank, (indices, ubs, nbs, block_names, block_ranges) in enumerate(blocks):
+        for g, ub, nb, name, value_range in zip(indices, ubs, nbs, block_names, block_ranges):
             if not 0 <= g < n_features or owner_of[g] >= 0:
                 # every rank sees the same blocks and raises
                 raise agreed(
@@ -50,7 +56,8 @@ def assemble_global_mapper(comm, dataset):
                 )
             owner_of[g] = rank
             upper_bounds[g], nan_bins[g], names[g] = np.asarray(ub), nb, name
-    return BinMapper(upper_bounds, nan_bins), names, owner_of
+            value_ranges[g] = value_range
+    return BinMapper(upper_bounds, nan_bins, value_ranges), names, owner_of
 
 
 class FeatureBlockLearner(SerialLearner):
