@@ -58,6 +58,9 @@ IO_KEYS = {
     "snapshot_freq": ("save_period",),
     "pre_partition": ("is_pre_partition",),
     "zero_based": (),  # dgbdt's: LibSVM indices start at 0 (LightGBM) or 1 (XGBoost data)
+    "model_format": (),  # dgbdt's: the format train and convert_model write
+    "convert_model": ("convert_model_file",),
+    "convert_model_language": (),
 }
 IO_DEFAULTS = {
     "task": "train",
@@ -73,12 +76,14 @@ IO_DEFAULTS = {
     "pre_partition": "false",
     "zero_based": "true",
 }
+#: what model_format may say (Booster.save_model's formats)
+MODEL_FORMATS = ("dgbdt", "lightgbm")
 IO_HELP = {
-    "task": "train or predict (or give it as the command: dgbdt train ...)",
+    "task": "train, predict or convert_model (or give it as the command: dgbdt train ...)",
     "data": "training data, or the data to predict: CSV, TSV, whitespace or LibSVM text, "
     "gzip allowed; side files <data>.weight, <data>.init, <data>.query are read",
     "valid_data": "comma-separated validation files (metrics each metric_freq iterations)",
-    "output_model": "where train writes the model (JSON)",
+    "output_model": "where train writes the model (in model_format)",
     "input_model": "model to continue training from (train) or to predict with (predict)",
     "output_result": "where predict writes one line per input row",
     "header": "the first line holds column names",
@@ -95,6 +100,13 @@ IO_HELP = {
     "pre_partition": "under mpiexec: each rank reads its own file (data=train.{rank}.csv) "
     "instead of its byte range of one file",
     "zero_based": "LibSVM feature indices start at 0 (false: at 1)",
+    "model_format": "the model file train and convert_model write: dgbdt (JSON, the default: "
+    "it keeps the bins, for exact continued training) or lightgbm (LightGBM's text model, "
+    "for LightGBM, treelite, ONNX, shap)",
+    "convert_model": "task=convert_model: where to write input_model in model_format "
+    "(default: the format input_model is not in)",
+    "convert_model_language": "LightGBM's if-else code output: not supported (dgbdt "
+    "converts between model formats)",
 }
 _IO_ALIAS = {a: k for k, aliases in IO_KEYS.items() for a in (k, *aliases)}
 
@@ -405,6 +417,42 @@ def _read_share(path, options, comm, tree_learner, rank_files):
     return read_row_part(path, comm, options), None
 
 
+def _model_format(io):
+    """``model_format`` checked (before any work); dgbdt's JSON when not given."""
+    fmt = io.get("model_format", "dgbdt")
+    if fmt not in MODEL_FORMATS:
+        raise CliError(f"model_format={fmt!r}: use one of {', '.join(MODEL_FORMATS)}")
+    io["model_format"] = fmt
+    return fmt
+
+
+def run_convert(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+    """``task=convert_model``: write ``input_model`` to ``convert_model`` in
+    ``model_format`` (by default the format the input is not in)."""
+    from .booster import Booster
+    from .model_io import model_file_format
+
+    if io.get("convert_model_language"):
+        raise CliError(
+            f"convert_model_language={io['convert_model_language']!r}: dgbdt converts "
+            "between model formats (model_format=dgbdt|lightgbm), not to code"
+        )
+    for key in ("input_model", "convert_model"):
+        if not io.get(key):
+            raise CliError(f"task=convert_model needs {key}=FILE")
+    if io.get("model_format") is not None:
+        _model_format(io)
+    if launched_rank() == 0:
+        _check_output(io["convert_model"], None)
+    booster = Booster(model_file=io["input_model"])  # checks the file first (no FIFO)
+    if io.get("model_format") is None:
+        loaded = model_file_format(io["input_model"])
+        io["model_format"] = "dgbdt" if loaded == "lightgbm" else "lightgbm"
+    fmt = _model_format(io)
+    if launched_rank() == 0:  # under mpiexec every rank converts; one writes
+        booster.save_model(io["convert_model"], format=fmt)
+
+
 def _training_world(io, params):
     """(resolved params, the world communicator or None) of a training run, its
     arguments and output path checked before any data is read."""
@@ -412,6 +460,7 @@ def _training_world(io, params):
 
     if "data" not in io:
         raise CliError("no training data: give data=FILE")
+    _model_format(io)
     cfg = resolve_params(params)  # unknown names and bad values fail here
     size = launched_size()
     if size > 1 and cfg["tree_learner"] == "serial":
@@ -490,7 +539,7 @@ def _training_callbacks(io, cfg, columns):
 def _write_model(booster, io, cfg, comm):
     """Rank 0 writes the model to ``output_model`` (and says so at verbosity >= 1)."""
     if comm is None or comm.rank == 0:
-        booster.save_model(io["output_model"])
+        booster.save_model(io["output_model"], format=io["model_format"])
         if cfg["verbosity"] >= 1:
             print(
                 f"dgbdt: trained {booster.current_iteration()} iterations; model written to "
@@ -693,7 +742,8 @@ TASKS = {
     "prediction": "predict",
     "test": "predict",
 }
-LIGHTGBM_ONLY_TASKS = ("convert_model", "refit", "refit_tree", "save_binary")
+TASKS["convert_model"] = "convert_model"
+LIGHTGBM_ONLY_TASKS = ("refit", "refit_tree", "save_binary")
 
 
 def _the_task(command, io):
@@ -705,8 +755,8 @@ def _the_task(command, io):
     task = names[0] if names else TASKS.get(io["task"], io["task"])
     if task in LIGHTGBM_ONLY_TASKS:
         raise CliError(f"LightGBM's task {task!r} is not supported by dgbdt yet")
-    if task not in ("train", "predict"):
-        raise CliError(f"unknown task {task!r}: use train or predict")
+    if task not in ("train", "predict", "convert_model"):
+        raise CliError(f"unknown task {task!r}: use train, predict or convert_model")
     return task
 
 
@@ -723,10 +773,7 @@ def _run_task(command, args, printer):
             raise
         printer.set_verbosity(params)
         task = _the_task(command, io)
-        if task == "train":
-            run_train(io, params)
-        else:
-            run_predict(io, params)
+        {"train": run_train, "predict": run_predict, "convert_model": run_convert}[task](io, params)
     except BrokenPipeError:
         raise  # the reader of stdout left: __main__ ends quietly
     except (

@@ -147,6 +147,13 @@ def _lightgbm_text_version(text):
     )
 
 
+def model_file_format(path):
+    """ "lightgbm" for a LightGBM text model file, else "dgbdt" (by content)."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096).decode("utf-8", errors="replace")
+    return "lightgbm" if _lightgbm_text_version(head) is not None else "dgbdt"
+
+
 def _unique_keys(source):
     """object_pairs_hook refusing a key given twice in one object: json.loads
     would keep the last silently (an appended "objective" changed predictions)."""

@@ -209,3 +209,56 @@ def test_save_model_writes_the_format_asked_for(tmp_path):
     np.testing.assert_allclose(loaded.predict(X, raw_score=True), _dgbdt_raw(booster, X), atol=TOL)
     with pytest.raises(ValueError, match="format must be 'dgbdt' or 'lightgbm'"):
         booster.model_to_string(format="xgboost")
+
+
+# --------------------------------------------------------------------------- #
+# the command line: model_format=lightgbm and task=convert_model
+# --------------------------------------------------------------------------- #
+def _csv(path, X, y):
+    rows = [np.insert(x, 0, t) for x, t in zip(X, y)]
+    path.write_text("".join(",".join(repr(float(v)) for v in r) + "\n" for r in rows))
+    return path
+
+
+def test_cli_train_writes_a_lightgbm_model(tmp_path):
+    from dgbdt.cli import run
+
+    X, y = _data("binary", n=400)
+    data, model = _csv(tmp_path / "train.csv", X, y), tmp_path / "model.txt"
+    args = ["train", f"data={data}", "objective=binary", "num_trees=5", "verbosity=-1"]
+    assert run([*args, f"output_model={model}", "model_format=lightgbm"]) == 0
+    assert model.read_text().startswith("tree\nversion=v4\n")
+    json_model = tmp_path / "model.json"
+    assert run([*args, f"output_model={json_model}"]) == 0  # the default: dgbdt's JSON
+    ours = dgbdt.Booster(model_file=str(json_model))
+    np.testing.assert_allclose(
+        lgb.Booster(model_file=str(model)).predict(X, raw_score=True),
+        ours.predict(X, raw_score=True),
+        rtol=0,
+        atol=TOL,
+    )
+
+
+def test_cli_convert_model_writes_the_other_format(tmp_path, capsys):
+    from dgbdt.cli import run
+
+    X, y = _data("regression", n=400)
+    booster = dgbdt.train({**BASE, "objective": "regression"}, dgbdt.Dataset(X, y), 5)
+    src, out = tmp_path / "m.json", tmp_path / "m.txt"
+    booster.save_model(src)
+    assert run(["convert_model", f"input_model={src}", f"convert_model={out}"]) == 0
+    assert out.read_text() == booster.model_to_string(format="lightgbm")
+    explicit = tmp_path / "again.json"
+    args = ["task=convert_model", f"input_model={src}", f"convert_model={explicit}"]
+    assert run([*args, "model_format=dgbdt"]) == 0
+    assert explicit.read_text() == src.read_text()
+    capsys.readouterr()
+    assert run([*args, "model_format=onnx"]) == 1
+    assert "model_format='onnx': use one of dgbdt, lightgbm" in capsys.readouterr().err
+    assert run([*args, "convert_model_language=cpp"]) == 1
+    assert "not to code" in capsys.readouterr().err
+    assert run(["convert_model", f"input_model={src}"]) == 1
+    assert "needs convert_model=FILE" in capsys.readouterr().err
+    data = _csv(tmp_path / "t.csv", X, y)
+    assert run(["train", f"data={data}", "model_format=txt", "verbosity=-1"]) == 1
+    assert "model_format='txt'" in capsys.readouterr().err
