@@ -262,3 +262,16 @@ def test_cli_convert_model_writes_the_other_format(tmp_path, capsys):
     data = _csv(tmp_path / "t.csv", X, y)
     assert run(["train", f"data={data}", "model_format=txt", "verbosity=-1"]) == 1
     assert "model_format='txt'" in capsys.readouterr().err
+
+
+def test_the_readme_deploy_example_runs(tmp_path, monkeypatch):
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = next(
+        c for c in re.findall(r"```python\n(.*?)\n```", readme, flags=re.S) if "deploy.py" in c
+    )
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md deploy.py", "exec"), {})
+    assert (tmp_path / "model.txt").read_text().startswith("tree\nversion=v4")
