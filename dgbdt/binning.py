@@ -64,9 +64,12 @@ class BinMapper:
             "nan_bins": self.nan_bins.tolist(),
         }
         if self.value_ranges is not None:
-            # [lo, hi] per feature; None for a feature with no values (strict JSON)
+            # [lo, hi] per feature, +-inf as the largest float; None for a feature
+            # with no values (strict JSON)
+            big = np.finfo(np.float64).max
             d["value_ranges"] = [
-                None if np.isnan(lo) else [float(lo), float(hi)] for lo, hi in self.value_ranges
+                None if np.isnan(lo) else np.clip([lo, hi], -big, big).tolist()
+                for lo, hi in self.value_ranges
             ]
         return d
 
@@ -76,6 +79,8 @@ class BinMapper:
         ranges = d.get("value_ranges")
         if ranges is not None:
             ranges = np.array([(np.nan, np.nan) if r is None else r for r in ranges], np.float64)
+            big = np.finfo(np.float64).max
+            ranges[np.abs(ranges) >= big] *= np.inf  # back to +-inf
         return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32), ranges)
 
 

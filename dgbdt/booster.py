@@ -168,6 +168,7 @@ class Booster:
         self.best_score = {}
         self._train_data_name = "training"
         self.params = dict(params or {})
+        self.lightgbm_feature_infos = self.pandas_categorical = None
         self._flat = None
         if model_file is not None:
             header, trees = load_model_file(model_file)
@@ -256,6 +257,9 @@ class Booster:
         )
         self.trees = trees
         self.best_iteration = int(header.get("best_iteration", 0))
+        # read from a LightGBM model: kept for writing it again (dgbdt.lightgbm_model)
+        self.lightgbm_feature_infos = header.get("lightgbm_feature_infos")
+        self.pandas_categorical = header.get("pandas_categorical")
         self._flat = None
 
     def add_trees(self, trees) -> None:

@@ -38,6 +38,7 @@ VERSION = "v4"
 #: decision_type bits (LightGBM's Tree: kCategoricalMask 1, kDefaultLeftMask 2,
 #: missing type in bits 2-3: None 0, Zero 1, NaN 2)
 DEFAULT_LEFT_MASK = 2
+MISSING_ZERO = 1 << 2
 MISSING_NAN = 2 << 2
 #: what LightGBM refuses in a feature name (its JSON dump) or splits names on
 _BAD_NAME_CHARS = re.compile(r'[\s",:\[\]{}]')
@@ -76,7 +77,16 @@ def lightgbm_feature_names(names):
     return out, out != list(names)
 
 
-def feature_infos(mapper, n_features):
+def feature_infos(booster):
+    """``feature_infos`` of a model: from its bin mapper's ranges, or as read
+    from a LightGBM model."""
+    mapper = booster.bin_mapper
+    if (mapper is None or mapper.value_ranges is None) and booster.lightgbm_feature_infos:
+        return list(booster.lightgbm_feature_infos)
+    return _range_infos(mapper, booster.num_feature())
+
+
+def _range_infos(mapper, n_features):
     """LightGBM's ``feature_infos``: ``[min:max]`` per feature, ``none`` for a
     feature LightGBM drops as trivial, one without values or with one value
     and no NaN (and for every feature of a model that does not know its ranges)."""
@@ -97,7 +107,10 @@ def tree_text(tree, shrinkage, bias=0.0):
     n = tree.n_leaves
     lines = [f"num_leaves={n}", "num_cat=0"]
     if n > 1:
-        decision = MISSING_NAN + DEFAULT_LEFT_MASK * (tree.default_left != 0)
+        d = np.asarray(tree.default_left)
+        # bit 1 of dgbdt's default_left: zero is missing too (LightGBM's Zero type)
+        missing = np.where(d & 2, MISSING_ZERO, MISSING_NAN)
+        decision = missing + DEFAULT_LEFT_MASK * (d & 1)
         lines += [
             f"split_feature={_join(tree.split_feature, _int)}",
             f"split_gain={_join(tree.split_gain)}",
@@ -179,7 +192,10 @@ def to_lightgbm_text(booster, first, end):
     blocks = []
     shrinkage = booster.params.get("learning_rate", 1.0)
     for i, (tree, bias) in enumerate(_exported_trees(booster, first, end)):
-        blocks.append(f"Tree={i}\n" + tree_text(tree, shrinkage, bias) + "\n")
+        own = getattr(tree, "shrinkage", None)  # a tree read from LightGBM keeps its own
+        blocks.append(
+            f"Tree={i}\n" + tree_text(tree, shrinkage if own is None else own, bias) + "\n"
+        )
     header = ["tree", f"version={VERSION}", f"num_class={booster.num_class}"]
     header += [f"num_tree_per_iteration={k}", "label_index=0"]
     header.append(f"max_feature_idx={booster.num_feature() - 1}")
@@ -189,11 +205,11 @@ def to_lightgbm_text(booster, first, end):
     if objective is not None:
         header.append(f"objective={objective}")
     header.append("feature_names=" + " ".join(names))
-    header.append("feature_infos=" + " ".join(feature_infos(booster.bin_mapper, len(names))))
+    header.append("feature_infos=" + " ".join(feature_infos(booster)))
     header.append("tree_sizes=" + " ".join(str(len(b.encode())) for b in blocks))
     tail = ["end of trees", "", "feature_importances:", *_importances(booster, first, end, names)]
     tail += ["", "parameters:", *_parameters(booster.params), "end of parameters", ""]
     if renamed:
         tail.append(NAMES_KEY + json.dumps(list(booster.feature_names)))
-    tail.append("pandas_categorical:null")
+    tail.append("pandas_categorical:" + json.dumps(booster.pandas_categorical))
     return "\n".join(header) + "\n\n" + "".join(blocks) + "\n".join(tail) + "\n"

@@ -174,16 +174,15 @@ def _unique_keys(source):
 
 
 def _parse(text, source):
-    version = _lightgbm_text_version(text)
-    if version is not None:
-        _fail(
-            source,
-            f"a LightGBM text model (version={version}): dgbdt cannot read LightGBM "
-            "text models yet; retrain the model with dgbdt, or predict with LightGBM",
-        )
     try:
         return json.loads(text, parse_constant=_Token, object_pairs_hook=_unique_keys(source))
     except json.JSONDecodeError as exc:
+        if not text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+            _fail(
+                source,
+                "neither a dgbdt model (JSON) nor a LightGBM text model (a first line "
+                "'tree', then version=v2..v4): dgbdt reads these two formats",
+            )
         hint = (
             " (the file looks truncated)"
             if "Expecting" in exc.msg and exc.pos >= len(text) - 1
@@ -435,7 +434,7 @@ def _check_params(source, doc):
 # --------------------------------------------------------------------------- #
 # trees
 # --------------------------------------------------------------------------- #
-def _check_links(source, where, left, right, n_leaves):
+def check_links(source, where, left, right, n_leaves):
     """Every internal node and leaf reached exactly once from the root.  A walk
     with a stack (no recursion on deep trees); a cycle or a shared child is
     met a second time and stops it."""
@@ -465,7 +464,7 @@ def _check_links(source, where, left, right, n_leaves):
             _fail(source, f"{where}{what} {j} is not reached from the root (broken child links)")
 
 
-def _int_ranges(n_leaves, n_features):
+def _int_ranges(n_leaves, n_features, has_bins=True):
     """(lo, hi, why) of each integer field of a tree of ``n_leaves`` leaves."""
     link = (
         -n_leaves,
@@ -475,7 +474,11 @@ def _int_ranges(n_leaves, n_features):
     return {
         "split_feature": (0, n_features, f" (the model has {n_features} features)"),
         "threshold_bin": (0, _INT32_MAX, ""),
-        "default_left": (0, 2, " (0 or 1)"),
+        # bit 0: NaN goes left; bit 1: zero is missing too (LightGBM's missing
+        # type Zero, in models read from LightGBM, which have no bins)
+        "default_left": (0, 2, " (0 or 1)")
+        if has_bins
+        else (0, 4, " (0 to 3: bit 1, zero is missing, in a model without bins)"),
         "left_child": link,
         "right_child": link,
         "leaf_depth": (0, n_leaves, ""),
@@ -494,7 +497,7 @@ def _check_tree(source, i, d, n_features, bins):
         if name not in d:
             _fail(source, f"{where}missing field {name!r}")
         _list_value(source, where, repr(name), d[name], n - 1 if name in NODE_FIELDS else n)
-    ranges = _int_ranges(n, n_features)
+    ranges = _int_ranges(n, n_features, bins is not None)
     arrays = {}
     for name in NODE_FIELDS + LEAF_FIELDS:
         if name in ranges:
@@ -504,7 +507,7 @@ def _check_tree(source, i, d, n_features, bins):
             )
         else:
             arrays[name] = _float_array(source, where, repr(name), d[name])
-    _check_links(source, where, d["left_child"], d["right_child"], n)
+    check_links(source, where, d["left_child"], d["right_child"], n)
     if bins is not None and n > 1:
         _check_thresholds(
             source,
@@ -554,7 +557,7 @@ def _check_trees(source, doc, k, n_features, bins):
     return [_check_tree(source, i, t, n_features, bins) for i, t in enumerate(trees)]
 
 
-def _check_score_bound(source, init_score, trees, k):
+def check_score_bound(source, init_score, trees, k):
     """Refuse a model whose raw scores could overflow: |init_score| plus the
     largest |leaf_value| of each tree of the class, below half the largest float."""
     bound = [abs(float(v)) for v in init_score]
@@ -578,12 +581,18 @@ def _check_score_bound(source, init_score, trees, k):
 
 
 def model_from_json(text, source="model string"):
-    """Parse and validate a model document; returns (header dict, list of Tree).
+    """Parse and validate a model: dgbdt's JSON document or LightGBM's text
+    model (dgbdt.lightgbm_import), told apart by content; returns (header
+    dict, list of Tree).
 
     Raises ModelFormatError naming the field (and tree) of the first problem.
     """
     if isinstance(text, (bytes, bytearray)):
         text = _decode(bytes(text), source)
+    if _lightgbm_text_version(text) is not None:
+        from .lightgbm_import import from_lightgbm_text
+
+        return from_lightgbm_text(text, source)
     doc = _parse(text, source)
     _check_kind(source, doc)
     k, init_score = _check_objective(source, doc)
@@ -594,7 +603,7 @@ def model_from_json(text, source="model string"):
     trees = _check_trees(source, doc, k, n_features, bins)
     if "best_iteration" in doc:
         _int_value(source, "", "'best_iteration'", doc["best_iteration"], 0, len(trees) // k + 1)
-    _check_score_bound(source, init_score, trees, k)
+    check_score_bound(source, init_score, trees, k)
     return doc, trees
 
 

@@ -9,7 +9,9 @@ class ``t % n_classes``.
 
 A row goes left when ``x <= threshold`` (real features) or
 ``bin <= threshold_bin`` (binned features); NaN (the NaN bin) follows
-``default_left``.
+``default_left`` bit 0.  Bit 1 (nodes of models read from LightGBM, whose
+missing type Zero treats zero as missing; such models have no bins) sends
+values within ZERO_THRESHOLD of 0 that way too.
 """
 
 import numpy as np
@@ -17,6 +19,8 @@ from numba import njit, prange
 
 # Rows per parallel block: a block walks every tree, so the trees stay in cache.
 PREDICT_BLOCK = 512
+# LightGBM's kZeroThreshold (1e-35f as a double): |x| <= it is zero
+ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
 @njit(cache=True, inline="always")
@@ -27,8 +31,9 @@ def _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left, left_
     while node >= 0:
         k = node_begin + node
         x = X[i, split_feature[k]]
-        if np.isnan(x):
-            go_left = default_left[k] != 0
+        d = default_left[k]
+        if np.isnan(x) or ((d & 2) != 0 and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD):
+            go_left = (d & 1) != 0
         else:
             go_left = x <= threshold[k]
         node = left_child[k] if go_left else right_child[k]

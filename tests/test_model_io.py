@@ -230,13 +230,21 @@ def test_a_key_given_twice_is_refused(model_text):
         dgbdt.Booster(model_str=doubled)
 
 
-def test_a_lightgbm_text_model_is_named(tmp_path):
+def test_a_lightgbm_text_model_is_read(tmp_path):
+    # (it was refused, naming its format, before dgbdt read LightGBM's models)
     lgb = pytest.importorskip("lightgbm")
     X, y, _ = _data("binary")
     path = tmp_path / "lgb.txt"
     lgb.train({"objective": "binary", "verbosity": -1}, lgb.Dataset(X, y), 2).save_model(path)
-    with pytest.raises(ModelFormatError, match=r"a LightGBM text model \(version=v4\)"):
-        dgbdt.Booster(model_file=str(path))
+    ours = dgbdt.Booster(model_file=str(path))
+    np.testing.assert_allclose(ours.predict(X), lgb.Booster(model_file=str(path)).predict(X))
+
+
+def test_a_file_of_neither_format_names_both(tmp_path):
+    path = tmp_path / "model.txt"
+    path.write_text("num_leaves=3\nsomething else\n")
+    msg = _load_error(path)
+    assert "neither a dgbdt model (JSON) nor a LightGBM text model" in msg and str(path) in msg
 
 
 def test_bad_model_string():

@@ -1,0 +1,263 @@
+"""LightGBM's text models read by dgbdt (dgbdt.lightgbm_import): they predict
+LightGBM's raw scores within 1e-12, continue training, write back the same
+text, and a bad file is a ModelFormatError naming the field and the tree."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dgbdt
+from dgbdt.io import read_data
+from dgbdt.model_io import ModelFormatError
+
+lgb = pytest.importorskip("lightgbm")
+
+TOL = 1e-12
+LGB = {"verbosity": -1, "num_leaves": 15, "min_data_in_leaf": 5, "learning_rate": 0.2}
+
+
+def _data(kind, n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[rng.random(X.shape) < 0.15] = 0.0  # zeros, for zero_as_missing
+    s = np.nan_to_num(X[:, 0]) + np.sin(np.nan_to_num(X[:, 1]) * 2) + 0.7 * (X[:, 2] == 0)
+    if kind == "binary":
+        y = (s + 0.3 * rng.normal(size=n) > 0).astype(float)
+    elif kind == "multiclass":
+        y = np.digitize(s, [-0.5, 0.7]).astype(float)
+    else:
+        y = s + 0.2 * rng.normal(size=n)
+    return X, y
+
+
+def _rows(X, seed=1):
+    """X's columns shuffled, and NaN, zeros, tiny values, +-inf, far values."""
+    rng = np.random.default_rng(seed)
+    T = np.column_stack([rng.permutation(c) for c in X.T])
+    d = X.shape[1]
+    special = [np.nan, 0.0, -0.0, 1e-36, -1e-36, 1e-30, np.inf, -np.inf, 1e300, -1e300]
+    return np.vstack([T, *[[v] * d for v in special]])
+
+
+CASES = {
+    "binary": ("binary", {"objective": "binary"}),
+    "regression": ("regression", {"objective": "regression"}),
+    "regression_l1": ("regression", {"objective": "regression_l1"}),
+    "huber": ("regression", {"objective": "huber"}),
+    "multiclass": ("multiclass", {"objective": "multiclass", "num_class": 3}),
+    "zero_as_missing": ("regression", {"objective": "regression", "zero_as_missing": True}),
+    "use_missing_false": ("binary", {"objective": "binary", "use_missing": False}),
+    "custom_objective": ("regression", {"objective": "none"}),
+}
+
+
+def _lightgbm_model(case, rounds=20):
+    kind, params = CASES[case]
+    X, y = _data(kind)
+    if params["objective"] == "none":
+        # a callable objective: LightGBM writes no objective line
+        def l2(preds, data):
+            return preds - data.get_label(), np.ones_like(preds)
+
+        params = {**params, "objective": l2}
+    return X, y, lgb.train({**LGB, **params}, lgb.Dataset(X, y), rounds)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_an_imported_model_predicts_lightgbms_raw_scores(case):
+    X, _, model = _lightgbm_model(case)
+    text = model.model_to_string()
+    ours = dgbdt.Booster(model_str=text)
+    T = _rows(X)
+    np.testing.assert_allclose(
+        ours.predict(T, raw_score=True), model.predict(T, raw_score=True), rtol=0, atol=TOL
+    )
+    if case != "custom_objective":
+        np.testing.assert_allclose(ours.predict(T), model.predict(T), rtol=1e-12, atol=1e-15)
+    leaves = model.predict(T, pred_leaf=True)
+    np.testing.assert_array_equal(ours.predict(T, pred_leaf=True), leaves)
+
+
+def test_missing_types_are_those_lightgbm_wrote():
+    # The cases above must really hold LightGBM's three missing types.
+    def types(case):
+        text = _lightgbm_model(case)[2].model_to_string()
+        lines = [ln for ln in text.splitlines() if ln.startswith("decision_type=")]
+        return {(int(v) >> 2) & 3 for ln in lines for v in ln.split("=")[1].split()}
+
+    assert 1 in types("zero_as_missing")  # Zero
+    assert types("use_missing_false") == {0}  # None
+    assert 2 in types("regression")  # NaN
+
+
+def test_the_shared_example_models_import(shared_datasets):
+    folder = shared_datasets / "lightgbm"
+    for name, params in (
+        ("binary", {"objective": "binary"}),
+        ("regression", {"objective": "regression"}),
+        ("multiclass", {"objective": "multiclass", "num_class": 5}),
+    ):
+        data = read_data(str(folder / f"{name}.train"))
+        X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
+        model = lgb.train({**LGB, **params}, lgb.Dataset(X, data.label), 30)
+        ours = dgbdt.Booster(model_str=model.model_to_string())
+        np.testing.assert_allclose(
+            ours.predict(X, raw_score=True), model.predict(X, raw_score=True), rtol=0, atol=TOL
+        )
+
+
+def test_an_imported_model_continues_training(tmp_path):
+    X, y, model = _lightgbm_model("binary")
+    path = tmp_path / "lgb.txt"
+    model.save_model(str(path))
+    params = {"objective": "binary", "verbosity": -1, "num_leaves": 7}
+    more = dgbdt.train(params, dgbdt.Dataset(X, y), 5, init_model=str(path))
+    assert more.current_iteration() == model.current_iteration() + 5
+    T = _rows(X)
+    first = more.predict(T, raw_score=True, num_iteration=model.current_iteration())
+    np.testing.assert_allclose(first, model.predict(T, raw_score=True), rtol=0, atol=TOL)
+    # it trained on: the log loss on the training rows fell
+    before, after = model.predict(X), more.predict(X)
+    loss = lambda p: -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))  # noqa: E731
+    assert loss(after) < loss(before)
+    # the continued model goes both ways again
+    again = dgbdt.Booster(model_str=more.model_to_string())
+    np.testing.assert_array_equal(again.predict(T, raw_score=True), more.predict(T, raw_score=True))
+    exported = lgb.Booster(model_str=more.model_to_string(format="lightgbm"))
+    np.testing.assert_allclose(
+        exported.predict(T, raw_score=True), more.predict(T, raw_score=True), rtol=0, atol=TOL
+    )
+
+
+@pytest.mark.parametrize("kind, extra", [("binary", {}), ("multiclass", {"num_class": 3})])
+def test_export_import_export_is_a_fixed_point(kind, extra):
+    X, y = _data(kind)
+    names = ["a b", "c", "d:e", "f", "g"]  # sanitised names and their originals
+    booster = dgbdt.train(
+        {"objective": kind, "verbosity": -1, "num_leaves": 7, **extra},
+        dgbdt.Dataset(X, y, feature_name=names),
+        8,
+    )
+    text = booster.model_to_string(format="lightgbm")
+    imported = dgbdt.Booster(model_str=text)
+    assert imported.feature_name() == names
+    assert imported.model_to_string(format="lightgbm") == text
+    T = _rows(X)
+    np.testing.assert_allclose(
+        imported.predict(T, raw_score=True), booster.predict(T, raw_score=True), rtol=0, atol=TOL
+    )
+
+
+def test_a_lightgbm_model_written_again_predicts_alike():
+    X, _, model = _lightgbm_model("zero_as_missing")
+    ours = dgbdt.Booster(model_str=model.model_to_string())
+    again = lgb.Booster(model_str=ours.model_to_string(format="lightgbm"))
+    T = _rows(X)
+    np.testing.assert_allclose(
+        again.predict(T, raw_score=True), model.predict(T, raw_score=True), rtol=0, atol=TOL
+    )
+
+
+def test_convert_model_reads_lightgbm_and_writes_dgbdt(tmp_path):
+    from dgbdt.cli import run
+
+    X, _, model = _lightgbm_model("regression")
+    src, out = tmp_path / "lgb.txt", tmp_path / "m.json"
+    model.save_model(str(src))
+    assert run(["convert_model", f"input_model={src}", f"convert_model={out}"]) == 0
+    assert json.loads(out.read_text())["format"] == "dgbdt-model"
+    np.testing.assert_allclose(
+        dgbdt.Booster(model_file=str(out)).predict(X), model.predict(X), rtol=0, atol=TOL
+    )
+
+
+# --------------------------------------------------------------------------- #
+# bad files: a ModelFormatError naming what is wrong
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def text():
+    return _lightgbm_model("binary", rounds=3)[2].model_to_string()
+
+
+def _replace_line(text, prefix, new, nth=0):
+    lines = text.split("\n")
+    hits = [i for i, ln in enumerate(lines) if ln.startswith(prefix)]
+    lines[hits[nth]] = new
+    return "\n".join(lines)
+
+
+BAD = [
+    (lambda t: t.split("end of trees")[0], ["end of trees", "truncated"]),
+    (lambda t: t.replace("version=v4", "version=v9"), ["version=v9", "v2, v3, v4"]),
+    (lambda t: t.replace("objective=binary sigmoid:1", "objective=poisson"), ["poisson"]),
+    (lambda t: t.replace("objective=binary sigmoid:1", "objective=regression sqrt"), ["sqrt"]),
+    (lambda t: _replace_line(t, "num_cat=", "num_cat=2"), ["tree 0", "categorical"]),
+    (lambda t: _replace_line(t, "is_linear=", "is_linear=1", 1), ["tree 1", "linear"]),
+    (lambda t: t.replace("max_feature_idx=4", "max_feature_idx=7"), ["feature_names", "8"]),
+    (lambda t: _replace_line(t, "leaf_value=", "leaf_value=1 2"), ["tree 0", "leaf_value"]),
+    (lambda t: _replace_line(t, "leaf_value=", "leaf_value=" + " ".join(["nan"] * 15)), ["NaN"]),
+    (
+        lambda t: _replace_line(t, "split_feature=", "split_feature=" + " ".join(["9"] * 14)),
+        ["tree 0", "split_feature", "9"],
+    ),
+    (
+        lambda t: _replace_line(t, "left_child=", "left_child=" + " ".join(["1"] * 14)),
+        ["tree 0", "a cycle or a shared child"],
+    ),
+    (
+        lambda t: _replace_line(t, "decision_type=", "decision_type=" + " ".join(["12"] * 14)),
+        ["tree 0", "decision_type"],
+    ),
+    (lambda t: t.replace("Tree=1\n", "Tree=7\n"), ["Tree=7", "tree 1"]),
+    (lambda t: t.replace("tree_sizes=", "tree_sizes=1 "), ["tree_sizes"]),
+    (lambda t: t.replace("num_class=1\n", "num_class=1\naverage_output\n"), ["average_output"]),
+    (lambda t: t.replace("label_index=0\n", "label_index=0\nnum_class=2\n"), ["twice"]),
+    (lambda t: t.replace("pandas_categorical:null", "pandas_categorical:{"), ["JSON"]),
+]
+
+
+@pytest.mark.parametrize("edit, words", BAD)
+def test_bad_lightgbm_models_are_refused_naming_what(text, edit, words):
+    with pytest.raises(ModelFormatError) as info:
+        dgbdt.Booster(model_str=edit(text))
+    for w in words:
+        assert w in str(info.value), str(info.value)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_fuzzed_lightgbm_models_load_or_say_why(text, data):
+    # Delete, duplicate or change lines and tokens: a valid model or a
+    # ModelFormatError, nothing else; a valid one predicts finite raw scores.
+    lines = text.split("\n")
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(lines) - 1))
+        action = data.draw(st.sampled_from(["delete", "duplicate", "token", "garbage"]))
+        if action == "delete":
+            del lines[i]
+        elif action == "duplicate":
+            lines.insert(i, lines[i])
+        elif action == "token" and "=" in lines[i]:
+            key, _, value = lines[i].partition("=")
+            tokens = value.split(" ")
+            j = data.draw(st.integers(0, len(tokens) - 1))
+            tokens[j] = data.draw(
+                st.sampled_from(["-1", "0", "99", "1e400", "nan", "inf", "x", "", "2.5", "-7"])
+            )
+            lines[i] = key + "=" + " ".join(tokens)
+        else:
+            lines[i] = data.draw(st.text(max_size=20))
+        if not lines:
+            lines = [""]
+    try:
+        booster = dgbdt.Booster(model_str="\n".join(lines))
+    except ModelFormatError:
+        return
+    raw = booster.predict(_rows(np.zeros((3, booster.num_feature()))), raw_score=True)
+    assert np.isfinite(raw).all()
