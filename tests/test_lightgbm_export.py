@@ -264,14 +264,16 @@ def test_cli_convert_model_writes_the_other_format(tmp_path, capsys):
     assert "model_format='txt'" in capsys.readouterr().err
 
 
-def test_the_readme_deploy_example_runs(tmp_path, monkeypatch):
+def test_the_readme_deploy_examples_run(tmp_path, monkeypatch):
     import pathlib
     import re
 
     readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
-    code = next(
-        c for c in re.findall(r"```python\n(.*?)\n```", readme, flags=re.S) if "deploy.py" in c
-    )
+    section = readme[readme.index("## Deploy") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"```python\n(.*?)\n```", section, flags=re.S)
+    assert len(blocks) == 2
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md deploy.py", "exec"), {})
+    for code in blocks:
+        exec(compile(code, "README.md, Deploy", "exec"), {})
     assert (tmp_path / "model.txt").read_text().startswith("tree\nversion=v4")
