@@ -40,9 +40,29 @@ def _check_feature_names(columns, feature_names):
     )
 
 
-def _frame_as_float64(df, feature_names, validate_features):
+def _category_codes(df, pandas_categorical):
+    """A copy of ``df`` with its category columns as codes of the model's
+    category lists (LightGBM's ``pandas_categorical``, in column order); a
+    value not in the model's list is NaN (it goes right at every categorical
+    split), as in LightGBM."""
+    cat_cols = [c for c, dtype in zip(df.columns, df.dtypes) if str(dtype) == "category"]
+    if len(cat_cols) != len(pandas_categorical):
+        raise ValueError(
+            f"X has {len(cat_cols)} category columns, the model's pandas_categorical "
+            f"lists {len(pandas_categorical)}: give the columns the model was trained on"
+        )
+    df = df.copy()
+    for col, categories in zip(cat_cols, pandas_categorical):
+        codes = df[col].cat.set_categories(categories).cat.codes.to_numpy()
+        df[col] = np.where(codes < 0, np.nan, codes.astype(np.float64))
+    return df
+
+
+def _frame_as_float64(df, feature_names, validate_features, pandas_categorical=None):
     if validate_features:
         _check_feature_names(df.columns, feature_names)
+    if pandas_categorical is not None:
+        df = _category_codes(df, pandas_categorical)
     for i, dtype in enumerate(df.dtypes):
         if str(dtype) == "category":
             # the codes would be right, the category values are not: refused as in
@@ -65,7 +85,7 @@ def _frame_as_float64(df, feature_names, validate_features):
         ) from exc
 
 
-def _as_2d(X, n_features, feature_names, validate_features):
+def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=None):
     """X as a float-convertible 2-D numpy array or CSR matrix, its width checked."""
     if isinstance(X, (str, bytes, os.PathLike)):
         raise TypeError(
@@ -82,7 +102,7 @@ def _as_2d(X, n_features, feature_names, validate_features):
             "instance for prediction, please use raw data instead"
         )
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
-        X = _frame_as_float64(X, feature_names, validate_features)
+        X = _frame_as_float64(X, feature_names, validate_features, pandas_categorical)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
     else:
@@ -105,9 +125,11 @@ def _as_2d(X, n_features, feature_names, validate_features):
     return X
 
 
-def _rows_as_float64(X, n_features, feature_names=None, validate_features=False):
+def _rows_as_float64(
+    X, n_features, feature_names=None, validate_features=False, pandas_categorical=None
+):
     """Yield (start, float64 C-contiguous block) of X, checking its width."""
-    X = _as_2d(X, n_features, feature_names, validate_features)
+    X = _as_2d(X, n_features, feature_names, validate_features, pandas_categorical)
     n = X.shape[0]
     for start in range(0, n, PREDICT_CHUNK_ROWS):
         block = X[start : start + PREDICT_CHUNK_ROWS]
@@ -153,6 +175,30 @@ def _iteration_arg(value, name):
     if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
         return None if value is None else int(value)
     raise TypeError(f"{name} must be an integer or None, got {value!r}")
+
+
+def _flat_categories(trees, threshold):
+    """The trees' categorical bitsets as one (cat_boundaries, cat_threshold)
+    pair; each categorical node's ``threshold`` (in the flat array, changed in
+    place) becomes its bitset's index in the pair."""
+    from .tree import CATEGORICAL
+
+    bounds, words, node, n_bitsets, n_words = [], [], 0, 0, 0
+    for t in trees:
+        m = t.n_leaves - 1
+        categorical = (np.asarray(t.default_left[:m]) & CATEGORICAL) != 0
+        threshold[node : node + m][categorical] += n_bitsets
+        bounds.append(np.asarray(t.cat_boundaries[:-1], np.int64) + n_words)
+        words.append(np.asarray(t.cat_threshold, np.uint32))
+        n_bitsets += len(t.cat_boundaries) - 1
+        n_words += len(t.cat_threshold)
+        node += m
+    return {
+        "cat_boundaries": np.concatenate([*bounds, [n_words]]).astype(np.int64),
+        "cat_threshold": np.ascontiguousarray(
+            np.concatenate(words) if words else np.zeros(0), np.uint32
+        ),
+    }
 
 
 class Booster:
@@ -353,6 +399,7 @@ class Booster:
                 right_child=cat("right_child", np.int32),
                 leaf_value=cat("leaf_value", np.float64),
             )
+            self._flat.update(_flat_categories(trees, self._flat["threshold"]))
         return self._flat
 
     def predict(
@@ -395,7 +442,11 @@ class Booster:
             chunks = [
                 self._predict_block(block, first, end, pred_leaf)
                 for _, block in _rows_as_float64(
-                    data, self.num_feature(), self.feature_names, validate_features
+                    data,
+                    self.num_feature(),
+                    self.feature_names,
+                    validate_features,
+                    self.pandas_categorical,
                 )
             ]
         finally:
@@ -427,6 +478,8 @@ class Booster:
                 f["default_left"],
                 f["left_child"],
                 f["right_child"],
+                f["cat_boundaries"],
+                f["cat_threshold"],
                 n_trees,
                 out,
             )
@@ -443,6 +496,8 @@ class Booster:
             f["default_left"],
             f["left_child"],
             f["right_child"],
+            f["cat_boundaries"],
+            f["cat_threshold"],
             f["leaf_value"],
             n_trees,
             self.num_class,
@@ -472,6 +527,8 @@ class Booster:
             else 0,
             "params": params,
         }
+        if self.pandas_categorical is not None:
+            header["pandas_categorical"] = self.pandas_categorical
         if mapper is not None:
             header["bin_upper_bounds"] = mapper["upper_bounds"]
             header["nan_bins"] = mapper["nan_bins"]

@@ -11,8 +11,10 @@ left, NaN to the default side): missing type NaN is the same rule; missing
 type None (LightGBM treats NaN as 0.0) sends NaN where 0.0 goes; missing
 type Zero (zero and NaN are missing) sets the node's zero-is-missing bit
 (``default_left`` bit 1: values within LightGBM's kZeroThreshold of 0 take
-the default side too).  Categorical splits, linear trees and averaged
-(random-forest) outputs are refused with a message naming the tree.
+the default side too).  A categorical split (its bitset in ``cat_boundaries``
+/ ``cat_threshold``, LightGBM's layout) sets bit 2 and keeps its bitset index
+as the threshold (native.predict).  Linear trees and averaged (random-forest)
+outputs are refused with a message naming the tree.
 
 Every field is checked; anything else is a ModelFormatError naming the field
 (and the tree), never a traceback.
@@ -25,7 +27,7 @@ import numpy as np
 from .lightgbm_model import DEFAULT_LEFT_MASK, NAMES_KEY
 from .model_io import ModelFormatError, check_links, check_score_bound
 from .objectives import OBJECTIVES
-from .tree import NODE_FIELDS, Tree
+from .tree import CATEGORICAL, NODE_FIELDS, Tree
 
 VERSIONS = ("v2", "v3", "v4")
 ZERO_IS_MISSING = 2  # dgbdt's default_left bit 1
@@ -194,7 +196,7 @@ def _header(src, lines):
     }
 
 
-def _node_arrays(src, f, n, n_features):
+def _node_arrays(src, f, n, n_features, num_cat):
     """The internal-node fields of a tree of ``n`` > 1 leaves, checked."""
     m = n - 1
     for key in ("split_feature", "threshold", "left_child", "right_child"):
@@ -211,9 +213,10 @@ def _node_arrays(src, f, n, n_features):
     bad = np.flatnonzero((decision < 0) | (decision > 15) | ((decision >> 2) & 3 == 3))
     if len(bad):
         src.fail(f"field 'decision_type'[{bad[0]}] = {decision[bad[0]]} is not a decision type")
-    if (decision & 1).any():
+    categorical = (decision & 1) != 0
+    if categorical.any() and num_cat == 0:
         src.fail(
-            f"node {int(np.flatnonzero(decision & 1)[0])} is a categorical split "
+            f"node {int(np.flatnonzero(categorical)[0])} is a categorical split "
             "without cat_threshold (num_cat is 0)"
         )
     links = {}
@@ -225,6 +228,16 @@ def _node_arrays(src, f, n, n_features):
     check_links(src.source, src.where, links["left_child"], links["right_child"], n)
     threshold = _numbers(src, "threshold", f["threshold"], m)
     default_left = _default_sides(decision, threshold)
+    if categorical.any():
+        index = threshold[categorical]
+        bad = np.flatnonzero((index != np.floor(index)) | (index < 0) | (index >= num_cat))
+        if len(bad):
+            k = int(np.flatnonzero(categorical)[bad[0]])
+            src.fail(
+                f"field 'threshold'[{k}] = {threshold[k]!r} of a categorical split is "
+                f"not a bitset index in [0, {num_cat})"
+            )
+        default_left[categorical] = CATEGORICAL
     return {
         "split_feature": feature,
         "threshold": np.clip(threshold, -_LARGEST, _LARGEST),  # dgbdt keeps +-inf as +-max
@@ -258,6 +271,21 @@ def _optional(src, f, key, n, nonnegative=False):
     return values
 
 
+def _bitsets(src, f, num_cat):
+    """``cat_boundaries`` (num_cat + 1 offsets from 0, non-decreasing) and
+    ``cat_threshold`` (that many uint32 words): the categorical splits' bitsets."""
+    for key in ("cat_boundaries", "cat_threshold"):
+        if key not in f:
+            src.fail(f"missing field {key!r} (num_cat is {num_cat})")
+    bounds = _numbers(src, "cat_boundaries", f["cat_boundaries"], num_cat + 1, np.int64)
+    if bounds[0] != 0 or (np.diff(bounds) < 0).any():
+        src.fail("field 'cat_boundaries' must start at 0 and never decrease")
+    words = _numbers(src, "cat_threshold", f["cat_threshold"], int(bounds[-1]), np.int64)
+    if ((words < 0) | (words >= 1 << 32)).any():
+        src.fail("field 'cat_threshold' holds a value outside the 32-bit words [0, 2**32)")
+    return {"cat_boundaries": bounds, "cat_threshold": words.astype(np.uint32)}
+
+
 def _leaf_depths(left, right, n):
     depth = np.zeros(n, np.int64)
     if n == 1:
@@ -280,8 +308,7 @@ def _tree(src, lines, n_features):
         if key not in f:
             src.fail(f"missing field {key!r}")
     n = _int(src, "num_leaves", f["num_leaves"], 1, _INT32_MAX)
-    if _int(src, "num_cat", f["num_cat"], 0, _INT32_MAX) > 0:
-        src.fail("categorical splits (num_cat > 0) are not supported by dgbdt yet")
+    num_cat = _int(src, "num_cat", f["num_cat"], 0, max(n - 1, 0))
     if f.get("is_linear", "0") != "0":
         src.fail(f"is_linear={f['is_linear'][:10]}: linear trees are not supported by dgbdt")
     arrays = {
@@ -289,8 +316,10 @@ def _tree(src, lines, n_features):
         "leaf_weight": _optional(src, f, "leaf_weight", n),
         "leaf_count": _optional(src, f, "leaf_count", n, nonnegative=True),
     }
+    if num_cat:
+        arrays.update(_bitsets(src, f, num_cat))
     if n > 1:
-        arrays.update(_node_arrays(src, f, n, n_features))
+        arrays.update(_node_arrays(src, f, n, n_features, num_cat))
         arrays["leaf_depth"] = _leaf_depths(arrays["left_child"], arrays["right_child"], n)
     else:
         arrays.update({name: np.zeros(0) for name in NODE_FIELDS})

@@ -33,6 +33,7 @@ import numpy as np
 
 from .lightgbm_keys import LIGHTGBM_PARAMS
 from .objectives import model_objective
+from .tree import CATEGORICAL
 
 VERSION = "v4"
 #: decision_type bits (LightGBM's Tree: kCategoricalMask 1, kDefaultLeftMask 2,
@@ -101,25 +102,34 @@ def _range_infos(mapper, n_features):
     return infos
 
 
+def _node_lines(tree):
+    """split_feature ... right_child of a tree with internal nodes."""
+    d = np.asarray(tree.default_left)
+    # default_left bit 1: zero is missing too (LightGBM's Zero type); bit 2: a
+    # categorical split, whose threshold is its bitset's index
+    categorical = (d & CATEGORICAL) != 0
+    missing = np.where(d & 2, MISSING_ZERO, MISSING_NAN)
+    decision = np.where(categorical, 1 + MISSING_NAN, missing + DEFAULT_LEFT_MASK * (d & 1))
+    threshold = np.where(tree.threshold >= _LARGEST, np.inf, tree.threshold)  # +inf, as stored
+    thresholds = [_int(t) if c else _full(t) for t, c in zip(threshold, categorical)]
+    return [
+        f"split_feature={_join(tree.split_feature, _int)}",
+        f"split_gain={_join(tree.split_gain)}",
+        "threshold=" + " ".join(thresholds),
+        f"decision_type={_join(decision, _int)}",
+        f"left_child={_join(tree.left_child, _int)}",
+        f"right_child={_join(tree.right_child, _int)}",
+    ]
+
+
 def tree_text(tree, shrinkage, bias=0.0):
     """One tree's block (without its ``Tree=i`` line), ``bias`` added to its
     leaf and internal values (the folded starting score)."""
     n = tree.n_leaves
-    lines = [f"num_leaves={n}", "num_cat=0"]
+    bounds = getattr(tree, "cat_boundaries", np.zeros(1))
+    lines = [f"num_leaves={n}", f"num_cat={len(bounds) - 1}"]
     if n > 1:
-        d = np.asarray(tree.default_left)
-        # bit 1 of dgbdt's default_left: zero is missing too (LightGBM's Zero type)
-        missing = np.where(d & 2, MISSING_ZERO, MISSING_NAN)
-        decision = missing + DEFAULT_LEFT_MASK * (d & 1)
-        lines += [
-            f"split_feature={_join(tree.split_feature, _int)}",
-            f"split_gain={_join(tree.split_gain)}",
-            # the largest float stands for +inf in dgbdt's trees (strict JSON)
-            f"threshold={_join(np.where(tree.threshold >= _LARGEST, np.inf, tree.threshold))}",
-            f"decision_type={_join(decision, _int)}",
-            f"left_child={_join(tree.left_child, _int)}",
-            f"right_child={_join(tree.right_child, _int)}",
-        ]
+        lines += _node_lines(tree)
     lines += [
         f"leaf_value={_join(np.asarray(tree.leaf_value) + bias)}",
         f"leaf_weight={_join(tree.leaf_weight)}",
@@ -130,6 +140,11 @@ def tree_text(tree, shrinkage, bias=0.0):
             f"internal_value={_join(np.asarray(tree.internal_value) + bias)}",
             f"internal_weight={_join(tree.internal_weight)}",
             f"internal_count={_join(tree.internal_count, _int)}",
+        ]
+    if len(bounds) > 1:
+        lines += [
+            f"cat_boundaries={_join(bounds, _int)}",
+            f"cat_threshold={_join(tree.cat_threshold, _int)}",
         ]
     lines += ["is_linear=0", f"shrinkage={_full(shrinkage)}"]
     return "\n".join(lines) + "\n\n"

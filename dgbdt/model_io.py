@@ -391,6 +391,18 @@ def _check_value_ranges(source, doc, n_features):
             _fail(source, f"field {field} = [{lo!r}, {hi!r}]: the smallest value is the larger")
 
 
+def _check_pandas_categorical(source, doc):
+    """Optional ``pandas_categorical`` (a model read from LightGBM): null or a
+    list of category lists of JSON scalars."""
+    value = doc.get("pandas_categorical")
+    if value is None:
+        return
+    if type(value) is not list or not all(
+        type(c) is list and all(map(_is_scalar, c)) for c in value
+    ):
+        _fail(source, "field 'pandas_categorical' must be null or a list of category lists")
+
+
 class _Bins:
     """The bin mapper as the tree checks need it: value bins per feature, and
     the threshold of each (feature, bin) at ``thresholds[offsets[f] + bin]``."""
@@ -478,7 +490,7 @@ def _int_ranges(n_leaves, n_features, has_bins=True):
         # type Zero, in models read from LightGBM, which have no bins)
         "default_left": (0, 2, " (0 or 1)")
         if has_bins
-        else (0, 4, " (0 to 3: bit 1, zero is missing, in a model without bins)"),
+        else (0, 8, " (0 to 7: bit 1 zero is missing, bit 2 categorical; a model without bins)"),
         "left_child": link,
         "right_child": link,
         "leaf_depth": (0, n_leaves, ""),
@@ -508,6 +520,7 @@ def _check_tree(source, i, d, n_features, bins):
         else:
             arrays[name] = _float_array(source, where, repr(name), d[name])
     check_links(source, where, d["left_child"], d["right_child"], n)
+    arrays.update(_check_categories(source, where, d, arrays))
     if bins is not None and n > 1:
         _check_thresholds(
             source,
@@ -518,6 +531,38 @@ def _check_tree(source, i, d, n_features, bins):
             bins,
         )
     return Tree.from_arrays(n, arrays)
+
+
+def _check_categories(source, where, d, arrays):
+    """Optional ``cat_boundaries`` / ``cat_threshold`` (LightGBM's bitsets) and
+    the categorical nodes (``default_left`` bit 2) whose threshold indexes them."""
+    from .tree import CATEGORICAL
+
+    categorical = (arrays["default_left"] & CATEGORICAL) != 0
+    if "cat_boundaries" not in d:
+        if categorical.any():
+            k = int(np.flatnonzero(categorical)[0])
+            _fail(source, f"{where}node {k} is categorical but the tree has no 'cat_boundaries'")
+        return {}
+    for key in ("cat_boundaries", "cat_threshold"):
+        if key not in d:
+            _fail(source, f"{where}missing field {key!r}")
+    raw = _list_value(source, where, "'cat_boundaries'", d["cat_boundaries"])
+    bounds = _int_array(source, where, "'cat_boundaries'", raw, 0, _INT32_MAX, np.int64)
+    if len(bounds) < 2 or bounds[0] != 0 or (np.diff(bounds) < 0).any():
+        _fail(
+            source,
+            f"{where}field 'cat_boundaries' must start at 0, never decrease, "
+            "and hold at least two offsets",
+        )
+    raw = _list_value(source, where, "'cat_threshold'", d["cat_threshold"], int(bounds[-1]))
+    words = _int_array(source, where, "'cat_threshold'", raw, 0, 1 << 32, np.int64)
+    index = arrays["threshold"][categorical]
+    bad = np.flatnonzero((index != np.floor(index)) | (index < 0) | (index >= len(bounds) - 1))
+    if len(bad):
+        k = int(np.flatnonzero(categorical)[bad[0]])
+        _fail(source, f"{where}field 'threshold'[{k}] of a categorical node is not a bitset index")
+    return {"cat_boundaries": bounds, "cat_threshold": words.astype(np.uint32)}
 
 
 def _check_thresholds(source, where, feature, threshold_bin, threshold, bins):
@@ -599,6 +644,7 @@ def model_from_json(text, source="model string"):
     n_features = _check_features(source, doc)
     bins = _check_bins(source, doc, n_features)
     _check_value_ranges(source, doc, n_features)
+    _check_pandas_categorical(source, doc)
     _check_params(source, doc)
     trees = _check_trees(source, doc, k, n_features, bins)
     if "best_iteration" in doc:

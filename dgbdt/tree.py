@@ -32,6 +32,18 @@ NODE_FIELDS = (
 LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
 
 
+#: default_left bits: bit 0 NaN goes left; bit 1 zero is missing too (LightGBM's
+#: missing type Zero); bit 2 a categorical split (see native.predict)
+ZERO_IS_MISSING = 2
+CATEGORICAL = 4
+
+
+def _no_categories():
+    """(cat_boundaries, cat_threshold) of a tree without categorical splits:
+    LightGBM's layout, bitset j = words cat_threshold[b[j]:b[j + 1]]."""
+    return np.zeros(1, np.int64), np.zeros(0, np.uint32)
+
+
 class Tree:
     def __init__(self, max_leaves):
         m = max(max_leaves - 1, 1)
@@ -51,6 +63,7 @@ class Tree:
         self.leaf_count = np.zeros(max_leaves, np.float64)
         self.leaf_depth = np.zeros(max_leaves, np.int32)
         self.leaf_parent = np.full(max_leaves, -1, np.int32)
+        self.cat_boundaries, self.cat_threshold = _no_categories()
 
     @property
     def n_nodes(self):
@@ -122,6 +135,9 @@ class Tree:
         for name in NODE_FIELDS + LEAF_FIELDS:
             arr = getattr(self, name)
             d[name] = arr.tolist()
+        if len(self.cat_boundaries) > 1:  # categorical splits (models read from LightGBM)
+            d["cat_boundaries"] = self.cat_boundaries.tolist()
+            d["cat_threshold"] = self.cat_threshold.tolist()
         return d
 
     #: dtype of each integer field in memory (the others are float64).
@@ -139,13 +155,16 @@ class Tree:
         """A tree from its dict (``to_dict``); the values are not validated here:
         files go through ``dgbdt.model_io``, which checks every field first."""
         n = int(d["num_leaves"])
-        return cls.from_arrays(
-            n,
-            {
-                name: np.asarray(d[name], dtype=cls.INT_DTYPES.get(name, np.float64))
-                for name in NODE_FIELDS + LEAF_FIELDS
-            },
-        )
+        arrays = {
+            name: np.asarray(d[name], dtype=cls.INT_DTYPES.get(name, np.float64))
+            for name in NODE_FIELDS + LEAF_FIELDS
+        }
+        if "cat_boundaries" in d:
+            arrays["cat_boundaries"], arrays["cat_threshold"] = (
+                d["cat_boundaries"],
+                d["cat_threshold"],
+            )
+        return cls.from_arrays(n, arrays)
 
     @classmethod
     def from_arrays(cls, n_leaves, arrays):
@@ -157,6 +176,10 @@ class Tree:
                 tree, name, np.asarray(arrays[name], dtype=cls.INT_DTYPES.get(name, np.float64))
             )
         tree.leaf_parent = np.full(n_leaves, -1, np.int32)
+        tree.cat_boundaries, tree.cat_threshold = _no_categories()
+        if "cat_boundaries" in arrays:
+            tree.cat_boundaries = np.asarray(arrays["cat_boundaries"], np.int64)
+            tree.cat_threshold = np.asarray(arrays["cat_threshold"], np.uint32)
         for links in (tree.left_child, tree.right_child):
             is_leaf = links < 0
             tree.leaf_parent[~links[is_leaf]] = np.flatnonzero(is_leaf)

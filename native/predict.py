@@ -11,7 +11,12 @@ A row goes left when ``x <= threshold`` (real features) or
 ``bin <= threshold_bin`` (binned features); NaN (the NaN bin) follows
 ``default_left`` bit 0.  Bit 1 (nodes of models read from LightGBM, whose
 missing type Zero treats zero as missing; such models have no bins) sends
-values within ZERO_THRESHOLD of 0 that way too.
+values within ZERO_THRESHOLD of 0 that way too.  Bit 2 (CATEGORICAL) makes
+the node a categorical split, as LightGBM's: the row goes left when its value,
+cast to an integer (truncated, as C++ does), is a category in the node's
+bitset, the uint32 words ``cat_threshold[cat_boundaries[j] :
+cat_boundaries[j + 1]]`` with ``j = int(threshold)``; NaN, negative and
+unseen values go right.
 """
 
 import numpy as np
@@ -21,10 +26,36 @@ from numba import njit, prange
 PREDICT_BLOCK = 512
 # LightGBM's kZeroThreshold (1e-35f as a double): |x| <= it is zero
 ZERO_THRESHOLD = float(np.float32(1e-35))
+ZERO_IS_MISSING = 2  # default_left bits
+CATEGORICAL = 4
 
 
 @njit(cache=True, inline="always")
-def _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left, left_child, right_child):
+def _in_bitset(x, j, cat_boundaries, cat_threshold):
+    """Whether category int(x) is in bitset ``j`` (LightGBM's FindInBitset)."""
+    if not (x > -1.0 and x < 2147483648.0):  # NaN, negative, beyond int32: right
+        return False
+    c = int(x)
+    lo = cat_boundaries[j]
+    w = c >> 5
+    if w >= cat_boundaries[j + 1] - lo:
+        return False
+    return (cat_threshold[lo + w] >> np.uint32(c & 31)) & np.uint32(1) != 0
+
+
+@njit(cache=True, inline="always")
+def _leaf_of_row(
+    X,
+    i,
+    node_begin,
+    split_feature,
+    threshold,
+    default_left,
+    left_child,
+    right_child,
+    cat_boundaries,
+    cat_threshold,
+):
     if node_begin < 0:
         return 0
     node = 0
@@ -32,7 +63,9 @@ def _leaf_of_row(X, i, node_begin, split_feature, threshold, default_left, left_
         k = node_begin + node
         x = X[i, split_feature[k]]
         d = default_left[k]
-        if np.isnan(x) or ((d & 2) != 0 and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD):
+        if d & CATEGORICAL:
+            go_left = _in_bitset(x, int(threshold[k]), cat_boundaries, cat_threshold)
+        elif np.isnan(x) or ((d & ZERO_IS_MISSING) != 0 and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD):
             go_left = (d & 1) != 0
         else:
             go_left = x <= threshold[k]
@@ -50,6 +83,8 @@ def predict_raw(
     default_left,
     left_child,
     right_child,
+    cat_boundaries,
+    cat_threshold,
     leaf_value,
     n_trees,
     n_classes,
@@ -63,6 +98,7 @@ def predict_raw(
     node_offsets, leaf_offsets : int64[n_total_trees + 1]  # IN
     split_feature : int32[n_nodes]; threshold : float64[n_nodes]
     default_left : uint8[n_nodes]; left_child, right_child : int32[n_nodes]
+    cat_boundaries : int64[n_bitsets + 1]; cat_threshold : uint32[n_words]  # IN
     leaf_value : float64[n_leaves]       # IN
     n_trees, n_classes : int             # IN
     out : float64[n_samples, n_classes]  # IN/OUT values are added
@@ -86,13 +122,25 @@ def predict_raw(
                     default_left,
                     left_child,
                     right_child,
+                    cat_boundaries,
+                    cat_threshold,
                 )
                 out[i, c] += leaf_value[leaf_begin + leaf]
 
 
 @njit(cache=True, parallel=True)
 def predict_leaf_index(
-    X, node_offsets, split_feature, threshold, default_left, left_child, right_child, n_trees, out
+    X,
+    node_offsets,
+    split_feature,
+    threshold,
+    default_left,
+    left_child,
+    right_child,
+    cat_boundaries,
+    cat_threshold,
+    n_trees,
+    out,
 ):
     """Leaf index reached in each of the first ``n_trees`` trees.
 
@@ -118,6 +166,8 @@ def predict_leaf_index(
                     default_left,
                     left_child,
                     right_child,
+                    cat_boundaries,
+                    cat_threshold,
                 )
 
 

@@ -9,6 +9,9 @@ from dgbdt.native.binning import map_to_bins
 from dgbdt.native.predict import PREDICT_BLOCK, add_tree_binned, predict_leaf_index, predict_raw
 from dgbdt.tree import Tree
 
+# (cat_boundaries, cat_threshold) of trees without categorical splits
+NO_CATEGORIES = (np.zeros(1, np.int64), np.zeros(0, np.uint32))
+
 SEEDS = [0, 1, 2]
 
 
@@ -136,6 +139,7 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
             flat["default_left"],
             flat["left_child"],
             flat["right_child"],
+            *NO_CATEGORIES,
             n_trees,
             out,
         )
@@ -152,6 +156,7 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
             flat["default_left"],
             flat["left_child"],
             flat["right_child"],
+            *NO_CATEGORIES,
             flat["leaf_value"],
             n_trees,
             n_classes,
@@ -209,6 +214,7 @@ def test_nan_follows_default_left():
             flat["default_left"],
             flat["left_child"],
             flat["right_child"],
+            *NO_CATEGORIES,
             1,
             out,
         )

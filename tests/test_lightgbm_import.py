@@ -183,6 +183,11 @@ def text():
     return _lightgbm_model("binary", rounds=3)[2].model_to_string()
 
 
+@pytest.fixture(scope="module")
+def categorical_text():
+    return _categorical_model(n=600)[1].model_to_string(num_iteration=3)
+
+
 def _replace_line(text, prefix, new, nth=0):
     lines = text.split("\n")
     hits = [i for i, ln in enumerate(lines) if ln.startswith(prefix)]
@@ -195,7 +200,7 @@ BAD = [
     (lambda t: t.replace("version=v4", "version=v9"), ["version=v9", "v2, v3, v4"]),
     (lambda t: t.replace("objective=binary sigmoid:1", "objective=poisson"), ["poisson"]),
     (lambda t: t.replace("objective=binary sigmoid:1", "objective=regression sqrt"), ["sqrt"]),
-    (lambda t: _replace_line(t, "num_cat=", "num_cat=2"), ["tree 0", "categorical"]),
+    (lambda t: _replace_line(t, "num_cat=", "num_cat=2"), ["tree 0", "cat_boundaries"]),
     (lambda t: _replace_line(t, "is_linear=", "is_linear=1", 1), ["tree 1", "linear"]),
     (lambda t: t.replace("max_feature_idx=4", "max_feature_idx=7"), ["feature_names", "8"]),
     (lambda t: _replace_line(t, "leaf_value=", "leaf_value=1 2"), ["tree 0", "leaf_value"]),
@@ -232,10 +237,10 @@ def test_bad_lightgbm_models_are_refused_naming_what(text, edit, words):
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
-def test_fuzzed_lightgbm_models_load_or_say_why(text, data):
+def test_fuzzed_lightgbm_models_load_or_say_why(text, categorical_text, data):
     # Delete, duplicate or change lines and tokens: a valid model or a
     # ModelFormatError, nothing else; a valid one predicts finite raw scores.
-    lines = text.split("\n")
+    lines = data.draw(st.sampled_from([text, categorical_text])).split("\n")
     for _ in range(data.draw(st.integers(1, 4))):
         i = data.draw(st.integers(0, len(lines) - 1))
         action = data.draw(st.sampled_from(["delete", "duplicate", "token", "garbage"]))
@@ -261,3 +266,95 @@ def test_fuzzed_lightgbm_models_load_or_say_why(text, data):
         return
     raw = booster.predict(_rows(np.zeros((3, booster.num_feature()))), raw_score=True)
     assert np.isfinite(raw).all()
+
+
+# --------------------------------------------------------------------------- #
+# categorical splits (LightGBM's bitsets) and pandas_categorical
+# --------------------------------------------------------------------------- #
+def _categorical_model(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [rng.integers(0, 70, n).astype(float), rng.normal(size=n), rng.integers(0, 5, n)]
+    )
+    X[rng.random(n) < 0.05, 0] = np.nan
+    y = np.isin(X[:, 0], [1, 5, 7, 33, 39, 64]) + 0.3 * X[:, 1] + 0.2 * (X[:, 2] == 3)
+    y = y + 0.1 * rng.normal(size=n)
+    params = {**LGB, "min_data_per_group": 5, "cat_smooth": 1, "max_cat_to_onehot": 4}
+    model = lgb.train(params, lgb.Dataset(X, y, categorical_feature=[0, 2]), 15)
+    return X, model
+
+
+def _categorical_rows(X):
+    T = _rows(X)
+    odd = [-0.5, -1.0, -7.0, 5.7, 33.0, 64.99, 100.0, 1e10, 2.0**31, 2.0**32 + 5]
+    extra = np.tile(T[:1], (len(odd), 1))
+    extra[:, 0] = odd
+    extra[:, 2] = odd[::-1]
+    return np.vstack([T, extra])
+
+
+def test_categorical_splits_predict_as_lightgbm(tmp_path):
+    X, model = _categorical_model()
+    text = model.model_to_string()
+    assert "cat_threshold=" in text
+    ours = dgbdt.Booster(model_str=text)
+    T = _categorical_rows(X)
+    want = model.predict(T, raw_score=True)
+    np.testing.assert_allclose(ours.predict(T, raw_score=True), want, rtol=0, atol=TOL)
+    np.testing.assert_array_equal(ours.predict(T, pred_leaf=True), model.predict(T, pred_leaf=True))
+    # dgbdt's JSON keeps the bitsets; the LightGBM text written again too
+    path = tmp_path / "m.json"
+    ours.save_model(path)
+    again = dgbdt.Booster(model_file=str(path))
+    np.testing.assert_array_equal(again.predict(T, raw_score=True), ours.predict(T, raw_score=True))
+    written = lgb.Booster(model_str=ours.model_to_string(format="lightgbm"))
+    np.testing.assert_allclose(written.predict(T, raw_score=True), want, rtol=0, atol=TOL)
+
+
+def test_pandas_categories_map_through_the_models_lists():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(2)
+    n = 2000
+    colors = np.array(["red", "green", "blue", "cyan", "grey", "pink"])
+    df = pd.DataFrame(
+        {
+            "color": pd.Categorical(rng.choice(colors, n)),
+            "x": rng.normal(size=n),
+        }
+    )
+    y = np.isin(df["color"], ["red", "cyan"]) + 0.2 * df["x"] + 0.05 * rng.normal(size=n)
+    params = {**LGB, "min_data_per_group": 5, "cat_smooth": 1}
+    model = lgb.train(params, lgb.Dataset(df, y), 10)
+    ours = dgbdt.Booster(model_str=model.model_to_string())
+    assert ours.pandas_categorical == [sorted(colors.tolist())]
+    # other category orders, an unseen category and a missing value
+    test = pd.DataFrame(
+        {
+            "color": pd.Categorical(
+                ["cyan", "red", "violet", None, "blue"],
+                categories=["violet", "red", "cyan", "blue"],
+            ),
+            "x": [0.1, -0.3, 0.5, 0.0, 1.0],
+        }
+    )
+    np.testing.assert_allclose(
+        ours.predict(test, raw_score=True), model.predict(test, raw_score=True), rtol=0, atol=TOL
+    )
+    with pytest.raises(ValueError, match="category columns"):
+        ours.predict(test.assign(color=test["color"].astype(str)))
+
+
+BAD_CATEGORICAL = [
+    (lambda t: _replace_line(t, "cat_boundaries=", "cat_boundaries=1 2"), ["cat_boundaries"]),
+    (lambda t: _replace_line(t, "cat_threshold=", "cat_threshold=-3 1"), ["cat_threshold"]),
+    (lambda t: t.replace("cat_threshold=", "cat_thresholds=", 1), ["cat_threshold"]),
+]
+
+
+@pytest.mark.parametrize("edit, words", BAD_CATEGORICAL)
+def test_bad_bitsets_are_refused(edit, words):
+    _, model = _categorical_model()
+    with pytest.raises(ModelFormatError) as info:
+        dgbdt.Booster(model_str=edit(model.model_to_string()))
+    for w in words:
+        assert w in str(info.value), str(info.value)
