@@ -382,6 +382,10 @@ def from_lightgbm_text(text, source="model string"):
         src.fail(f"tree_sizes lists {len(sizes.split())} trees, the model has {len(trees)}")
     check_score_bound(source, header["init_score"], trees, k)
     params, names, pandas = _tail(src, tail, n_features)
+    if params.get("label_column") == "":
+        # LightGBM's default, the first column; dgbdt's CLI reads an empty
+        # label_column as "no label column" (a model of dgbdt's never has one)
+        del params["label_column"]
     header.update(params=params, pandas_categorical=pandas)
     if names is not None:
         header["feature_names"] = names

@@ -358,3 +358,19 @@ def test_bad_bitsets_are_refused(edit, words):
         dgbdt.Booster(model_str=edit(model.model_to_string()))
     for w in words:
         assert w in str(info.value), str(info.value)
+
+
+def test_the_command_line_predicts_with_a_lightgbm_model(tmp_path):
+    from dgbdt.cli import run
+
+    X, y, model = _lightgbm_model("binary")
+    src, data, out = tmp_path / "lgb.txt", tmp_path / "test.csv", tmp_path / "pred.txt"
+    model.save_model(str(src))
+    data.write_text(
+        "".join(
+            ",".join(repr(float(v)) for v in [t, *row]) + "\n"
+            for t, row in zip(y, np.nan_to_num(X))
+        )
+    )
+    assert run(["predict", f"data={data}", f"input_model={src}", f"output_result={out}"]) == 0
+    np.testing.assert_allclose(np.loadtxt(out), model.predict(np.nan_to_num(X)), rtol=1e-12)
