@@ -74,6 +74,7 @@ def train(
     cb.set_logging_rank(comm.rank)
     run = TrainingRun(cfg, params, train_set, objective, custom_objective, k_out, comm)
     valid_sets, valid_names = _as_lists(valid_sets, valid_names)
+    init_model = _from_lightgbm_object(init_model)
     try:
         agree_on_inputs(run, valid_sets, valid_names, feval, init_model)
         return _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
@@ -233,11 +234,22 @@ def _new_booster(run, data):
     )
 
 
+def _from_lightgbm_object(init_model):
+    """A lightgbm.Booster (or a LightGBM estimator) as init_model: read through
+    its model text, as a LightGBM model file would be."""
+    model = getattr(init_model, "booster_", init_model)
+    if type(model).__module__.startswith("lightgbm") and hasattr(model, "model_to_string"):
+        return Booster(model_str=model.model_to_string())
+    return init_model
+
+
 def _load_init_model(init_model, booster, k_out):
     """The init model as a Booster, refused when it cannot continue this training."""
     if not isinstance(init_model, (Booster, str, os.PathLike)):
+        kind = f"{type(init_model).__module__}.{type(init_model).__qualname__}"
         raise TypeError(
-            f"init_model must be a Booster or a model file path, got {type(init_model).__name__}"
+            "init_model must be a Booster or a model file path (a dgbdt.Booster, a "
+            f"lightgbm.Booster, or a file in dgbdt's or LightGBM's format), got {kind}"
         )
     init = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
     if init.num_tree_per_iteration != k_out or init.num_class != k_out:

@@ -374,3 +374,14 @@ def test_the_command_line_predicts_with_a_lightgbm_model(tmp_path):
     )
     assert run(["predict", f"data={data}", f"input_model={src}", f"output_result={out}"]) == 0
     np.testing.assert_allclose(np.loadtxt(out), model.predict(np.nan_to_num(X)), rtol=1e-12)
+
+
+def test_a_lightgbm_booster_object_continues_as_init_model():
+    X, y, model = _lightgbm_model("binary")
+    params = {"objective": "binary", "verbosity": -1, "num_leaves": 7}
+    more = dgbdt.train(params, dgbdt.Dataset(X, y), 3, init_model=model)
+    T = _rows(X)
+    first = more.predict(T, raw_score=True, num_iteration=model.current_iteration())
+    np.testing.assert_allclose(first, model.predict(T, raw_score=True), rtol=0, atol=TOL)
+    with pytest.raises(TypeError, match="got builtins.int"):
+        dgbdt.train(params, dgbdt.Dataset(X, y), 3, init_model=3)
