@@ -10,6 +10,7 @@ commands:
   demo      train on generated HIGGS-like data and report (see --help)
   train     train on a CSV/TSV/LibSVM file: dgbdt train data=FILE [key=value ...] [config=FILE]
   predict   dgbdt predict data=FILE input_model=MODEL [output_result=FILE]
+  convert_model  dgbdt convert_model input_model=MODEL convert_model=OUT [model_format=...]
   (LightGBM style: `dgbdt config=train.conf` with task=train|predict in the file also works)
 """
 
@@ -56,7 +57,7 @@ def _main(argv):
         from .demo import run_demo
 
         return run_demo(rest)
-    if command in ("train", "predict") or "=" in command:
+    if command in ("train", "predict", "convert_model") or "=" in command:
         from .cli import run
 
         return run(argv)

@@ -529,6 +529,8 @@ class Booster:
         }
         if self.pandas_categorical is not None:
             header["pandas_categorical"] = self.pandas_categorical
+        if self.lightgbm_feature_infos is not None:
+            header["lightgbm_feature_infos"] = list(self.lightgbm_feature_infos)
         if mapper is not None:
             header["bin_upper_bounds"] = mapper["upper_bounds"]
             header["nan_bins"] = mapper["nan_bins"]

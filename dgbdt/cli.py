@@ -112,6 +112,7 @@ _IO_ALIAS = {a: k for k, aliases in IO_KEYS.items() for a in (k, *aliases)}
 
 USAGE = """usage: dgbdt train key=value ... [config=FILE]
        dgbdt predict data=FILE input_model=MODEL [output_result=FILE] [key=value ...]
+       dgbdt convert_model input_model=MODEL convert_model=OUT [model_format=dgbdt|lightgbm]
        dgbdt config=FILE [key=value ...]        (task=train|predict in the file)
        mpiexec -n K dgbdt train tree_learner=data|voting|feature ...
 

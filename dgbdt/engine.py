@@ -239,7 +239,8 @@ def _from_lightgbm_object(init_model):
     its model text, as a LightGBM model file would be."""
     model = getattr(init_model, "booster_", init_model)
     if type(model).__module__.startswith("lightgbm") and hasattr(model, "model_to_string"):
-        return Booster(model_str=model.model_to_string())
+        # every tree, as LightGBM continues (not only up to its best iteration)
+        return Booster(model_str=model.model_to_string(num_iteration=-1))
     return init_model
 
 

@@ -25,12 +25,14 @@ import json
 import numpy as np
 
 from .lightgbm_model import DEFAULT_LEFT_MASK, NAMES_KEY
-from .model_io import ModelFormatError, check_links, check_score_bound
+from .model_io import ModelFormatError, check_links, check_pandas_categorical, check_score_bound
 from .objectives import OBJECTIVES
 from .tree import CATEGORICAL, NODE_FIELDS, Tree
 
 VERSIONS = ("v2", "v3", "v4")
 ZERO_IS_MISSING = 2  # dgbdt's default_left bit 1
+#: LightGBM's kZeroThreshold (1e-35f as a double): |x| <= it is zero
+ZERO_THRESHOLD = float(np.float32(1e-35))
 _MISSING_NONE, _MISSING_ZERO, _MISSING_NAN = 0, 1, 2
 _LARGEST = float(np.finfo(np.float64).max)
 _INT32_MAX = 2**31 - 1
@@ -66,10 +68,11 @@ def _key_values(lines, src, what):
 
 def _split(text, src):
     """(header lines, [(Tree index, its lines)], tail lines), each line numbered."""
-    lines = list(enumerate(text.lstrip("\ufeff").splitlines(), start=1))
+    # only \n (and \r\n) end a line, as in LightGBM: names may hold \x0b, \u2028...
+    lines = list(enumerate(text.lstrip("\ufeff").split("\n"), start=1))
     blocks, header, tail, current = [], [], None, None
     for n, raw in lines:
-        line = raw.strip()
+        line = raw.strip(" \t\r")
         if tail is not None:
             tail.append((n, line))
         elif line.startswith("Tree="):
@@ -107,6 +110,8 @@ def _numbers(src, field, text, n, dtype=np.float64):
     except ValueError:
         bad = next(p for p in parts if not _parses(p, dtype))
         src.fail(f"field {field!r} has {bad[:40]!r}, not a number")
+    except OverflowError:
+        src.fail(f"field {field!r} holds an integer beyond 64 bits")
     if np.isnan(arr).any() if arr.dtype.kind == "f" else False:
         src.fail(f"field {field!r}[{int(np.flatnonzero(np.isnan(arr))[0])}] is NaN")
     return arr
@@ -126,6 +131,8 @@ def _objective(src, text, num_class):
     without one (a callable objective) predicts raw scores: "custom"."""
     if text is None:
         return "custom", {}
+    if not text.split():
+        src.fail("field 'objective' is empty (a model of a callable objective has no such line)")
     name, *tokens = text.split()
     if name not in _SUPPORTED:
         src.fail(
@@ -178,10 +185,11 @@ def _header(src, lines):
     _int(src, "label_index", h["label_index"], 0, _INT32_MAX)
     n = _int(src, "max_feature_idx", h["max_feature_idx"], 0, _INT32_MAX - 1) + 1
     names = h["feature_names"].split(" ")
-    infos = h.get("feature_infos", " ".join(["none"] * n)).split(" ")
-    for field, values in (("feature_names", names), ("feature_infos", infos)):
-        if len(values) != n:
-            src.fail(f"field {field!r} holds {len(values)} entries, not {n} (max_feature_idx + 1)")
+    if len(names) != n:
+        src.fail(f"field 'feature_names' holds {len(names)} entries, not {n} (max_feature_idx + 1)")
+    infos = h["feature_infos"].split(" ") if "feature_infos" in h else ["none"] * n
+    if len(infos) != n:
+        src.fail(f"field 'feature_infos' holds {len(infos)} entries, not {n} (max_feature_idx + 1)")
     objective, params = _objective(src, h.get("objective"), k)
     return {
         "objective": objective,
@@ -240,7 +248,7 @@ def _node_arrays(src, f, n, n_features, num_cat):
         default_left[categorical] = CATEGORICAL
     return {
         "split_feature": feature,
-        "threshold": np.clip(threshold, -_LARGEST, _LARGEST),  # dgbdt keeps +-inf as +-max
+        "threshold": _zero_band(np.clip(threshold, -_LARGEST, _LARGEST), categorical),
         "threshold_bin": np.zeros(m, np.int64),  # no bins: never replayed on bins
         "default_left": default_left,
         **links,
@@ -249,6 +257,16 @@ def _node_arrays(src, f, n, n_features, num_cat):
         "internal_weight": _optional(src, f, "internal_weight", m),
         "internal_count": _optional(src, f, "internal_count", m, nonnegative=True),
     }
+
+
+def _zero_band(threshold, categorical):
+    """Thresholds as dgbdt compares them: +-inf as +-max (dgbdt's model file),
+    and a threshold within LightGBM's zero band [-kZeroThreshold, kZeroThreshold)
+    moved to its edge, since LightGBM predicts values in the band as 0.0 (a
+    dense row drops them): 0.0's side is the band's side."""
+    band = (threshold >= -ZERO_THRESHOLD) & (threshold < ZERO_THRESHOLD) & ~categorical
+    below = np.nextafter(-ZERO_THRESHOLD, -np.inf)
+    return np.where(band, np.where(threshold >= 0, ZERO_THRESHOLD, below), threshold)
 
 
 def _default_sides(decision, threshold):
@@ -311,6 +329,12 @@ def _tree(src, lines, n_features):
     num_cat = _int(src, "num_cat", f["num_cat"], 0, max(n - 1, 0))
     if f.get("is_linear", "0") != "0":
         src.fail(f"is_linear={f['is_linear'][:10]}: linear trees are not supported by dgbdt")
+    if n == 1:
+        # LightGBM reads a one-leaf tree's leaf_value, leaf_count, shrinkage and
+        # is_linear only (it writes the other fields empty)
+        f = {k: v for k, v in f.items() if k in ("leaf_value", "leaf_count", "shrinkage")}
+        if not f.get("leaf_count", "").split():
+            f.pop("leaf_count", None)
     arrays = {
         "leaf_value": _optional(src, f, "leaf_value", n),
         "leaf_weight": _optional(src, f, "leaf_weight", n),
@@ -324,9 +348,9 @@ def _tree(src, lines, n_features):
     else:
         arrays.update({name: np.zeros(0) for name in NODE_FIELDS})
         arrays["leaf_depth"] = np.zeros(1, np.int64)
-    tree = Tree.from_arrays(n, arrays)
-    tree.shrinkage = _positive(src, "shrinkage", f["shrinkage"]) if "shrinkage" in f else None
-    return tree
+    if "shrinkage" in f:
+        arrays["shrinkage"] = _positive(src, "shrinkage", f["shrinkage"])
+    return Tree.from_arrays(n, arrays)
 
 
 def _tail(src, lines, n_features):
@@ -351,8 +375,7 @@ def _tail(src, lines, n_features):
                 src.fail(f"line {n}: {NAMES_KEY} must list {n_features} names (strings)")
         elif line.startswith("pandas_categorical:"):
             pandas = _json_line(src, n, line[len("pandas_categorical:") :])
-            if pandas is not None and not isinstance(pandas, list):
-                src.fail(f"line {n}: pandas_categorical must be null or a list")
+            check_pandas_categorical(src.source, {"pandas_categorical": pandas})
     return params, names, pandas
 
 

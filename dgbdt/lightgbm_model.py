@@ -16,8 +16,8 @@ How dgbdt's model maps onto it:
 * LightGBM has no starting score: dgbdt's ``init_score`` is added to the leaf
   and internal values of the first tree of each class, and a model without
   trees is written as one constant tree per class;
-* feature names LightGBM cannot hold (whitespace, or one of ``"``, ``,``,
-  ``:``, ``[``, ``]``, ``{``, ``}``, which its JSON dump would break on) are
+* feature names LightGBM cannot hold (whitespace, control characters, or one
+  of ``"``, ``,``, ``:``, ``[``, ``]``, ``{``, ``}``, which its JSON dump would break on) are
   written with ``_`` in their place, made unique; the original names follow
   ``end of parameters`` on a ``dgbdt_feature_names:`` line (JSON), which
   LightGBM skips;
@@ -42,7 +42,7 @@ DEFAULT_LEFT_MASK = 2
 MISSING_ZERO = 1 << 2
 MISSING_NAN = 2 << 2
 #: what LightGBM refuses in a feature name (its JSON dump) or splits names on
-_BAD_NAME_CHARS = re.compile(r'[\s",:\[\]{}]')
+_BAD_NAME_CHARS = re.compile(r'[\s",:\[\]{}\x00-\x1f\x7f-\x9f]')
 NAMES_KEY = "dgbdt_feature_names:"
 _LARGEST = float(np.finfo(np.float64).max)
 

@@ -391,7 +391,7 @@ def _check_value_ranges(source, doc, n_features):
             _fail(source, f"field {field} = [{lo!r}, {hi!r}]: the smallest value is the larger")
 
 
-def _check_pandas_categorical(source, doc):
+def check_pandas_categorical(source, doc):
     """Optional ``pandas_categorical`` (a model read from LightGBM): null or a
     list of category lists of JSON scalars."""
     value = doc.get("pandas_categorical")
@@ -401,6 +401,17 @@ def _check_pandas_categorical(source, doc):
         type(c) is list and all(map(_is_scalar, c)) for c in value
     ):
         _fail(source, "field 'pandas_categorical' must be null or a list of category lists")
+
+
+def _check_lightgbm_infos(source, doc, n_features):
+    """Optional ``lightgbm_feature_infos`` (a model read from LightGBM): one
+    string without whitespace per feature."""
+    infos = doc.get("lightgbm_feature_infos")
+    if infos is None:
+        return
+    _list_value(source, "", "'lightgbm_feature_infos'", infos, n_features)
+    if not all(type(i) is str and i and not any(c.isspace() for c in i) for i in infos):
+        _fail(source, "field 'lightgbm_feature_infos' must hold one word per feature")
 
 
 class _Bins:
@@ -521,6 +532,11 @@ def _check_tree(source, i, d, n_features, bins):
             arrays[name] = _float_array(source, where, repr(name), d[name])
     check_links(source, where, d["left_child"], d["right_child"], n)
     arrays.update(_check_categories(source, where, d, arrays))
+    if "shrinkage" in d:  # a tree read from LightGBM
+        (shrinkage,) = _float_array(source, where, "'shrinkage'", [d["shrinkage"]])
+        if not shrinkage > 0:
+            _fail(source, f"{where}field 'shrinkage' = {shrinkage!r} must be positive")
+        arrays["shrinkage"] = float(shrinkage)
     if bins is not None and n > 1:
         _check_thresholds(
             source,
@@ -644,7 +660,8 @@ def model_from_json(text, source="model string"):
     n_features = _check_features(source, doc)
     bins = _check_bins(source, doc, n_features)
     _check_value_ranges(source, doc, n_features)
-    _check_pandas_categorical(source, doc)
+    check_pandas_categorical(source, doc)
+    _check_lightgbm_infos(source, doc, n_features)
     _check_params(source, doc)
     trees = _check_trees(source, doc, k, n_features, bins)
     if "best_iteration" in doc:

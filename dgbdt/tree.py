@@ -64,6 +64,7 @@ class Tree:
         self.leaf_depth = np.zeros(max_leaves, np.int32)
         self.leaf_parent = np.full(max_leaves, -1, np.int32)
         self.cat_boundaries, self.cat_threshold = _no_categories()
+        self.shrinkage = None  # a tree read from LightGBM keeps its own
 
     @property
     def n_nodes(self):
@@ -138,6 +139,8 @@ class Tree:
         if len(self.cat_boundaries) > 1:  # categorical splits (models read from LightGBM)
             d["cat_boundaries"] = self.cat_boundaries.tolist()
             d["cat_threshold"] = self.cat_threshold.tolist()
+        if self.shrinkage is not None:
+            d["shrinkage"] = float(self.shrinkage)
         return d
 
     #: dtype of each integer field in memory (the others are float64).
@@ -177,6 +180,7 @@ class Tree:
             )
         tree.leaf_parent = np.full(n_leaves, -1, np.int32)
         tree.cat_boundaries, tree.cat_threshold = _no_categories()
+        tree.shrinkage = arrays.get("shrinkage")
         if "cat_boundaries" in arrays:
             tree.cat_boundaries = np.asarray(arrays["cat_boundaries"], np.int64)
             tree.cat_threshold = np.asarray(arrays["cat_threshold"], np.uint32)
