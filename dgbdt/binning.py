@@ -135,7 +135,7 @@ def value_range(values, n_implicit_zeros):
     return (lo, hi) if lo <= hi else (np.nan, np.nan)
 
 
-def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
+def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None, use_missing=True):
     """Upper bounds, NaN bin and value range (``value_range``) of one feature.
 
     ``col`` is a dense float64 column or a sparse ``(values, row_indices)``
@@ -144,6 +144,8 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
     With a ``comm`` of several ranks, the sampled values of every rank are
     gathered first: the bounds depend only on the set of sampled values, so
     they equal the single-process ones for any number of ranks.
+    ``use_missing=False`` (LightGBM's): NaN counts as 0.0, and there is no NaN
+    bin (map_to_bins then bins NaN with 0.0).
     """
     if isinstance(col, tuple):
         values, rows = col
@@ -158,7 +160,11 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
         values = col if sample is None else col[sample]
         n_implicit_zeros = 0
         has_nan = bool(np.isnan(col).any())
-    values = values[~np.isnan(values)]
+    nan = np.isnan(values)
+    if not use_missing:
+        n_implicit_zeros += int(nan.sum())
+        has_nan = False
+    values = values[~nan]
     if comm is not None and comm.size > 1:
         values = comm.concat(values)
         n_implicit_zeros, nan_flag = comm.total_int([n_implicit_zeros, int(has_nan)])
@@ -169,10 +175,15 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None):
     return ub, (len(ub) if has_nan else -1), value_range(values, n_implicit_zeros)
 
 
-def find_bin_mapper(columns, n_samples, max_bin, min_data_in_bin, sample_cnt, seed):
+def find_bin_mapper(
+    columns, n_samples, max_bin, min_data_in_bin, sample_cnt, seed, use_missing=True
+):
     """Bin mapper from a column source (see ``feature_bounds`` for the columns)."""
     sample = sample_rows(n_samples, sample_cnt, seed)
-    found = [feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin) for col in columns]
+    found = [
+        feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, use_missing=use_missing)
+        for col in columns
+    ]
     return BinMapper(
         [ub for ub, _, _ in found],
         np.asarray([nb for _, nb, _ in found], dtype=np.int32),

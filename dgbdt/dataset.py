@@ -43,7 +43,7 @@ ROW_WISE_MAX_TOTAL_BINS = 65536
 
 #: Parameters that decide a Dataset's bins (``seed`` picks the bin-finding
 #: sample, so it matters only when the sample is not every row).
-BINNING_KEYS = ("max_bin", "min_data_in_bin", "bin_construct_sample_cnt", "seed")
+BINNING_KEYS = ("max_bin", "min_data_in_bin", "bin_construct_sample_cnt", "seed", "use_missing")
 
 
 def choose_layout(cfg, total_bins):
@@ -295,7 +295,8 @@ class Dataset:
     reference : Dataset, optional
         Bin with this data set's mapper (use it for validation data).
     params : dict, optional
-        Dataset parameters (max_bin, min_data_in_bin, bin_construct_sample_cnt, seed).
+        Dataset parameters (max_bin, min_data_in_bin, bin_construct_sample_cnt, seed,
+        use_missing).
     free_raw_data : bool
         Drop the reference to the raw data once binned.
     feature_indices : list of int, optional
@@ -533,7 +534,13 @@ class Dataset:
         upper_bounds, nan_bins, ranges = [], [], []
         for f, col in enumerate(self._source.columns()):
             ub, nan_bin, value_range = feature_bounds(
-                col, self.n_samples, sample, max_bin, cfg["min_data_in_bin"], comm
+                col,
+                self.n_samples,
+                sample,
+                max_bin,
+                cfg["min_data_in_bin"],
+                comm,
+                use_missing=cfg["use_missing"],
             )
             bin_column(col, ub, nan_bin, binned[:, f])
             upper_bounds.append(ub)

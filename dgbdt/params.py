@@ -469,6 +469,14 @@ _ROWS = [
     ),
     Param("min_data_in_bin", 3, int, (), "Minimum number of samples in a bin.", lo=1),
     Param(
+        "use_missing",
+        True,
+        bool,
+        (),
+        "NaN is a missing value: its own bin, sent to the side the split finds best; "
+        "false: NaN is 0.0 (in binning and prediction), as LightGBM.",
+    ),
+    Param(
         "bin_construct_sample_cnt",
         200000,
         int,

@@ -378,3 +378,20 @@ def test_weighted_l1_leaf_whose_rows_all_weigh_one():
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y, weight=w), 1)
     xs = np.arange(10.0)[:, None]
     np.testing.assert_allclose(ours.predict(xs), theirs.predict(xs), atol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["regression", "binary"])
+def test_use_missing_false_treats_nan_as_zero_as_lightgbm(objective):
+    # LightGBM's use_missing=false: NaN is 0.0 when binning (no NaN bin) and
+    # when predicting (missing type None); dgbdt's nodes send NaN where 0.0 goes.
+    X, theirs, ours = _fit_both(objective, 8, nan_fraction=0.1, use_missing=False)
+    assert np.isnan(X).any()
+    _compare(X, theirs, ours)
+    nan_rows = np.where(np.isnan(X), np.nan, X)
+    np.testing.assert_array_equal(
+        ours.predict(nan_rows, raw_score=True), ours.predict(np.nan_to_num(X), raw_score=True)
+    )
+    exported = lgb.Booster(model_str=ours.model_to_string(format="lightgbm"))
+    np.testing.assert_allclose(
+        exported.predict(X, raw_score=True), ours.predict(X, raw_score=True), rtol=0, atol=1e-12
+    )

@@ -155,7 +155,6 @@ def test_train_takes_lightgbms_parameter_order():
 @pytest.mark.parametrize(
     "key, value",
     [
-        ("use_missing", "false"),
         ("zero_as_missing", "true"),
         ("path_smooth", "1"),
         ("predict_contrib", "true"),
@@ -185,11 +184,9 @@ def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key
         ("gpu_device_id", "0"),
         ("local_listen_port", "12400"),
         ("is_enable_sparse", "true"),
-        ("use_missing", "true"),
         ("zero_as_missing", "false"),
         ("machine_list_file", "mlist.txt"),
         ("device_type", "cpu"),
-        ("use_missing", "+"),
         ("feature_pre_filter", "false"),
         ("eval_at", "1,2,3,4,5"),
         ("monotone_constraints", "0,0,0"),
@@ -294,9 +291,6 @@ def test_starting_scores_beyond_float32_are_refused():
 @pytest.mark.parametrize(
     "key, value",
     [
-        ("use_missing", np.True_),
-        ("use_missing", 1.0),
-        ("use_missing", None),
         ("extra_trees", np.False_),
         ("data_random_seed", np.int64(1)),
         ("multi_error_top_k", np.int32(1)),
