@@ -509,9 +509,9 @@ class Booster:
     def _header(self, n_iterations=None):
         mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
         params = {
-            k: v
+            k: list(v) if isinstance(v, tuple) else v  # (max_bin_by_feature, auc_mu_weights)
             for k, v in self.params.items()
-            if isinstance(v, (int, float, str, bool, list)) or v is None
+            if isinstance(v, (int, float, str, bool, list, tuple)) or v is None
         }
         header = {
             "objective": self.objective,

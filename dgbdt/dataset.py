@@ -43,7 +43,14 @@ ROW_WISE_MAX_TOTAL_BINS = 65536
 
 #: Parameters that decide a Dataset's bins (``seed`` picks the bin-finding
 #: sample, so it matters only when the sample is not every row).
-BINNING_KEYS = ("max_bin", "min_data_in_bin", "bin_construct_sample_cnt", "seed", "use_missing")
+BINNING_KEYS = (
+    "max_bin",
+    "max_bin_by_feature",
+    "min_data_in_bin",
+    "bin_construct_sample_cnt",
+    "seed",
+    "use_missing",
+)
 
 
 def choose_layout(cfg, total_bins):
@@ -512,12 +519,32 @@ class Dataset:
             bin_column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned[:, f])
         return binned
 
+    def _max_bins(self, cfg):
+        """Each feature's max_bin: max_bin_by_feature, or max_bin for all."""
+        by_feature = cfg["max_bin_by_feature"]
+        if by_feature is None:
+            return [cfg["max_bin"]] * self.n_features
+        if self.feature_indices is not None:  # a block of the columns: global indices
+            if len(by_feature) <= int(self.feature_indices.max(initial=-1)):
+                raise ValueError(
+                    f"max_bin_by_feature has {len(by_feature)} values but this block "
+                    f"holds column {int(self.feature_indices.max())}: give one per feature"
+                )
+            return [by_feature[g] for g in self.feature_indices]
+        if len(by_feature) != self.n_features:
+            raise ValueError(
+                f"max_bin_by_feature has {len(by_feature)} values but the data has "
+                f"{self.n_features} features: give one per feature"
+            )
+        return list(by_feature)
+
     def _find_bins_and_bin(self, cfg, comm):
         """One pass over the columns: each one's bounds, then its bins."""
-        max_bin = cfg["max_bin"]
-        # Every feature has at most max_bin bins (NaN bin included), so the
+        max_bins = self._max_bins(cfg)
+        max_bin = max(max_bins, default=cfg["max_bin"])
+        # Every feature has at most its max_bin bins (NaN bin included), so the
         # dtype and the layout are known before any bounds are.
-        total_bins_bound = max_bin * self.n_features
+        total_bins_bound = sum(max_bins)
         self.layout = choose_layout(cfg, total_bins_bound)
         binned = np.empty(
             (self.n_samples, self.n_features),
@@ -537,7 +564,7 @@ class Dataset:
                 col,
                 self.n_samples,
                 sample,
-                max_bin,
+                max_bins[f],
                 cfg["min_data_in_bin"],
                 comm,
                 use_missing=cfg["use_missing"],

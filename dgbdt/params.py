@@ -76,6 +76,8 @@ class Param:
         """What values are allowed, as a phrase: 'an integer in [2, 131072]'."""
         if self.name == "auc_mu_weights":
             return "a list of finite numbers, or comma-separated text of them"
+        if self.name == "max_bin_by_feature":
+            return "a list of integers in [2, 65535] (one per feature), or comma-separated text"
         if self.choices is not None:
             canon = list(dict.fromkeys(self.choices.values()))
             text = "one of " + ", ".join(repr(c) for c in canon)
@@ -169,6 +171,17 @@ def _convert_float_list(p: Param, value: object) -> tuple[float, ...] | None:
             raise _error(p, value)
         out.append(x)
     return tuple(out) or None
+
+
+def _convert_max_bins(p: Param, value: object) -> tuple[int, ...] | None:
+    """max_bin_by_feature: integers in [2, 65535], a list or comma-separated
+    text; "" / None / [] -> None (max_bin for every feature)."""
+    numbers = _convert_float_list(p, value)
+    if numbers is None:
+        return None
+    if any(x != int(x) or not 2 <= x <= 65535 for x in numbers):
+        raise _error(p, value)
+    return tuple(int(x) for x in numbers)
 
 
 def _convert_metric(p: Param, value: object) -> list[str] | None:
@@ -466,6 +479,15 @@ _ROWS = [
     # dataset
     Param(
         "max_bin", 255, int, ("max_bins",), "Maximum number of bins per feature.", lo=2, hi=65535
+    ),
+    Param(
+        "max_bin_by_feature",
+        "",
+        str,
+        (),
+        "Maximum number of bins of each feature (a list, or comma-separated), "
+        'one per feature; "" means max_bin for all.',
+        convert=_convert_max_bins,
     ),
     Param("min_data_in_bin", 3, int, (), "Minimum number of samples in a bin.", lo=1),
     Param(

@@ -395,3 +395,14 @@ def test_use_missing_false_treats_nan_as_zero_as_lightgbm(objective):
     np.testing.assert_allclose(
         exported.predict(X, raw_score=True), ours.predict(X, raw_score=True), rtol=0, atol=1e-12
     )
+
+
+def test_max_bin_by_feature_as_lightgbm():
+    # Coarser bins on some features: both libraries bin each feature with its
+    # own max_bin (the bounds are LightGBM's rule for that max_bin) and agree.
+    max_bins = [4, 255, 8, 16, 3, 255]
+    X, theirs, ours = _fit_both("regression", 5, max_bin_by_feature=max_bins)
+    _compare(X, theirs, ours)
+    bounds = ours.dump_model()["bin_upper_bounds"]  # value bins = finite bounds + 1
+    assert all(len(b) + 1 <= m for b, m in zip(bounds, max_bins))
+    assert len(bounds[0]) + 1 < len(bounds[1]) + 1  # the cap bites

@@ -160,7 +160,6 @@ def test_train_takes_lightgbms_parameter_order():
         ("predict_contrib", "true"),
         ("monotone_constraints", "1,0,0"),
         ("pred_early_stop", "true"),
-        ("max_bin_by_feature", "10,20,30"),
         ("forcedsplits_filename", "s.json"),
         ("categorical_feature", "0"),
         ("linear_tree", "true"),

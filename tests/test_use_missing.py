@@ -59,3 +59,19 @@ def test_use_missing_takes_python_and_lightgbm_spellings(value, expected):
     from dgbdt.params import resolve_params
 
     assert resolve_params({"use_missing": value})["use_missing"] is expected
+
+
+def test_max_bin_by_feature_bins_each_feature_with_its_own_max_bin():
+    from dgbdt.binning import find_bin_mapper
+
+    X, y = _data()
+    max_bins = [2, 5, 255, 17]
+    ds = dgbdt.Dataset(X, y, params={"max_bin_by_feature": "2,5,255,17"}).construct()
+    for f, m in enumerate(max_bins):
+        alone = find_bin_mapper([X[:, f]], len(X), m, 3, 200000, 0)
+        np.testing.assert_array_equal(ds.bin_mapper.upper_bounds[f], alone.upper_bounds[0])
+    assert (ds.bin_mapper.n_bins <= np.array(max_bins)).all()
+    with pytest.raises(ValueError, match="max_bin_by_feature has 3 values but the data has 4"):
+        dgbdt.Dataset(X, y, params={"max_bin_by_feature": [2, 3, 4]}).construct()
+    with pytest.raises(ValueError, match="max_bin_by_feature"):
+        dgbdt.Dataset(X, y, params={"max_bin_by_feature": [1, 3, 4, 5]}).construct()
