@@ -54,7 +54,7 @@ def make_sparse(n_rows, n_cols, nnz, seed):
     X.sum_duplicates()
     planted = [0, 1, 3, 7, 15, 31, 63, 127, 255, 511, 1023, 2047]
     planted = [c for c in planted if c < n_cols]
-    coef = rng.normal(size=len(planted)) * 2.0
+    coef = np.random.default_rng(12345).normal(size=len(planted)) * 2.0  # the same for test data
     signal = (
         np.asarray(X[:, planted] @ coef).ravel() + 0.5 * (X[:, planted[0]] > 0.5).toarray().ravel()
     )
