@@ -12,6 +12,7 @@ from .native.binning import find_bin_upper_bounds, map_to_bins, map_sparse_to_bi
 from .native.common import bin_dtype_for
 from .native.random import uniform_fill
 from .streams import STREAM_BIN_SAMPLE
+from .tree import LARGEST
 
 
 @dataclass
@@ -56,7 +57,7 @@ class BinMapper:
         split uses it); the model stores the largest float instead, so that
         model files stay strict JSON.
         """
-        return float(min(self.upper_bounds[feature][threshold_bin], np.finfo(np.float64).max))
+        return float(min(self.upper_bounds[feature][threshold_bin], LARGEST))
 
     def to_dict(self):
         d = {
@@ -66,9 +67,8 @@ class BinMapper:
         if self.value_ranges is not None:
             # [lo, hi] per feature, +-inf as the largest float; None for a feature
             # with no values (strict JSON)
-            big = np.finfo(np.float64).max
             d["value_ranges"] = [
-                None if np.isnan(lo) else np.clip([lo, hi], -big, big).tolist()
+                None if np.isnan(lo) else np.clip([lo, hi], -LARGEST, LARGEST).tolist()
                 for lo, hi in self.value_ranges
             ]
         return d
@@ -79,8 +79,7 @@ class BinMapper:
         ranges = d.get("value_ranges")
         if ranges is not None:
             ranges = np.array([(np.nan, np.nan) if r is None else r for r in ranges], np.float64)
-            big = np.finfo(np.float64).max
-            ranges[np.abs(ranges) >= big] *= np.inf  # back to +-inf
+            ranges[np.abs(ranges) >= LARGEST] *= np.inf  # back to +-inf
         return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32), ranges)
 
 

@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from .model_io import load_model_file, model_from_json, model_to_json, write_atomic
 from .native.predict import predict_leaf_index, predict_raw
 from .objectives import model_objective
+from .tree import CATEGORICAL, LARGEST
 
-_LARGEST = float(np.finfo(np.float64).max)  # stands for +inf in model files
 
 # Rows converted to float64 at a time when predicting (bounds the extra memory).
 PREDICT_CHUNK_ROWS = 1 << 17
@@ -181,8 +181,6 @@ def _flat_categories(trees, threshold):
     """The trees' categorical bitsets as one (cat_boundaries, cat_threshold)
     pair; each categorical node's ``threshold`` (in the flat array, changed in
     place) becomes its bitset's index in the pair."""
-    from .tree import CATEGORICAL
-
     bounds, words, node, n_bitsets, n_words = [], [], 0, 0, 0
     for t in trees:
         m = t.n_leaves - 1
@@ -393,7 +391,7 @@ class Booster:
                 split_feature=cat("split_feature", np.int32),
                 # The largest float stands for +inf in model files (strict JSON):
                 # a "values left, NaN right" split sends +inf values left too.
-                threshold=np.where(threshold >= _LARGEST, np.inf, threshold),
+                threshold=np.where(threshold >= LARGEST, np.inf, threshold),
                 default_left=cat("default_left", np.uint8),
                 left_child=cat("left_child", np.int32),
                 right_child=cat("right_child", np.int32),

@@ -446,10 +446,10 @@ def run_convert(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     if launched_rank() == 0:
         _check_output(io["convert_model"], None)
     booster = Booster(model_file=io["input_model"])  # checks the file first (no FIFO)
-    if io.get("model_format") is None:
+    if io.get("model_format") is None:  # (a given one was checked above)
         loaded = model_file_format(io["input_model"])
         io["model_format"] = "dgbdt" if loaded == "lightgbm" else "lightgbm"
-    fmt = _model_format(io)
+    fmt = io["model_format"]
     if launched_rank() == 0:  # under mpiexec every rank converts; one writes
         booster.save_model(io["convert_model"], format=fmt)
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from .dataset import Dataset
 from .metrics import get_metric
-from .native.predict import add_tree_binned
 from .objectives import CustomObjective
 
 
@@ -140,17 +139,7 @@ def _binned_raw_scores(booster, dataset, k_out):
     scores += booster.init_score[:, None]
     nan_bins = dataset.bin_mapper.nan_bins.astype(np.int32)
     for i, tree in enumerate(booster.trees):
-        add_tree_binned(
-            dataset.binned.T,
-            nan_bins,
-            tree.split_feature,
-            tree.threshold_bin,
-            tree.default_left,
-            tree.left_child,
-            tree.right_child,
-            tree.leaf_value,
-            scores[i % k_out],
-        )
+        tree.add_binned_scores(dataset.binned, nan_bins, scores[i % k_out])
     return scores
 
 

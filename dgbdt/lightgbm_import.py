@@ -27,14 +27,11 @@ import numpy as np
 from .lightgbm_model import DEFAULT_LEFT_MASK, NAMES_KEY
 from .model_io import ModelFormatError, check_links, check_pandas_categorical, check_score_bound
 from .objectives import OBJECTIVES
-from .tree import CATEGORICAL, NODE_FIELDS, Tree
+from .native.predict import ZERO_THRESHOLD
+from .tree import CATEGORICAL, LARGEST, NODE_FIELDS, ZERO_IS_MISSING, Tree
 
 VERSIONS = ("v2", "v3", "v4")
-ZERO_IS_MISSING = 2  # dgbdt's default_left bit 1
-#: LightGBM's kZeroThreshold (1e-35f as a double): |x| <= it is zero
-ZERO_THRESHOLD = float(np.float32(1e-35))
 _MISSING_NONE, _MISSING_ZERO, _MISSING_NAN = 0, 1, 2
-_LARGEST = float(np.finfo(np.float64).max)
 _INT32_MAX = 2**31 - 1
 #: the objectives dgbdt predicts, by LightGBM's model-text name
 _SUPPORTED = ("regression", "regression_l1", "huber", "binary", "multiclass")
@@ -248,7 +245,7 @@ def _node_arrays(src, f, n, n_features, num_cat):
         default_left[categorical] = CATEGORICAL
     return {
         "split_feature": feature,
-        "threshold": _zero_band(np.clip(threshold, -_LARGEST, _LARGEST), categorical),
+        "threshold": _zero_band(np.clip(threshold, -LARGEST, LARGEST), categorical),
         "threshold_bin": np.zeros(m, np.int64),  # no bins: never replayed on bins
         "default_left": default_left,
         **links,

@@ -33,7 +33,7 @@ import numpy as np
 
 from .lightgbm_keys import LIGHTGBM_PARAMS
 from .objectives import model_objective
-from .tree import CATEGORICAL
+from .tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING
 
 VERSION = "v4"
 #: decision_type bits (LightGBM's Tree: kCategoricalMask 1, kDefaultLeftMask 2,
@@ -44,7 +44,6 @@ MISSING_NAN = 2 << 2
 #: what LightGBM refuses in a feature name (its JSON dump) or splits names on
 _BAD_NAME_CHARS = re.compile(r'[\s",:\[\]{}\x00-\x1f\x7f-\x9f]')
 NAMES_KEY = "dgbdt_feature_names:"
-_LARGEST = float(np.finfo(np.float64).max)
 
 
 def _full(value):
@@ -108,9 +107,9 @@ def _node_lines(tree):
     # default_left bit 1: zero is missing too (LightGBM's Zero type); bit 2: a
     # categorical split, whose threshold is its bitset's index
     categorical = (d & CATEGORICAL) != 0
-    missing = np.where(d & 2, MISSING_ZERO, MISSING_NAN)
+    missing = np.where(d & ZERO_IS_MISSING, MISSING_ZERO, MISSING_NAN)
     decision = np.where(categorical, 1 + MISSING_NAN, missing + DEFAULT_LEFT_MASK * (d & 1))
-    threshold = np.where(tree.threshold >= _LARGEST, np.inf, tree.threshold)  # +inf, as stored
+    threshold = np.where(tree.threshold >= LARGEST, np.inf, tree.threshold)  # +inf, as stored
     thresholds = [_int(t) if c else _full(t) for t, c in zip(threshold, categorical)]
     return [
         f"split_feature={_join(tree.split_feature, _int)}",

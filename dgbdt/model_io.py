@@ -51,7 +51,7 @@ import numpy as np
 
 from .files import check_regular_file, publish, temp_beside
 from .objectives import model_objective, model_objective_names
-from .tree import LEAF_FIELDS, NODE_FIELDS, Tree
+from .tree import CATEGORICAL, LARGEST, LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
 FORMAT_VERSION = 1
@@ -72,8 +72,7 @@ MAX_MODEL_BYTES = 1 << 30
 _INT32_MAX = int(np.iinfo(np.int32).max)
 # Raw scores must stay below half the largest float: softmax subtracts the
 # largest score, which cannot overflow then, and rounding has room.
-_LARGEST = float(np.finfo(np.float64).max)  # stands for +inf in thresholds
-_SAFE_SCORE = _LARGEST / 2
+_SAFE_SCORE = LARGEST / 2
 _NUMBER_TYPES = {int, float}
 _SHOW = reprlib.Repr()
 _SHOW.maxstring, _SHOW.maxother, _SHOW.maxlist, _SHOW.maxdict, _SHOW.maxlevel = 40, 40, 4, 4, 2
@@ -372,8 +371,8 @@ def _check_bins(source, doc, n_features):
         )
     # each feature's bounds and the last bin's, +inf, stored as the largest float
     # as the grower records thresholds (BinMapper.threshold_value)
-    flat = np.array([b for ub in bounds for b in (*ub, _LARGEST)], dtype=np.float64)
-    return _Bins(n_value_bins, np.cumsum(n_value_bins) - n_value_bins, np.minimum(flat, _LARGEST))
+    flat = np.array([b for ub in bounds for b in (*ub, LARGEST)], dtype=np.float64)
+    return _Bins(n_value_bins, np.cumsum(n_value_bins) - n_value_bins, np.minimum(flat, LARGEST))
 
 
 def _check_value_ranges(source, doc, n_features):
@@ -552,8 +551,6 @@ def _check_tree(source, i, d, n_features, bins):
 def _check_categories(source, where, d, arrays):
     """Optional ``cat_boundaries`` / ``cat_threshold`` (LightGBM's bitsets) and
     the categorical nodes (``default_left`` bit 2) whose threshold indexes them."""
-    from .tree import CATEGORICAL
-
     categorical = (arrays["default_left"] & CATEGORICAL) != 0
     if "cat_boundaries" not in d:
         if categorical.any():

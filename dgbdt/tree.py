@@ -16,6 +16,7 @@ appends the right child as a new leaf:
 import numpy as np
 
 from .native.common import FEATURE_INDEX_DTYPE, NODE_INDEX_DTYPE
+from .native.predict import CATEGORICAL, ZERO_IS_MISSING, add_tree_binned
 
 NODE_FIELDS = (
     "split_feature",
@@ -32,10 +33,11 @@ NODE_FIELDS = (
 LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
 
 
-#: default_left bits: bit 0 NaN goes left; bit 1 zero is missing too (LightGBM's
-#: missing type Zero); bit 2 a categorical split (see native.predict)
-ZERO_IS_MISSING = 2
-CATEGORICAL = 4
+#: default_left bits (native.predict): bit 0 NaN goes left; bit 1
+#: ZERO_IS_MISSING (LightGBM's missing type Zero); bit 2 CATEGORICAL
+__all__ = ["CATEGORICAL", "LARGEST", "LEAF_FIELDS", "NODE_FIELDS", "ZERO_IS_MISSING", "Tree"]
+#: the largest float: stands for a +inf threshold in trees and model files (strict JSON)
+LARGEST = float(np.finfo(np.float64).max)
 
 
 def _no_categories():
@@ -126,6 +128,20 @@ class Tree:
     def scale(self, factor):
         self.leaf_value *= factor
         self.internal_value *= factor
+
+    def add_binned_scores(self, binned, nan_bins, scores):
+        """scores += the tree's leaf value for every row of ``binned`` (n, n_features)."""
+        add_tree_binned(
+            binned.T,
+            nan_bins,
+            self.split_feature,
+            self.threshold_bin,
+            self.default_left,
+            self.left_child,
+            self.right_child,
+            self.leaf_value,
+            scores,
+        )
 
     def max_depth(self):
         return int(self.leaf_depth.max()) if self.n_leaves else 0

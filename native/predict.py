@@ -22,10 +22,10 @@ unseen values go right.
 import numpy as np
 from numba import njit, prange
 
+from .binning import K_ZERO_THRESHOLD as ZERO_THRESHOLD  # LightGBM's kZeroThreshold
+
 # Rows per parallel block: a block walks every tree, so the trees stay in cache.
 PREDICT_BLOCK = 512
-# LightGBM's kZeroThreshold (1e-35f as a double): |x| <= it is zero
-ZERO_THRESHOLD = float(np.float32(1e-35))
 ZERO_IS_MISSING = 2  # default_left bits
 CATEGORICAL = 4
 

@@ -9,7 +9,6 @@ import numpy as np
 
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
 from ..native.partition import partition_rows
-from ..native.predict import add_tree_binned
 from ..native.split import find_best_split
 
 
@@ -136,14 +135,4 @@ class SerialLearner:
 
     def add_tree_scores(self, tree, binned, nan_bins, scores):
         """scores += the tree's leaf value for every row of ``binned`` (n, n_features)."""
-        add_tree_binned(
-            binned.T,
-            nan_bins,
-            tree.split_feature,
-            tree.threshold_bin,
-            tree.default_left,
-            tree.left_child,
-            tree.right_child,
-            tree.leaf_value,
-            scores,
-        )
+        tree.add_binned_scores(binned, nan_bins, scores)
