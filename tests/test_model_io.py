@@ -1001,3 +1001,25 @@ def test_value_ranges_round_trip_and_are_optional(model_text):
 def test_bad_value_ranges_are_refused(model_text, value, words):
     assert json.loads(model_text)["num_features"] == 6
     _refused(_edited(model_text, _set(["value_ranges"], value)), *words)
+
+
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda d: d.__setitem__("lightgbm_feature_infos", ["none"]), ["lightgbm_feature_infos"]),
+        (lambda d: d.__setitem__("lightgbm_feature_infos", ["a b"] * 6), ["one word per feature"]),
+        (lambda d: d["trees"][0].__setitem__("shrinkage", -1.0), ["shrinkage", "positive"]),
+        (lambda d: d["trees"][0].__setitem__("shrinkage", "x"), ["shrinkage"]),
+        (lambda d: d["trees"][0].__setitem__("cat_boundaries", [0, 1]), ["cat_threshold"]),
+        (lambda d: d.__setitem__("pandas_categorical", [1, 2]), ["pandas_categorical"]),
+    ],
+)
+def test_bad_fields_of_models_read_from_lightgbm_are_refused(model_text, edit, words):
+    _refused(_edited(model_text, edit), *words)
+
+
+def test_a_categorical_node_in_a_model_with_bins_is_refused(model_text):
+    def edit(doc):
+        doc["trees"][0]["default_left"][0] = 4
+
+    _refused(_edited(model_text, edit), "default_left", "0 or 1")

@@ -75,3 +75,11 @@ def test_max_bin_by_feature_bins_each_feature_with_its_own_max_bin():
         dgbdt.Dataset(X, y, params={"max_bin_by_feature": [2, 3, 4]}).construct()
     with pytest.raises(ValueError, match="max_bin_by_feature"):
         dgbdt.Dataset(X, y, params={"max_bin_by_feature": [1, 3, 4, 5]}).construct()
+
+
+@pytest.mark.parametrize("value", ["2.5", "abc", [3, True], "1e9", [2, float("nan")]])
+def test_bad_max_bin_by_feature_values_name_the_parameter(value):
+    from dgbdt.params import resolve_params
+
+    with pytest.raises((ValueError, TypeError), match="max_bin_by_feature"):
+        resolve_params({"max_bin_by_feature": value})
