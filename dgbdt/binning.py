@@ -197,3 +197,8 @@ def bin_column(col, upper_bounds, nan_bin, out):
         map_sparse_to_bins(values, rows, upper_bounds, nan_bin, out)
     else:
         map_to_bins(col, upper_bounds, nan_bin, out)
+
+
+def zero_bin(upper_bounds):
+    """The bin of 0.0 (the first bin whose upper bound is >= 0)."""
+    return int(np.searchsorted(upper_bounds, 0.0))

@@ -16,8 +16,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .binning import BinMapper, bin_column, feature_bounds, sample_rows
+from .binning import BinMapper, bin_column, feature_bounds, sample_rows, zero_bin
+from .native.binning import map_to_bins
 from .native.common import bin_dtype_for
+from .store import Column, build_store
 from .params import resolve_params
 from .io import MAX_SPARSE_COLUMNS
 
@@ -50,6 +52,8 @@ BINNING_KEYS = (
     "bin_construct_sample_cnt",
     "seed",
     "use_missing",
+    "enable_bundle",
+    "is_enable_sparse",
 )
 
 
@@ -371,7 +375,7 @@ class Dataset:
             raise ValueError(f"feature names must be unique; {repeated!r} appears more than once")
         self.feature_name = names
         self.bin_mapper = None
-        self.binned = None  # (n_samples, n_features), C or F order
+        self.store = None  # the binned features (dgbdt.store.BinStore)
         self.row_offset = 0  # global index of this rank's first row (row-sharded training)
         self.n_total = self.n_samples
         self.layout = None  # "row" (C order) or "col" (F order)
@@ -395,7 +399,7 @@ class Dataset:
         keeps the raw data past binning even with ``free_raw_data`` (train
         predicts an init model from it), until :meth:`release_raw_data`.
         """
-        if self.binned is not None and params is None and comm is None:
+        if self.store is not None and params is None and comm is None:
             return self  # nothing asked of the bins: keep them (LightGBM)
         cfg = resolve_params({**self.params, **(params or {})})
         if comm is not None:  # training says how rows are sharded (else: as before)
@@ -410,11 +414,11 @@ class Dataset:
                     "with row-sharded training every rank needs all columns"
                 )
         n_ranks = comm.size if comm is not None else None
-        if self.binned is not None:
+        if self.store is not None:
             if self._binned_as(cfg, params, n_ranks):
                 self._follow_forced_layout(cfg)
                 return self
-            self.binned = self.bin_mapper = None  # re-bin from the raw data
+            self.store = self.bin_mapper = None  # re-bin from the raw data
         if self.reference is not None:
             self.reference.construct(params)
             mapper = self.reference.bin_mapper
@@ -425,7 +429,7 @@ class Dataset:
                 )
             self.bin_mapper = mapper
             self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
-            self.binned = self._bin_with(mapper)
+            self.store = self._bin_with(mapper, cfg)
         else:
             self._find_bins_and_bin(cfg, comm)
         self._binning = self._binning_of(cfg, n_ranks or 1)
@@ -504,20 +508,60 @@ class Dataset:
         """force_row_wise / force_col_wise asked of a Dataset binned in the other layout."""
         wanted = "col" if cfg["force_col_wise"] else "row" if cfg["force_row_wise"] else self.layout
         if wanted != self.layout:
-            self.binned = (np.ascontiguousarray if wanted == "row" else np.asfortranarray)(
-                self.binned
+            store = self.store
+            store.dense = (np.ascontiguousarray if wanted == "row" else np.asfortranarray)(
+                store.dense
             )
-            self.layout = wanted
+            self.layout = store.layout = wanted
 
-    def _bin_with(self, mapper):
-        binned = np.empty(
-            (self.n_samples, self.n_features),
-            dtype=mapper.bin_dtype,
-            order="C" if self.layout == "row" else "F",
+    @property
+    def binned(self):
+        """The (n_samples, n_features) binned matrix when every feature is stored
+        as a dense column of its own (``store.plain``), else None."""
+        store = self.store
+        return store.dense if store is not None and store.plain else None
+
+    def _binned_matrix(self, dtype):
+        """The full binned matrix dense input is binned into (None for sparse input:
+        its columns are binned one by one, never densified)."""
+        if self._source.kind == "sparse":
+            return None
+        order = "C" if self.layout == "row" else "F"
+        return np.empty((self.n_samples, self.n_features), dtype=dtype, order=order)
+
+    def _column(self, col, upper_bounds, nan_bin, binned, f):
+        """One feature's bins as a store Column (into ``binned[:, f]`` for dense input)."""
+        if binned is not None:
+            bin_column(col, upper_bounds, nan_bin, binned[:, f])
+            return Column(self.n_samples, dense=binned[:, f])
+        values, rows = col
+        bins = np.empty(len(values), np.uint16)
+        map_to_bins(values, upper_bounds, nan_bin, bins)
+        return Column(self.n_samples, rows=rows, bins=bins, fill=zero_bin(upper_bounds))
+
+    def _store(self, columns, binned, cfg, comm):
+        mapper = self.bin_mapper
+        zeros = np.array([zero_bin(ub) for ub in mapper.upper_bounds], np.int64)
+        sharded = comm is not None and comm.size > 1
+        return build_store(
+            columns,
+            self.n_total if sharded else self.n_samples,
+            mapper.feature_offsets,
+            zeros,
+            self.layout,
+            (cfg["enable_bundle"], cfg["is_enable_sparse"]),
+            comm=comm if sharded else None,
+            offset=self.row_offset if sharded else 0,
+            binned=binned,
         )
-        for f, col in enumerate(self._source.columns()):
-            bin_column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned[:, f])
-        return binned
+
+    def _bin_with(self, mapper, cfg):
+        binned = self._binned_matrix(mapper.bin_dtype)
+        columns = [
+            self._column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned, f)
+            for f, col in enumerate(self._source.columns())
+        ]
+        return self._store(columns, binned, cfg, None)
 
     def _max_bins(self, cfg):
         """Each feature's max_bin: max_bin_by_feature, or max_bin for all."""
@@ -546,11 +590,7 @@ class Dataset:
         # dtype and the layout are known before any bounds are.
         total_bins_bound = sum(max_bins)
         self.layout = choose_layout(cfg, total_bins_bound)
-        binned = np.empty(
-            (self.n_samples, self.n_features),
-            dtype=bin_dtype_for(max_bin),
-            order="C" if self.layout == "row" else "F",
-        )
+        binned = self._binned_matrix(bin_dtype_for(max_bin))
         sample = sample_rows(
             self.n_samples,
             cfg["bin_construct_sample_cnt"],
@@ -558,7 +598,7 @@ class Dataset:
             self.row_offset,
             self.n_total,
         )
-        upper_bounds, nan_bins, ranges = [], [], []
+        upper_bounds, nan_bins, ranges, columns = [], [], [], []
         for f, col in enumerate(self._source.columns()):
             ub, nan_bin, value_range = feature_bounds(
                 col,
@@ -569,7 +609,7 @@ class Dataset:
                 comm,
                 use_missing=cfg["use_missing"],
             )
-            bin_column(col, ub, nan_bin, binned[:, f])
+            columns.append(self._column(col, ub, nan_bin, binned, f))
             upper_bounds.append(ub)
             nan_bins.append(nan_bin)
             ranges.append(value_range)
@@ -578,7 +618,7 @@ class Dataset:
             np.asarray(nan_bins, dtype=np.int32),
             np.array(ranges, np.float64).reshape(-1, 2),
         )
-        self.binned = binned
+        self.store = self._store(columns, binned, cfg, comm)
 
     # -- LightGBM-style accessors ------------------------------------------
     def create_valid(

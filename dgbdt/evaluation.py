@@ -139,7 +139,7 @@ def _binned_raw_scores(booster, dataset, k_out):
     scores += booster.init_score[:, None]
     nan_bins = dataset.bin_mapper.nan_bins.astype(np.int32)
     for i, tree in enumerate(booster.trees):
-        tree.add_binned_scores(dataset.binned, nan_bins, scores[i % k_out])
+        tree.add_binned_scores(dataset.store, nan_bins, scores[i % k_out])
     return scores
 
 

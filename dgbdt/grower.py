@@ -133,7 +133,7 @@ class TreeGrower:
             candidates,
             leaves.totals[leaf],
             leaves.records[leaf],
-            self.leaf_count[leaf],
+            self._rows(leaf),
         )
         leaves.gains[leaf] = leaves.records[leaf, SPLIT_GAIN]
 

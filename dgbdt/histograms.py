@@ -49,6 +49,7 @@ from .native.quantize import (
     widen_words,
 )
 from .native.split import fix_most_frequent_bins, sequential_sum
+from .native.store import build_store_histogram, build_store_int_histogram, recover_int_bins
 
 
 def make_histograms(cfg, data):
@@ -128,7 +129,27 @@ class FloatHistograms(_Kind):
     def build_local(self, learner, rows, feature_indices, count, into):
         """This rank's histogram of the (gathered) rows, built into ``into``."""
         data = learner.data
-        if learner.row_wise:
+        store = data.store
+        if not store.plain:
+            chunks = (
+                self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
+                if learner.row_wise
+                else self.scratch("no_chunks", (1, 1, HIST_WIDTH), HIST_DTYPE)
+            )
+            build_store_histogram(
+                store.dense,
+                store.indptr,
+                store.entries,
+                store.col_start,
+                store.col_map,
+                rows,
+                self.ordered_gradients,
+                self.ordered_hessians,
+                learner.row_wise,
+                chunks,
+                into,
+            )
+        elif learner.row_wise:
             chunks = self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
             build_histogram_rowwise(
                 data.binned,
@@ -174,6 +195,13 @@ class FloatHistograms(_Kind):
             learner.most_freq_bins,
             totals[0],
             totals[1],
+        )
+
+    def local_totals(self, rows):
+        """(sum_g, sum_h) of this rank's ``rows``, in row order."""
+        return (
+            sequential_sum(self.gradients[rows].astype(np.float64)),
+            sequential_sum(self.hessians[rows].astype(np.float64)),
         )
 
     def bin_sums(self, bins):
@@ -241,7 +269,9 @@ class QuantizedHistograms(_Kind):
         hist = self.scratch(
             "narrow" if narrow else "wide", self.total_bins, NARROW_DTYPE if narrow else WIDE_DTYPE
         )
-        if learner.row_wise:
+        if not learner.data.store.plain:
+            self._build_store(learner.data, rows, shift, hist)
+        elif learner.row_wise:
             self._build_rowwise(learner.data, rows, narrow, hist)
         else:
             self._build_colwise(learner, rows, feature_indices, shift, hist)
@@ -264,6 +294,28 @@ class QuantizedHistograms(_Kind):
             narrow_rows(self.n_bins),
             chunks,
             partials,
+            hist,
+        )
+
+    def _build_store(self, data, rows, shift, hist):
+        # Words gathered in row order, in the leaf's width (exact in any order).
+        q, store = self.quant, data.store
+        narrow = shift == NARROW_SHIFT
+        words = self.scratch("narrow_words" if narrow else "wide_words", data.n_samples, hist.dtype)
+        words = words[: len(rows)]
+        gather_packed(q.q_g, q.q_h, rows, shift, words)
+        chunks = self.scratch(
+            "narrow_chunks" if narrow else "wide_chunks", (MAX_CHUNKS, self.total_bins), hist.dtype
+        )
+        build_store_int_histogram(
+            store.dense,
+            store.indptr,
+            store.entries,
+            store.col_start,
+            store.col_map,
+            rows,
+            words,
+            chunks,
             hist,
         )
 
@@ -315,8 +367,27 @@ class QuantizedHistograms(_Kind):
         """(shape, dtype) of ``n_bins`` bins of a leaf of ``count`` rows, as stored."""
         return (n_bins, 2) if self.width(count) == PAIRS else (n_bins,), WIDE_DTYPE
 
+    def local_totals(self, rows):
+        """(sum_g, sum_h) of this rank's ``rows``, scaled back (exact)."""
+        g, h = sum_levels(self.quant.q_g, self.quant.q_h, rows)
+        return float(g) * self.scales[0], float(h) * self.scales[1]
+
     def fix(self, learner, hist, features, totals):
-        """Nothing: integer sums are exact, with no most-frequent-bin rounding."""
+        """The most frequent bins a store does not keep (bundled and sparse
+        features) = the leaf's integer totals minus the other bins: exact.
+        Plain stores: nothing (integer sums have no rounding to reproduce)."""
+        data = learner.data
+        if data.store.plain:
+            return
+        recover_int_bins(
+            hist,
+            features,
+            data.feature_offsets,
+            data.most_freq_bins,
+            data.recovered,
+            np.int64(np.rint(totals[0] / self.scales[0])),
+            np.int64(np.rint(totals[1] / self.scales[1])),
+        )
 
     def bin_sums(self, bins):
         """(sum_g, sum_h) over bins of one feature, scaled back: words or pairs."""

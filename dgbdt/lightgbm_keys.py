@@ -243,8 +243,6 @@ HARMLESS: frozenset[str] = frozenset(
         "config",
         "device_type",
         "histogram_pool_size",
-        "is_enable_sparse",
-        "enable_bundle",
         "two_round",
         "save_binary",
         "precise_float_parser",
@@ -287,9 +285,6 @@ HARMLESS: frozenset[str] = frozenset(
         "lambdarank_norm",
         "label_gain",
         "lambdarank_position_bias_regularization",
-        # dgbdt does no pre-filtering, and a feature that cannot split at the root
-        # cannot split below it: either value gives the same model
-        "feature_pre_filter",
         # only ranking metrics read it, and they are refused
         "eval_at",
     }

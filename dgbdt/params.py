@@ -499,6 +499,32 @@ _ROWS = [
         "false: NaN is 0.0 (in binning and prediction), as LightGBM.",
     ),
     Param(
+        "enable_bundle",
+        True,
+        bool,
+        ("is_enable_bundle", "bundle"),
+        "Exclusive feature bundling: features never off their most frequent bin in "
+        "the same row share one dense column (lossless; a storage choice, the model "
+        "is the same).",
+    ),
+    Param(
+        "is_enable_sparse",
+        True,
+        bool,
+        ("is_sparse", "enable_sparse", "sparse"),
+        "Keep features (and bundles) off their most frequent bin in under 40% of the "
+        "rows sparse: only those rows are stored (a storage choice, the model is "
+        "the same).",
+    ),
+    Param(
+        "feature_pre_filter",
+        True,
+        bool,
+        (),
+        "Leave out of training the features no threshold can split with "
+        "min_data_in_leaf rows on each side (LightGBM's rule, on every row's bins).",
+    ),
+    Param(
         "bin_construct_sample_cnt",
         200000,
         int,

@@ -20,27 +20,28 @@ def bagged_rows(n_samples, fraction, seed, iteration, row_offset=0):
     return np.flatnonzero(draws < fraction).astype(common.INDEX_DTYPE)
 
 
-def sampled_features(n_features, fraction, seed, tree_index):
-    """Features a tree may use: the ``round(fraction * n)`` with the smallest draws."""
-    all_features = np.arange(n_features, dtype=np.int32)
-    if fraction >= 1.0:
-        return all_features
-    n_used = max(1, int(fraction * n_features + 0.5))
-    draws = np.empty(n_features, np.float64)
+def sampled_features(features, fraction, seed, tree_index):
+    """Features a tree may use: of ``features`` (int32, ascending: the ones that can
+    split), the ``round(fraction * n)`` with the smallest draws."""
+    if fraction >= 1.0 or len(features) == 0:
+        return features
+    n = len(features)
+    n_used = max(1, int(fraction * n + 0.5))
+    draws = np.empty(n, np.float64)
     uniform_fill(seed, stream_key(STREAM_FEATURE_FRACTION, tree_index), 0, draws)
-    return np.sort(np.argsort(draws, kind="stable")[:n_used]).astype(np.int32)
+    return features[np.sort(np.argsort(draws, kind="stable")[:n_used])]
 
 
 class Sampler:
     """One training's bagging and feature_fraction: their seeds and the current bag.
 
     ``bag`` is this rank's rows of the current round (``all_rows`` without
-    bagging); ``n_features`` counts the global features (feature-parallel
-    column blocks sample among all of them).
+    bagging); ``features`` are the global features that can split (int32,
+    ascending; feature-parallel column blocks sample among all of them).
     """
 
-    def __init__(self, cfg, n_samples, row_offset, n_features):
-        self.n_samples, self.row_offset, self.n_features = n_samples, row_offset, n_features
+    def __init__(self, cfg, n_samples, row_offset, features):
+        self.n_samples, self.row_offset, self.splittable = n_samples, row_offset, features
         self.all_rows = self.bag = np.arange(n_samples, dtype=common.INDEX_DTYPE)
         self.bagging = cfg["bagging_freq"] > 0 and cfg["bagging_fraction"] < 1.0
         self.bagging_freq, self.bagging_fraction = cfg["bagging_freq"], cfg["bagging_fraction"]
@@ -72,4 +73,4 @@ class Sampler:
 
     def features(self, tree_index):
         """The (global) features tree ``tree_index`` may split on."""
-        return sampled_features(self.n_features, self.feature_fraction, self.ff_seed, tree_index)
+        return sampled_features(self.splittable, self.feature_fraction, self.ff_seed, tree_index)

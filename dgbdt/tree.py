@@ -129,10 +129,14 @@ class Tree:
         self.leaf_value *= factor
         self.internal_value *= factor
 
-    def add_binned_scores(self, binned, nan_bins, scores):
-        """scores += the tree's leaf value for every row of ``binned`` (n, n_features)."""
+    def add_binned_scores(self, store, nan_bins, scores):
+        """scores += the tree's leaf value for every row of a bin store
+        (dgbdt.store.BinStore)."""
+        if not store.plain:
+            store.add_tree(self, nan_bins, scores)
+            return
         add_tree_binned(
-            binned.T,
+            store.dense.T,
             nan_bins,
             self.split_feature,
             self.threshold_bin,

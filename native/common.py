@@ -78,3 +78,17 @@ SPLIT_PARAMS_SIZE = 6
 def bin_dtype_for(max_bins_per_feature):
     """Smallest unsigned dtype that holds every bin index (NaN bin included)."""
     return BIN_DTYPE_SMALL if max_bins_per_feature <= MAX_SMALL_BINS else BIN_DTYPE_LARGE
+
+
+# A feature's place in a Dataset's bin store (native/store.py), one int64 row
+# per feature.  A dense column holds a group bin per row: the feature's bin b
+# is stored as ``lo + s`` with ``s = b`` below ``skip`` and ``b - 1`` above
+# (``skip``: the feature's most frequent bin in an EFB bundle, which is not
+# stored; ``n_bins`` for a column of its own, which skips nothing); a group bin
+# outside ``lo .. lo + width - 1`` means the feature's ``default`` bin.
+# ``col`` < 0: the feature lives in the row-wise sparse part, whose entries
+# are histogram bins (feature_offsets[f] + b) of the bins other than ``default``.
+FM_COL, FM_LO, FM_WIDTH, FM_SKIP, FM_DEFAULT = range(5)
+FEATURE_MAP_SIZE = 5
+# Histogram bins of the sparse part: 4 bytes per non-zero.
+ENTRY_DTYPE = np.uint32

@@ -74,6 +74,7 @@ def _warm_kernels():
     dgbdt.train(
         {**base, "objective": "regression"}, dgbdt.Dataset(X_sparse, label=y_reg), num_boost_round=2
     ).predict(X_sparse)
+    _warm_store(dgbdt, sp, rng, base, y_bin)
 
     # Kernels the serial trainer does not reach (best effort: a changed
     # signature should fail its own tests, not every test of the session).
@@ -81,6 +82,23 @@ def _warm_kernels():
         _warm_direct_calls()
     except Exception as exc:  # noqa: BLE001
         warnings.warn(f"warming kernels directly failed: {exc!r}")
+
+
+def _warm_store(dgbdt, sp, rng, base, y):
+    """A bin store with bundles and a sparse part (dgbdt.store): its histogram,
+    partition and replay kernels, float and quantized, both layouts, uint8 and
+    uint16 group bins, out-of-bag rows and a validation set."""
+    n = len(y)
+    one_hot = np.eye(8)[rng.integers(0, 8, n)] * rng.random((n, 1))
+    rare = sp.random(n, 6, density=0.05, random_state=1).toarray()
+    for X in (np.hstack([one_hot.round(1), rare]), np.hstack([one_hot, rare])):
+        X = sp.csr_matrix(X)
+        for layout, quantized in itertools.product(LAYOUTS, (False, True)):
+            params = {**base, "objective": "binary", "use_quantized_grad": quantized, **layout}
+            params.update(bagging_fraction=0.5, bagging_freq=1)
+            train = dgbdt.Dataset(X, label=y)
+            valid = dgbdt.Dataset(X, label=y, reference=train)
+            dgbdt.train(params, train, num_boost_round=2, valid_sets=[valid])
 
 
 def _warm_direct_calls():

@@ -273,7 +273,8 @@ def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan
     }
     if objective == "multiclass":
         params["num_class"] = num_class
-    ds = dgbdt.Dataset(X, label=y)
+    # A plain store: the binned (n_samples, n_features) matrix the kernel reads.
+    ds = dgbdt.Dataset(X, label=y, params={"enable_bundle": False, "is_enable_sparse": False})
     booster = dgbdt.train(params, ds, num_boost_round=5)
     assert any(t.n_leaves > 1 for t in booster.trees)
     if max_bin > 255:

@@ -48,17 +48,17 @@ class Learner(Protocol):
         (voting: the vote decides what is sent).  ``totals``: the leaf's global
         (sum_g, sum_h, count)."""
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_count):
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows):
         """``record`` = the leaf's best split over ``feature_indices``, global
         (the same on every rank); returns those of ``feature_indices``
         splittable in the leaf, which its children scan (LightGBM's
-        ``is_splittable``).  ``local_count``: this rank's rows in the leaf."""
+        ``is_splittable``).  ``local_rows``: this rank's rows of the leaf."""
 
     def partition(self, sample_indices, record, scratch) -> int:
         """Reorder a leaf's local ``sample_indices`` by ``record`` (left rows
         first, stably); returns the number of local rows going left."""
 
-    def add_tree_scores(self, tree, binned, nan_bins, scores) -> None:
+    def add_tree_scores(self, tree, store, nan_bins, scores) -> None:
         """``scores`` += the tree's values of local rows the partition did not
         place (out-of-bag rows, validation rows)."""
 

@@ -87,7 +87,7 @@ class FeatureBlockLearner(SerialLearner):
 
     def _goes_left(self, rows, feature, threshold_bin, default_left):
         local = self.local_of_global[feature]
-        bins = self.data.columns[rows, local].astype(np.int64)
+        bins = self.feature_column(local, rows)[rows].astype(np.int64)
         nan_bin = self.data.nan_bins[local]
         return np.where(bins == nan_bin, bool(default_left), bins <= threshold_bin)
 
@@ -108,7 +108,7 @@ class FeatureBlockLearner(SerialLearner):
         sample_indices[:] = np.concatenate([sample_indices[left], sample_indices[~left]])
         return n_left
 
-    def add_tree_scores(self, tree, binned, nan_bins, scores):
+    def add_tree_scores(self, tree, store, nan_bins, scores):
         """scores += the tree's leaf values, rows routed with gathered direction bits."""
         n_rows, n_nodes = len(scores), tree.n_leaves - 1
         if n_nodes == 0:
@@ -120,7 +120,7 @@ class FeatureBlockLearner(SerialLearner):
             feature = int(tree.split_feature[k])
             if self.owner_of[feature] == self.comm.rank:
                 local = self.local_of_global[feature]
-                b = binned[:, local].astype(np.int64)
+                b = store.column(local).astype(np.int64)
                 goes = np.where(
                     b == nan_bins[local], bool(tree.default_left[k]), b <= tree.threshold_bin[k]
                 )

@@ -12,32 +12,6 @@ from ..native.partition import partition_rows
 from ..native.split import find_best_split
 
 
-def most_frequent_bins(data, sum_over_rows):
-    """LightGBM's ``most_freq_bin`` of every (local) feature: the most frequent
-    bin when it holds at least 70% of the rows (``kSparseThreshold``), else the
-    bin of 0.0 (src/io/bin.cpp).  Counted over the training rows (LightGBM: its
-    bin sample, the same rows while there are at most
-    ``bin_construct_sample_cnt``); ``sum_over_rows`` sums the counts over ranks.
-    It decides only how LightGBM's histograms are rounded
-    (native.split.fix_most_frequent_bins)."""
-    offsets = data.feature_offsets
-    n_features = len(offsets) - 1
-    counts = np.zeros(int(offsets[-1]), np.int64)
-    for f in range(n_features):
-        counts[offsets[f] : offsets[f + 1]] = np.bincount(
-            data.columns[:, f], minlength=offsets[f + 1] - offsets[f]
-        )
-    counts = sum_over_rows(counts)
-    out = np.zeros(n_features, np.int32)
-    for f in range(n_features):
-        c = counts[offsets[f] : offsets[f + 1]]
-        top = int(np.argmax(c))  # the first of equal counts, as ArgMax
-        if c.sum() and c[top] / c.sum() < 0.7:
-            top = int(np.searchsorted(data.bin_mapper.upper_bounds[f], 0.0))
-        out[f] = top
-    return out
-
-
 class SerialLearner:
     """Histograms and split search over the local binned data (the calls of
     dgbdt.learners.base.Learner).
@@ -53,7 +27,11 @@ class SerialLearner:
         self.data = data
         self.split_params = split_params
         self.row_wise = self.builds_row_wise(data)
-        self.most_freq_bins = most_frequent_bins(data, self.sum_over_rows)
+        # LightGBM's most_freq_bin of every (local) feature, from global counts
+        # (dgbdt.store.most_frequent_bins).
+        self.most_freq_bins = data.most_freq_bins
+        # A feature's bins at a leaf's rows, for features not in a plain column.
+        self._bins = None if data.store.plain else np.empty(data.n_samples, np.uint16)
         self._flags = np.zeros(len(data.feature_offsets) - 1, np.uint8)
 
     @staticmethod
@@ -88,11 +66,11 @@ class SerialLearner:
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_count):
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows):
         """``record`` = the leaf's best split over ``feature_indices`` (the same
         on every rank); returns those of ``feature_indices`` splittable in the
         leaf (LightGBM's ``is_splittable``: its children scan only these).
-        ``local_count``: this rank's rows in the leaf (voting's local vote)."""
+        ``local_rows``: this rank's rows of the leaf (voting's local vote)."""
         return self.scan(hist, feature_indices, totals, record, kind.scales)
 
     def scan(self, hist, feature_indices, totals, record, scales):
@@ -121,11 +99,18 @@ class SerialLearner:
         any rank (one process: its own)."""
         return splittable
 
+    def feature_column(self, feature, rows):
+        """The bins of (local) ``feature``, read at ``rows`` (a uint16[n_samples]
+        scratch filled there, or the plain column itself)."""
+        if self._bins is None:
+            return self.data.columns[:, feature]
+        return self.data.store.bins_of(feature, rows, self._bins)
+
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])
         return partition_rows(
             sample_indices,
-            self.data.columns[:, feature],
+            self.feature_column(feature, sample_indices),
             int(record[SPLIT_BIN]),
             bool(record[SPLIT_DEFAULT_LEFT]),
             int(self.data.nan_bins[feature]),
@@ -133,6 +118,6 @@ class SerialLearner:
             scratch,
         )
 
-    def add_tree_scores(self, tree, binned, nan_bins, scores):
-        """scores += the tree's leaf value for every row of ``binned`` (n, n_features)."""
-        tree.add_binned_scores(binned, nan_bins, scores)
+    def add_tree_scores(self, tree, store, nan_bins, scores):
+        """scores += the tree's leaf value for every row of a bin store."""
+        tree.add_binned_scores(store, nan_bins, scores)

@@ -79,8 +79,8 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         # elected features' global sums.
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_count):
-        elected, splittable = self._vote(hist, kind, feature_indices, local_count)
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows):
+        elected, splittable = self._vote(hist, kind, feature_indices, local_rows)
         if len(elected) == 0:
             no_split(record)
             return splittable
@@ -88,7 +88,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         self._scan_owned(owned, summed, kind, totals, record)
         return splittable
 
-    def _vote(self, hist, kind, feature_indices, local_count):
+    def _vote(self, hist, kind, feature_indices, local_rows):
         """Steps 1-2: the features every rank elects from the local histograms
         (read with the kind's scales), and the features splittable in this
         rank's local scan.  Those are what the leaf's children propose from, as
@@ -98,11 +98,8 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         proposal = np.full((self.top_k, 2), -1.0)
         splittable = feature_indices[:0]
         if len(feature_indices):
-            # Every local row falls in one bin of any feature: the first one's
-            # bins sum to the leaf's local totals.
             offsets = self.data.feature_offsets
-            f = feature_indices[0]
-            g, h = kind.bin_sums(hist[offsets[f] : offsets[f + 1]])
+            g, h = self._local_totals(hist, kind, feature_indices, local_rows)
             gains = np.empty(len(feature_indices))
             flags = np.zeros(len(feature_indices), np.uint8)
             best_gain_per_feature(
@@ -113,7 +110,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
                 self.most_freq_bins,
                 g,
                 h,
-                float(local_count),
+                float(len(local_rows)),
                 self.local_params,
                 gains,
                 flags,
@@ -125,6 +122,19 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
             proposal[: len(order), 0] = feature_indices[order]
             proposal[: len(order), 1] = gains[order]
         return elect(self.comm.allgather(proposal), self.top_k, self.rule), splittable
+
+    def _local_totals(self, hist, kind, feature_indices, local_rows):
+        """The leaf's local (sum_g, sum_h).  Every local row falls in one bin of
+        any feature: a plain store's first feature's bins sum to them.  Other
+        stores keep no most frequent bins: the totals come from the rows, and
+        those bins are recovered from them for the local scan."""
+        offsets = self.data.feature_offsets
+        if self.data.store.plain:
+            f = feature_indices[0]
+            return kind.bin_sums(hist[offsets[f] : offsets[f + 1]])
+        totals = kind.local_totals(local_rows)
+        kind.fix(self, hist, feature_indices, totals)
+        return totals
 
     def _reduce_elected(self, hist, kind, elected, count):
         """Step 3: the elected features' bins of ``hist`` summed over ranks (in

@@ -1,0 +1,382 @@
+"""A Dataset's bin store: its features' bins kept dense, in EFB bundles or sparse.
+
+Binning gives every feature a bin per row; how those bins are *kept* is this
+module's choice, and nothing above it (splits, models, importance) sees it
+(native/store.py draws the layout):
+
+* a feature of its own dense column (most data: ``plain`` when every feature
+  is, and the binned matrix is then exactly the (n_samples, n_features) one of
+  the dense kernels);
+* a feature in an EFB bundle: features never off their most frequent bin in
+  the same row share one dense column (Ke et al., NeurIPS 2017, section 4),
+  chosen greedily from global counts and checked on every row (lossless;
+  LightGBM tolerates a few conflicts and loses those values);
+* a feature of the sparse part: only its rows off the most frequent bin are
+  kept, as a row-wise CSR of histogram bins.
+
+Like LightGBM's ``FindGroups``, bundling runs first and bundles (or single
+features) off their most frequent bins in fewer than ``DENSE_RATE`` of the
+rows go to the sparse part.  Every choice is made from global quantities
+(counts over every rank's rows), so it is the same on any number of ranks.
+Memory is the dense columns (one or two bytes per row) plus 4 bytes per kept
+sparse entry, never n_samples x n_features.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .native.common import (
+    ENTRY_DTYPE,
+    FEATURE_MAP_SIZE,
+    FM_COL,
+    FM_DEFAULT,
+    FM_LO,
+    FM_SKIP,
+    bin_dtype_for,
+)
+from .native.store import add_tree_stored, decode_feature, find_bundles
+
+# LightGBM's thresholds: a bin holding 70% of the rows is "most frequent"
+# (kSparseThreshold, src/io/bin.cpp); a group off its most frequent bins in
+# fewer than 40% of the rows is kept sparse (dense_threshold, src/io/dataset.cpp).
+MOST_FREQUENT_SHARE = 0.7
+DENSE_RATE = 0.4
+# Bundles searched per feature (LightGBM: max_search_group = 100).
+BUNDLE_WINDOW = 64
+
+
+@dataclass
+class Column:
+    """One feature's bins while a store is built: ``dense`` (one per row), or the
+    rows and bins of its entries off ``fill`` (the bin every other row has)."""
+
+    n: int
+    dense: np.ndarray = None
+    rows: np.ndarray = None
+    bins: np.ndarray = None
+    fill: int = 0
+
+    def counts(self, n_bins):
+        if self.dense is not None:
+            return np.bincount(self.dense, minlength=n_bins)
+        c = np.bincount(self.bins, minlength=n_bins)
+        c[self.fill] += self.n - len(self.rows)
+        return c
+
+    def full(self):
+        """Every row's bin."""
+        if self.dense is not None:
+            return self.dense
+        out = np.full(self.n, self.fill, np.uint16)
+        out[self.rows] = self.bins
+        return out
+
+    def off(self, default):
+        """(rows, bins) of the rows whose bin is not ``default``."""
+        if self.dense is not None:
+            rows = np.flatnonzero(self.dense != default)
+            return rows, self.dense[rows]
+        if default != self.fill:  # only when 70% of the rows are one stored bin
+            full = self.full()
+            rows = np.flatnonzero(full != default)
+            return rows, full[rows]
+        keep = self.bins != default
+        return self.rows[keep], self.bins[keep]
+
+
+def splittable_features(counts, offsets, min_data_in_leaf, pre_filter):
+    """bool per feature: more than one bin and, with ``pre_filter``, a threshold
+    leaving ``min_data_in_leaf`` rows on both sides (LightGBM's
+    ``feature_pre_filter``: its NeedFilter, src/io/bin.cpp, on global counts).
+    Other features can never split: training leaves them out."""
+    n_bins = np.diff(offsets)
+    ok = n_bins > 1
+    if not pre_filter or not len(n_bins):
+        return ok
+    starts = offsets[:-1]
+    cum = np.cumsum(counts)
+    before = np.concatenate([[0], cum])[starts]
+    total = np.add.reduceat(counts, starts)
+    left = cum - np.repeat(before, n_bins)
+    right = np.repeat(total, n_bins) - left
+    good = (left >= min_data_in_leaf) & (right >= min_data_in_leaf)
+    good[offsets[1:] - 1] = False  # the last bin leaves nothing on the right
+    return ok & np.logical_or.reduceat(good, starts)
+
+
+def most_frequent_bins(counts, offsets, zero_bins):
+    """LightGBM's ``most_freq_bin`` per feature: the most frequent bin when it holds
+    at least 70% of the rows, else the bin of 0.0 (src/io/bin.cpp); the first of
+    equal counts (its ArgMax).  ``counts``: global, flat over features."""
+    starts = offsets[:-1]
+    segment = np.repeat(np.arange(len(starts)), np.diff(offsets))
+    top = np.maximum.reduceat(counts, starts) if len(starts) else np.zeros(0, np.int64)
+    at = np.where(counts == top[segment], np.arange(len(counts)), len(counts))
+    first = np.minimum.reduceat(at, starts) - starts if len(starts) else top
+    total = np.add.reduceat(counts, starts) if len(starts) else top
+    dominant = (total > 0) & (top >= MOST_FREQUENT_SHARE * total)
+    return np.where(dominant, first, zero_bins).astype(np.int32)
+
+
+class BinStore:
+    """Where every feature's bins are (see the module docstring).
+
+    Attributes
+    ----------
+    dense : uint8|uint16[n_samples, n_cols], C ("row" layout) or F order
+    indptr, entries : the sparse part (int64[n_samples + 1], uint32[nnz])
+    feature_map : int64[n_features, FEATURE_MAP_SIZE] (native.common FM_*)
+    col_start, col_map : group bin -> histogram bin of each dense column
+    most_freq_bins : int32[n_features]; recovered : uint8[n_features] (the most
+        frequent bin is not stored: the split scan recomputes it)
+    plain : every feature its own dense column, in feature order
+    bundles : list of the features of each multi-feature bundle
+    counts : int64[total_bins] rows per bin over every rank (None: not counted)
+    """
+
+    def __init__(self, n_samples, feature_offsets, most_freq_bins, layout):
+        self.n_samples = n_samples
+        self.feature_offsets = feature_offsets
+        self.most_freq_bins = most_freq_bins
+        self.layout = layout
+        n_features = len(feature_offsets) - 1
+        self.feature_map = np.zeros((n_features, FEATURE_MAP_SIZE), np.int64)
+        self.recovered = np.zeros(n_features, np.uint8)
+        self.indptr = np.zeros(n_samples + 1, np.int64)
+        self.entries = np.zeros(0, ENTRY_DTYPE)
+        self.bundles = []
+        self.plain = True
+        self.counts = None
+
+    @property
+    def n_features(self):
+        return len(self.feature_offsets) - 1
+
+    @property
+    def n_sparse(self):
+        return int((self.feature_map[:, FM_COL] < 0).sum())
+
+    def nbytes(self):
+        return self.dense.nbytes + self.indptr.nbytes + self.entries.nbytes
+
+    def describe(self):
+        """One line for logs and benchmarks."""
+        return (
+            f"{self.dense.shape[1]} dense columns ({len(self.bundles)} bundles of "
+            f"{sum(map(len, self.bundles))} features), {self.n_sparse} sparse features "
+            f"with {len(self.entries)} entries, {self.nbytes() / 2**20:.1f} MiB"
+        )
+
+    def bins_of(self, feature, rows, out):
+        """out[rows] = the bins of ``feature`` at ``rows`` (uint16[n_samples])."""
+        decode_feature(
+            self.dense,
+            self.indptr,
+            self.entries,
+            self.feature_map,
+            self.feature_offsets,
+            int(feature),
+            rows,
+            out,
+        )
+        return out
+
+    def column(self, feature):
+        """The bins of ``feature`` at every row."""
+        if self.plain:
+            return self.dense[:, feature]
+        out = np.empty(self.n_samples, np.uint16)
+        return self.bins_of(feature, np.arange(self.n_samples, dtype=np.uint32), out)
+
+    def add_tree(self, tree, nan_bins, scores):
+        """scores += the tree's leaf value for every row."""
+        add_tree_stored(
+            self.dense,
+            self.indptr,
+            self.entries,
+            self.feature_map,
+            self.feature_offsets,
+            nan_bins,
+            tree.split_feature,
+            tree.threshold_bin,
+            tree.default_left,
+            tree.left_child,
+            tree.right_child,
+            tree.leaf_value,
+            scores,
+        )
+
+
+def plain_store(binned, feature_offsets, most_freq_bins, layout):
+    """A store of one dense column per feature: ``binned`` as it is."""
+    store = BinStore(binned.shape[0], feature_offsets, most_freq_bins, layout)
+    store.dense = binned
+    _map_columns(store, [[f] for f in range(store.n_features)])
+    return store
+
+
+def build_store(
+    columns,
+    n_total,
+    feature_offsets,
+    zero_bins,
+    layout,
+    options,
+    *,
+    comm=None,
+    offset=0,
+    binned=None,
+):
+    """A store of ``columns`` (a Column per feature, this rank's rows).
+
+    ``binned``: the (n_samples, n_features) matrix the dense columns are
+    views of, kept as it is when every feature stays a column of its own.
+
+    ``options``: (enable_bundle, is_enable_sparse).  ``comm`` (row-sharded
+    training, else None) sums the counts and gathers the non-default rows of
+    the bundling candidates, whose global rows start at ``offset`` here.
+    """
+    enable_bundle, enable_sparse = options
+    n_bins = np.diff(feature_offsets)
+    counts = np.concatenate(
+        [c.counts(int(nb)) for c, nb in zip(columns, n_bins)] or [np.zeros(0, np.int64)]
+    ).astype(np.int64)
+    if comm is not None and comm.size > 1:
+        counts = comm.total_int(counts)
+    mfb = most_frequent_bins(counts, feature_offsets, zero_bins)
+    store_counts = counts
+    off_rows = n_total - counts[feature_offsets[:-1] + mfb]
+    groups = _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, comm, offset)
+    dense_groups, sparse = [], []
+    for g in groups:
+        rate = off_rows[g].sum() / max(n_total, 1)
+        (sparse if enable_sparse and rate < DENSE_RATE else dense_groups).append(g)
+    dense_groups.sort(key=lambda g: g[0])
+    if len(dense_groups) == len(columns) and all(
+        len(g) == 1 and g[0] == f for f, g in enumerate(dense_groups)
+    ):
+        if binned is None:
+            binned = _plain_matrix(columns, layout, bin_dtype_for(int(n_bins.max(initial=1))))
+        store = plain_store(binned, feature_offsets, mfb, layout)
+    else:
+        store = BinStore(_rows_of(columns), feature_offsets, mfb, layout)
+        _fill_dense(store, columns, dense_groups)
+        _fill_sparse(store, columns, sorted(f for g in sparse for f in g))
+    store.counts = store_counts
+    return store
+
+
+def _rows_of(columns):
+    return columns[0].n if columns else 0
+
+
+def _plain_matrix(columns, layout, dtype):
+    out = np.empty((_rows_of(columns), len(columns)), dtype, order="C" if layout == "row" else "F")
+    for f, c in enumerate(columns):
+        out[:, f] = c.full()
+    return out
+
+
+def _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, comm, offset):
+    """Lists of features that share a dense column (a list of one: alone)."""
+    n_features = len(columns)
+    candidates = np.flatnonzero(off_rows <= n_total // 2) if enable_bundle else np.zeros(0, int)
+    group_of = np.full(n_features, -1, np.int64)
+    if len(candidates) > 1:
+        row_ptr, rows = _off_rows(columns, candidates, mfb, comm, offset, n_features)
+        # Most non-default rows first, then by index (a stable sort).
+        order = candidates[np.argsort(-off_rows[candidates], kind="stable")]
+        widths = (n_bins - 1).astype(np.int64)
+        max_width = 1 << 16  # uint16 group bins (LightGBM: no cap on CPU)
+        find_bundles(order, row_ptr, rows, widths, n_total, max_width, BUNDLE_WINDOW, group_of)
+    groups = {}
+    for f in range(n_features):
+        key = ("b", int(group_of[f])) if group_of[f] >= 0 else ("f", f)
+        groups.setdefault(key, []).append(f)
+    return list(groups.values())
+
+
+def _off_rows(columns, candidates, mfb, comm, offset, n_features):
+    """(row_ptr int64[n_features + 1], global rows) of the candidates' rows off
+    their most frequent bin, over every rank (rows ascending per feature)."""
+    parts = [columns[f].off(mfb[f])[0] for f in candidates]
+    local_counts = np.zeros(n_features, np.int64)
+    local_counts[candidates] = [len(p) for p in parts]
+    rows = np.concatenate(parts or [np.zeros(0, np.int64)]).astype(np.int64) + offset
+    if comm is not None and comm.size > 1:
+        counts_by_rank = comm.stack(local_counts).astype(np.int64)  # (n_ranks, n_features)
+        rows_all = comm.concat(rows, np.int64)
+        # Rank r's rows come as its features in order: regroup by feature, ranks
+        # in order (their row ranges ascend).
+        feature_of = np.repeat(
+            np.tile(np.arange(n_features), len(counts_by_rank)), counts_by_rank.ravel()
+        )
+        rows = rows_all[np.argsort(feature_of, kind="stable")]
+        local_counts = counts_by_rank.sum(axis=0)
+    return np.concatenate([[0], np.cumsum(local_counts)]).astype(np.int64), rows
+
+
+def _map_columns(store, dense_groups):
+    """Feature map and group-bin -> histogram-bin maps of the dense columns."""
+    offsets, mfb = store.feature_offsets, store.most_freq_bins
+    maps = []
+    for c, group in enumerate(dense_groups):
+        if len(group) == 1:
+            f = group[0]
+            nb = int(offsets[f + 1] - offsets[f])
+            store.feature_map[f] = (c, 0, nb, nb, mfb[f])
+            maps.append(offsets[f] + np.arange(nb))
+            continue
+        store.plain = False
+        store.bundles.append(list(group))
+        parts, lo = [[offsets[group[0]] + mfb[group[0]]]], 1  # group bin 0
+        for f in group:
+            nb, m = int(offsets[f + 1] - offsets[f]), int(mfb[f])
+            store.feature_map[f] = (c, lo, nb - 1, m, m)
+            store.recovered[f] = 1
+            s = np.arange(nb - 1)
+            parts.append(offsets[f] + np.where(s < m, s, s + 1))
+            lo += nb - 1
+        maps.append(np.concatenate(parts))
+    store.col_start = np.concatenate([[0], np.cumsum([len(m) for m in maps])]).astype(np.int64)
+    store.col_map = np.concatenate(maps or [np.zeros(0)]).astype(np.int64)
+
+
+def _fill_dense(store, columns, dense_groups):
+    _map_columns(store, dense_groups)
+    widths = np.diff(store.col_start)
+    dtype = bin_dtype_for(int(widths.max(initial=1)))
+    order = "C" if store.layout == "row" else "F"
+    store.dense = np.zeros((store.n_samples, len(dense_groups)), dtype, order=order)
+    for c, group in enumerate(dense_groups):
+        if len(group) == 1:
+            store.dense[:, c] = columns[group[0]].full()
+            continue
+        for f in group:
+            m = store.feature_map[f]
+            rows, bins = columns[f].off(m[FM_DEFAULT])
+            b = bins.astype(np.int64)
+            store.dense[rows, c] = m[FM_LO] + b - (b > m[FM_SKIP])
+
+
+def _fill_sparse(store, columns, features):
+    """The CSR of histogram bins of ``features`` (index order, so each row's
+    entries come sorted)."""
+    if not features:
+        return
+    store.plain = False
+    offsets, mfb = store.feature_offsets, store.most_freq_bins
+    rows, bins = [], []
+    for f in features:
+        store.feature_map[f] = (-1, 0, 0, 0, mfb[f])
+        store.recovered[f] = 1
+        r, b = columns[f].off(mfb[f])
+        rows.append(r)
+        bins.append(offsets[f] + b.astype(np.int64))
+    rows = np.concatenate(rows)
+    order = np.argsort(rows, kind="stable")
+    store.entries = np.concatenate(bins)[order].astype(ENTRY_DTYPE)
+    store.indptr = np.concatenate(
+        [[0], np.cumsum(np.bincount(rows, minlength=store.n_samples))]
+    ).astype(np.int64)

@@ -1,0 +1,253 @@
+"""The bin store (dgbdt.store, native/store.py): dense columns, EFB bundles and
+the sparse part keep every feature's bins losslessly, build the histograms the
+plain matrix gives, and train the same trees whatever the storage."""
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dgbdt
+from dgbdt.native.common import FM_COL, HIST_DTYPE
+from dgbdt.native.quantize import WIDE_SHIFT, word_halves
+from dgbdt.native.split import fix_most_frequent_bins
+from dgbdt.native.store import (
+    build_store_histogram,
+    build_store_int_histogram,
+    find_bundles,
+    recover_int_bins,
+)
+from dgbdt.native.histogram import MAX_CHUNKS
+
+STORAGE = {
+    "default": {},
+    "plain": {"enable_bundle": False, "is_enable_sparse": False},
+    "no_bundle": {"enable_bundle": False},
+    "no_sparse": {"is_enable_sparse": False},
+}
+
+
+def one_hot_data(n=2000, seed=0):
+    """One-hot blocks of three categoricals (exclusive: they bundle), two dense
+    columns, rare sparse columns, a column 80% at 5.0 (its most frequent bin is
+    not the bin of 0) and one with NaN."""
+    rng = np.random.default_rng(seed)
+    cats = [rng.integers(0, k, n) for k in (5, 12, 30)]
+    blocks = [np.eye(k)[c] * rng.random((n, 1)) for k, c in zip((5, 12, 30), cats)]
+    dense = rng.normal(size=(n, 2))
+    rare = sp.random(n, 40, density=0.01, random_state=seed + 3).toarray()
+    mostly_five = np.where(rng.random(n) < 0.8, 5.0, rng.random(n))
+    with_nan = np.where(rng.random(n) < 0.1, np.nan, 0.0) + (rng.random(n) < 0.05)
+    X = np.hstack(
+        [dense[:, :1]] + blocks + [dense[:, 1:], rare, mostly_five[:, None], with_nan[:, None]]
+    )
+    y = (X[:, 0] + (cats[1] % 3 == 0) + X[:, 2] > 0.8).astype(float)
+    return X, y
+
+
+def stores(X, y, **params):
+    out = {}
+    for name, extra in STORAGE.items():
+        ds = dgbdt.Dataset(sp.csr_matrix(X), y, params={**params, **extra}).construct()
+        out[name] = ds.store
+    return out
+
+
+def test_every_storage_keeps_every_bin():
+    X, y = one_hot_data()
+    found = stores(X, y)
+    plain = found["plain"]
+    assert plain.plain and found["default"].bundles and found["default"].n_sparse
+    assert found["no_sparse"].n_sparse == 0 and found["no_bundle"].bundles == []
+    for store in found.values():
+        for f in range(X.shape[1]):
+            np.testing.assert_array_equal(store.column(f), plain.column(f))
+
+
+def test_dense_and_sparse_input_give_the_same_store():
+    X, y = one_hot_data()
+    a = dgbdt.Dataset(X, y).construct().store
+    b = dgbdt.Dataset(sp.csr_matrix(X), y).construct().store
+    assert a.bundles == b.bundles
+    np.testing.assert_array_equal(a.feature_map, b.feature_map)
+    np.testing.assert_array_equal(a.entries, b.entries)
+    np.testing.assert_array_equal(a.dense, b.dense)
+
+
+def trees(X, y, **params):
+    params = {
+        "objective": "binary",
+        "num_leaves": 15,
+        "min_data_in_leaf": 5,
+        "verbose": -1,
+        **params,
+    }
+    booster = dgbdt.train(params, dgbdt.Dataset(X, y, params=params), num_boost_round=8)
+    return json.dumps(json.loads(booster.model_to_string())["trees"]), booster
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+@pytest.mark.parametrize("layout", ["force_row_wise", "force_col_wise"])
+def test_the_trees_do_not_depend_on_the_storage(quantized, layout):
+    X, y = one_hot_data()
+    params = {"use_quantized_grad": quantized, layout: True}
+    want, plain = trees(X, y, **params, **STORAGE["plain"])
+    for name, extra in STORAGE.items():
+        for data in (X, sp.csr_matrix(X), sp.csc_matrix(X)):
+            got, booster = trees(data, y, **params, **extra)
+            assert got == want, (name, type(data))
+    np.testing.assert_allclose(booster.predict(X[:300]), plain.predict(X[:300]), rtol=0, atol=1e-12)
+
+
+def test_bagging_and_validation_rows_are_scored_from_the_store():
+    # Out-of-bag rows and a sparse validation set are walked through the store.
+    X, y = one_hot_data()
+    params = {"bagging_fraction": 0.6, "bagging_freq": 1, "metric": "auc"}
+    results = {}
+    for name in ("plain", "default"):
+        p = {"objective": "binary", "num_leaves": 15, "verbose": -1, **params, **STORAGE[name]}
+        train = dgbdt.Dataset(sp.csr_matrix(X[:1500]), y[:1500], params=p)
+        valid = dgbdt.Dataset(sp.csr_matrix(X[1500:]), y[1500:], reference=train)
+        record = {}
+        booster = dgbdt.train(
+            p, train, 6, valid_sets=[valid], callbacks=[dgbdt.record_evaluation(record)]
+        )
+        results[name] = (record["valid_0"]["auc"], booster.predict(X[1500:]))
+    assert results["plain"][0] == results["default"][0]
+    np.testing.assert_array_equal(results["plain"][1], results["default"][1])
+
+
+def test_wide_sparse_data_is_never_densified():
+    n, m = 3000, 200_000
+    X = sp.random(n, m, density=2e-5, random_state=1, format="csr")
+    X = sp.hstack(
+        [X[:, :7], sp.csr_matrix((np.arange(n) % 3 == 0)[:, None] * 1.0), X[:, 8:]]
+    ).tocsr()
+    y = (X[:, 7].toarray().ravel() > 0).astype(float)
+    ds = dgbdt.Dataset(X, y)
+    booster = dgbdt.train({"objective": "binary", "verbose": -1, "min_data_in_leaf": 5}, ds, 3)
+    store = ds.store
+    assert ds.binned is None
+    assert store.nbytes() < 1_000_000  # the dense matrix would be 600 MB
+    assert booster.predict(X[:10]).shape == (10,)
+    assert booster.feature_importance()[7] > 0
+
+
+def naive_bundles(order, rows_of, widths, n_total, max_width, window):
+    """Algorithm 3 of the EFB paper, lossless, with the same window rule."""
+    groups = []  # [width, row set]
+    group_of = {}
+    for f in order:
+        rows = set(rows_of[f])
+        chosen = None
+        for g in range(len(groups) - 1, max(-1, len(groups) - 1 - window), -1):
+            width, used = groups[g]
+            if width + widths[f] > max_width or len(used) + len(rows) > n_total:
+                continue
+            if not rows & used:
+                chosen = g
+                break
+        if chosen is None:
+            groups.append([1, set()])
+            chosen = len(groups) - 1
+        groups[chosen][0] += widths[f]
+        groups[chosen][1] |= rows
+        group_of[f] = chosen
+    return group_of
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("window", [1, 3, 64])
+def test_find_bundles_against_a_naive_twin(seed, window):
+    rng = np.random.default_rng(seed)
+    n_total, n_features = 500, 60
+    rows_of = [
+        np.sort(rng.choice(n_total, rng.integers(0, 60), replace=False)) for _ in range(n_features)
+    ]
+    widths = rng.integers(1, 40, n_features)
+    order = np.argsort([-len(r) for r in rows_of], kind="stable").astype(np.int64)
+    ptr = np.concatenate([[0], np.cumsum([len(r) for r in rows_of])]).astype(np.int64)
+    rows = np.concatenate(rows_of).astype(np.int64)
+    group_of = np.full(n_features, -1, np.int64)
+    find_bundles(order, ptr, rows, widths.astype(np.int64), n_total, 100, window, group_of)
+    want = naive_bundles(order, rows_of, widths, n_total, 100, window)
+    assert group_of.tolist() == [want[f] for f in range(n_features)]
+    for g in set(group_of.tolist()):  # lossless: no row in two features of a bundle
+        members = np.flatnonzero(group_of == g)
+        used = np.concatenate([rows_of[f] for f in members])
+        assert len(np.unique(used)) == len(used)
+        assert 1 + widths[members].sum() <= 100
+
+
+def naive_histogram(full, offsets, rows, g, h):
+    hist = np.zeros((offsets[-1], 2))
+    for i, r in enumerate(rows):
+        for f in range(full.shape[1]):
+            hist[offsets[f] + full[r, f]] += (g[i], h[i])
+    return hist
+
+
+def _store_inputs(seed):
+    X, y = one_hot_data(1200, seed)
+    store = stores(X, y)["default"]
+    full = np.stack([store.column(f) for f in range(store.n_features)], axis=1).astype(np.int64)
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(store.n_samples, 700, replace=False)).astype(np.uint32)
+    return store, full, rows, rng
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("row_layout", [False, True])
+def test_store_histogram_with_recovered_bins_equals_direct_accumulation(seed, row_layout):
+    store, full, rows, rng = _store_inputs(seed)
+    g = rng.normal(size=len(rows)).astype(np.float32)
+    h = rng.random(len(rows)).astype(np.float32)
+    offsets = store.feature_offsets
+    hist = np.empty((offsets[-1], 2), HIST_DTYPE)
+    chunks = np.empty((MAX_CHUNKS, offsets[-1], 2), HIST_DTYPE)
+    args = (store.dense, store.indptr, store.entries, store.col_start, store.col_map)
+    build_store_histogram(*args, rows, g, h, row_layout, chunks, hist)
+    want = naive_histogram(full, offsets, rows, g.astype(float), h.astype(float))
+    mfb_slot = offsets[:-1] + store.most_freq_bins
+    kept = np.ones(len(hist), bool)
+    kept[mfb_slot[store.recovered.astype(bool)]] = False
+    np.testing.assert_allclose(hist[kept], want[kept], rtol=1e-9, atol=1e-9)
+    # Most frequent bins 1, 2, ...: the leaf minus the rest (bin 0: the split scan does it)
+    features = np.arange(store.n_features, dtype=np.int32)
+    fix_most_frequent_bins(
+        hist,
+        features,
+        offsets,
+        store.most_freq_bins,
+        float(g.astype(float).sum()),
+        float(h.astype(float).sum()),
+    )
+    nonzero = store.most_freq_bins > 0
+    np.testing.assert_allclose(hist[mfb_slot[nonzero]], want[mfb_slot[nonzero]], atol=1e-6)
+
+
+def test_integer_store_histogram_with_recovered_bins_is_exact():
+    store, full, rows, rng = _store_inputs(2)
+    q_g = rng.integers(-2, 3, len(rows))
+    q_h = rng.integers(0, 5, len(rows))
+    words = (q_g.astype(np.int64) << WIDE_SHIFT) + q_h
+    offsets = store.feature_offsets
+    hist = np.empty(offsets[-1], np.int64)
+    chunks = np.empty((MAX_CHUNKS, offsets[-1]), np.int64)
+    args = (store.dense, store.indptr, store.entries, store.col_start, store.col_map)
+    build_store_int_histogram(*args, rows, words, chunks, hist)
+    features = np.arange(store.n_features, dtype=np.int32)
+    recover_int_bins(
+        hist,
+        features,
+        offsets,
+        store.most_freq_bins,
+        store.recovered,
+        int(q_g.sum()),
+        int(q_h.sum()),
+    )
+    want = naive_histogram(full, offsets, rows, q_g, q_h).astype(np.int64)
+    got = np.array([word_halves(w, WIDE_SHIFT) for w in hist])
+    np.testing.assert_array_equal(got, want)
+    assert (store.feature_map[:, FM_COL] < 0).any() and store.recovered.any()
