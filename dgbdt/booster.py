@@ -16,6 +16,9 @@ from .tree import CATEGORICAL, LARGEST
 
 # Rows converted to float64 at a time when predicting (bounds the extra memory).
 PREDICT_CHUNK_ROWS = 1 << 17
+# Sparse input is made dense a block of rows at a time, at most this many bytes
+# (a 20,000-column matrix: 200 rows per block).
+SPARSE_BLOCK_BYTES = 32 << 20
 
 
 def _default_names(names):
@@ -131,8 +134,11 @@ def _rows_as_float64(
     """Yield (start, float64 C-contiguous block) of X, checking its width."""
     X = _as_2d(X, n_features, feature_names, validate_features, pandas_categorical)
     n = X.shape[0]
-    for start in range(0, n, PREDICT_CHUNK_ROWS):
-        block = X[start : start + PREDICT_CHUNK_ROWS]
+    step = PREDICT_CHUNK_ROWS
+    if sp.issparse(X):
+        step = max(1, min(step, SPARSE_BLOCK_BYTES // (8 * max(1, n_features))))
+    for start in range(0, n, step):
+        block = X[start : start + step]
         if sp.issparse(block):
             block = block.toarray()
         block = np.ascontiguousarray(block, dtype=np.float64)
