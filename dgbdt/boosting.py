@@ -75,7 +75,8 @@ class TrainingData:
         self.bin_mapper = mapper
         self.n_samples = dataset.n_samples
         self.n_features = dataset.n_features
-        self.feature_offsets = mapper.feature_offsets
+        # Histogram layout: the store's (features it does not keep take no bins)
+        self.feature_offsets = store.feature_offsets
         self.nan_bins = mapper.nan_bins.astype(np.int32)
         self.total_bins = int(self.feature_offsets[-1])
         self.global_mapper, self.owner_of = mapper, None
@@ -154,12 +155,12 @@ class Boosting:
         """The global features training may split on (dgbdt.store.splittable_features);
         feature-parallel column blocks: each rank flags its own."""
         data, cfg = self.data, self.cfg
-        counts = data.store.counts
-        if counts is None:
-            local = np.diff(data.feature_offsets) > 1
+        store = data.store
+        if store.counts is None:
+            local = np.diff(store.bin_offsets) > 1
         else:
-            local = splittable_features(
-                counts, data.feature_offsets, cfg["min_data_in_leaf"], cfg["feature_pre_filter"]
+            local = store.kept & splittable_features(
+                store.counts, store.bin_offsets, cfg["min_data_in_leaf"], cfg["feature_pre_filter"]
             )
         if data.owner_of is None:
             return np.flatnonzero(local).astype(np.int32)

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from .binning import BinMapper, bin_column, feature_bounds, sample_rows, zero_bin
 from .native.binning import map_to_bins
 from .native.common import bin_dtype_for
-from .store import Column, build_store
+from .store import Column, build_store, splittable_features
 from .params import resolve_params
 from .io import MAX_SPARSE_COLUMNS
 
@@ -54,6 +54,7 @@ BINNING_KEYS = (
     "use_missing",
     "enable_bundle",
     "is_enable_sparse",
+    "feature_pre_filter",
 )
 
 
@@ -466,6 +467,7 @@ class Dataset:
         # Row-sharded bins come from every rank's rows: binned on one rank alone,
         # a shard's bins are its own.  None: not said (a reference's construct).
         binning["ranks"] = n_ranks
+        binning["filtered"] = self._filtered(cfg)
         return binning
 
     def _binned_as(self, cfg, params, n_ranks=None):
@@ -491,6 +493,9 @@ class Dataset:
             what = "; ".join(
                 f"it was binned on {self._binning[k]} rank(s) and trains row-sharded on {wanted[k]}"
                 if k == "ranks"
+                else "feature_pre_filter now leaves out other features (min_data_in_leaf "
+                "changed; LightGBM: set feature_pre_filter=false to change it)"
+                if k == "filtered"
                 else f"the params ask for {k}={wanted[k]} (was {self._binning[k]})"
                 for k in changed
             )
@@ -549,11 +554,28 @@ class Dataset:
             mapper.feature_offsets,
             zeros,
             self.layout,
-            (cfg["enable_bundle"], cfg["is_enable_sparse"]),
+            (cfg["enable_bundle"], cfg["is_enable_sparse"], self._pre_filter(cfg)),
             comm=comm if sharded else None,
             offset=self.row_offset if sharded else 0,
             binned=binned,
         )
+
+    def _pre_filter(self, cfg):
+        """min_data_in_leaf when feature_pre_filter drops unsplittable features,
+        else None.  Data binned with another's bins (validation) keeps every
+        feature: the model may split on any the training data could."""
+        if self.reference is None and cfg["feature_pre_filter"]:
+            return cfg["min_data_in_leaf"]
+        return None
+
+    def _filtered(self, cfg):
+        """The features feature_pre_filter leaves out with ``cfg`` (from the
+        store's global counts)."""
+        store, min_data = self.store, self._pre_filter(cfg)
+        if min_data is None or store is None or store.counts is None:
+            return ()
+        kept = splittable_features(store.counts, store.bin_offsets, min_data, True)
+        return tuple(np.flatnonzero(~kept).tolist())
 
     def _bin_with(self, mapper, cfg):
         binned = self._binned_matrix(mapper.bin_dtype)

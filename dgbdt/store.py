@@ -132,7 +132,10 @@ class BinStore:
         frequent bin is not stored: the split scan recomputes it)
     plain : every feature its own dense column, in feature order
     bundles : list of the features of each multi-feature bundle
-    counts : int64[total_bins] rows per bin over every rank (None: not counted)
+    counts : int64 rows per bin over every rank, laid out by ``bin_offsets``
+        (the bin mapper's offsets; None: not counted)
+    kept : bool[n_features] the features stored (feature_pre_filter drops the
+        others, which then take no histogram bins in ``feature_offsets``)
     """
 
     def __init__(self, n_samples, feature_offsets, most_freq_bins, layout):
@@ -148,6 +151,8 @@ class BinStore:
         self.bundles = []
         self.plain = True
         self.counts = None
+        self.bin_offsets = feature_offsets
+        self.kept = np.ones(n_features, bool)
 
     @property
     def n_features(self):
@@ -189,8 +194,20 @@ class BinStore:
         out = np.empty(self.n_samples, np.uint16)
         return self.bins_of(feature, np.arange(self.n_samples, dtype=np.uint32), out)
 
+    def check_stored(self, features):
+        """A ValueError when one of ``features`` (a tree's splits) is not stored."""
+        missing = np.unique(np.asarray(features)[~self.kept[features]])
+        if len(missing):
+            raise ValueError(
+                f"the model splits on feature(s) {missing.tolist()[:10]}, which this "
+                "Dataset does not store (feature_pre_filter left them out: they cannot "
+                "split with its min_data_in_leaf); create the Dataset with "
+                "feature_pre_filter=false, or keep its raw data (free_raw_data=False)"
+            )
+
     def add_tree(self, tree, nan_bins, scores):
         """scores += the tree's leaf value for every row."""
+        self.check_stored(tree.split_feature)
         add_tree_stored(
             self.dense,
             self.indptr,
@@ -233,11 +250,14 @@ def build_store(
     ``binned``: the (n_samples, n_features) matrix the dense columns are
     views of, kept as it is when every feature stays a column of its own.
 
-    ``options``: (enable_bundle, is_enable_sparse).  ``comm`` (row-sharded
+    ``options``: (enable_bundle, is_enable_sparse, pre_filter), ``pre_filter``
+    the min_data_in_leaf of LightGBM's feature_pre_filter or None: features
+    that cannot split are not stored, and take no histogram bins
+    (``feature_offsets`` of the store give them none).  ``comm`` (row-sharded
     training, else None) sums the counts and gathers the non-default rows of
     the bundling candidates, whose global rows start at ``offset`` here.
     """
-    enable_bundle, enable_sparse = options
+    enable_bundle, enable_sparse, pre_filter = options
     n_bins = np.diff(feature_offsets)
     counts = np.concatenate(
         [c.counts(int(nb)) for c, nb in zip(columns, n_bins)] or [np.zeros(0, np.int64)]
@@ -245,9 +265,14 @@ def build_store(
     if comm is not None and comm.size > 1:
         counts = comm.total_int(counts)
     mfb = most_frequent_bins(counts, feature_offsets, zero_bins)
-    store_counts = counts
+    kept = np.ones(len(columns), bool)
+    if pre_filter is not None:
+        kept = splittable_features(counts, feature_offsets, pre_filter, True)
+    hist_offsets = np.concatenate([[0], np.cumsum(np.where(kept, n_bins, 0))]).astype(np.int64)
     off_rows = n_total - counts[feature_offsets[:-1] + mfb]
-    groups = _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, comm, offset)
+    groups = _groups(
+        columns, off_rows, n_bins, mfb, n_total, enable_bundle, kept, comm=comm, offset=offset
+    )
     dense_groups, sparse = [], []
     for g in groups:
         rate = off_rows[g].sum() / max(n_total, 1)
@@ -260,10 +285,13 @@ def build_store(
             binned = _plain_matrix(columns, layout, bin_dtype_for(int(n_bins.max(initial=1))))
         store = plain_store(binned, feature_offsets, mfb, layout)
     else:
-        store = BinStore(_rows_of(columns), feature_offsets, mfb, layout)
+        store = BinStore(_rows_of(columns), hist_offsets, mfb, layout)
+        store.plain = False
+        store.feature_map[:, FM_DEFAULT] = mfb  # and FM_COL -1: not stored
+        store.feature_map[:, FM_COL] = -1
         _fill_dense(store, columns, dense_groups)
         _fill_sparse(store, columns, sorted(f for g in sparse for f in g))
-    store.counts = store_counts
+    store.counts, store.bin_offsets, store.kept = counts, feature_offsets, kept
     return store
 
 
@@ -278,10 +306,13 @@ def _plain_matrix(columns, layout, dtype):
     return out
 
 
-def _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, comm, offset):
-    """Lists of features that share a dense column (a list of one: alone)."""
+def _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, kept, *, comm, offset):
+    """Lists of the ``kept`` features that share a dense column (a list of one:
+    alone)."""
     n_features = len(columns)
-    candidates = np.flatnonzero(off_rows <= n_total // 2) if enable_bundle else np.zeros(0, int)
+    candidates = np.flatnonzero(kept & (off_rows <= n_total // 2))
+    if not enable_bundle:
+        candidates = candidates[:0]
     group_of = np.full(n_features, -1, np.int64)
     if len(candidates) > 1:
         row_ptr, rows = _off_rows(columns, candidates, mfb, comm, offset, n_features)
@@ -291,7 +322,7 @@ def _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, comm, offset
         max_width = 1 << 16  # uint16 group bins (LightGBM: no cap on CPU)
         find_bundles(order, row_ptr, rows, widths, n_total, max_width, BUNDLE_WINDOW, group_of)
     groups = {}
-    for f in range(n_features):
+    for f in np.flatnonzero(kept):
         key = ("b", int(group_of[f])) if group_of[f] >= 0 else ("f", f)
         groups.setdefault(key, []).append(f)
     return list(groups.values())

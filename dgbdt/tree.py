@@ -133,7 +133,7 @@ class Tree:
         """scores += the tree's leaf value for every row of a bin store
         (dgbdt.store.BinStore)."""
         if not store.plain:
-            store.add_tree(self, nan_bins, scores)
+            store.add_tree(self, nan_bins, scores)  # checks the split features are stored
             return
         add_tree_binned(
             store.dense.T,

@@ -47,6 +47,7 @@ def one_hot_data(n=2000, seed=0):
 
 
 def stores(X, y, **params):
+    params.setdefault("feature_pre_filter", False)  # keep every feature to compare
     out = {}
     for name, extra in STORAGE.items():
         ds = dgbdt.Dataset(sp.csr_matrix(X), y, params={**params, **extra}).construct()
@@ -251,3 +252,38 @@ def test_integer_store_histogram_with_recovered_bins_is_exact():
     got = np.array([word_halves(w, WIDE_SHIFT) for w in hist])
     np.testing.assert_array_equal(got, want)
     assert (store.feature_map[:, FM_COL] < 0).any() and store.recovered.any()
+
+
+def test_feature_pre_filter_drops_what_cannot_split():
+    """LightGBM's NeedFilter on global counts: a feature kept needs a threshold
+    with min_data_in_leaf rows on each side; dropped ones take no histogram
+    bins, and the model is the one trained with every feature kept."""
+    X, y = one_hot_data()
+    counts = np.count_nonzero(X, axis=0)
+    for min_data in (5, 20, 200):
+        store = dgbdt.Dataset(X, y, params={"min_data_in_leaf": min_data}).construct().store
+        off = store.bin_offsets
+        for f in range(X.shape[1]):
+            c = store.counts[off[f] : off[f + 1]]
+            left = np.cumsum(c)[:-1]
+            can = bool(np.any((left >= min_data) & (c.sum() - left >= min_data)))
+            assert store.kept[f] == can, (min_data, f)
+            assert (store.feature_offsets[f + 1] - store.feature_offsets[f] > 0) == can
+        assert not store.kept[counts < min_data].any()
+        params = {"min_data_in_leaf": min_data, "feature_fraction": 1.0}
+        want, _ = trees(X, y, **params, feature_pre_filter=False)
+        got, _ = trees(X, y, **params)
+        assert got == want
+
+
+def test_a_freed_pre_filtered_dataset_names_the_change():
+    X, y = one_hot_data()
+    params = {"objective": "binary", "verbose": -1, "min_data_in_leaf": 200}
+    ds = dgbdt.Dataset(X, y, params=params)
+    dgbdt.train(params, ds, 2)
+    with pytest.raises(ValueError, match="feature_pre_filter"):
+        dgbdt.train({**params, "min_data_in_leaf": 5}, ds, 2)
+    kept = dgbdt.Dataset(X, y, params=params, free_raw_data=False)
+    dgbdt.train(params, kept, 2)
+    dgbdt.train({**params, "min_data_in_leaf": 5}, kept, 2)  # re-binned from the raw data
+    assert kept.store.kept.sum() > 0

@@ -44,6 +44,24 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
             for r in range(comm.size)
         ]
+        self.wire = self._wire(data, comm)
+
+    def _wire(self, data, comm):
+        """(bins sent, bins per rank, this rank's bins received) when the store
+        keeps no most frequent bins for some features: those bins are not sent
+        (the owner recovers them from the leaf's totals), which is what an EFB
+        bundle's histogram saves.  None: every bin travels."""
+        offsets, recovered = data.feature_offsets, np.flatnonzero(data.recovered)
+        recovered = recovered[np.diff(offsets)[recovered] > 0]
+        if not len(recovered):
+            return None
+        keep = np.ones(data.total_bins, bool)
+        keep[offsets[recovered] + data.most_freq_bins[recovered]] = False
+        sent = np.flatnonzero(keep)
+        edges = offsets[self.feature_bounds]
+        counts = [int(keep[edges[r] : edges[r + 1]].sum()) for r in range(comm.size)]
+        lo, hi = self.own_bins
+        return sent, counts, sent[(sent >= lo) & (sent < hi)]
 
     def leaf_histogram(self, rows, kind, feature_indices, totals, hist):
         # The local histogram, in the width the leaf's global count allows
@@ -51,7 +69,11 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         local = kind.build_local(self, rows, feature_indices, totals[2], hist)
         lo, hi = self.own_bins
         # Only the owned bins are global; the rest of ``hist`` is never scanned.
-        reduce_scatter_bins(self.comm, kind, local, self.bin_counts, totals[2], hist[lo:hi])
+        if self.wire is None:
+            reduce_scatter_bins(self.comm, kind, local, self.bin_counts, totals[2], hist[lo:hi])
+        else:
+            sent, counts, own = self.wire
+            hist[own] = reduce_scatter_bins(self.comm, kind, local[sent], counts, totals[2])
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
     def scanned_features(self, feature_indices):
