@@ -324,7 +324,7 @@ def _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, kept, *, com
     groups = {}
     for f in np.flatnonzero(kept):
         key = ("b", int(group_of[f])) if group_of[f] >= 0 else ("f", f)
-        groups.setdefault(key, []).append(f)
+        groups.setdefault(key, []).append(int(f))
     return list(groups.values())
 
 
