@@ -24,11 +24,15 @@ class BinMapper:
     value_ranges    : float64 (n_features, 2), the smallest and largest value
                       of the bin sample (NaN when it has none), as LightGBM's
                       ``min_val`` / ``max_val``; None when unknown (an older model)
+    zero_missing    : bool per feature, LightGBM's missing type Zero
+                      (``zero_as_missing``): the bin of 0.0, where NaN is binned
+                      too, is the missing bin; None: no feature is
     """
 
     upper_bounds: list
     nan_bins: np.ndarray
     value_ranges: np.ndarray = None
+    zero_missing: np.ndarray = None
 
     @property
     def n_features(self):
@@ -41,6 +45,21 @@ class BinMapper:
             [len(ub) + (nb >= 0) for ub, nb in zip(self.upper_bounds, self.nan_bins)],
             dtype=np.int64,
         )
+
+    @property
+    def zero_bins(self):
+        """int32 per feature: the missing bin of a Zero-type feature (its bin of
+        0.0), -1 for the others."""
+        zb = np.array([zero_bin(ub) for ub in self.upper_bounds], np.int32)
+        if self.zero_missing is None:
+            return np.full(self.n_features, -1, np.int32)
+        return np.where(self.zero_missing, zb, -1).astype(np.int32)
+
+    @property
+    def missing_bins(self):
+        """int32 per feature: the bin whose rows follow a split's default side (the
+        NaN bin, or a Zero-type feature's bin of 0.0), -1 for none."""
+        return np.where(self.nan_bins >= 0, self.nan_bins, self.zero_bins).astype(np.int32)
 
     @property
     def feature_offsets(self):

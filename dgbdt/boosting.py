@@ -78,6 +78,10 @@ class TrainingData:
         # Histogram layout: the store's (features it does not keep take no bins)
         self.feature_offsets = store.feature_offsets
         self.nan_bins = mapper.nan_bins.astype(np.int32)
+        # Zero-type features (zero_as_missing): the bin of 0.0 is missing; the
+        # bin whose rows follow a split's default side, NaN or zero
+        self.zero_bins = mapper.zero_bins
+        self.missing_bins = mapper.missing_bins
         self.total_bins = int(self.feature_offsets[-1])
         self.global_mapper, self.owner_of = mapper, None
         self.feature_names = dataset.feature_name
@@ -283,7 +287,7 @@ class Boosting:
         _update_scores(tree, grower, self.learner, data, self.sampler.bagged, self.scores[k])
         comm.stats.end_tree()  # validation traffic counts in the totals, not per tree
         for es in self.valid_evals:
-            self.learner.add_tree_scores(tree, es.dataset.store, data.nan_bins, es.scores[k])
+            self.learner.add_tree_scores(tree, es.dataset.store, data.missing_bins, es.scores[k])
         return tree
 
     def _start_from_stump(self, k):
@@ -375,7 +379,7 @@ def _check_first_gradients(gradients, hessians):
 def _update_scores(tree, grower, learner, data, bagged, scores):
     if bagged:
         # Out-of-bag rows were not partitioned: walk the tree for every row.
-        learner.add_tree_scores(tree, data.store, data.nan_bins, scores)
+        learner.add_tree_scores(tree, data.store, data.missing_bins, scores)
     else:
         add_leaf_values(
             scores,

@@ -52,6 +52,7 @@ BINNING_KEYS = (
     "bin_construct_sample_cnt",
     "seed",
     "use_missing",
+    "zero_as_missing",
     "enable_bundle",
     "is_enable_sparse",
     "feature_pre_filter",
@@ -629,16 +630,20 @@ class Dataset:
                 max_bins[f],
                 cfg["min_data_in_bin"],
                 comm,
-                use_missing=cfg["use_missing"],
+                # LightGBM bins NaN as 0.0 for zero_as_missing too
+                use_missing=cfg["use_missing"] and not cfg["zero_as_missing"],
             )
             columns.append(self._column(col, ub, nan_bin, binned, f))
             upper_bounds.append(ub)
             nan_bins.append(nan_bin)
             ranges.append(value_range)
+        # Missing type Zero needs more than two bins (LightGBM: else None).
+        zero_missing = cfg["use_missing"] and cfg["zero_as_missing"]
         self.bin_mapper = BinMapper(
             upper_bounds,
             np.asarray(nan_bins, dtype=np.int32),
             np.array(ranges, np.float64).reshape(-1, 2),
+            np.array([zero_missing and len(ub) > 2 for ub in upper_bounds], bool),
         )
         self.store = self._store(columns, binned, cfg, comm)
 

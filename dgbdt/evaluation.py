@@ -137,9 +137,9 @@ def _binned_raw_scores(booster, dataset, k_out):
     """Raw scores of ``booster``'s trees on a binned data set."""
     scores = np.zeros((k_out, dataset.n_samples), np.float64)
     scores += booster.init_score[:, None]
-    nan_bins = dataset.bin_mapper.nan_bins.astype(np.int32)
+    missing_bins = dataset.bin_mapper.missing_bins
     for i, tree in enumerate(booster.trees):
-        tree.add_binned_scores(dataset.store, nan_bins, scores[i % k_out])
+        tree.add_binned_scores(dataset.store, missing_bins, scores[i % k_out])
     return scores
 
 

@@ -25,6 +25,7 @@ from .native.common import (
     SPLIT_RIGHT_HESS,
     SPLIT_RIGHT_VALUE,
 )
+from .native.predict import ZERO_IS_MISSING
 from .native.split import best_leaf, leaf_output
 from .tree import Tree
 
@@ -168,12 +169,14 @@ class TreeGrower:
         split in ``tree``; returns the right leaf and the global child counts."""
         feature = int(rec[SPLIT_FEATURE])
         threshold_bin = int(rec[SPLIT_BIN])
-        default_left = bool(rec[SPLIT_DEFAULT_LEFT])
+        default_left = int(rec[SPLIT_DEFAULT_LEFT])
         mapper = self.data.global_mapper  # split features are global indices
         threshold = mapper.threshold_value(feature, threshold_bin)
-        if mapper.nan_bins[feature] < 0:
+        if mapper.zero_missing is not None and mapper.zero_missing[feature]:
+            default_left |= ZERO_IS_MISSING  # zero (and NaN) take the default side
+        elif mapper.nan_bins[feature] < 0:
             # No NaN in training: NaN at prediction time goes where 0.0 goes.
-            default_left = 0.0 <= threshold
+            default_left = int(0.0 <= threshold)
         begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
         n_left = self.learner.partition(self._rows(leaf), rec, self.scratch)
         # Exact (global) row counts; the split record's counts are estimates.

@@ -314,7 +314,6 @@ DEFAULTS: dict[str, object] = {
     "max_bin_by_feature": "",
     "data_random_seed": 1,
     "use_missing": True,
-    "zero_as_missing": False,
     "categorical_feature": "",
     "forcedbins_filename": "",
     "parser_config_file": "",

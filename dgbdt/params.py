@@ -499,6 +499,15 @@ _ROWS = [
         "false: NaN is 0.0 (in binning and prediction), as LightGBM.",
     ),
     Param(
+        "zero_as_missing",
+        False,
+        bool,
+        (),
+        "Zero is a missing value (LightGBM's missing type Zero): 0.0, NaN and the "
+        "values a sparse matrix or LibSVM file leaves out all follow a split's "
+        "default side.",
+    ),
+    Param(
         "enable_bundle",
         True,
         bool,

@@ -202,7 +202,7 @@ def add_tree_binned(
             f = split_feature[node]
             b = binned_cols[f, i]
             if b == nan_bins[f]:
-                go_left = default_left[node] != 0
+                go_left = (default_left[node] & 1) != 0
             else:
                 go_left = b <= threshold_bin[node]
             node = left_child[node] if go_left else right_child[node]

@@ -162,6 +162,7 @@ def _scan_float(
     start,
     n_bins,
     nan_bin,
+    zero_bin,
     most_freq_bin,
     sum_g,
     sum_h,
@@ -176,7 +177,9 @@ def _scan_float(
 ):
     """One feature of a float histogram; ``sum_h`` holds the leaf's 2 kEpsilon.
     Writes the feature's best split into ``best`` (gain -inf if none, else
-    gain - min_gain_shift); returns whether the feature is splittable."""
+    gain - min_gain_shift); returns whether the feature is splittable.
+    ``zero_bin`` >= 0 (missing type Zero): that bin is skipped by both passes,
+    so its rows take the default side (LightGBM's SKIP_DEFAULT_BIN)."""
     cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
     na_as_missing = nan_bin >= 0 and n_bins > 2
     splittable = False
@@ -185,6 +188,8 @@ def _scan_float(
     rg, rh, rc = 0.0, K_EPSILON, 0.0
     top_gain, top_bin, top_lg, top_lh, top_lc = -np.inf, -1, 0.0, 0.0, 0.0
     for t in range(n_bins - 1 - (1 if na_as_missing else 0), 0, -1):
+        if t == zero_bin:
+            continue
         g, h = _bin_raw(hist, start + t)
         rg += g
         rh += h
@@ -217,14 +222,16 @@ def _scan_float(
             sum_h,
             count,
         )
-    if not na_as_missing:
+    if not na_as_missing and zero_bin < 0:
         if nan_bin >= 0:
             best[_F_LEFT_DEFAULT] = 0.0  # two bins, value | NaN: NaN goes right
         return splittable
-    # Forward: the left side grows from bin 0 up; NaN goes right.
+    # Forward: the left side grows from bin 0 up; NaN (or zero) goes right.
     lg, lh, lc = 0.0, K_EPSILON, 0.0
     top_gain, top_bin = -np.inf, -1
     for t in range(n_bins - 1):
+        if _skipped_forward(t, zero_bin, most_freq_bin):
+            continue
         if t == 0 and most_freq_bin == 0:
             # LightGBM stores no bin 0 when it is the most frequent: bin 0 is the
             # leaf minus every other bin, NaN included.
@@ -271,6 +278,13 @@ def _scan_float(
 
 
 @njit(cache=True, inline="always")
+def _skipped_forward(t, zero_bin, most_freq_bin):
+    # Missing type Zero: the forward pass adds neither the zero bin nor, when
+    # LightGBM stores no bin 0 (its most frequent), bin 0 (its loop starts at 1).
+    return zero_bin >= 0 and (t == zero_bin or (t == 0 and most_freq_bin == 0))
+
+
+@njit(cache=True, inline="always")
 def _keep_float(best, gain, threshold, default_left, lg, lh, lc, sum_g, sum_h, count):
     # The scan's sums hold kEpsilon: each side's sum of hessians loses one.
     best[_F_GAIN] = gain
@@ -286,6 +300,8 @@ def _scan_int(
     start,
     n_bins,
     nan_bin,
+    zero_bin,
+    most_freq_bin,
     total_g,
     total_h,
     count,
@@ -309,6 +325,8 @@ def _scan_int(
     rg, rh = np.int64(0), np.int64(0)
     top_gain, top_bin, top_lg, top_lh = -np.inf, -1, np.int64(0), np.int64(0)
     for t in range(n_bins - 1 - (1 if na_as_missing else 0), 0, -1):
+        if t == zero_bin:
+            continue
         g, h = _bin_raw(hist, start + t)
         rg += g
         rh += h
@@ -349,13 +367,15 @@ def _scan_int(
             g_scale,
             h_scale,
         )
-    if not na_as_missing:
+    if not na_as_missing and zero_bin < 0:
         if nan_bin >= 0:
             best[_F_LEFT_DEFAULT] = 0.0
         return splittable
     lg, lh = np.int64(0), np.int64(0)
     top_gain, top_bin = -np.inf, -1
     for t in range(n_bins - 1):
+        if _skipped_forward(t, zero_bin, most_freq_bin):
+            continue
         g, h = _bin_raw(hist, start + t)
         lg += g
         lh += h
@@ -420,6 +440,7 @@ def _scan_leaf(
     feature_indices,
     feature_offsets,
     nan_bins,
+    zero_bins,
     most_freq_bins,
     sum_gradients,
     sum_hessians,
@@ -440,6 +461,7 @@ def _scan_leaf_impl(
     feature_indices,
     feature_offsets,
     nan_bins,
+    zero_bins,
     most_freq_bins,
     sum_gradients,
     sum_hessians,
@@ -457,6 +479,7 @@ def _scan_leaf_impl(
             feature_indices,
             feature_offsets,
             nan_bins,
+            zero_bins,
             most_freq_bins,
             sum_gradients,
             sum_hessians,
@@ -482,6 +505,7 @@ def _scan_leaf_impl(
                     start,
                     feature_offsets[f + 1] - start,
                     nan_bins[f],
+                    zero_bins[f],
                     most_freq_bins[f],
                     sum_gradients,
                     sum_h,
@@ -504,6 +528,7 @@ def _scan_leaf_impl(
         feature_indices,
         feature_offsets,
         nan_bins,
+        zero_bins,
         most_freq_bins,
         sum_gradients,
         sum_hessians,
@@ -532,6 +557,8 @@ def _scan_leaf_impl(
                 start,
                 feature_offsets[f + 1] - start,
                 nan_bins[f],
+                zero_bins[f],
+                most_freq_bins[f],
                 total_g,
                 total_h,
                 count,
@@ -567,6 +594,7 @@ def find_best_split(
     feature_indices,
     feature_offsets,
     nan_bins,
+    zero_bins,
     most_freq_bins,
     sum_gradients,
     sum_hessians,
@@ -589,6 +617,7 @@ def find_best_split(
     feature_indices : int32[n_used]        # IN  candidate features, in global index order
     feature_offsets : int64[n_features+1]  # IN
     nan_bins : int32[n_features]           # IN  NaN bin within the feature, -1 if none
+    zero_bins : int32[n_features]          # IN  missing type Zero: the bin of 0.0, else -1
     most_freq_bins : int32[n_features]     # IN  LightGBM's most frequent bin (most_frequent_bins)
     sum_gradients, sum_hessians, count : float  # IN  the leaf's totals (exact count)
     split_params : float64[SPLIT_PARAMS_SIZE]  # IN
@@ -603,6 +632,7 @@ def find_best_split(
         feature_indices,
         feature_offsets,
         nan_bins,
+        zero_bins,
         most_freq_bins,
         sum_gradients,
         sum_hessians,
@@ -647,6 +677,7 @@ def best_gain_per_feature(
     feature_indices,
     feature_offsets,
     nan_bins,
+    zero_bins,
     most_freq_bins,
     sum_gradients,
     sum_hessians,
@@ -671,6 +702,7 @@ def best_gain_per_feature(
         feature_indices,
         feature_offsets,
         nan_bins,
+        zero_bins,
         most_freq_bins,
         sum_gradients,
         sum_hessians,

@@ -113,7 +113,7 @@ def add_tree_stored(
             f = split_feature[node]
             b = stored_bin(dense, indptr, entries, feature_map, feature_offsets, f, r)
             if b == nan_bins[f]:
-                go_left = default_left[node] != 0
+                go_left = (default_left[node] & 1) != 0
             else:
                 go_left = b <= threshold_bin[node]
             node = left_child[node] if go_left else right_child[node]

@@ -204,6 +204,7 @@ def kernel_best_split(
         features,
         offsets,
         nan_bins,
+        np.full(len(nan_bins), -1, np.int32),  # no missing type Zero
         most_freq_bins,
         totals[0],
         totals[1],
@@ -697,6 +698,7 @@ def test_quantized_scan_rounds_each_side_once():
             np.array([0], np.int32),
             offsets,
             nan_bins,
+            np.full(len(nan_bins), -1, np.int32),
             mfb,
             *totals,
             split_params(min_data=min_data),

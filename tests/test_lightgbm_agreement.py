@@ -406,3 +406,48 @@ def test_max_bin_by_feature_as_lightgbm():
     bounds = ours.dump_model()["bin_upper_bounds"]  # value bins = finite bounds + 1
     assert all(len(b) + 1 <= m for b, m in zip(bounds, max_bins))
     assert len(bounds[0]) + 1 < len(bounds[1]) + 1  # the cap bites
+
+
+@pytest.mark.parametrize("objective", ["regression", "binary"])
+@pytest.mark.parametrize("nan_fraction", [0.0, 0.1])
+def test_zero_as_missing_as_lightgbm(objective, nan_fraction):
+    # LightGBM's missing type Zero: NaN is binned as 0.0, and the split scan
+    # skips the bin of 0.0 in both directions, so zero (and NaN) rows take the
+    # default side; the model file says so in decision_type.
+    X, theirs, ours = _fit_both(objective, 6, nan_fraction=nan_fraction, zero_as_missing=True)
+    assert (X == 0).any()
+    _compare(X, theirs, ours)
+    default_left = np.concatenate([t.default_left for t in ours.trees])
+    assert (default_left & 2).any()  # zero-is-missing nodes
+    zeros = np.where(np.isnan(X), 0.0, X)
+    np.testing.assert_array_equal(
+        ours.predict(X, raw_score=True), ours.predict(zeros, raw_score=True)
+    )
+    exported = lgb.Booster(model_str=ours.model_to_string(format="lightgbm"))
+    for rows in (X, zeros, X + 0.5):
+        np.testing.assert_allclose(
+            exported.predict(rows, raw_score=True),
+            ours.predict(rows, raw_score=True),
+            rtol=0,
+            atol=1e-12,
+        )
+
+
+def test_zero_as_missing_sparse_equals_dense():
+    # The values a CSR matrix leaves out are zeros: missing too.
+    import scipy.sparse as sp
+
+    X, y = _prebinned("regression", nan_fraction=0.05)
+    params = {**BASE, "objective": "regression", "zero_as_missing": True, "verbosity": -1}
+    dense = dgbdt.train(params, dgbdt.Dataset(X, y), 5)
+    sparse = dgbdt.train(params, dgbdt.Dataset(sp.csr_matrix(np.nan_to_num(X, nan=0.0)), y), 5)
+    np.testing.assert_allclose(
+        dense.predict(X, raw_score=True), sparse.predict(X, raw_score=True), rtol=0, atol=1e-12
+    )
+    lgb_params = {**params, **LGB_ONLY}
+    theirs = lgb.train(
+        lgb_params, lgb.Dataset(sp.csr_matrix(np.nan_to_num(X)), y, params=lgb_params), 5
+    )
+    np.testing.assert_allclose(
+        theirs.predict(X, raw_score=True), sparse.predict(X, raw_score=True), rtol=0, atol=1e-6
+    )

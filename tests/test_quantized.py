@@ -616,6 +616,7 @@ def test_split_scan_on_words_equals_the_scan_on_pairs(seed):
             features,
             offsets,
             nan_bins,
+            np.full(len(nan_bins), -1, np.int32),
             most_freq_bins,
             *totals,
             params,

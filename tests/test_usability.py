@@ -155,7 +155,6 @@ def test_train_takes_lightgbms_parameter_order():
 @pytest.mark.parametrize(
     "key, value",
     [
-        ("zero_as_missing", "true"),
         ("path_smooth", "1"),
         ("predict_contrib", "true"),
         ("monotone_constraints", "1,0,0"),
@@ -182,7 +181,6 @@ def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key
         ("save_binary", "true"),
         ("gpu_device_id", "0"),
         ("local_listen_port", "12400"),
-        ("zero_as_missing", "false"),
         ("machine_list_file", "mlist.txt"),
         ("device_type", "cpu"),
         ("eval_at", "1,2,3,4,5"),

@@ -31,6 +31,7 @@ def assemble_global_mapper(comm, dataset):
         dataset.feature_indices.tolist(),
         [ub.tolist() for ub in local.upper_bounds],
         local.nan_bins.tolist(),
+        (local.zero_bins >= 0).tolist(),
         list(dataset.feature_name),
         ranges.tolist(),
     )
@@ -43,8 +44,11 @@ def assemble_global_mapper(comm, dataset):
         [None] * n_features,
     )
     value_ranges = np.full((n_features, 2), np.nan)
-    for rank, (indices, ubs, nbs, block_names, block_ranges) in enumerate(blocks):
-        for g, ub, nb, name, value_range in zip(indices, ubs, nbs, block_names, block_ranges):
+    zero_missing = np.zeros(n_features, bool)
+    for rank, (indices, ubs, nbs, zms, block_names, block_ranges) in enumerate(blocks):
+        for g, ub, nb, zm, name, value_range in zip(
+            indices, ubs, nbs, zms, block_names, block_ranges
+        ):
             if not 0 <= g < n_features or owner_of[g] >= 0:
                 # every rank sees the same blocks and raises
                 raise agreed(
@@ -56,8 +60,8 @@ def assemble_global_mapper(comm, dataset):
                 )
             owner_of[g] = rank
             upper_bounds[g], nan_bins[g], names[g] = np.asarray(ub), nb, name
-            value_ranges[g] = value_range
-    return BinMapper(upper_bounds, nan_bins, value_ranges), names, owner_of
+            value_ranges[g], zero_missing[g] = value_range, zm
+    return BinMapper(upper_bounds, nan_bins, value_ranges, zero_missing), names, owner_of
 
 
 class FeatureBlockLearner(SerialLearner):
@@ -88,7 +92,7 @@ class FeatureBlockLearner(SerialLearner):
     def _goes_left(self, rows, feature, threshold_bin, default_left):
         local = self.local_of_global[feature]
         bins = self.feature_column(local, rows)[rows].astype(np.int64)
-        nan_bin = self.data.nan_bins[local]
+        nan_bin = self.data.missing_bins[local]
         return np.where(bins == nan_bin, bool(default_left), bins <= threshold_bin)
 
     def partition(self, sample_indices, record, scratch):
@@ -122,7 +126,7 @@ class FeatureBlockLearner(SerialLearner):
                 local = self.local_of_global[feature]
                 b = store.column(local).astype(np.int64)
                 goes = np.where(
-                    b == nan_bins[local], bool(tree.default_left[k]), b <= tree.threshold_bin[k]
+                    b == nan_bins[local], bool(tree.default_left[k] & 1), b <= tree.threshold_bin[k]
                 )
                 bits[k] = np.packbits(goes)
         # Each node's bits come from its owner alone: the sum is an OR.

@@ -83,6 +83,7 @@ class SerialLearner:
             features,
             self.data.feature_offsets,
             self.data.nan_bins,
+            self.data.zero_bins,
             self.most_freq_bins,
             totals[0],
             totals[1],
@@ -113,7 +114,7 @@ class SerialLearner:
             self.feature_column(feature, sample_indices),
             int(record[SPLIT_BIN]),
             bool(record[SPLIT_DEFAULT_LEFT]),
-            int(self.data.nan_bins[feature]),
+            int(self.data.missing_bins[feature]),
             numba.get_num_threads(),
             scratch,
         )
