@@ -18,6 +18,7 @@ A script run by hand, not a test.  Later parts of the issue (the dense wide
 case, mpiexec runs, the LibSVM command line) extend it.
 """
 
+import os
 import resource
 import statistics
 import sys
@@ -93,8 +94,10 @@ def worker(cfg, result_path):
     fits = []
     for _ in range(cfg["repeats"]):
         t0 = time.perf_counter()
-        model = lib.train(params, lib.Dataset(X, y), cfg["rounds"])
+        ds = lib.Dataset(X, y)
+        model = lib.train(params, ds, cfg["rounds"])
         fits.append(time.perf_counter() - t0)
+    store = getattr(ds, "store", None)  # dgbdt: how the bins were kept
     pred = model.predict(Xt)
     peak = peak_mb()
     write_result(
@@ -106,8 +109,54 @@ def worker(cfg, result_path):
             "peak_rss_mb": peak,
             "baseline_rss_mb": baseline,
             "peak_minus_baseline_mb": peak - baseline,
+            "store": store.describe() if store is not None else None,
         },
     )
+
+
+def cli_worker(cfg, result_path):
+    """``dgbdt train`` and ``dgbdt predict`` on LibSVM files of the data, each in a
+    child process: wall time and the child's peak RSS (this process's
+    RUSAGE_CHILDREN maximum after each), test AUC of the predictions."""
+    import subprocess
+    import tempfile
+
+    from common import write_result
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = make_sparse(cfg["rows"], cfg["cols"], cfg["nnz"], SEED)
+    Xt, yt = make_sparse(cfg["rows"] // 5, cfg["cols"], cfg["nnz"] // 5, SEED + 1)
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="dgbdt-bench-svm-") as tmp:
+        train, test = f"{tmp}/train.svm", f"{tmp}/test.svm"
+        dump_svmlight_file(X, y, train)
+        dump_svmlight_file(Xt, yt, test)
+        out["train_file_mb"] = os.path.getsize(train) / 2**20
+        del X, Xt
+        commands = {
+            "train": [
+                f"data={train}",
+                "objective=binary",
+                "num_leaves=63",
+                "learning_rate=0.1",
+                f"num_iterations={cfg['rounds']}",
+                f"num_threads={cfg['threads']}",
+                "verbosity=-1",
+                f"output_model={tmp}/model.json",
+            ],
+            "predict": [
+                f"data={test}",
+                f"input_model={tmp}/model.json",
+                f"output_result={tmp}/pred.txt",
+            ],
+        }
+        for task, args in commands.items():
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "dgbdt", task, *args], check=True)
+            out[f"{task}_s"] = time.perf_counter() - t0
+            out[f"{task}_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        out["auc"] = auc_of(yt, np.loadtxt(f"{tmp}/pred.txt"))
+    write_result(result_path, out)
 
 
 def parse_args(argv):
@@ -119,6 +168,17 @@ def parse_args(argv):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="20,000 x 5,000, 200,000 non-zeros")
+    ap.add_argument(
+        "--libsvm",
+        action="store_true",
+        help="also write the data as LibSVM files and run dgbdt's command line on them",
+    )
+    ap.add_argument(
+        "--big",
+        action="store_true",
+        help="1,000,000 x 100,000, 5,000,000 non-zeros, 5 rounds, 1 repeat (issue 13: "
+        "within 4 GiB peak RSS)",
+    )
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--json", metavar="PATH")
     ap.add_argument("--worker", help="(internal)")
@@ -127,6 +187,14 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.cols, args.nnz = 20_000, 5_000, 200_000
+    if args.big:
+        args.rows, args.cols, args.nnz, args.rounds, args.repeats = (
+            1_000_000,
+            100_000,
+            5_000_000,
+            5,
+            1,
+        )
     return args
 
 
@@ -135,7 +203,7 @@ def main(argv=None):
 
     args = parse_args(argv)
     if args.worker:
-        worker(json.loads(args.config), args.result)
+        (cli_worker if args.worker == "cli" else worker)(json.loads(args.config), args.result)
         return 0
     load = print_machine()
     cfg = {k: getattr(args, k) for k in ("rows", "cols", "nnz", "rounds", "repeats", "threads")}
@@ -172,6 +240,8 @@ def main(argv=None):
         )
     print()
     print_rows(["library", "fit s", "fit runs s", "test AUC", "peak RSS MB", "peak-base MB"], rows)
+    if results.get("dgbdt", {}).get("store"):
+        print(f"dgbdt's bin store: {results['dgbdt']['store']}")
     d, lg = results.get("dgbdt", {}), results.get("lightgbm", {})
     if "fit_s" in d and "fit_s" in lg:
         ratios = {
@@ -189,7 +259,24 @@ def main(argv=None):
         print(
             f"AUC      dgbdt - LightGBM {ratios['auc']:+.4f} (>= -0.005) {verdict(ratios['auc'] >= -0.005)}"
         )
+        if args.big:
+            rss = d["peak_rss_mb"] / 1024
+            print(f"peak RSS dgbdt {rss:.2f} GiB  (<= 4 GiB)   {verdict(rss <= 4)}")
         results["ratios"] = ratios
+    if args.libsvm:
+        res, err = run_worker(
+            SCRIPT, ["--worker", "cli"], cfg, args.timeout, env=child_env(args.threads)
+        )
+        if err:
+            print("command line:", err)
+        else:
+            print(
+                f"\ndgbdt command line on LibSVM files ({res['train_file_mb']:.0f} MB of training "
+                f"text): train {res['train_s']:.1f} s, peak RSS {res['train_peak_mb']:.0f} MB; "
+                f"predict {res['predict_s']:.1f} s, peak RSS (either) {res['predict_peak_mb']:.0f} MB; "
+                f"test AUC {res['auc']:.4f}"
+            )
+        results["cli"] = res
     if args.json:
         write_json(args.json, {"config": cfg, **machine_info(load), "results": results})
     return 0
