@@ -23,7 +23,9 @@ import numpy as np
 
 from .native.common import GRAD_DTYPE, HIST_DTYPE, HIST_WIDTH
 from .native.histogram import (
+    BLOCK_FEATURES,
     MAX_CHUNKS,
+    build_histogram_blocks,
     build_histogram_colwise,
     build_histogram_rowwise,
     gather_gradients,
@@ -147,6 +149,17 @@ class FloatHistograms(_Kind):
                 self.ordered_hessians,
                 learner.row_wise,
                 chunks,
+                into,
+            )
+        elif data.blocks is not None:
+            features = learner.histogram_features(feature_indices)
+            build_histogram_blocks(
+                data.blocks,
+                rows,
+                self.ordered_gradients,
+                self.ordered_hessians,
+                np.unique(features // BLOCK_FEATURES).astype(np.int64),
+                data.feature_offsets,
                 into,
             )
         elif learner.row_wise:

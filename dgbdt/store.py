@@ -160,7 +160,8 @@ class BinStore:
 
     @property
     def n_sparse(self):
-        return int((self.feature_map[:, FM_COL] < 0).sum())
+        """Features kept in the sparse part."""
+        return int(((self.feature_map[:, FM_COL] < 0) & self.kept).sum())
 
     def nbytes(self):
         return self.dense.nbytes + self.indptr.nbytes + self.entries.nbytes
@@ -170,7 +171,8 @@ class BinStore:
         return (
             f"{self.dense.shape[1]} dense columns ({len(self.bundles)} bundles of "
             f"{sum(map(len, self.bundles))} features), {self.n_sparse} sparse features "
-            f"with {len(self.entries)} entries, {self.nbytes() / 2**20:.1f} MiB"
+            f"with {len(self.entries)} entries, {int((~self.kept).sum())} features left "
+            f"out (feature_pre_filter), {self.nbytes() / 2**20:.1f} MiB"
         )
 
     def bins_of(self, feature, rows, out):

@@ -27,7 +27,7 @@ wide words of row pieces that fit (:func:`add_words_to_pairs`).
 import numpy as np
 from numba import njit, prange
 
-from .histogram import CHUNK_ROWS, PARALLEL_MIN_ROWS, n_row_chunks
+from .histogram import CHUNK_ROWS, PARALLEL_MIN_ROWS, PARALLEL_MIN_UPDATES, n_row_chunks
 from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
 from .random import _splitmix64
 
@@ -392,7 +392,7 @@ def build_int_histogram_colwise(
     feature_offsets : int64[n_features + 1]             # IN
     hist : int32|int64[total_bins]                      # OUT only the used features' bins
     """
-    if sample_indices.shape[0] >= PARALLEL_MIN_ROWS:
+    if sample_indices.shape[0] * feature_indices.shape[0] >= PARALLEL_MIN_UPDATES:
         _colwise_parallel_int(
             binned_cols, sample_indices, ordered_words, feature_indices, feature_offsets, hist
         )

@@ -42,7 +42,7 @@ No fastmath here: the gains are compared for equality across ranks.
 """
 
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 from numba.extending import overload
 
 from .common import (
@@ -435,6 +435,127 @@ def _keep_int(
     best[_F_RC] = _round_count(np.float64(total_h - lh) * cnt_factor)
 
 
+# Leaves with this many candidate features are scanned by several threads (each
+# feature by one: the same result for any number of threads).
+PARALLEL_MIN_FEATURES = 64
+
+
+@njit(cache=True, inline="always")
+def _float_feature(
+    j, hist, features, offsets, nan_bins, zero_bins, most_freq_bins, sums, limits, bests, flags
+):
+    f = features[j]
+    start = offsets[f]
+    flags[j] = _scan_float(
+        hist,
+        start,
+        offsets[f + 1] - start,
+        nan_bins[f],
+        zero_bins[f],
+        most_freq_bins[f],
+        sums[0],
+        sums[1],
+        sums[2],
+        limits[0],
+        limits[1],
+        limits[2],
+        limits[3],
+        limits[4],
+        limits[5],
+        bests[j],
+    )
+
+
+@njit(cache=True, parallel=True)
+def _float_features_parallel(
+    hist, features, offsets, nan_bins, zero_bins, most_freq_bins, sums, limits, bests, flags
+):
+    for j in prange(features.shape[0]):
+        _float_feature(
+            j,
+            hist,
+            features,
+            offsets,
+            nan_bins,
+            zero_bins,
+            most_freq_bins,
+            sums,
+            limits,
+            bests,
+            flags,
+        )
+
+
+@njit(cache=True, inline="always")
+def _int_feature(
+    j,
+    hist,
+    features,
+    offsets,
+    nan_bins,
+    zero_bins,
+    most_freq_bins,
+    total_g,
+    total_h,
+    limits,
+    bests,
+    flags,
+):
+    f = features[j]
+    start = offsets[f]
+    flags[j] = _scan_int(
+        hist,
+        start,
+        offsets[f + 1] - start,
+        nan_bins[f],
+        zero_bins[f],
+        most_freq_bins[f],
+        total_g,
+        total_h,
+        limits[0],
+        limits[1],
+        limits[2],
+        limits[3],
+        limits[4],
+        limits[5],
+        limits[6],
+        limits[7],
+        limits[8],
+        bests[j],
+    )
+
+
+@njit(cache=True, parallel=True)
+def _int_features_parallel(
+    hist,
+    features,
+    offsets,
+    nan_bins,
+    zero_bins,
+    most_freq_bins,
+    total_g,
+    total_h,
+    limits,
+    bests,
+    flags,
+):
+    for j in prange(features.shape[0]):
+        _int_feature(
+            j,
+            hist,
+            features,
+            offsets,
+            nan_bins,
+            zero_bins,
+            most_freq_bins,
+            total_g,
+            total_h,
+            limits,
+            bests,
+            flags,
+        )
+
+
 def _scan_leaf(
     hist,
     feature_indices,
@@ -497,27 +618,36 @@ def _scan_leaf_impl(
                 leaf_gain(sum_gradients, sum_h, l1, l2, max_delta)
                 + split_params[SP_MIN_GAIN_TO_SPLIT]
             )
-            for j in range(feature_indices.shape[0]):
-                f = feature_indices[j]
-                start = feature_offsets[f]
-                splittable[j] = _scan_float(
+            sums = np.array([sum_gradients, sum_h, count])
+            limits = np.array([l1, l2, max_delta, min_data, min_hess, shift])
+            if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
+                _float_features_parallel(
                     hist,
-                    start,
-                    feature_offsets[f + 1] - start,
-                    nan_bins[f],
-                    zero_bins[f],
-                    most_freq_bins[f],
-                    sum_gradients,
-                    sum_h,
-                    count,
-                    l1,
-                    l2,
-                    max_delta,
-                    min_data,
-                    min_hess,
-                    shift,
-                    bests[j],
+                    feature_indices,
+                    feature_offsets,
+                    nan_bins,
+                    zero_bins,
+                    most_freq_bins,
+                    sums,
+                    limits,
+                    bests,
+                    splittable,
                 )
+            else:
+                for j in range(feature_indices.shape[0]):
+                    _float_feature(
+                        j,
+                        hist,
+                        feature_indices,
+                        feature_offsets,
+                        nan_bins,
+                        zero_bins,
+                        most_freq_bins,
+                        sums,
+                        limits,
+                        bests,
+                        splittable,
+                    )
             return K_EPSILON
 
         return scan_floats
@@ -549,29 +679,37 @@ def _scan_leaf_impl(
             )
             + split_params[SP_MIN_GAIN_TO_SPLIT]
         )
-        for j in range(feature_indices.shape[0]):
-            f = feature_indices[j]
-            start = feature_offsets[f]
-            splittable[j] = _scan_int(
+        limits = np.array([count, g_scale, h_scale, l1, l2, max_delta, min_data, min_hess, shift])
+        if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
+            _int_features_parallel(
                 hist,
-                start,
-                feature_offsets[f + 1] - start,
-                nan_bins[f],
-                zero_bins[f],
-                most_freq_bins[f],
+                feature_indices,
+                feature_offsets,
+                nan_bins,
+                zero_bins,
+                most_freq_bins,
                 total_g,
                 total_h,
-                count,
-                g_scale,
-                h_scale,
-                l1,
-                l2,
-                max_delta,
-                min_data,
-                min_hess,
-                shift,
-                bests[j],
+                limits,
+                bests,
+                splittable,
             )
+        else:
+            for j in range(feature_indices.shape[0]):
+                _int_feature(
+                    j,
+                    hist,
+                    feature_indices,
+                    feature_offsets,
+                    nan_bins,
+                    zero_bins,
+                    most_freq_bins,
+                    total_g,
+                    total_h,
+                    limits,
+                    bests,
+                    splittable,
+                )
         return 0.0
 
     return scan_ints
@@ -735,19 +873,40 @@ def fix_most_frequent_bins(
     most_freq_bins : int32[n_features]     # IN
     sum_gradients, sum_hessians : float    # IN  the leaf's totals
     """
+    if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
+        _fix_parallel(
+            hist, feature_indices, feature_offsets, most_freq_bins, sum_gradients, sum_hessians
+        )
+        return
     for j in range(feature_indices.shape[0]):
-        f = feature_indices[j]
-        m = most_freq_bins[f]
-        if m <= 0:
-            continue
-        start = feature_offsets[f]
-        g, h = sum_gradients, sum_hessians
-        for i in range(feature_offsets[f + 1] - start):
-            if i != m:
-                g -= hist[start + i, 0]
-                h -= hist[start + i, 1]
-        hist[start + m, 0] = g
-        hist[start + m, 1] = h
+        _fix_feature(
+            hist, feature_indices[j], feature_offsets, most_freq_bins, sum_gradients, sum_hessians
+        )
+
+
+@njit(cache=True, parallel=True)
+def _fix_parallel(
+    hist, feature_indices, feature_offsets, most_freq_bins, sum_gradients, sum_hessians
+):
+    for j in prange(feature_indices.shape[0]):
+        _fix_feature(
+            hist, feature_indices[j], feature_offsets, most_freq_bins, sum_gradients, sum_hessians
+        )
+
+
+@njit(cache=True, inline="always")
+def _fix_feature(hist, f, feature_offsets, most_freq_bins, sum_gradients, sum_hessians):
+    m = most_freq_bins[f]
+    if m <= 0:
+        return
+    start = feature_offsets[f]
+    g, h = sum_gradients, sum_hessians
+    for i in range(feature_offsets[f + 1] - start):
+        if i != m:
+            g -= hist[start + i, 0]
+            h -= hist[start + i, 1]
+    hist[start + m, 0] = g
+    hist[start + m, 1] = h
 
 
 @njit(cache=True)

@@ -287,3 +287,39 @@ def test_a_freed_pre_filtered_dataset_names_the_change():
     dgbdt.train(params, kept, 2)
     dgbdt.train({**params, "min_data_in_leaf": 5}, kept, 2)  # re-binned from the raw data
     assert kept.store.kept.sum() > 0
+
+
+@pytest.mark.parametrize("n_rows", [300, 5000])
+def test_feature_blocks_equal_the_column_kernel(n_rows):
+    from dgbdt.native.histogram import (
+        build_histogram_blocks,
+        build_histogram_colwise,
+        feature_blocks,
+    )
+
+    rng = np.random.default_rng(n_rows)
+    n, m = 6000, 150  # 3 blocks, the last one partial
+    n_bins = rng.integers(2, 256, m)
+    offsets = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
+    binned = np.stack([rng.integers(0, b, n) for b in n_bins], axis=1).astype(np.uint8)
+    rows = np.sort(rng.choice(n, n_rows, replace=False)).astype(np.uint32)
+    g = rng.normal(size=n_rows).astype(np.float32)
+    h = rng.random(n_rows).astype(np.float32)
+    want = np.full((offsets[-1], 2), np.nan)
+    features = np.arange(m, dtype=np.int32)
+    build_histogram_colwise(np.asfortranarray(binned).T, rows, g, h, features, offsets, want)
+    got = np.full((offsets[-1], 2), np.nan)
+    blocks = feature_blocks(binned)
+    build_histogram_blocks(blocks, rows, g, h, np.arange(len(blocks)), offsets, got)
+    np.testing.assert_array_equal(got, want)  # the same sums, bit for bit
+
+
+def test_wide_data_trains_the_same_trees_in_both_layouts():
+    # 300 features, fewer rows than a row chunk: the column layout's feature
+    # blocks and the row kernel sum every bin in row order.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 300))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(float)
+    want, _ = trees(X, y, force_row_wise=True)
+    got, _ = trees(X, y, force_col_wise=True)
+    assert got == want
