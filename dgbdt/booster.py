@@ -61,6 +61,12 @@ def _category_codes(df, pandas_categorical):
     return df
 
 
+def pd_sparse_dtype():
+    import pandas as pd
+
+    return pd.SparseDtype
+
+
 def _frame_as_float64(df, feature_names, validate_features, pandas_categorical=None):
     if validate_features:
         _check_feature_names(df.columns, feature_names)
@@ -105,7 +111,12 @@ def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=N
             "instance for prediction, please use raw data instead"
         )
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
-        X = _frame_as_float64(X, feature_names, validate_features, pandas_categorical)
+        if len(X.columns) and all(isinstance(d, pd_sparse_dtype()) for d in X.dtypes):
+            if validate_features:
+                _check_feature_names(X.columns, feature_names)
+            X = X.sparse.to_coo()  # kept sparse: densified a block of rows at a time
+        else:
+            X = _frame_as_float64(X, feature_names, validate_features, pandas_categorical)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
     else:

@@ -7,6 +7,7 @@ column-major (F order): ``layout`` says which, chosen by shape (see
 ``choose_layout``), and the histogram kernel follows it.
 """
 
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
@@ -117,23 +118,78 @@ def _as_float(values, name):
         raise TypeError(f"{name} must be numeric: {exc}") from None
 
 
+def _human_bytes(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not POSIX: no check
+        return None
+
+
+# Bytes per row a training needs whatever the features: gradient and hessian
+# (float32), score (float64), row index (uint32) and the sparse part's row pointer
+# (int64).
+BYTES_PER_ROW = 4 + 4 + 8 + 4 + 8
+
+
 def _check_sparse_shape(shape):
     """Sparse input is binned column by column and kept sparse (dgbdt.store), so
-    its cost is its non-zeros; but every column has a CSC pointer and bin
-    bounds: refuse more than MAX_SPARSE_COLUMNS columns (an empty 3 x 2e9
+    its size is its non-zeros, but each column has a CSC pointer and bin bounds
+    and each row its training buffers: refuse more than MAX_SPARSE_COLUMNS
+    columns, or more rows than memory holds (an empty 3 x 2e9 or 2**50 x 2
     matrix costs nothing to make)."""
-    if int(shape[1]) <= MAX_SPARSE_COLUMNS:
+    n_samples, n_features = (int(v) for v in shape)
+    memory = _physical_memory()
+    per_rows = n_samples * BYTES_PER_ROW
+    if n_features <= MAX_SPARSE_COLUMNS and (memory is None or per_rows <= memory):
         return
-    raise ValueError(
-        f"sparse data of shape {tuple(shape)} has more than the {MAX_SPARSE_COLUMNS} "
-        "columns dgbdt takes from sparse input (dgbdt.io.MAX_SPARSE_COLUMNS); keep "
-        "only the columns that hold values"
+    why = (
+        f"more than the {MAX_SPARSE_COLUMNS} columns dgbdt takes from sparse input "
+        "(dgbdt.io.MAX_SPARSE_COLUMNS); keep only the columns that hold values"
+        if n_features > MAX_SPARSE_COLUMNS
+        else f"its {n_samples} rows need {_human_bytes(per_rows)} of training buffers "
+        f"({BYTES_PER_ROW} bytes a row), more than this machine's "
+        f"{_human_bytes(memory)} of memory"
+    )
+    raise ValueError(f"sparse data of shape {tuple(shape)}: {why}")
+
+
+def _sparse_column(col):
+    """(values, rows) of a pandas sparse column whose fill value is 0, else None."""
+    array = col.array
+    if not hasattr(array, "sp_values") or not _fills_zero(array.fill_value):
+        return None
+    values = np.asarray(array.sp_values, dtype=np.float64)
+    return np.ascontiguousarray(values), np.asarray(array.sp_index.indices, np.int64)
+
+
+def _fills_zero(value):
+    try:
+        return float(value) == 0.0
+    except (TypeError, ValueError):
+        return False
+
+
+def has_sparse_columns(df):
+    """Whether a DataFrame has pandas sparse columns that fill with 0 (kept sparse)."""
+    return any(
+        hasattr(dtype, "fill_value") and _fills_zero(dtype.fill_value) for dtype in df.dtypes
     )
 
 
 def _dataframe_columns(df):
     for i, name in enumerate(df.columns):
         col = df.iloc[:, i]  # by position: names may repeat
+        sparse = _sparse_column(col)
+        if sparse is not None:
+            yield sparse  # a sparse column stays sparse
+            continue
         if str(col.dtype) == "category":
             raise TypeError(
                 f"Column {name!r} is categorical; categorical features are not "
@@ -505,16 +561,18 @@ class Dataset:
     def _binned_matrix(self, dtype):
         """The full binned matrix dense input is binned into (None for sparse input:
         its columns are binned one by one, never densified)."""
-        if self._source.kind == "sparse":
+        source = self._source
+        if source.kind == "sparse" or (source.kind == "frame" and has_sparse_columns(source.data)):
             return None
         order = "C" if self.layout == "row" else "F"
         return np.empty((self.n_samples, self.n_features), dtype=dtype, order=order)
 
     def _column(self, col, upper_bounds, nan_bin, binned, f):
         """One feature's bins as a store Column (into ``binned[:, f]`` for dense input)."""
-        if binned is not None:
-            bin_column(col, upper_bounds, nan_bin, binned[:, f])
-            return Column(self.n_samples, dense=binned[:, f])
+        if not isinstance(col, tuple):  # dense (a frame's dense column: its own array)
+            out = binned[:, f] if binned is not None else np.empty(self.n_samples, np.uint16)
+            bin_column(col, upper_bounds, nan_bin, out)
+            return Column(self.n_samples, dense=out)
         values, rows = col
         bins = np.empty(len(values), np.uint16)
         map_to_bins(values, upper_bounds, nan_bin, bins)

@@ -323,3 +323,21 @@ def test_wide_data_trains_the_same_trees_in_both_layouts():
     want, _ = trees(X, y, force_row_wise=True)
     got, _ = trees(X, y, force_col_wise=True)
     assert got == want
+
+
+def test_a_dataframe_of_sparse_columns_is_kept_sparse():
+    pd = pytest.importorskip("pandas")
+    X, y = one_hot_data()
+    names = [f"c{i}" for i in range(X.shape[1])]
+    frame = pd.DataFrame.sparse.from_spmatrix(sp.csr_matrix(X), columns=names)
+    want, plain = trees(X, y)
+    ds = dgbdt.Dataset(frame, y)
+    assert ds.construct().binned is None and ds.store.nbytes() < X.size  # no dense copy
+    got, booster = trees(frame, y)
+    assert got == want
+    np.testing.assert_array_equal(booster.predict(frame), plain.predict(X))
+    # a dense column among sparse ones: binned on its own, the same trees
+    mixed = frame.copy()
+    mixed["c0"] = X[:, 0]
+    got, _ = trees(mixed, y)
+    assert got == want
