@@ -61,6 +61,13 @@ def _category_codes(df, pandas_categorical):
     return df
 
 
+def _fills_zero(value):
+    try:
+        return float(value) == 0.0
+    except (TypeError, ValueError):
+        return False
+
+
 def pd_sparse_dtype():
     import pandas as pd
 
@@ -111,7 +118,9 @@ def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=N
             "instance for prediction, please use raw data instead"
         )
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
-        if len(X.columns) and all(isinstance(d, pd_sparse_dtype()) for d in X.dtypes):
+        if len(X.columns) and all(
+            isinstance(d, pd_sparse_dtype()) and _fills_zero(d.fill_value) for d in X.dtypes
+        ):
             if validate_features:
                 _check_feature_names(X.columns, feature_names)
             X = X.sparse.to_coo()  # kept sparse: densified a block of rows at a time

@@ -519,14 +519,17 @@ class Dataset:
                 for k in wanted
                 if wanted[k] != self._binning[k] and not (k == "ranks" and n_ranks is None)
             ]
+            if "filtered" in changed and set(self._binning["filtered"]) <= set(wanted["filtered"]):
+                # Fewer features can split now: those stored still hold them all.
+                changed.remove("filtered")
             if "ranks" in changed:
                 changed = ["ranks"]  # the seed rule follows the row count
             same = not changed
             what = "; ".join(
                 f"it was binned on {self._binning[k]} rank(s) and trains row-sharded on {wanted[k]}"
                 if k == "ranks"
-                else "feature_pre_filter now leaves out other features (min_data_in_leaf "
-                "changed; LightGBM: set feature_pre_filter=false to change it)"
+                else "feature_pre_filter left out features that can split with the new "
+                "min_data_in_leaf (LightGBM: set feature_pre_filter=false to change it)"
                 if k == "filtered"
                 else f"the params ask for {k}={wanted[k]} (was {self._binning[k]})"
                 for k in changed
@@ -589,6 +592,7 @@ class Dataset:
             zeros,
             self.layout,
             (cfg["enable_bundle"], cfg["is_enable_sparse"], self._pre_filter(cfg)),
+            n_samples=self.n_samples,
             comm=comm if sharded else None,
             offset=self.row_offset if sharded else 0,
             binned=binned,

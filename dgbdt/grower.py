@@ -153,9 +153,9 @@ class TreeGrower:
         # Build the smaller child (by global count), subtract for the larger; on a
         # tie the right one is built, as LightGBM (the same float sums, bit for bit).
         small, large = (leaf, right) if left_count < right_count else (right, leaf)
-        # Only the features splittable in the parent: the children scan no others
-        # (LightGBM builds no others either; their bins here are left stale).
-        small_hist = self._histogram(small, leaves.totals[small], leaves.features[leaf])
+        # Every feature of the tree: voting's splittable lists differ between ranks,
+        # and a rank sends the bins of every elected feature.
+        small_hist = self._histogram(small, leaves.totals[small], leaves.tree_features)
         leaves.hists[small] = self.hists.subtract(parent_hist, small_hist)
         leaves.hists[large] = parent_hist
         candidates = leaves.features[leaf]

@@ -530,8 +530,9 @@ _ROWS = [
         True,
         bool,
         (),
-        "Leave out of training the features no threshold can split with "
-        "min_data_in_leaf rows on each side (LightGBM's rule, on every row's bins).",
+        "Leave out of training the features no threshold 'bins up to t | the rest' "
+        "splits with min_data_in_leaf rows on each side (LightGBM's NeedFilter, on "
+        "every row's bins).",
     ),
     Param(
         "bin_construct_sample_cnt",

@@ -87,9 +87,11 @@ class Column:
 
 def splittable_features(counts, offsets, min_data_in_leaf, pre_filter):
     """bool per feature: more than one bin and, with ``pre_filter``, a threshold
-    leaving ``min_data_in_leaf`` rows on both sides (LightGBM's
-    ``feature_pre_filter``: its NeedFilter, src/io/bin.cpp, on global counts).
-    Other features can never split: training leaves them out."""
+    leaving ``min_data_in_leaf`` rows on both sides of "bins up to t | the rest"
+    (LightGBM's ``feature_pre_filter``: its NeedFilter, src/io/bin.cpp, on global
+    counts).  As in LightGBM, that is the test: a feature it drops could still
+    split "low bins and NaN | high bins" in rare cases, or pass the hessian-based
+    count estimates; training leaves the dropped features out."""
     n_bins = np.diff(offsets)
     ok = n_bins > 1
     if not pre_filter or not len(n_bins):
@@ -243,6 +245,7 @@ def build_store(
     layout,
     options,
     *,
+    n_samples,
     comm=None,
     offset=0,
     binned=None,
@@ -284,10 +287,12 @@ def build_store(
         len(g) == 1 and g[0] == f for f, g in enumerate(dense_groups)
     ):
         if binned is None:
-            binned = _plain_matrix(columns, layout, bin_dtype_for(int(n_bins.max(initial=1))))
+            binned = _plain_matrix(
+                columns, n_samples, layout, bin_dtype_for(int(n_bins.max(initial=1)))
+            )
         store = plain_store(binned, feature_offsets, mfb, layout)
     else:
-        store = BinStore(_rows_of(columns), hist_offsets, mfb, layout)
+        store = BinStore(n_samples, hist_offsets, mfb, layout)
         store.plain = False
         store.feature_map[:, FM_DEFAULT] = mfb  # and FM_COL -1: not stored
         store.feature_map[:, FM_COL] = -1
@@ -297,12 +302,8 @@ def build_store(
     return store
 
 
-def _rows_of(columns):
-    return columns[0].n if columns else 0
-
-
-def _plain_matrix(columns, layout, dtype):
-    out = np.empty((_rows_of(columns), len(columns)), dtype, order="C" if layout == "row" else "F")
+def _plain_matrix(columns, n_samples, layout, dtype):
+    out = np.empty((n_samples, len(columns)), dtype, order="C" if layout == "row" else "F")
     for f, c in enumerate(columns):
         out[:, f] = c.full()
     return out

@@ -93,3 +93,18 @@ def test_voting_parallel_trains_on_sparse_data(tmp_path):
 
     auc, serial_auc = roc_auc_score(y, booster.predict(X)), roc_auc_score(y, want.predict(X))
     assert auc > serial_auc - 0.02, (auc, serial_auc)
+
+
+def test_voting_trees_do_not_depend_on_the_layout(tmp_path):
+    # A feature elected by the other rank is sent by every rank: its bins must be
+    # built everywhere, in the column layout too (fewer rows than a row chunk:
+    # both layouts sum every bin in row order).
+    params = {**BASE, "tree_learner": "voting", "top_k": 1, "min_data_in_leaf": 20}
+    params.update(enable_bundle=False, is_enable_sparse=False)
+    (tmp_path / "row").mkdir()
+    (tmp_path / "col").mkdir()
+    rows, cols = {**params, "force_row_wise": True}, {**params, "force_col_wise": True}
+    by_rows, _ = distributed(tmp_path / "row", 2, rows, "constant")
+    by_cols, _ = distributed(tmp_path / "col", 2, cols, "constant")
+    assert trees(by_rows) == trees(by_cols)
+    assert max(abs(t.leaf_value).max() for t in by_cols.trees) < 1.0

@@ -283,6 +283,7 @@ def test_a_freed_pre_filtered_dataset_names_the_change():
     dgbdt.train(params, ds, 2)
     with pytest.raises(ValueError, match="feature_pre_filter"):
         dgbdt.train({**params, "min_data_in_leaf": 5}, ds, 2)
+    dgbdt.train({**params, "min_data_in_leaf": 400}, ds, 2)  # fewer features: the store serves
     kept = dgbdt.Dataset(X, y, params=params, free_raw_data=False)
     dgbdt.train(params, kept, 2)
     dgbdt.train({**params, "min_data_in_leaf": 5}, kept, 2)  # re-binned from the raw data
@@ -341,3 +342,24 @@ def test_a_dataframe_of_sparse_columns_is_kept_sparse():
     mixed["c0"] = X[:, 0]
     got, _ = trees(mixed, y)
     assert got == want
+
+
+def test_predict_on_sparse_frames_of_any_fill_value():
+    pd = pytest.importorskip("pandas")
+    X, y = one_hot_data(600)
+    X = X[:, :10]
+    frame = pd.DataFrame(
+        {
+            f"c{i}": pd.arrays.SparseArray(X[:, i], fill_value=[0.0, np.nan, 1.0][i % 3])
+            for i in range(X.shape[1])
+        }
+    )
+    _, booster = trees(frame, y)
+    _, dense = trees(X, y)
+    np.testing.assert_array_equal(booster.predict(frame), dense.predict(X))
+
+
+def test_sparse_input_without_columns_keeps_its_rows():
+    X = sp.csr_matrix((300, 0))
+    ds = dgbdt.Dataset(X, np.arange(300) % 2).construct()
+    assert ds.store.n_samples == 300 and ds.store.dense.shape == (300, 0)

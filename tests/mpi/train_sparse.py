@@ -2,7 +2,8 @@
 (CSR slices) or, with mode "blocks", by columns; rank 0 writes the model, the
 store's summary and the bytes sent.
 
-argv: K, out_dir, params_json, n_rounds, mode
+argv: K, out_dir, params_json, n_rounds, mode ("rows", "blocks", or "constant":
+rows, with feature 0 constant on rank 1)
 """
 
 import json
@@ -32,7 +33,11 @@ elif params["tree_learner"] == "feature":
     train_set = dgbdt.Dataset(X, y)
 else:
     lo, hi = shard_bounds(X.shape[0], k)[comm.rank]
-    train_set = dgbdt.Dataset(X[lo:hi], y[lo:hi])
+    X = X[lo:hi]
+    if mode == "constant" and comm.rank == 1:  # feature 0 cannot split on this rank
+        X = X.toarray()
+        X[:, 0] = 0.5
+    train_set = dgbdt.Dataset(X, y[lo:hi])
 booster = dgbdt.train(params, train_set, n_rounds)
 summaries = comm.gather_bytes(json.dumps(store_summary(train_set.store)).encode())
 if comm.rank == 0:
