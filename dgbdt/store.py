@@ -264,11 +264,7 @@ def build_store(
     """
     enable_bundle, enable_sparse, pre_filter = options
     n_bins = np.diff(feature_offsets)
-    counts = np.concatenate(
-        [c.counts(int(nb)) for c, nb in zip(columns, n_bins)] or [np.zeros(0, np.int64)]
-    ).astype(np.int64)
-    if comm is not None and comm.size > 1:
-        counts = comm.total_int(counts)
+    counts = _global_counts(columns, n_bins, comm)
     mfb = most_frequent_bins(counts, feature_offsets, zero_bins)
     kept = np.ones(len(columns), bool)
     if pre_filter is not None:
@@ -300,6 +296,14 @@ def build_store(
         _fill_sparse(store, columns, sorted(f for g in sparse for f in g))
     store.counts, store.bin_offsets, store.kept = counts, feature_offsets, kept
     return store
+
+
+def _global_counts(columns, n_bins, comm):
+    """int64 rows per bin of every feature, flat, over every rank."""
+    counts = np.concatenate(
+        [c.counts(int(nb)) for c, nb in zip(columns, n_bins)] or [np.zeros(0, np.int64)]
+    ).astype(np.int64)
+    return comm.total_int(counts) if comm is not None and comm.size > 1 else counts
 
 
 def _plain_matrix(columns, n_samples, layout, dtype):
