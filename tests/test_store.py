@@ -2,6 +2,7 @@
 the sparse part keep every feature's bins losslessly, build the histograms the
 plain matrix gives, and train the same trees whatever the storage."""
 
+import importlib.util
 import json
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import dgbdt
+from mpi_launch import TESTS
 from dgbdt.native.common import FM_COL, HIST_DTYPE
 from dgbdt.native.quantize import WIDE_SHIFT, word_halves
 from dgbdt.native.split import fix_most_frequent_bins
@@ -20,6 +22,10 @@ from dgbdt.native.store import (
 )
 from dgbdt.native.histogram import MAX_CHUNKS
 
+_spec = importlib.util.spec_from_file_location("sparse_data", TESTS / "mpi" / "sparse_data.py")
+sparse_data = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sparse_data)
+
 STORAGE = {
     "default": {},
     "plain": {"enable_bundle": False, "is_enable_sparse": False},
@@ -29,21 +35,11 @@ STORAGE = {
 
 
 def one_hot_data(n=2000, seed=0):
-    """One-hot blocks of three categoricals (exclusive: they bundle), two dense
-    columns, rare sparse columns, a column 80% at 5.0 (its most frequent bin is
-    not the bin of 0) and one with NaN."""
-    rng = np.random.default_rng(seed)
-    cats = [rng.integers(0, k, n) for k in (5, 12, 30)]
-    blocks = [np.eye(k)[c] * rng.random((n, 1)) for k, c in zip((5, 12, 30), cats)]
-    dense = rng.normal(size=(n, 2))
-    rare = sp.random(n, 40, density=0.01, random_state=seed + 3).toarray()
-    mostly_five = np.where(rng.random(n) < 0.8, 5.0, rng.random(n))
-    with_nan = np.where(rng.random(n) < 0.1, np.nan, 0.0) + (rng.random(n) < 0.05)
-    X = np.hstack(
-        [dense[:, :1]] + blocks + [dense[:, 1:], rare, mostly_five[:, None], with_nan[:, None]]
-    )
-    y = (X[:, 0] + (cats[1] % 3 == 0) + X[:, 2] > 0.8).astype(float)
-    return X, y
+    """tests/mpi/sparse_data.py's data as a dense array: one-hot blocks (they
+    bundle), dense and rare columns, a column 80% at 5.0 (its most frequent bin
+    is not the bin of 0) and one with NaN."""
+    X, y = sparse_data.make_sparse_data(n, seed)
+    return X.toarray(), y
 
 
 def stores(X, y, **params):
@@ -363,3 +359,14 @@ def test_sparse_input_without_columns_keeps_its_rows():
     X = sp.csr_matrix((300, 0))
     ds = dgbdt.Dataset(X, np.arange(300) % 2).construct()
     assert ds.store.n_samples == 300 and ds.store.dense.shape == (300, 0)
+
+
+@pytest.mark.parametrize(
+    "key", ["enable_bundle", "is_enable_sparse", "feature_pre_filter", "zero_as_missing"]
+)
+def test_a_bad_value_of_a_storage_parameter_names_it(key):
+    X, y = one_hot_data(300)
+    with pytest.raises(ValueError, match=key):
+        dgbdt.train({"objective": "binary", "verbose": -1, key: "maybe"}, dgbdt.Dataset(X, y), 1)
+    with pytest.raises(ValueError, match=key):
+        dgbdt.Dataset(X, y, params={key: 2}).construct()
