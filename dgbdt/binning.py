@@ -8,7 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .native.binning import find_bin_upper_bounds, map_to_bins, map_sparse_to_bins
+from .native.binning import (
+    distinct_counts,
+    find_bin_upper_bounds,
+    map_to_bins,
+    map_sparse_to_bins,
+)
 from .native.common import bin_dtype_for
 from .native.random import uniform_fill
 from .streams import STREAM_BIN_SAMPLE
@@ -128,21 +133,11 @@ def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
     NaN bin off).
     """
     values = np.sort(np.asarray(values, dtype=np.float64))
-    # np.unique(return_counts=True), without its overhead (run once per feature)
-    starts = np.flatnonzero(np.concatenate(([len(values) > 0], values[1:] != values[:-1])))
-    distinct = values[starts]
-    counts = np.diff(np.append(starts, len(values)))
-    if n_implicit_zeros:
-        pos = int(np.searchsorted(distinct, 0.0))
-        if pos < len(distinct) and distinct[pos] == 0.0:
-            counts[pos] += n_implicit_zeros
-        else:
-            distinct = np.concatenate((distinct[:pos], [0.0], distinct[pos:]))
-            counts = np.concatenate((counts[:pos], [n_implicit_zeros], counts[pos:]))
+    distinct = np.empty(len(values) + 1, np.float64)
+    counts = np.empty(len(values) + 1, np.int64)
+    n = distinct_counts(values, n_implicit_zeros, distinct, counts)
     out = np.empty(max(max_bin, 1) + 1, dtype=np.float64)
-    n = find_bin_upper_bounds(
-        distinct.astype(np.float64), counts.astype(np.int64), max_bin, min_data_in_bin, out
-    )
+    n = find_bin_upper_bounds(distinct[:n], counts[:n], max_bin, min_data_in_bin, out)
     return out[:n].copy()
 
 
@@ -156,17 +151,14 @@ def value_range(values, n_implicit_zeros):
     return (lo, hi) if lo <= hi else (np.nan, np.nan)
 
 
-def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None, use_missing=True):
-    """Upper bounds, NaN bin and value range (``value_range``) of one feature.
+def sampled_values(col, n_samples, sample, use_missing=True):
+    """(values, n_implicit_zeros, has_nan) of one feature on this rank: its
+    non-NaN values on the ``sample`` rows (None: all), how many of those rows
+    hold an implicit 0.0, and whether the whole column holds NaN.
 
     ``col`` is a dense float64 column or a sparse ``(values, row_indices)``
-    pair (absent rows are 0.0); ``sample`` the rows to find bounds on (None:
-    all).  Whether the feature has a NaN bin is decided on the whole column.
-    With a ``comm`` of several ranks, the sampled values of every rank are
-    gathered first: the bounds depend only on the set of sampled values, so
-    they equal the single-process ones for any number of ranks.
-    ``use_missing=False`` (LightGBM's): NaN counts as 0.0, and there is no NaN
-    bin (map_to_bins then bins NaN with 0.0).
+    pair (absent rows are 0.0).  ``use_missing=False`` (LightGBM's): NaN
+    counts as 0.0 and there is no NaN bin (map_to_bins then bins NaN with 0.0).
     """
     if isinstance(col, tuple):
         values, rows = col
@@ -185,15 +177,49 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None, 
     if not use_missing:
         n_implicit_zeros += int(nan.sum())
         has_nan = False
-    values = values[~nan]
-    if comm is not None and comm.size > 1:
-        values = comm.concat(values)
-        n_implicit_zeros, nan_flag = comm.total_int([n_implicit_zeros, int(has_nan)])
-        has_nan = bool(nan_flag)
+    return values[~nan], n_implicit_zeros, has_nan
+
+
+def gather_samples(samples, comm):
+    """Every rank's ``sampled_values`` of the same features joined into the
+    global ones (values in rank order, counts summed, NaN from any rank): one
+    allgather of the sizes and one allgatherv of the values for all of them,
+    not collectives per feature."""
+    meta = np.array([[len(v), nz, has_nan] for v, nz, has_nan in samples], np.int64)
+    meta = comm.allgather(meta.reshape(-1, 3))  # (ranks, features, 3)
+    joined = comm.concat(np.concatenate([v for v, _, _ in samples] + [np.empty(0)]))
+    ends = np.cumsum(meta[:, :, 0].reshape(-1)).reshape(meta.shape[:2])
+    starts = ends - meta[:, :, 0]
+    return [
+        (
+            np.concatenate([joined[starts[r, f] : ends[r, f]] for r in range(len(meta))]),
+            int(meta[:, f, 1].sum()),
+            bool(meta[:, f, 2].any()),
+        )
+        for f in range(len(samples))
+    ]
+
+
+def bounds_of(values, n_implicit_zeros, has_nan, max_bin, min_data_in_bin):
+    """Upper bounds, NaN bin (-1: none) and value range of one feature from
+    its (global) ``sampled_values``."""
     # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
     # max_bin - 1 value bins; with max_bin = 2 that leaves one).
     ub = bounds_from_values(values, n_implicit_zeros, max(1, max_bin - has_nan), min_data_in_bin)
     return ub, (len(ub) if has_nan else -1), value_range(values, n_implicit_zeros)
+
+
+def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None, use_missing=True):
+    """``bounds_of`` one feature (see ``sampled_values`` for the arguments).
+
+    With a ``comm`` of several ranks, the sampled values of every rank are
+    gathered first: the bounds depend only on the set of sampled values, so
+    they equal the single-process ones for any number of ranks.
+    """
+    found = sampled_values(col, n_samples, sample, use_missing)
+    if comm is not None and comm.size > 1:
+        found = gather_samples([found], comm)[0]
+    return bounds_of(*found, max_bin, min_data_in_bin)
 
 
 def find_bin_mapper(

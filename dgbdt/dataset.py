@@ -16,7 +16,15 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .binning import BinMapper, bin_column, feature_bounds, sample_rows, zero_bin
+from .binning import (
+    BinMapper,
+    bin_column,
+    bounds_of,
+    gather_samples,
+    sampled_values,
+    sample_rows,
+    zero_bin,
+)
 from .native.binning import map_to_bins
 from .native.common import bin_dtype_for
 from .store import Column, build_store, splittable_features
@@ -240,6 +248,13 @@ class FeatureSource:
             self.kind = "dense"
             self.data = arr
             self.shape = arr.shape
+
+    def bytes_per_column(self):
+        """About how many bytes one column and its sampled values take while
+        bounds are found (sparse: 24 per stored value; else 16 per row)."""
+        if self.kind == "sparse":
+            return 24 * self.data.nnz // max(self.shape[1], 1) + 64
+        return 16 * self.shape[0] + 64
 
     def columns(self):
         if self.kind == "sparse":
@@ -659,17 +674,12 @@ class Dataset:
             self.n_total,
         )
         upper_bounds, nan_bins, ranges, columns = [], [], [], []
-        for f, col in enumerate(self._source.columns()):
-            ub, nan_bin, value_range = feature_bounds(
-                col,
-                self.n_samples,
-                sample,
-                max_bins[f],
-                cfg["min_data_in_bin"],
-                comm,
-                # LightGBM bins NaN as 0.0 for zero_as_missing too
-                use_missing=cfg["use_missing"] and not cfg["zero_as_missing"],
-            )
+        # LightGBM bins NaN as 0.0 for zero_as_missing too
+        use_missing = cfg["use_missing"] and not cfg["zero_as_missing"]
+        for f, col, found in _bounds_in_batches(
+            self._source, self.n_samples, sample, use_missing, comm
+        ):
+            ub, nan_bin, value_range = bounds_of(*found, max_bins[f], cfg["min_data_in_bin"])
             columns.append(self._column(col, ub, nan_bin, binned, f))
             upper_bounds.append(ub)
             nan_bins.append(nan_bin)
@@ -741,3 +751,33 @@ class Dataset:
         """Replace the starting raw scores (checked as in the constructor); returns self."""
         self.init_score = _check_init_score(init_score, self.n_samples)
         return self
+
+
+# Bytes of columns and sampled values one batch of _bounds_in_batches holds
+# (on average: the batch is a number of features, the same on every rank).
+BOUNDS_BATCH_BYTES = 32 << 20
+BOUNDS_BATCH_MAX = 4096
+
+
+def _bounds_batch(source, comm):
+    """Features per batch of _bounds_in_batches, agreed by every rank."""
+    need = comm.greatest_int([source.bytes_per_column()])[0]
+    return int(min(BOUNDS_BATCH_MAX, max(1, BOUNDS_BATCH_BYTES // max(int(need), 1))))
+
+
+def _bounds_in_batches(source, n_samples, sample, use_missing, comm):
+    """(index, column, global sampled_values) of every column, in order; under
+    MPI the samples of a batch of columns travel in two collectives (a wide
+    sparse matrix has tens of thousands of features: not 3 collectives each)."""
+    sharded = comm is not None and comm.size > 1
+    size = _bounds_batch(source, comm) if sharded else 1
+    batch = []
+    for f, col in enumerate(source.columns()):
+        batch.append((f, col, sampled_values(col, n_samples, sample, use_missing)))
+        if len(batch) == size or f == source.shape[1] - 1:
+            found = [b[2] for b in batch]
+            if sharded:
+                found = gather_samples(found, comm)
+            for (f, col, _), one in zip(batch, found):
+                yield f, col, one
+            batch = []

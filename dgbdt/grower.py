@@ -156,7 +156,9 @@ class TreeGrower:
         # Every feature of the tree: voting's splittable lists differ between ranks,
         # and a rank sends the bins of every elected feature.
         small_hist = self._histogram(small, leaves.totals[small], leaves.tree_features)
-        leaves.hists[small] = self.hists.subtract(parent_hist, small_hist)
+        leaves.hists[small] = self.hists.subtract(
+            parent_hist, small_hist, self.learner.subtracted_bins
+        )
         leaves.hists[large] = parent_hist
         candidates = leaves.features[leaf]
         for child in (leaf, right):

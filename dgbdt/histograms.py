@@ -222,9 +222,9 @@ class FloatHistograms(_Kind):
         g, h = bins.sum(axis=0)
         return float(g), float(h)
 
-    def subtract(self, parent, child):
-        """parent -= child; returns the child."""
-        subtract_histograms(parent, child, parent)
+    def subtract(self, parent, child, bins=slice(None)):
+        """parent -= child on ``bins``; returns the child."""
+        subtract_histograms(parent[bins], child[bins], parent[bins])
         return child
 
 
@@ -410,14 +410,15 @@ class QuantizedHistograms(_Kind):
             g, h = bins.sum(axis=0)
         return float(g) * self.scales[0], float(h) * self.scales[1]
 
-    def subtract(self, parent, child):
-        """parent -= child (exact on words and pairs); returns the child, as
-        pairs when the parent is (a child small enough for words is built as words)."""
+    def subtract(self, parent, child, bins=slice(None)):
+        """parent -= child on ``bins`` (exact on words and pairs); returns the
+        child, as pairs when the parent is (a child small enough for words is
+        built as words)."""
         if parent.ndim == 2 and child.ndim == 1:
             pairs = self._take((self.total_bins, 2), WIDE_DTYPE)
             pairs[:] = 0
             add_words_to_pairs(child, pairs)
             self.release(child)
             child = pairs
-        np.subtract(parent, child, out=parent)
+        np.subtract(parent[bins], child[bins], out=parent[bins])
         return child

@@ -326,3 +326,31 @@ def map_sparse_to_bins(values, row_indices, upper_bounds, nan_bin, out):
         out[row_indices[k]] = _value_to_bin(
             values[k], upper_bounds, n_value_bins, nan_bin, zero_bin
         )
+
+
+@njit(cache=True)
+def distinct_counts(sorted_values, n_implicit_zeros, distinct_out, counts_out):
+    """Distinct values of ``sorted_values`` (ascending, no NaN) and their
+    counts, with ``n_implicit_zeros`` more rows of 0.0 added in place; returns
+    how many.  ``distinct_out``/``counts_out`` hold len(sorted_values) + 1."""
+    n = 0
+    zero_done = n_implicit_zeros == 0
+    for i in range(len(sorted_values)):
+        v = sorted_values[i]
+        if not zero_done and v >= 0.0:
+            zero_done = True
+            # the zeros' entry: 0.0 (or the -0.0 of the values, equal to it)
+            distinct_out[n] = v if v == 0.0 else 0.0
+            counts_out[n] = n_implicit_zeros
+            n += 1
+        if n > 0 and distinct_out[n - 1] == v:
+            counts_out[n - 1] += 1
+        else:
+            distinct_out[n] = v
+            counts_out[n] = 1
+            n += 1
+    if not zero_done:
+        distinct_out[n] = 0.0
+        counts_out[n] = n_implicit_zeros
+        n += 1
+    return n

@@ -393,3 +393,37 @@ def feature_blocks(binned):
         part = binned[:, k * BLOCK_FEATURES : (k + 1) * BLOCK_FEATURES]
         out[k, :, : part.shape[1]] = part
     return out
+
+
+@njit(cache=True)
+def take_bins(hist, index, out):
+    """out[i] = hist[index[i]] for the rows (bins) of 2-D ``hist``: the bins
+    a rank sends, packed (numpy's fancy indexing allocates and is several
+    times slower on these sizes).
+
+    Parameters
+    ----------
+    hist : T[total_bins, w]  # IN
+    index : int64[n]         # IN  bins to take
+    out : T[n, w]            # OUT
+    """
+    for i in range(len(index)):
+        b = index[i]
+        for k in range(hist.shape[1]):
+            out[i, k] = hist[b, k]
+
+
+@njit(cache=True)
+def put_bins(values, index, hist):
+    """hist[index[i]] = values[i]: the received bins back in their places.
+
+    Parameters
+    ----------
+    values : T[n, w]         # IN
+    index : int64[n]         # IN
+    hist : T[total_bins, w]  # OUT (the other bins are left as they are)
+    """
+    for i in range(len(index)):
+        b = index[i]
+        for k in range(hist.shape[1]):
+            hist[b, k] = values[i, k]

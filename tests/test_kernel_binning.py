@@ -9,6 +9,7 @@ from dgbdt.binning import find_bin_mapper
 from dgbdt.native import common
 from dgbdt.native.binning import (
     K_ZERO_THRESHOLD,
+    distinct_counts,
     find_bin_upper_bounds,
     map_sparse_to_bins,
     map_to_bins,
@@ -464,3 +465,23 @@ def test_bounds_properties_well_spaced_values(values, scale, max_bin, min_data_i
     distinct, counts = np.unique(np.asarray(values, np.float64) * scale, return_counts=True)
     ub = upper_bounds_of(distinct, counts, max_bin, min_data_in_bin)
     assert_bound_properties(distinct, counts, ub, max_bin, well_spaced=True)
+
+
+def naive_distinct_counts(values, n_zeros):
+    """np.unique with ``n_zeros`` more rows of 0.0."""
+    values = np.concatenate((np.asarray(values, np.float64), np.zeros(n_zeros)))
+    return np.unique(values, return_counts=True) if len(values) else (np.empty(0), np.empty(0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0]), max_size=12),
+    st.integers(0, 5),
+)
+def test_distinct_counts_equals_unique(values, n_zeros):
+    values = np.sort(np.asarray(values, np.float64))
+    distinct, counts = np.empty(len(values) + 1), np.empty(len(values) + 1, np.int64)
+    n = distinct_counts(values, n_zeros, distinct, counts)
+    want_values, want_counts = naive_distinct_counts(values, n_zeros)
+    np.testing.assert_array_equal(distinct[:n], want_values)
+    np.testing.assert_array_equal(counts[:n], want_counts)

@@ -20,7 +20,9 @@ from dgbdt.native.histogram import (
     build_histogram_rowwise,
     gather_gradients,
     n_row_chunks,
+    put_bins,
     subtract_histograms,
+    take_bins,
 )
 
 SEEDS = [0, 1, 2]
@@ -331,3 +333,19 @@ def test_gather_gradients(seed):
     np.testing.assert_array_equal(og[:300], g[rows])
     np.testing.assert_array_equal(oh[:300], h[rows])
     assert np.all(np.isnan(og[300:])) and np.all(np.isnan(oh[300:]))
+
+
+@pytest.mark.parametrize("dtype, width", [(np.float64, 2), (np.int64, 1), (np.int32, 1)])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_take_and_put_bins_equal_fancy_indexing(dtype, width, seed):
+    rng = np.random.default_rng(seed)
+    hist = rng.integers(-1000, 1000, (300, width)).astype(dtype)
+    index = np.flatnonzero(rng.random(300) < 0.7).astype(np.int64)
+    out = np.empty((len(index), width), dtype)
+    take_bins(hist, index, out)
+    np.testing.assert_array_equal(out, hist[index])
+    target = np.full_like(hist, 7)
+    put_bins(out, index, target)
+    want = np.full_like(hist, 7)
+    want[index] = hist[index]
+    np.testing.assert_array_equal(target, want)

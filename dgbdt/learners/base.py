@@ -24,6 +24,9 @@ class Learner(Protocol):
     """What the grower calls; each strategy implements all of it."""
 
     data: object  # dgbdt.engine.TrainingData: this rank's binned rows and columns
+    # The bins of a leaf's histogram the grower subtracts for the larger child:
+    # those ``leaf_histogram`` fills (data-parallel: the owned block only).
+    subtracted_bins: slice
 
     def sum_over_rows(self, values: np.ndarray) -> np.ndarray:
         """Global: ``values`` summed over every rank's rows (element-wise;

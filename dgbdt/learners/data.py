@@ -24,6 +24,7 @@ do not fall with ``feature_fraction``.
 
 import numpy as np
 
+from ..native.histogram import put_bins, take_bins
 from .base import ShardedRows, agree_best_split, owner_blocks, reduce_scatter_bins
 from .serial import SerialLearner
 
@@ -39,12 +40,14 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         self.owned_mask = np.zeros(data.n_features, bool)
         self.owned_mask[lo:hi] = True
         self.own_bins = (int(offsets[lo]), int(offsets[hi]))
+        self.subtracted_bins = slice(*self.own_bins)  # the rest is never scanned
         # Bins of each rank's block (the kind decides the values per bin).
         self.bin_counts = [
             int(offsets[self.feature_bounds[r + 1]] - offsets[self.feature_bounds[r]])
             for r in range(comm.size)
         ]
         self.wire = self._wire(data, comm)
+        self._packed = {}
 
     def _wire(self, data, comm):
         """(bins sent, bins per rank, this rank's bins received) when the store
@@ -73,8 +76,19 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             reduce_scatter_bins(self.comm, kind, local, self.bin_counts, totals[2], hist[lo:hi])
         else:
             sent, counts, own = self.wire
-            hist[own] = reduce_scatter_bins(self.comm, kind, local[sent], counts, totals[2])
+            packed = self._scratch(local, len(sent))
+            take_bins(_as_2d(local), sent, _as_2d(packed))
+            received = reduce_scatter_bins(self.comm, kind, packed, counts, totals[2])
+            put_bins(_as_2d(received), own, _as_2d(hist))
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
+
+    def _scratch(self, like, n):
+        """A reused buffer of ``n`` bins shaped and typed as ``like``'s."""
+        key = (like.dtype.str, like.shape[1:])
+        buf = self._packed.get(key)
+        if buf is None or len(buf) != n:
+            buf = self._packed[key] = np.empty((n,) + like.shape[1:], like.dtype)
+        return buf
 
     def scanned_features(self, feature_indices):
         # (a mask lookup, not intersect1d: it runs for every leaf)
@@ -83,3 +97,8 @@ class DataParallelLearner(ShardedRows, SerialLearner):
     def agree(self, record, feature_indices, splittable):
         mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
         return feature_indices[mask[feature_indices]]
+
+
+def _as_2d(bins):
+    """(bins, values per bin) view: integer words are one value per bin."""
+    return bins.reshape(len(bins), -1)

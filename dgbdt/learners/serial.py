@@ -23,6 +23,8 @@ class SerialLearner:
     split_params : float64[SPLIT_PARAMS_SIZE]
     """
 
+    subtracted_bins = slice(None)
+
     def __init__(self, data, split_params):
         self.data = data
         self.split_params = split_params
