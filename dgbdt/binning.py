@@ -32,12 +32,50 @@ class BinMapper:
     zero_missing    : bool per feature, LightGBM's missing type Zero
                       (``zero_as_missing``): the bin of 0.0, where NaN is binned
                       too, is the missing bin; None: no feature is
+    categories      : per feature None (numeric) or, for a categorical feature,
+                      the int64 categories of bins 1, 2, ... (most frequent
+                      first, as LightGBM); bin 0 holds NaN, negative, rare and
+                      unseen values and always goes right.  Such a feature's
+                      upper_bounds are placeholders (one per bin) and it has no
+                      NaN bin.  None: no feature is categorical
     """
 
     upper_bounds: list
     nan_bins: np.ndarray
     value_ranges: np.ndarray = None
     zero_missing: np.ndarray = None
+    categories: list = None
+
+    @property
+    def is_categorical(self):
+        """bool per feature."""
+        if self.categories is None:
+            return np.zeros(self.n_features, bool)
+        return np.array([c is not None for c in self.categories], bool)
+
+    @property
+    def bin_categories(self):
+        """(offsets int64[n_features + 1], values int64): the category of bin b
+        of a categorical feature f is values[offsets[f] + b] (-1 for bin 0);
+        numeric features have no entries."""
+        cats = self.categories or [None] * self.n_features
+        per = [np.zeros(0, np.int64) if c is None else np.append(-1, c) for c in cats]
+        offsets = np.concatenate([[0], np.cumsum([len(p) for p in per])]).astype(np.int64)
+        values = np.concatenate(per + [np.zeros(0, np.int64)]).astype(np.int64)
+        return offsets, values
+
+    @property
+    def default_bins(self):
+        """int64 per feature: the bin of the value 0.0 (where a sparse column's
+        absent entries go)."""
+        cats = self.categories or [None] * self.n_features
+        return np.array(
+            [
+                zero_bin(ub) if c is None else category_bin(c, 0)
+                for ub, c in zip(self.upper_bounds, cats)
+            ],
+            np.int64,
+        )
 
     @property
     def n_features(self):
@@ -58,7 +96,7 @@ class BinMapper:
         zb = np.array([zero_bin(ub) for ub in self.upper_bounds], np.int32)
         if self.zero_missing is None:
             return np.full(self.n_features, -1, np.int32)
-        return np.where(self.zero_missing, zb, -1).astype(np.int32)
+        return np.where(self.zero_missing & ~self.is_categorical, zb, -1).astype(np.int32)
 
     @property
     def missing_bins(self):
@@ -95,6 +133,8 @@ class BinMapper:
                 None if np.isnan(lo) else np.clip([lo, hi], -LARGEST, LARGEST).tolist()
                 for lo, hi in self.value_ranges
             ]
+        if self.is_categorical.any():
+            d["categories"] = [None if c is None else c.tolist() for c in self.categories]
         return d
 
     @classmethod
@@ -104,7 +144,10 @@ class BinMapper:
         if ranges is not None:
             ranges = np.array([(np.nan, np.nan) if r is None else r for r in ranges], np.float64)
             ranges[np.abs(ranges) >= LARGEST] *= np.inf  # back to +-inf
-        return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32), ranges)
+        cats = d.get("categories")
+        if cats is not None:
+            cats = [None if c is None else np.asarray(c, np.int64) for c in cats]
+        return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32), ranges, categories=cats)
 
 
 def sample_rows(n_samples, sample_cnt, seed, row_offset=0, n_total=None):
@@ -151,7 +194,7 @@ def value_range(values, n_implicit_zeros):
     return (lo, hi) if lo <= hi else (np.nan, np.nan)
 
 
-def sampled_values(col, n_samples, sample, use_missing=True):
+def sampled_values(col, n_samples, sample, use_missing=True, categorical=False):
     """(values, n_implicit_zeros, has_nan) of one feature on this rank: its
     non-NaN values on the ``sample`` rows (None: all), how many of those rows
     hold an implicit 0.0, and whether the whole column holds NaN.
@@ -159,6 +202,8 @@ def sampled_values(col, n_samples, sample, use_missing=True):
     ``col`` is a dense float64 column or a sparse ``(values, row_indices)``
     pair (absent rows are 0.0).  ``use_missing=False`` (LightGBM's): NaN
     counts as 0.0 and there is no NaN bin (map_to_bins then bins NaN with 0.0).
+    ``categorical``: NaN is kept, as -1.0 (a missing category, like negative
+    values; see category_bounds).
     """
     if isinstance(col, tuple):
         values, rows = col
@@ -174,6 +219,8 @@ def sampled_values(col, n_samples, sample, use_missing=True):
         n_implicit_zeros = 0
         has_nan = bool(np.isnan(col).any())
     nan = np.isnan(values)
+    if categorical:
+        return np.where(nan, -1.0, values), n_implicit_zeros, False
     if not use_missing:
         n_implicit_zeros += int(nan.sum())
         has_nan = False
@@ -207,6 +254,16 @@ def bounds_of(values, n_implicit_zeros, has_nan, max_bin, min_data_in_bin):
     # max_bin - 1 value bins; with max_bin = 2 that leaves one).
     ub = bounds_from_values(values, n_implicit_zeros, max(1, max_bin - has_nan), min_data_in_bin)
     return ub, (len(ub) if has_nan else -1), value_range(values, n_implicit_zeros)
+
+
+def category_bounds(values, n_implicit_zeros, max_bin, min_data_in_bin):
+    """(placeholder upper bounds, no NaN bin, value range, categories) of a
+    categorical feature from its (global) sampled values, negative ones
+    missing (see category_bins)."""
+    missing = values < 0
+    present = values[~missing]
+    cats = category_bins(present, n_implicit_zeros, int(missing.sum()), max_bin, min_data_in_bin)
+    return placeholder_bounds(len(cats) + 1), -1, value_range(present, n_implicit_zeros), cats
 
 
 def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None, use_missing=True):
@@ -250,3 +307,44 @@ def bin_column(col, upper_bounds, nan_bin, out):
 def zero_bin(upper_bounds):
     """The bin of 0.0 (the first bin whose upper bound is >= 0)."""
     return int(np.searchsorted(upper_bounds, 0.0))
+
+
+def category_bin(categories, value):
+    """The bin of one category value in a categorical feature (0: not kept)."""
+    hits = np.flatnonzero(categories == value)
+    return int(hits[0]) + 1 if len(hits) else 0
+
+
+def placeholder_bounds(n_bins):
+    """upper_bounds of a categorical feature of ``n_bins`` bins: one per bin,
+    finite but the last (they place no value; see BinMapper.categories)."""
+    return np.append(np.arange(n_bins - 1, dtype=np.float64) + 0.5, np.inf)
+
+
+def category_bins(values, n_implicit_zeros, n_missing, max_bin, min_data_in_bin):
+    """The categories of a categorical feature's bins 1, 2, ... from its
+    sampled values (non-negative integers; NaN and negative ones counted in
+    ``n_missing``), LightGBM's rule (BinMapper::FindBin, categorical): most
+    frequent first (ties: the smaller value), kept while they cover under 99%
+    of the non-missing sample or the bins number fewer than
+    min(distinct values + 1 if any is missing, max_bin), stopping at a category
+    with fewer than ``min_data_in_bin`` rows (from the third on).  One
+    departure: never more than ``max_bin`` bins (LightGBM keeps adding rare
+    categories past max_bin until 99% are covered)."""
+    distinct = np.empty(len(values) + 1, np.float64)
+    counts = np.empty(len(values) + 1, np.int64)
+    n = distinct_counts(np.sort(values), n_implicit_zeros, distinct, counts)
+    distinct, counts = distinct[:n].astype(np.int64), counts[:n]
+    order = np.argsort(-counts, kind="stable")  # distinct is ascending: ties keep it
+    distinct, counts = distinct[order], counts[order]
+    total = int(counts.sum())
+    # LightGBM: RoundInt(rest * 0.99f), in float32
+    cut = int(np.float32(total) * np.float32(0.99) + np.float32(0.5))
+    cap = min(len(distinct) + (n_missing > 0), max_bin)
+    kept, used = 0, 0
+    while kept < len(distinct) and (kept + 1 < cap or (used < cut and kept + 1 < max_bin)):
+        if counts[kept] < min_data_in_bin and kept > 1:
+            break
+        used += int(counts[kept])
+        kept += 1
+    return distinct[:kept].copy()

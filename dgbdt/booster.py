@@ -84,9 +84,9 @@ def _frame_as_float64(df, feature_names, validate_features, pandas_categorical=N
             # the codes would be right, the category values are not: refused as in
             # training (dgbdt.dataset._dataframe_columns, the same words)
             raise TypeError(
-                f"Column {df.columns[i]!r} of X is categorical; categorical features "
-                "are not supported yet: encode it as numbers as in training "
-                "(e.g. .cat.codes)"
+                f"Column {df.columns[i]!r} of X is a category column but the model was "
+                "trained without any: give the column as in training (e.g. its "
+                ".cat.codes, if those were the values trained on)"
             )
         if getattr(dtype, "kind", "") == "c":
             raise TypeError(
@@ -313,6 +313,7 @@ class Booster:
                     "upper_bounds": header["bin_upper_bounds"],
                     "nan_bins": header["nan_bins"],
                     "value_ranges": header.get("value_ranges"),
+                    "categories": header.get("bin_categories"),
                 }
             )
         self._setup(
@@ -560,6 +561,8 @@ class Booster:
             header["nan_bins"] = mapper["nan_bins"]
             if "value_ranges" in mapper:
                 header["value_ranges"] = mapper["value_ranges"]
+            if "categories" in mapper:
+                header["bin_categories"] = mapper["categories"]
         return header
 
     def model_to_string(self, num_iteration: int | None = None, *, format: str = "dgbdt") -> str:

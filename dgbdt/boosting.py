@@ -88,6 +88,9 @@ class TrainingData:
         # Histogram layout: the store's (features it does not keep take no bins)
         self.feature_offsets = store.feature_offsets
         self.nan_bins = mapper.nan_bins.astype(np.int32)
+        # uint8 per (local) feature, 1 for categorical ones; None: none is
+        is_cat = mapper.is_categorical
+        self.categorical = is_cat.astype(np.uint8) if is_cat.any() else None
         # Zero-type features (zero_as_missing): the bin of 0.0 is missing; the
         # bin whose rows follow a split's default side, NaN or zero
         self.zero_bins = mapper.zero_bins
@@ -111,6 +114,11 @@ def split_params_vector(cfg):
     v[common.SP_MIN_DATA_IN_LEAF] = cfg["min_data_in_leaf"]
     v[common.SP_MIN_SUM_HESSIAN] = cfg["min_sum_hessian_in_leaf"]
     v[common.SP_MAX_DELTA_STEP] = cfg["max_delta_step"]
+    v[common.SP_MAX_CAT_TO_ONEHOT] = cfg["max_cat_to_onehot"]
+    v[common.SP_MAX_CAT_THRESHOLD] = cfg["max_cat_threshold"]
+    v[common.SP_CAT_SMOOTH] = cfg["cat_smooth"]
+    v[common.SP_CAT_L2] = cfg["cat_l2"]
+    v[common.SP_MIN_DATA_PER_GROUP] = cfg["min_data_per_group"]
     return v
 
 

@@ -16,16 +16,24 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from .categorical import (
+    categorical_mask,
+    check_category_values,
+    parse_categorical_spec,
+    union_categories,
+)
 from .binning import (
     BinMapper,
     bin_column,
     bounds_of,
+    category_bin,
+    category_bounds,
     gather_samples,
     sampled_values,
     sample_rows,
     zero_bin,
 )
-from .native.binning import map_to_bins
+from .native.binning import map_categories, map_to_bins
 from .native.common import bin_dtype_for
 from .store import Column, build_store, splittable_features
 from .params import resolve_params
@@ -191,7 +199,12 @@ def has_sparse_columns(df):
     )
 
 
-def _dataframe_columns(df):
+def _dataframe_columns(df, category_lists):
+    """A frame's columns as FeatureSource yields them; a category column as the
+    float codes of its values in ``category_lists`` (its column's list, by
+    value: frames may order or hold their categories differently), NaN for
+    missing or unlisted values."""
+    lists = iter(category_lists)
     for i, name in enumerate(df.columns):
         col = df.iloc[:, i]  # by position: names may repeat
         sparse = _sparse_column(col)
@@ -199,14 +212,30 @@ def _dataframe_columns(df):
             yield sparse  # a sparse column stays sparse
             continue
         if str(col.dtype) == "category":
+            codes = col.cat.set_categories(next(lists)).cat.codes.to_numpy()
+            yield np.where(codes < 0, np.nan, codes.astype(np.float64))
+            continue
+        if col.dtype == object or str(col.dtype) in ("string", "str"):
             raise TypeError(
-                f"Column {name!r} is categorical; categorical features are not "
-                "supported yet: encode it as numbers (e.g. .cat.codes)"
+                f"Column {name!r} holds strings (dtype {col.dtype}); a categorical "
+                "column must be a pandas category column (df[col].astype('category')) "
+                "or integer codes"
             )
         try:
             yield col.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"Column {name!r} of dtype {col.dtype} is not numeric") from exc
+
+
+def frame_category_lists(df):
+    """The category lists of a frame's category columns, in column order
+    (LightGBM's ``pandas_categorical``), and those columns' positions."""
+    found = [
+        (i, df.iloc[:, i].cat.categories.tolist())
+        for i, dtype in enumerate(df.dtypes)
+        if str(dtype) == "category"
+    ]
+    return [c for _, c in found], [i for i, _ in found]
 
 
 class FeatureSource:
@@ -218,6 +247,9 @@ class FeatureSource:
 
     def __init__(self, data):
         self.names = None
+        # pandas category columns: their positions and the category lists their
+        # values are coded by (the frame's own until training agrees on others)
+        self.category_lists, self.category_columns = [], []
         if _is_complex(data):
             raise _complex_error(data, "data")
         if sp.issparse(data):
@@ -231,6 +263,7 @@ class FeatureSource:
             self.data = data
             self.shape = data.shape
             self.names = [str(c) for c in data.columns]
+            self.category_lists, self.category_columns = frame_category_lists(data)
         else:
             arr = np.asarray(data)
             if arr.ndim == 1:
@@ -266,7 +299,7 @@ class FeatureSource:
                     np.ascontiguousarray(m.indices[lo:hi], dtype=np.int64),
                 )
         elif self.kind == "frame":
-            yield from _dataframe_columns(self.data)
+            yield from _dataframe_columns(self.data, self.category_lists)
         else:
             for f in range(self.shape[1]):
                 yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
@@ -328,19 +361,6 @@ def _check_weight(weight):
     return weight
 
 
-def _check_categorical_feature(value):
-    """LightGBM's ``categorical_feature``: what declares no categorical column passes."""
-    if value is None or (isinstance(value, str) and value in ("auto", "")):
-        return
-    if not isinstance(value, str) and hasattr(value, "__len__") and len(value) == 0:
-        return  # [] or (): nothing declared
-    raise ValueError(
-        f"Dataset(categorical_feature={value!r}): categorical features are not "
-        "supported by dgbdt yet; encode the columns as numbers, or leave "
-        "categorical_feature='auto'"
-    )
-
-
 class Dataset:
     """Training or validation data, binned lazily with the training params.
 
@@ -362,10 +382,11 @@ class Dataset:
         Feature-parallel training "by dimension": the global column numbers of
         the columns in ``data`` (every rank holds all rows of its own block of
         columns; the blocks of all ranks cover every column exactly once).
-    categorical_feature : "auto" or None
-        LightGBM's key, for code written for it: ``"auto"`` (its default), None or an
-        empty list declare nothing categorical; columns or names are a ValueError
-        (categorical features are not supported yet).
+    categorical_feature : "auto", list of int or str, or None
+        The categorical columns (LightGBM's argument): indices or feature
+        names; ``"auto"`` (the default) takes a DataFrame's category columns
+        and else the params' ``categorical_feature``.  Values are non-negative
+        integer categories; NaN and negative values are missing.
     """
 
     def __init__(
@@ -381,13 +402,15 @@ class Dataset:
         feature_indices: Optional[ArrayLike] = None,
         categorical_feature: Union[Sequence[Union[int, str]], Literal["auto"], None] = "auto",
     ) -> None:
-        _check_categorical_feature(categorical_feature)
+        self.categorical_feature = parse_categorical_spec(categorical_feature)
+        self.pandas_categorical = None  # the category lists of category columns, once binned
         if isinstance(data, (str, bytes)) or hasattr(data, "read"):
             raise TypeError(
                 "dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
                 "to train from a file use the command line `dgbdt train`"
             )
         self._source = FeatureSource(data)
+        self._auto_categorical = tuple(self._source.category_columns)
         n_samples, n_features = self._source.shape
         self.n_samples = int(n_samples)
         self.n_features = int(n_features)
@@ -406,6 +429,15 @@ class Dataset:
                     f"feature_indices has {len(self.feature_indices)} entries but data "
                     f"has {self.n_features} columns"
                 )
+        self.feature_name = self._feature_names(feature_name)
+        self.bin_mapper = None
+        self.store = None  # the binned features (dgbdt.store.BinStore)
+        self.row_offset = 0  # global index of this rank's first row (row-sharded training)
+        self.n_total = self.n_samples
+        self.layout = None  # "row" (C order) or "col" (F order)
+        self._binning = None  # the BINNING_KEYS values the bins were made with
+
+    def _feature_names(self, feature_name):
         if feature_name == "auto" or feature_name is None:
             columns = (
                 self.feature_indices if self.feature_indices is not None else range(self.n_features)
@@ -421,13 +453,7 @@ class Dataset:
             seen = set()
             repeated = next(n for n in names if n in seen or seen.add(n))
             raise ValueError(f"feature names must be unique; {repeated!r} appears more than once")
-        self.feature_name = names
-        self.bin_mapper = None
-        self.store = None  # the binned features (dgbdt.store.BinStore)
-        self.row_offset = 0  # global index of this rank's first row (row-sharded training)
-        self.n_total = self.n_samples
-        self.layout = None  # "row" (C order) or "col" (F order)
-        self._binning = None  # the BINNING_KEYS values the bins were made with
+        return names
 
     # -- construction -------------------------------------------------------
     def construct(
@@ -515,6 +541,7 @@ class Dataset:
         # a shard's bins are its own.  None: not said (a reference's construct).
         binning["ranks"] = n_ranks
         binning["filtered"] = self._filtered(cfg)
+        binning["categorical"] = tuple(np.flatnonzero(self.categorical_columns(cfg)).tolist())
         return binning
 
     def _binned_as(self, cfg, params, n_ranks=None):
@@ -585,8 +612,12 @@ class Dataset:
         order = "C" if self.layout == "row" else "F"
         return np.empty((self.n_samples, self.n_features), dtype=dtype, order=order)
 
-    def _column(self, col, upper_bounds, nan_bin, binned, f):
-        """One feature's bins as a store Column (into ``binned[:, f]`` for dense input)."""
+    def _column(self, col, upper_bounds, nan_bin, binned, f, categories=None):
+        """One feature's bins as a store Column (into ``binned[:, f]`` for dense
+        input); ``categories``: a categorical feature's (BinMapper.categories)."""
+        if categories is not None:
+            check_category_values(col[0] if isinstance(col, tuple) else col, self.feature_name[f])
+            return self._category_column(col, categories, binned, f)
         if not isinstance(col, tuple):  # dense (a frame's dense column: its own array)
             out = binned[:, f] if binned is not None else np.empty(self.n_samples, np.uint16)
             bin_column(col, upper_bounds, nan_bin, out)
@@ -596,11 +627,23 @@ class Dataset:
         map_to_bins(values, upper_bounds, nan_bin, bins)
         return Column(self.n_samples, rows=rows, bins=bins, fill=zero_bin(upper_bounds))
 
+    def _category_column(self, col, categories, binned, f):
+        order = np.argsort(categories, kind="stable")
+        lookup = (categories[order], (order + 1).astype(np.int64))
+        if not isinstance(col, tuple):
+            out = binned[:, f] if binned is not None else np.empty(self.n_samples, np.uint16)
+            map_categories(col, *lookup, out)
+            return Column(self.n_samples, dense=out)
+        values, rows = col
+        bins = np.empty(len(values), np.uint16)
+        map_categories(values, *lookup, bins)
+        return Column(self.n_samples, rows=rows, bins=bins, fill=category_bin(categories, 0))
+
     def _store(self, columns, binned, cfg, comm):
         mapper = self.bin_mapper
-        zeros = np.array([zero_bin(ub) for ub in mapper.upper_bounds], np.int64)
+        zeros = mapper.default_bins
         sharded = comm is not None and comm.size > 1
-        return build_store(
+        store = build_store(
             columns,
             self.n_total if sharded else self.n_samples,
             mapper.feature_offsets,
@@ -612,6 +655,8 @@ class Dataset:
             offset=self.row_offset if sharded else 0,
             binned=binned,
         )
+        store.bin_categories = mapper.bin_categories
+        return store
 
     def _pre_filter(self, cfg):
         """min_data_in_leaf when feature_pre_filter drops unsplittable features,
@@ -631,9 +676,11 @@ class Dataset:
         return tuple(np.flatnonzero(~kept).tolist())
 
     def _bin_with(self, mapper, cfg):
+        self._code_categories(None)
         binned = self._binned_matrix(mapper.bin_dtype)
+        cats = mapper.categories or [None] * mapper.n_features
         columns = [
-            self._column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned, f)
+            self._column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned, f, cats[f])
             for f, col in enumerate(self._source.columns())
         ]
         return self._store(columns, binned, cfg, None)
@@ -657,8 +704,43 @@ class Dataset:
             )
         return list(by_feature)
 
+    def categorical_columns(self, cfg):
+        """bool per column: the categorical features, from this Dataset's
+        ``categorical_feature``, else the params', else (``"auto"``) a
+        DataFrame's category columns."""
+        spec = self.categorical_feature
+        if spec == "auto" and cfg["categorical_feature"] not in ((), "auto"):
+            spec = cfg["categorical_feature"]
+        return categorical_mask(
+            spec, self.feature_name, self.n_features, self._auto_categorical, self.feature_indices
+        )
+
+    def _code_categories(self, comm):
+        """The category lists this Dataset's pandas category columns are coded
+        by: its reference's (validation data), or those of every rank joined
+        (row-sharded training: ranks' frames list categories differently)."""
+        src = self._source
+        if self.reference is not None:
+            lists = self.reference.pandas_categorical
+            if src.category_columns and len(lists or ()) != len(src.category_columns):
+                raise ValueError(
+                    f"This Dataset has {len(src.category_columns)} category columns, its "
+                    f"reference {len(lists or ())}: give the training data's columns"
+                )
+            src.category_lists = list(lists or ())
+        elif comm is not None and comm.size > 1:
+            every = comm.allgather_object(src.category_lists)
+            if len({len(lists) for lists in every}) > 1:
+                raise ValueError(
+                    "Ranks' DataFrames have different numbers of category columns: "
+                    f"{[len(lists) for lists in every]}"
+                )
+            src.category_lists = [union_categories(col) for col in zip(*every)]
+        self.pandas_categorical = list(src.category_lists) or None
+
     def _find_bins_and_bin(self, cfg, comm):
         """One pass over the columns: each one's bounds, then its bins."""
+        self._code_categories(comm)
         max_bins = self._max_bins(cfg)
         max_bin = max(max_bins, default=cfg["max_bin"])
         # Every feature has at most its max_bin bins (NaN bin included), so the
@@ -673,17 +755,25 @@ class Dataset:
             self.row_offset,
             self.n_total,
         )
-        upper_bounds, nan_bins, ranges, columns = [], [], [], []
+        upper_bounds, nan_bins, ranges, columns, cats = [], [], [], [], []
         # LightGBM bins NaN as 0.0 for zero_as_missing too
         use_missing = cfg["use_missing"] and not cfg["zero_as_missing"]
+        categorical = self.categorical_columns(cfg)
         for f, col, found in _bounds_in_batches(
-            self._source, self.n_samples, sample, use_missing, comm
+            self._source, self.n_samples, sample, (use_missing, categorical), comm
         ):
-            ub, nan_bin, value_range = bounds_of(*found, max_bins[f], cfg["min_data_in_bin"])
-            columns.append(self._column(col, ub, nan_bin, binned, f))
+            if categorical[f]:
+                ub, nan_bin, value_range, c = category_bounds(
+                    *found[:2], max_bins[f], cfg["min_data_in_bin"]
+                )
+            else:
+                ub, nan_bin, value_range = bounds_of(*found, max_bins[f], cfg["min_data_in_bin"])
+                c = None
+            columns.append(self._column(col, ub, nan_bin, binned, f, c))
             upper_bounds.append(ub)
             nan_bins.append(nan_bin)
             ranges.append(value_range)
+            cats.append(c)
         # Missing type Zero needs more than two bins (LightGBM: else None).
         zero_missing = cfg["use_missing"] and cfg["zero_as_missing"]
         self.bin_mapper = BinMapper(
@@ -691,6 +781,7 @@ class Dataset:
             np.asarray(nan_bins, dtype=np.int32),
             np.array(ranges, np.float64).reshape(-1, 2),
             np.array([zero_missing and len(ub) > 2 for ub in upper_bounds], bool),
+            cats if categorical.any() else None,
         )
         self.store = self._store(columns, binned, cfg, comm)
 
@@ -765,15 +856,17 @@ def _bounds_batch(source, comm):
     return int(min(BOUNDS_BATCH_MAX, max(1, BOUNDS_BATCH_BYTES // max(int(need), 1))))
 
 
-def _bounds_in_batches(source, n_samples, sample, use_missing, comm):
-    """(index, column, global sampled_values) of every column, in order; under
+def _bounds_in_batches(source, n_samples, sample, kinds, comm):
+    """(index, column, global sampled_values) of every column, in order
+    (``kinds``: use_missing, and the categorical mask); under
     MPI the samples of a batch of columns travel in two collectives (a wide
     sparse matrix has tens of thousands of features: not 3 collectives each)."""
     sharded = comm is not None and comm.size > 1
     size = _bounds_batch(source, comm) if sharded else 1
+    use_missing, categorical = kinds
     batch = []
     for f, col in enumerate(source.columns()):
-        batch.append((f, col, sampled_values(col, n_samples, sample, use_missing)))
+        batch.append((f, col, sampled_values(col, n_samples, sample, use_missing, categorical[f])))
         if len(batch) == size or f == source.shape[1] - 1:
             found = [b[2] for b in batch]
             if sharded:

@@ -223,7 +223,7 @@ def _new_booster(run, data):
     """The model the trees go into: the objective (or the custom one's name),
     the global features and bins, the resolved params."""
     cfg, spec = run.cfg, run.objective or CustomObjective
-    return Booster.for_training(
+    booster = Booster.for_training(
         objective=spec.name,
         objective_params=spec.saved_params(cfg),
         num_class=run.k_out,
@@ -232,6 +232,9 @@ def _new_booster(run, data):
         params={k: v for k, v in cfg.items() if k != "objective"} | {"objective": spec.name},
         comm_stats=run.comm.stats,
     )
+    # predict codes a DataFrame's category columns by the training's lists
+    booster.pandas_categorical = run.train_set.pandas_categorical
+    return booster
 
 
 def _from_lightgbm_object(init_model):

@@ -14,18 +14,20 @@ from .histograms import make_histograms
 from .native.common import (
     INDEX_DTYPE,
     SPLIT_BIN,
+    SPLIT_CAT_BINS,
+    SPLIT_CAT_COUNT,
     SPLIT_DEFAULT_LEFT,
     SPLIT_FEATURE,
     SPLIT_GAIN,
     SPLIT_LEFT_GRAD,
     SPLIT_LEFT_HESS,
     SPLIT_LEFT_VALUE,
-    SPLIT_RECORD_SIZE,
     SPLIT_RIGHT_GRAD,
     SPLIT_RIGHT_HESS,
     SPLIT_RIGHT_VALUE,
+    split_record_size,
 )
-from .native.predict import ZERO_IS_MISSING
+from .native.predict import CATEGORICAL, ZERO_IS_MISSING
 from .native.split import best_leaf, leaf_output
 from .tree import Tree
 
@@ -51,6 +53,8 @@ class TreeGrower:
         self.lambda_l1 = cfg["lambda_l1"]
         self.lambda_l2 = cfg["lambda_l2"]
         self.max_delta_step = cfg["max_delta_step"]
+        has_categories = bool(data.global_mapper.is_categorical.any())
+        self.record_size = split_record_size(cfg["max_cat_threshold"] if has_categories else 0)
         n = data.n_samples
         self.sample_indices = np.empty(n, INDEX_DTYPE)
         self.scratch = np.empty((2, n), INDEX_DTYPE)  # partition scratch
@@ -109,7 +113,7 @@ class TreeGrower:
         )
         tree.leaf_weight[0] = totals[1]
         tree.leaf_count[0] = totals[2]
-        leaves = _Leaves(self.num_leaves, feature_indices)
+        leaves = _Leaves(self.num_leaves, feature_indices, self.record_size)
         leaves.totals[0] = totals
         if self.num_leaves > 1 and self._can_split(totals[2], 0):
             leaves.hists[0] = self._leaf_histogram(
@@ -172,15 +176,9 @@ class TreeGrower:
         """Partition ``leaf``'s rows by the split record ``rec`` and record the
         split in ``tree``; returns the right leaf and the global child counts."""
         feature = int(rec[SPLIT_FEATURE])
-        threshold_bin = int(rec[SPLIT_BIN])
-        default_left = int(rec[SPLIT_DEFAULT_LEFT])
-        mapper = self.data.global_mapper  # split features are global indices
-        threshold = mapper.threshold_value(feature, threshold_bin)
-        if mapper.zero_missing is not None and mapper.zero_missing[feature]:
-            default_left |= ZERO_IS_MISSING  # zero (and NaN) take the default side
-        elif mapper.nan_bins[feature] < 0:
-            # No NaN in training: NaN at prediction time goes where 0.0 goes.
-            default_left = int(0.0 <= threshold)
+        threshold_bin, threshold, default_left, left_bins = _node_rule(
+            self.data.global_mapper, feature, rec
+        )
         begin, count = self.leaf_begin[leaf], self.leaf_count[leaf]
         n_left = self.learner.partition(self._rows(leaf), rec, self.scratch)
         # Exact (global) row counts; the split record's counts are estimates.
@@ -192,6 +190,7 @@ class TreeGrower:
             threshold_bin=threshold_bin,
             threshold=threshold,
             default_left=default_left,
+            left_bins=left_bins,
             gain=rec[SPLIT_GAIN],
             parent=(tree.leaf_value[leaf], parent_totals[1], parent_totals[2]),
             left=(rec[SPLIT_LEFT_VALUE], rec[SPLIT_LEFT_HESS], left_count),
@@ -205,13 +204,32 @@ class TreeGrower:
         return right, (left_count, right_count)
 
 
+def _node_rule(mapper, feature, rec):
+    """(threshold_bin, threshold, default_left bits, left bins) of the node a
+    split record makes; left bins: a categorical split's (else None), whose
+    threshold and bitsets Tree.split fills in."""
+    n_left = int(rec[SPLIT_CAT_COUNT]) if len(rec) > SPLIT_CAT_COUNT else 0
+    if n_left:
+        bins = rec[SPLIT_CAT_BINS : SPLIT_CAT_BINS + n_left].astype(np.int64)
+        return 0, 0.0, CATEGORICAL, (bins, mapper.categories[feature][bins - 1])
+    threshold_bin = int(rec[SPLIT_BIN])
+    default_left = int(rec[SPLIT_DEFAULT_LEFT])
+    threshold = mapper.threshold_value(feature, threshold_bin)
+    if mapper.zero_missing is not None and mapper.zero_missing[feature]:
+        default_left |= ZERO_IS_MISSING  # zero (and NaN) take the default side
+    elif mapper.nan_bins[feature] < 0:
+        # No NaN in training: NaN at prediction time goes where 0.0 goes.
+        default_left = int(0.0 <= threshold)
+    return threshold_bin, threshold, default_left, None
+
+
 class _Leaves:
     """Per leaf of the tree being grown: best split record and its gain,
     histogram, global totals (sum_g, sum_h, count), and the features its
     children may split on."""
 
-    def __init__(self, num_leaves, tree_features):
-        self.records = np.zeros((num_leaves, SPLIT_RECORD_SIZE), np.float64)
+    def __init__(self, num_leaves, tree_features, record_size):
+        self.records = np.zeros((num_leaves, record_size), np.float64)
         self.gains = np.full(num_leaves, -np.inf)
         self.hists = [None] * num_leaves
         self.totals = [None] * num_leaves

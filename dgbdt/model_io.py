@@ -1,10 +1,10 @@
 """The model file: one versioned JSON document, readable without pickle.
 
-Layout (version 1)::
+Layout (version 2; version 1, the same without categorical features, still loads)::
 
     {
       "format": "dgbdt-model",          # identifies the file
-      "version": 1,
+      "version": 2,
       "objective": "binary",            # or regression, regression_l1, huber, multiclass, custom
       "objective_params": {"sigmoid": 1.0, "alpha": 0.9},
       "num_class": 1,                   # raw outputs per row
@@ -15,6 +15,9 @@ Layout (version 1)::
       "bin_upper_bounds": [[...], ...], # per feature, the real-valued bin boundaries (last +inf omitted)
       "nan_bins": [-1, ...],            # per feature, its NaN bin or -1
       "value_ranges": [[lo, hi], ...],  # optional: per feature, the bin sample's range or null
+      "bin_categories": [null, [3, 0, 7], ...],  # optional: per feature null (numeric) or
+                                        # the categories of bins 1, 2, ... (categorical)
+      "pandas_categorical": [[...], ...],  # optional: pandas category lists (LightGBM's)
       "best_iteration": 0,              # 0 = none (1-based as in LightGBM)
       "params": {...},                  # training parameters, for the record
       "trees": [ {tree}, ... ]          # see dgbdt.tree.Tree.to_dict
@@ -23,7 +26,10 @@ Layout (version 1)::
 Tree arrays: split_feature, threshold, threshold_bin, default_left,
 left_child, right_child (``c < 0`` is leaf ``~c``), split_gain,
 internal_value, internal_weight, internal_count (one per internal node);
-leaf_value, leaf_weight, leaf_count, leaf_depth (one per leaf).  Floats are
+leaf_value, leaf_weight, leaf_count, leaf_depth (one per leaf); a tree with
+categorical splits (``default_left`` bit 2, threshold and threshold_bin the
+index of the node's bitset) adds LightGBM's ``cat_boundaries`` and
+``cat_threshold`` (bitsets of the categories going left).  Floats are
 written with Python's shortest round-trip repr, so a reloaded model predicts
 bit-identically.  Files are written atomically (temp file + rename).
 
@@ -54,7 +60,7 @@ from .objectives import model_objective, model_objective_names
 from .tree import CATEGORICAL, LARGEST, LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _REQUIRED = (
     "objective",
     "num_class",
@@ -372,7 +378,40 @@ def _check_bins(source, doc, n_features):
     # each feature's bounds and the last bin's, +inf, stored as the largest float
     # as the grower records thresholds (BinMapper.threshold_value)
     flat = np.array([b for ub in bounds for b in (*ub, LARGEST)], dtype=np.float64)
-    return _Bins(n_value_bins, np.cumsum(n_value_bins) - n_value_bins, np.minimum(flat, LARGEST))
+    categorical = _check_bin_categories(source, doc, n_value_bins, nan_bins)
+    return _Bins(
+        n_value_bins,
+        np.cumsum(n_value_bins) - n_value_bins,
+        np.minimum(flat, LARGEST),
+        categorical,
+    )
+
+
+def _check_bin_categories(source, doc, n_value_bins, nan_bins):
+    """Optional ``bin_categories``: per feature null or the distinct categories
+    (integers in [0, 2**31)) of its bins 1, 2, ..., one per bin after bin 0 and
+    no NaN bin; returns the categorical features' mask."""
+    n_features = len(n_value_bins)
+    if "bin_categories" not in doc:
+        return np.zeros(n_features, bool)
+    lists = _list_value(source, "", "'bin_categories'", doc["bin_categories"], n_features)
+    for f, cats in enumerate(lists):
+        if cats is None:
+            continue
+        field = _quoted("bin_categories", f)
+        values = _int_array(
+            source, "", field, _list_value(source, "", field, cats), 0, 1 << 31, np.int64
+        )
+        if len(np.unique(values)) != len(values):
+            _fail(source, f"field {field} lists a category twice")
+        if len(values) + 1 != n_value_bins[f] or nan_bins[f] != -1:
+            _fail(
+                source,
+                f"field {field} lists {len(values)} categories but feature {f} has "
+                f"{n_value_bins[f]} bins{' and a NaN bin' if nan_bins[f] != -1 else ''} "
+                "(one per category after bin 0, no NaN bin)",
+            )
+    return np.array([c is not None for c in lists], bool)
 
 
 def _check_value_ranges(source, doc, n_features):
@@ -417,10 +456,11 @@ class _Bins:
     """The bin mapper as the tree checks need it: value bins per feature, and
     the threshold of each (feature, bin) at ``thresholds[offsets[f] + bin]``."""
 
-    __slots__ = ("n_value_bins", "offsets", "thresholds")
+    __slots__ = ("n_value_bins", "offsets", "thresholds", "categorical")
 
-    def __init__(self, n_value_bins, offsets, thresholds):
+    def __init__(self, n_value_bins, offsets, thresholds, categorical):
         self.n_value_bins, self.offsets, self.thresholds = n_value_bins, offsets, thresholds
+        self.categorical = categorical
 
 
 def _is_scalar(value):
@@ -497,10 +537,12 @@ def _int_ranges(n_leaves, n_features, has_bins=True):
         "split_feature": (0, n_features, f" (the model has {n_features} features)"),
         "threshold_bin": (0, _INT32_MAX, ""),
         # bit 0: NaN goes left; bit 1: zero is missing too (LightGBM's missing
-        # type Zero, in models read from LightGBM, which have no bins)
-        "default_left": (0, 2, " (0 or 1)")
-        if has_bins
-        else (0, 8, " (0 to 7: bit 1 zero is missing, bit 2 categorical; a model without bins)"),
+        # type Zero); bit 2: a categorical split
+        "default_left": (
+            0,
+            8,
+            " (0 to 7: bit 0 NaN goes left, bit 1 zero is missing, bit 2 categorical)",
+        ),
         "left_child": link,
         "right_child": link,
         "leaf_depth": (0, n_leaves, ""),
@@ -537,15 +579,42 @@ def _check_tree(source, i, d, n_features, bins):
             _fail(source, f"{where}field 'shrinkage' = {shrinkage!r} must be positive")
         arrays["shrinkage"] = float(shrinkage)
     if bins is not None and n > 1:
+        numeric = _check_categorical_nodes(source, where, arrays, bins)
         _check_thresholds(
             source,
             where,
-            arrays["split_feature"],
-            arrays["threshold_bin"],
-            arrays["threshold"],
+            arrays["split_feature"][numeric],
+            arrays["threshold_bin"][numeric],
+            arrays["threshold"][numeric],
             bins,
         )
     return Tree.from_arrays(n, arrays)
+
+
+def _check_categorical_nodes(source, where, arrays, bins):
+    """With bins, a categorical node splits a categorical feature and its
+    threshold_bin is its bitset index (binned replay reads it); a numeric node
+    a numeric feature.  Returns the numeric nodes' mask."""
+    categorical = (arrays["default_left"] & CATEGORICAL) != 0
+    on_categories = bins.categorical[arrays["split_feature"].astype(np.int64)]
+    bad = np.flatnonzero(categorical != on_categories)
+    if len(bad):
+        k = int(bad[0])
+        kind = "categorical" if categorical[k] else "numeric"
+        _fail(
+            source,
+            f"{where}node {k} is a {kind} split of feature {int(arrays['split_feature'][k])}, "
+            f"which the model's bins say is {'numeric' if categorical[k] else 'categorical'}",
+        )
+    index = arrays["threshold"][categorical]
+    bad = np.flatnonzero(arrays["threshold_bin"][categorical] != index)
+    if len(bad):
+        k = int(np.flatnonzero(categorical)[bad[0]])
+        _fail(
+            source,
+            f"{where}field 'threshold_bin'[{k}] of a categorical node is not its bitset index",
+        )
+    return ~categorical
 
 
 def _check_categories(source, where, d, arrays):

@@ -28,6 +28,7 @@ from .lightgbm_keys import (
     lightgbm_canonical,
     parse_bool,
 )
+from .categorical import parse_categorical_spec
 from .metrics import METRIC_ALIASES, METRICS
 from .objectives import OBJECTIVES
 from .registry import Registry
@@ -182,6 +183,15 @@ def _convert_max_bins(p: Param, value: object) -> tuple[int, ...] | None:
     if any(x != int(x) or not 2 <= x <= 65535 for x in numbers):
         raise _error(p, value)
     return tuple(int(x) for x in numbers)
+
+
+def _convert_categorical(p: Param, value: object) -> tuple | str:
+    """categorical_feature: column indices or names (a list, "0,3" or LightGBM's
+    "name:a,b"), "auto", or nothing ("" / None / [])."""
+    try:
+        return parse_categorical_spec(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"Parameter 'categorical_feature': {exc}") from None
 
 
 def _convert_metric(p: Param, value: object) -> list[str] | None:
@@ -379,6 +389,48 @@ _ROWS = [
         lo=0,
     ),
     Param(
+        "max_cat_to_onehot",
+        4,
+        int,
+        (),
+        "Categorical features of at most this many bins (the missing/other bin "
+        "included) split one category against the rest.",
+        lo=1,
+    ),
+    Param(
+        "max_cat_threshold",
+        32,
+        int,
+        (),
+        "Most categories on the side a many-vs-many categorical split gathers.",
+        lo=1,
+    ),
+    Param(
+        "cat_smooth",
+        10.0,
+        float,
+        (),
+        "Categorical splits: categories with fewer rows are left out, and it is "
+        "added to the hessians sorting the rest (sum_gradient / (sum_hessian + cat_smooth)).",
+        lo=0,
+    ),
+    Param(
+        "cat_l2",
+        10.0,
+        float,
+        (),
+        "L2 regularisation added to lambda_l2 in many-vs-many categorical splits.",
+        lo=0,
+    ),
+    Param(
+        "min_data_per_group",
+        100,
+        int,
+        (),
+        "Minimum rows per group of categories in a categorical split (and on its right side).",
+        lo=1,
+    ),
+    Param(
         "max_delta_step",
         0.0,
         float,
@@ -490,6 +542,16 @@ _ROWS = [
         convert=_convert_max_bins,
     ),
     Param("min_data_in_bin", 3, int, (), "Minimum number of samples in a bin.", lo=1),
+    Param(
+        "categorical_feature",
+        "",
+        str,
+        ("cat_feature", "categorical_column", "cat_column", "categorical_features"),
+        "Categorical columns: indices, or names after LightGBM's 'name:' prefix "
+        "('0,3' or 'name:carrier,origin'); a Dataset's own categorical_feature "
+        "and pandas category columns come first.",
+        convert=_convert_categorical,
+    ),
     Param(
         "use_missing",
         True,

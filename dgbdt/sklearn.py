@@ -160,6 +160,7 @@ class _FitArgs:
     eval_init_score: object = None
     eval_metric: object = None
     feature_name: object = "auto"
+    categorical_feature: object = "auto"
     callbacks: object = None
     init_model: object = None
 
@@ -167,6 +168,27 @@ class _FitArgs:
     def of(cls, values):
         """From a fit's ``locals()``."""
         return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
+
+
+def _has_category_columns(X):
+    return (
+        hasattr(X, "dtypes")
+        and hasattr(X, "iloc")
+        and any(str(dtype) == "category" for dtype in X.dtypes)
+    )
+
+
+def _category_codes_of(X):
+    """What scikit-learn's checks see of ``X``: a DataFrame's category columns as
+    their float codes (NaN: missing); any other X as it is."""
+    if not _has_category_columns(X):
+        return X
+    out = X.copy()
+    for i, dtype in enumerate(X.dtypes):
+        if str(dtype) == "category":
+            codes = X.iloc[:, i].cat.codes.to_numpy()
+            out.isetitem(i, np.where(codes < 0, np.nan, codes.astype(np.float64)))
+    return out
 
 
 def _metric_params(params, eval_metric, objective):
@@ -386,15 +408,16 @@ class DGBDTModel(BaseEstimator):
 
     # -- fit ------------------------------------------------------------------
     def _validate_X(self, X, reset):
-        return _validate_data(
+        checked = _validate_data(
             self,
-            X,
+            _category_codes_of(X),
             reset=reset,
             accept_sparse=_ACCEPT_SPARSE,
             dtype=_X_DTYPES,
             ensure_all_finite=False,
             ensure_min_samples=2 if reset else 1,
         )
+        return X if _has_category_columns(X) else checked
 
     def _fit(self, args, *, X, y, objective, extra_params, comm, encode_y=None):
         """The fit shared by both estimators.
@@ -413,7 +436,12 @@ class DGBDTModel(BaseEstimator):
         params.update(extra_params)
         fevals = _metric_params(params, args.eval_metric, objective)
         train_set = Dataset(
-            X, label=y, weight=sample_weight, init_score=args.init_score, feature_name=feature_name
+            X,
+            label=y,
+            weight=sample_weight,
+            init_score=args.init_score,
+            feature_name=feature_name,
+            categorical_feature=args.categorical_feature,
         )
         valid_sets, valid_names = self._valid_sets(args, train_set, feature_name, encode_y)
         init_model = args.init_model
@@ -551,9 +579,9 @@ class DGBDTModel(BaseEstimator):
     def _validate_Xy(self, X, y, comm, y_numeric=False):
         """Validated (X, y) of a fit: rows are needed on this rank (2) unless rows
         are sharded over ranks (``comm``; a rank with no rows still takes part)."""
-        return _validate_data(
+        Xv, yv = _validate_data(
             self,
-            X,
+            _category_codes_of(X),
             y,
             reset=True,
             accept_sparse=_ACCEPT_SPARSE,
@@ -562,6 +590,8 @@ class DGBDTModel(BaseEstimator):
             ensure_min_samples=0 if comm is not None else 2,
             y_numeric=y_numeric,
         )
+        # a frame of category columns goes to the Dataset as it is (its categories)
+        return (X if _has_category_columns(X) else Xv), yv
 
 
 class DGBDTRegressor(RegressorMixin, DGBDTModel):
@@ -581,6 +611,7 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         eval_sample_weight: Optional[_PerEvalSet] = None,
         eval_metric: Optional[_EvalMetric] = None,
         feature_name: Union[str, List[str]] = "auto",
+        categorical_feature: Union[str, List[Union[int, str]]] = "auto",
         callbacks: Optional[List[Callable]] = None,
         init_model: Optional[_InitModel] = None,
         *,
@@ -605,6 +636,9 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
             Built-in metric names are evaluated in addition to the params' metric;
             a callable ``metric(y_true, y_pred) -> (name, value, is_higher_better)``.
         feature_name : list of str or "auto"
+        categorical_feature : list of int or str, or "auto"
+            The categorical columns (indices or names); "auto" takes a
+            DataFrame's category columns (see :class:`dgbdt.Dataset`).
         callbacks : list of callables, optional
             E.g. ``[dgbdt.early_stopping(10)]``.
         init_model : str, Booster or fitted DGBDTRegressor, optional
@@ -676,6 +710,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         eval_sample_weight: Optional[_PerEvalSet] = None,
         eval_metric: Optional[_EvalMetric] = None,
         feature_name: Union[str, List[str]] = "auto",
+        categorical_feature: Union[str, List[Union[int, str]]] = "auto",
         callbacks: Optional[List[Callable]] = None,
         init_model: Optional[_InitModel] = None,
         *,

@@ -155,6 +155,8 @@ class BinStore:
         self.counts = None
         self.bin_offsets = feature_offsets
         self.kept = np.ones(n_features, bool)
+        # The category of each bin of the categorical features (BinMapper.bin_categories)
+        self.bin_categories = (np.zeros(n_features + 1, np.int64), np.zeros(0, np.int64))
 
     @property
     def n_features(self):
@@ -226,6 +228,7 @@ class BinStore:
             tree.right_child,
             tree.leaf_value,
             scores,
+            (tree.cat_boundaries, tree.cat_threshold, *self.bin_categories),
         )
 
 

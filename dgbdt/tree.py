@@ -84,12 +84,17 @@ class Tree:
         parent,
         left,
         right,
+        left_bins=None,
     ):
         """Turn ``leaf`` into an internal node; returns the new right leaf's index.
 
         ``parent``, ``left``, ``right``: (value, weight, count) of the node and
         of its two children (the left child keeps the index ``leaf``).
+        ``left_bins``: a categorical split's (bins, categories) going left; the
+        node's threshold (and threshold_bin) is then the index of their bitset.
         """
+        if left_bins is not None:
+            threshold = threshold_bin = self._add_bitset(left_bins[1])
         node = self.n_leaves - 1
         new_leaf = self.n_leaves
         up = self.leaf_parent[leaf]
@@ -115,6 +120,19 @@ class Tree:
             self.leaf_parent[child] = node
         self.n_leaves += 1
         return new_leaf
+
+    def _add_bitset(self, categories):
+        """Append the bitset of ``categories`` (LightGBM's layout: bit c of word
+        c // 32); returns its index."""
+        categories = np.asarray(categories, np.int64)
+        words = np.zeros(int(categories.max()) // 32 + 1, np.uint32)
+        np.bitwise_or.at(
+            words, categories // 32, (np.uint32(1) << (categories % 32)).astype(np.uint32)
+        )
+        index = len(self.cat_boundaries) - 1
+        self.cat_threshold = np.concatenate([self.cat_threshold, words])
+        self.cat_boundaries = np.append(self.cat_boundaries, len(self.cat_threshold))
+        return index
 
     def finish(self):
         """Trim the arrays to the grown size."""
@@ -145,6 +163,7 @@ class Tree:
             self.right_child,
             self.leaf_value,
             scores,
+            (self.cat_boundaries, self.cat_threshold, *store.bin_categories),
         )
 
     def max_depth(self):

@@ -354,3 +354,28 @@ def distinct_counts(sorted_values, n_implicit_zeros, distinct_out, counts_out):
         counts_out[n] = n_implicit_zeros
         n += 1
     return n
+
+
+@njit(cache=True, parallel=True)
+def map_categories(values, sorted_categories, bins_of_sorted, out):
+    """Bins of a categorical feature's values: the bin of each category kept
+    (``bins_of_sorted[k]`` for ``sorted_categories[k]``, ascending), else bin 0
+    (NaN, negative, rare and unseen values).
+
+    Parameters
+    ----------
+    values : float64[n]              # IN  integer-valued (checked by the caller) or NaN
+    sorted_categories : int64[k]     # IN  ascending
+    bins_of_sorted : int64[k]        # IN
+    out : uint8|uint16[n]            # OUT
+    """
+    k = sorted_categories.shape[0]
+    for i in prange(values.shape[0]):
+        v = values[i]
+        b = 0
+        if v >= 0.0 and k > 0:  # False for NaN
+            c = np.int64(v)
+            j = np.searchsorted(sorted_categories, c)
+            if j < k and sorted_categories[j] == c:
+                b = bins_of_sorted[j]
+        out[i] = b

@@ -54,7 +54,19 @@ SPLIT_RIGHT_HESS = 8
 SPLIT_RIGHT_COUNT = 9
 SPLIT_LEFT_VALUE = 10
 SPLIT_RIGHT_VALUE = 11
-SPLIT_RECORD_SIZE = 12
+SPLIT_RECORD_SIZE = 12  # a record of numeric splits only
+# Records of trainings with categorical features are longer: a categorical
+# split sends the bins SPLIT_CAT_BINS .. SPLIT_CAT_BINS + n - 1 left, n =
+# record[SPLIT_CAT_COUNT] (0: a numeric split), at most max_cat_threshold.
+SPLIT_CAT_COUNT = 12
+SPLIT_CAT_BINS = 13
+
+
+def split_record_size(max_categories):
+    """Length of a split record holding up to ``max_categories`` left bins (0:
+    numeric splits only)."""
+    return SPLIT_RECORD_SIZE if max_categories == 0 else SPLIT_CAT_BINS + max_categories
+
 
 # Objective codes: kernels select by integer, never by closure (closures are
 # not cached by Numba).
@@ -72,7 +84,12 @@ SP_MIN_GAIN_TO_SPLIT = 2
 SP_MIN_DATA_IN_LEAF = 3
 SP_MIN_SUM_HESSIAN = 4
 SP_MAX_DELTA_STEP = 5
-SPLIT_PARAMS_SIZE = 6
+SP_MAX_CAT_TO_ONEHOT = 6
+SP_MAX_CAT_THRESHOLD = 7
+SP_CAT_SMOOTH = 8
+SP_CAT_L2 = 9
+SP_MIN_DATA_PER_GROUP = 10
+SPLIT_PARAMS_SIZE = 11
 
 
 def bin_dtype_for(max_bins_per_feature):

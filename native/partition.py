@@ -38,15 +38,22 @@ def _split_block(
     left_at,
     right_out,
     right_at,
+    left_mask,
 ):
-    """Rows lo..hi-1 -> left_out[left_at...] and right_out[right_at...]; returns n_left."""
+    """Rows lo..hi-1 -> left_out[left_at...] and right_out[right_at...]; returns
+    n_left.  A non-empty ``left_mask`` (categorical splits) decides instead:
+    bin b goes left when left_mask[b]."""
     n_left = 0
     n_right = 0
+    by_mask = left_mask.shape[0] > 0
     for i in range(lo, hi):
         if i + PREFETCH_DISTANCE < hi:
             prefetch_item(column, sample_indices[i + PREFETCH_DISTANCE])
         row = sample_indices[i]
-        step = _goes_left(np.int64(column[row]), threshold_bin, nan_left, nan_bin)
+        if by_mask:
+            step = np.int64(left_mask[column[row]])
+        else:
+            step = _goes_left(np.int64(column[row]), threshold_bin, nan_left, nan_bin)
         left_out[left_at + n_left] = row
         right_out[right_at + n_right] = row
         n_left += step
@@ -56,7 +63,7 @@ def _split_block(
 
 @njit(cache=True, parallel=True)
 def _partition_parallel(
-    sample_indices, column, threshold_bin, nan_left, nan_bin, n_blocks, scratch
+    sample_indices, column, threshold_bin, nan_left, nan_bin, n_blocks, scratch, left_mask
 ):
     n = sample_indices.shape[0]
     block = (n + n_blocks - 1) // n_blocks
@@ -67,7 +74,18 @@ def _partition_parallel(
         lo = k * block
         hi = min(n, lo + block)
         left_counts[k] = _split_block(
-            sample_indices, lo, hi, column, threshold_bin, nan_left, nan_bin, lefts, lo, rights, lo
+            sample_indices,
+            lo,
+            hi,
+            column,
+            threshold_bin,
+            nan_left,
+            nan_bin,
+            lefts,
+            lo,
+            rights,
+            lo,
+            left_mask,
         )
     left_starts = np.zeros(n_blocks, np.int64)
     right_starts = np.zeros(n_blocks, np.int64)
@@ -92,11 +110,12 @@ def _partition_parallel(
 
 @njit(cache=True)
 def partition_rows(
-    sample_indices, column, threshold_bin, default_left, nan_bin, n_threads, scratch
+    sample_indices, column, threshold_bin, default_left, nan_bin, n_threads, scratch, left_mask=None
 ):
     """Stable in-place partition of ``sample_indices`` by ``column[row] <= threshold_bin``.
 
-    Rows in the NaN bin go left when ``default_left``.
+    Rows in the NaN bin go left when ``default_left``.  A categorical split
+    passes ``left_mask`` instead (uint8 per bin of the feature: 1 goes left).
 
     Parameters
     ----------
@@ -114,9 +133,13 @@ def partition_rows(
     """
     n = sample_indices.shape[0]
     nan_left = np.int64(1 if default_left else 0)
+    if left_mask is None:
+        mask = np.empty(0, np.uint8)
+    else:
+        mask = left_mask
     if n >= PARALLEL_MIN_ROWS and n_threads > 1:
         return _partition_parallel(
-            sample_indices, column, threshold_bin, nan_left, nan_bin, 4 * n_threads, scratch
+            sample_indices, column, threshold_bin, nan_left, nan_bin, 4 * n_threads, scratch, mask
         )
     # Serial: lefts compacted in place (slot n_left <= i was already read), rights aside.
     n_left = _split_block(
@@ -131,6 +154,7 @@ def partition_rows(
         0,
         scratch[0],
         0,
+        mask,
     )
     sample_indices[n_left:n] = scratch[0, : n - n_left]
     return n_left

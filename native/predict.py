@@ -171,6 +171,22 @@ def predict_leaf_index(
                 )
 
 
+@njit(cache=True, inline="always")
+def binned_goes_left(b, f, node, nan_bins, threshold_bin, default_left, categories):
+    """Whether bin ``b`` of feature ``f`` goes left at ``node`` of one tree.
+    ``categories``: (cat_boundaries, cat_threshold, bin_offsets, bin_values) of
+    a tree's categorical nodes (the bitset index is their threshold_bin) and
+    the category of each bin of a categorical feature (bin_values[bin_offsets[f]
+    + b], -1 for bin 0)."""
+    d = default_left[node]
+    if d & CATEGORICAL:
+        c = categories[3][categories[2][f] + b]
+        return _in_bitset(np.float64(c), threshold_bin[node], categories[0], categories[1])
+    if b == nan_bins[f]:
+        return (d & 1) != 0
+    return b <= threshold_bin[node]
+
+
 @njit(cache=True, parallel=True)
 def add_tree_binned(
     binned_cols,
@@ -182,6 +198,7 @@ def add_tree_binned(
     right_child,
     leaf_value,
     scores,
+    categories,
 ):
     """scores[i] += value of the leaf row i reaches in one tree, on binned data.
 
@@ -194,16 +211,16 @@ def add_tree_binned(
     split_feature, threshold_bin : int32[n_nodes]; default_left : uint8[n_nodes]
     left_child, right_child : int32[n_nodes]; leaf_value : float64[n_leaves]  # IN one tree
     scores : float64[n_samples]        # IN/OUT
+    categories : tuple of 4 arrays     # IN  see binned_goes_left
     """
     n_nodes = split_feature.shape[0]
     for i in prange(binned_cols.shape[1]):
         node = 0 if n_nodes > 0 else -1
         while node >= 0:
             f = split_feature[node]
-            b = binned_cols[f, i]
-            if b == nan_bins[f]:
-                go_left = (default_left[node] & 1) != 0
-            else:
-                go_left = b <= threshold_bin[node]
+            b = np.int64(binned_cols[f, i])
+            go_left = binned_goes_left(
+                b, f, node, nan_bins, threshold_bin, default_left, categories
+            )
             node = left_child[node] if go_left else right_child[node]
         scores[i] += leaf_value[~node]

@@ -46,6 +46,13 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .common import (
+    SPLIT_CAT_BINS,
+    SPLIT_CAT_COUNT,
+    SP_CAT_L2,
+    SP_CAT_SMOOTH,
+    SP_MAX_CAT_THRESHOLD,
+    SP_MAX_CAT_TO_ONEHOT,
+    SP_MIN_DATA_PER_GROUP,
     SPLIT_GAIN,
     SPLIT_FEATURE,
     SPLIT_BIN,
@@ -70,8 +77,10 @@ from .quantize import WIDE_SHIFT, word_halves
 # LightGBM's kEpsilon: a float32 constant (include/LightGBM/meta.h) widened to double.
 K_EPSILON = float(np.float32(1e-15))
 
-# Fields of one feature's best split (_scan_* returns them in this order).
-_F_GAIN, _F_BIN, _F_LEFT_DEFAULT, _F_LG, _F_LH, _F_LC, _F_RG, _F_RH, _F_RC = range(9)
+# Fields of one feature's best split (_scan_* returns them in this order);
+# _F_L2: the L2 added for the children's values (cat_l2 of a many-vs-many split).
+_F_GAIN, _F_BIN, _F_LEFT_DEFAULT, _F_LG, _F_LH, _F_LC, _F_RG, _F_RH, _F_RC, _F_L2 = range(10)
+_F_SIZE = 10
 
 
 @njit(cache=True, inline="always")
@@ -726,6 +735,201 @@ def _params(split_params):
     )
 
 
+# -- categorical features --------------------------------------------------------
+# LightGBM's FeatureHistogram::FindBestThresholdCategoricalInner (float) and
+# ...IntInner (quantized), src/treelearner/feature_histogram.cpp.  Bin 0 (NaN,
+# negative, rare, unseen categories) is never sent left.  Sums are read in
+# "units": floats as they are (scale 1; the left hessian sum starts at
+# kEpsilon, ``eps``), integer sums exactly (then scaled; ``eps`` 0).
+
+
+@njit(cache=True, inline="always")
+def _bin_units(hist, b):
+    g, h = _bin_raw(hist, b)
+    return np.float64(g), np.float64(h)
+
+
+@njit(cache=True)
+def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left_bins):
+    """One categorical feature: its best split into ``best`` (the _F_* fields;
+    gain -inf if none) and, when ``left_bins`` is long enough, its left bins;
+    returns (splittable, number of left bins).  ``sums``: the leaf's (g, h,
+    count) in units (a float leaf's h with its 2 kEpsilon)."""
+    sum_g, sum_h, count = sums[0], sums[1], sums[2]
+    gs, hs = scales[0], scales[1]
+    l1, l2, max_delta, min_data, min_hess = _params(params)
+    shift = leaf_gain(sum_g * gs, sum_h * hs, l1, l2, max_delta) + params[SP_MIN_GAIN_TO_SPLIT]
+    cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
+    best[:] = 0.0
+    best[_F_GAIN] = -np.inf
+    if n_bins <= params[SP_MAX_CAT_TO_ONEHOT]:
+        return _one_vs_rest(hist, start, n_bins, sums, scales, eps, params, shift, best, left_bins)
+    used = np.empty(n_bins, np.int64)
+    ctr = np.empty(n_bins, np.float64)
+    n_used = 0
+    smooth = params[SP_CAT_SMOOTH]
+    for t in range(1, n_bins):
+        g, h = _bin_units(hist, start + t)
+        if _round_count(h * cnt_factor) >= smooth:
+            used[n_used] = t
+            ctr[n_used] = (g * gs) / (h * hs + smooth)
+            n_used += 1
+    order = used[:n_used][np.argsort(ctr[:n_used], kind="mergesort")]  # stable
+    max_num_cat = min(int(params[SP_MAX_CAT_THRESHOLD]), (n_used + 1) // 2)
+    l2c = l2 + params[SP_CAT_L2]
+    min_group = params[SP_MIN_DATA_PER_GROUP]
+    top_gain, top_i, top_dir, top_g, top_h, top_c = -np.inf, -1, 1, 0.0, 0.0, 0.0
+    splittable = False
+    for direction in (1, -1):
+        pos = 0 if direction == 1 else n_used - 1
+        acc_g, acc_h, left_c, group = 0.0, eps, 0.0, 0.0
+        for i in range(min(n_used, max_num_cat)):
+            g, h = _bin_units(hist, start + order[pos])
+            pos += direction
+            c = _round_count(h * cnt_factor)
+            acc_g += g
+            acc_h += h
+            left_c += c
+            group += c
+            if left_c < min_data or acc_h * hs < min_hess:
+                continue
+            right_c = count - left_c
+            if right_c < min_data or right_c < min_group:
+                break
+            if (sum_h - acc_h) * hs < min_hess:
+                break
+            if group < min_group:
+                continue
+            group = 0.0
+            gain = _split_gain(
+                acc_g * gs,
+                acc_h * hs,
+                (sum_g - acc_g) * gs,
+                (sum_h - acc_h) * hs,
+                l1,
+                l2c,
+                max_delta,
+            )
+            if gain <= shift:
+                continue
+            splittable = True
+            if gain > top_gain:
+                top_gain, top_i, top_dir, top_g, top_h, top_c = (
+                    gain,
+                    i,
+                    direction,
+                    acc_g,
+                    acc_h,
+                    left_c,
+                )
+    if top_i < 0:
+        return splittable, 0
+    _keep_categorical(best, top_gain - shift, top_g, top_h, top_c, sums, scales, params[SP_CAT_L2])
+    n_left = top_i + 1
+    if left_bins.shape[0] >= n_left:
+        for i in range(n_left):
+            left_bins[i] = order[i] if top_dir == 1 else order[n_used - 1 - i]
+    return splittable, n_left
+
+
+@njit(cache=True)
+def _one_vs_rest(hist, start, n_bins, sums, scales, eps, params, shift, best, left_bins):
+    sum_g, sum_h, count = sums[0], sums[1], sums[2]
+    gs, hs = scales[0], scales[1]
+    l1, l2, max_delta, min_data, min_hess = _params(params)
+    cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
+    top_gain, top_t, top_g, top_h, top_c = -np.inf, -1, 0.0, 0.0, 0.0
+    splittable = False
+    for t in range(1, n_bins):
+        g, h = _bin_units(hist, start + t)
+        c = _round_count(h * cnt_factor)
+        if c < min_data or h * hs < min_hess:
+            continue
+        if count - c < min_data:
+            continue
+        other_h = (sum_h - h) * hs - eps
+        if other_h < min_hess:
+            continue
+        gain = _split_gain((sum_g - g) * gs, other_h, g * gs, h * hs + eps, l1, l2, max_delta)
+        if gain <= shift:
+            continue
+        splittable = True
+        if gain > top_gain:
+            top_gain, top_t, top_g, top_h, top_c = gain, t, g, h + eps, c
+    if top_t < 0:
+        return splittable, 0
+    _keep_categorical(best, top_gain - shift, top_g, top_h, top_c, sums, scales, 0.0)
+    if left_bins.shape[0] >= 1:
+        left_bins[0] = top_t
+    return splittable, 1
+
+
+@njit(cache=True, inline="always")
+def _keep_categorical(best, gain, lg, lh, lc, sums, scales, extra_l2):
+    # lh holds the float scan's kEpsilon (find_best_split takes it off)
+    best[_F_GAIN] = gain
+    best[_F_BIN] = -1.0
+    best[_F_LEFT_DEFAULT] = 0.0  # missing and unseen categories go right
+    best[_F_LG], best[_F_LH], best[_F_LC] = lg * scales[0], lh * scales[1], lc
+    best[_F_RG] = (sums[0] - lg) * scales[0]
+    best[_F_RH] = (sums[1] - lh) * scales[1]
+    best[_F_RC] = sums[2] - lc
+    best[_F_L2] = extra_l2
+
+
+@njit(cache=True)
+def _scan_categoricals(
+    hist, features, offsets, categorical, sums, scales, eps, params, bests, flags
+):
+    """Re-scan the categorical ones of ``features`` (the numeric scan read them as
+    ordered bins)."""
+    none = np.empty(0, np.int64)
+    for j in range(features.shape[0]):
+        f = features[j]
+        if categorical[f]:
+            start = offsets[f]
+            ok, _ = _scan_categorical(
+                hist, start, offsets[f + 1] - start, sums, scales, eps, params, bests[j], none
+            )
+            flags[j] = ok
+
+
+@njit(cache=True)
+def _scan_categorical_features(
+    hist, features, offsets, categorical, sum_gradients, sum_hessians, count, split_params,
+    g_scale, h_scale, eps, bests, flags,
+):  # fmt: skip
+    """After the numeric scan: the categorical features' own (None: there are none)."""
+    if categorical is not None:
+        sums, scales, _ = _leaf_units(hist, sum_gradients, sum_hessians, count, g_scale, h_scale)
+        _scan_categoricals(
+            hist, features, offsets, categorical, sums, scales, eps, split_params, bests, flags
+        )
+
+
+def _leaf_units(hist, sum_gradients, sum_hessians, count, g_scale, h_scale):
+    """((g, h, count) in units, (g_scale, h_scale), eps) of a leaf for the
+    categorical scan: floats with the 2 kEpsilon of LightGBM's FindBestThreshold,
+    or the exact integer totals of a quantized histogram."""
+
+
+@overload(_leaf_units, inline="always")
+def _leaf_units_impl(hist, sum_gradients, sum_hessians, count, g_scale, h_scale):
+    if hist.ndim == 2 and isinstance(hist.dtype, types.Float):
+
+        def floats(hist, sum_gradients, sum_hessians, count, g_scale, h_scale):
+            sums = np.array([sum_gradients, sum_hessians + 2.0 * K_EPSILON, count])
+            return sums, np.array([1.0, 1.0]), K_EPSILON
+
+        return floats
+
+    def ints(hist, sum_gradients, sum_hessians, count, g_scale, h_scale):
+        sums = np.array([np.rint(sum_gradients / g_scale), np.rint(sum_hessians / h_scale), count])
+        return sums, np.array([g_scale, h_scale]), 0.0
+
+    return ints
+
+
 @njit(cache=True)
 def find_best_split(
     hist,
@@ -742,6 +946,7 @@ def find_best_split(
     splittable,
     g_scale=1.0,
     h_scale=1.0,
+    categorical=None,
 ):
     """Best split of one leaf over the features ``feature_indices`` (LightGBM's
     scan and tie rule, see the module docstring).
@@ -762,9 +967,13 @@ def find_best_split(
     out : float64[SPLIT_RECORD_SIZE]       # OUT the best split; feature -1 if none
     splittable : uint8[n_used]             # OUT 1 where feature_indices[j] is splittable
     g_scale, h_scale : float64             # IN  quantized histograms only
+    categorical : uint8[n_features] or None  # IN  1 for categorical features; their
+                                           #     best split's left bins go to
+                                           #     out[SPLIT_CAT_BINS:] (their count to
+                                           #     out[SPLIT_CAT_COUNT]; 0: numeric)
     """
     n_used = feature_indices.shape[0]
-    bests = np.empty((n_used, 9), np.float64)
+    bests = np.zeros((n_used, _F_SIZE), np.float64)
     eps = _scan_leaf(
         hist,
         feature_indices,
@@ -781,6 +990,10 @@ def find_best_split(
         bests,
         splittable,
     )
+    _scan_categorical_features(
+        hist, feature_indices, feature_offsets, categorical, sum_gradients, sum_hessians, count,
+        split_params, g_scale, h_scale, eps, bests, splittable,
+    )  # fmt: skip
     out[:] = 0.0
     out[SPLIT_FEATURE] = -1.0
     out[SPLIT_GAIN] = -np.inf
@@ -801,12 +1014,31 @@ def find_best_split(
     out[SPLIT_FEATURE] = feature_indices[best_j]
     out[SPLIT_BIN] = b[_F_BIN]
     out[SPLIT_DEFAULT_LEFT] = b[_F_LEFT_DEFAULT]
-    out[SPLIT_LEFT_VALUE] = leaf_output(b[_F_LG], b[_F_LH], l1, l2, max_delta)
-    out[SPLIT_RIGHT_VALUE] = leaf_output(b[_F_RG], b[_F_RH], l1, l2, max_delta)
+    out[SPLIT_LEFT_VALUE] = leaf_output(b[_F_LG], b[_F_LH], l1, l2 + b[_F_L2], max_delta)
+    out[SPLIT_RIGHT_VALUE] = leaf_output(b[_F_RG], b[_F_RH], l1, l2 + b[_F_L2], max_delta)
     # The children's totals; a float scan's sides shed the kEpsilon they carried.
     out[SPLIT_LEFT_GRAD], out[SPLIT_LEFT_HESS] = b[_F_LG], b[_F_LH] - eps
     out[SPLIT_RIGHT_GRAD], out[SPLIT_RIGHT_HESS] = b[_F_RG], b[_F_RH] - eps
     out[SPLIT_LEFT_COUNT], out[SPLIT_RIGHT_COUNT] = b[_F_LC], b[_F_RC]
+    if categorical is not None and categorical[feature_indices[best_j]]:
+        sums, scales, _ = _leaf_units(hist, sum_gradients, sum_hessians, count, g_scale, h_scale)
+        f = feature_indices[best_j]
+        _record_left_bins(hist, f, feature_offsets, sums, scales, eps, split_params, out)
+
+
+@njit(cache=True)
+def _record_left_bins(hist, f, feature_offsets, sums, scales, eps, split_params, out):
+    """out[SPLIT_CAT_COUNT], out[SPLIT_CAT_BINS:] = the winning categorical
+    split's left bins (its scan run again on the same sums, keeping them)."""
+    start = feature_offsets[f]
+    left = np.empty(out.shape[0] - SPLIT_CAT_BINS, np.int64)
+    again = np.empty(_F_SIZE, np.float64)
+    _, n_left = _scan_categorical(
+        hist, start, feature_offsets[f + 1] - start, sums, scales, eps, split_params, again, left
+    )
+    out[SPLIT_CAT_COUNT] = n_left
+    for i in range(n_left):
+        out[SPLIT_CAT_BINS + i] = left[i]
 
 
 @njit(cache=True)
@@ -825,6 +1057,7 @@ def best_gain_per_feature(
     splittable,
     g_scale=1.0,
     h_scale=1.0,
+    categorical=None,
 ):
     """The best split gain of every feature on its own (voting-parallel's local vote).
 
@@ -834,8 +1067,8 @@ def best_gain_per_feature(
     gains : float64[n_used]        # OUT best gain of feature_indices[j]; -inf if it has no valid split
     splittable : uint8[n_used]     # OUT as find_best_split
     """
-    bests = np.empty((feature_indices.shape[0], 9), np.float64)
-    _scan_leaf(
+    bests = np.zeros((feature_indices.shape[0], _F_SIZE), np.float64)
+    eps = _scan_leaf(
         hist,
         feature_indices,
         feature_offsets,
@@ -851,6 +1084,10 @@ def best_gain_per_feature(
         bests,
         splittable,
     )
+    _scan_categorical_features(
+        hist, feature_indices, feature_offsets, categorical, sum_gradients, sum_hessians, count,
+        split_params, g_scale, h_scale, eps, bests, splittable,
+    )  # fmt: skip
     gains[:] = bests[:, _F_GAIN]
 
 

@@ -33,6 +33,7 @@ from numba.extending import overload
 
 from .common import FM_COL, FM_DEFAULT, FM_LO, FM_SKIP, FM_WIDTH
 from .histogram import n_row_chunks
+from .predict import binned_goes_left
 from .quantize import WIDE_SHIFT, word_halves
 
 # Threads of the column-layout sparse build each add one slice of the bins.
@@ -95,9 +96,10 @@ def add_tree_stored(
     right_child,
     leaf_value,
     scores,
+    categories,
 ):
     """scores[r] += the value of the leaf row r reaches (native.predict.add_tree_binned
-    on a store).
+    on a store; ``categories`` as there).
 
     Parameters
     ----------
@@ -111,11 +113,10 @@ def add_tree_stored(
         node = 0 if n_nodes > 0 else -1
         while node >= 0:
             f = split_feature[node]
-            b = stored_bin(dense, indptr, entries, feature_map, feature_offsets, f, r)
-            if b == nan_bins[f]:
-                go_left = (default_left[node] & 1) != 0
-            else:
-                go_left = b <= threshold_bin[node]
+            b = np.int64(stored_bin(dense, indptr, entries, feature_map, feature_offsets, f, r))
+            go_left = binned_goes_left(
+                b, f, node, nan_bins, threshold_bin, default_left, categories
+            )
             node = left_child[node] if go_left else right_child[node]
         scores[r] += leaf_value[~node]
 

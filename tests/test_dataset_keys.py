@@ -1,8 +1,8 @@
-"""LightGBM's Dataset keywords that dgbdt takes without using: ``categorical_feature``
-defaults to ``'auto'`` in LightGBM, so code written for it passes that value."""
+"""LightGBM's Dataset keyword ``categorical_feature``: what declares nothing
+categorical (its default ``'auto'`` on numeric data, None, empty lists)
+changes nothing (categorical features themselves: tests/test_categorical.py)."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import dgbdt
@@ -21,18 +21,3 @@ def test_categorical_feature_that_declares_nothing_is_accepted(value):
     plain = dgbdt.train(params, dgbdt.Dataset(X, y), 3)
     given = dgbdt.train(params, dgbdt.Dataset(X, y, categorical_feature=value), 3)
     np.testing.assert_array_equal(given.predict(X), plain.predict(X))
-
-
-@pytest.mark.parametrize("value", [[0], ["x"], "name:x", "0", np.array([1])])
-def test_declared_categorical_features_are_not_supported_yet(value):
-    X, y = _data()
-    with pytest.raises(ValueError, match="categorical features are not supported by dgbdt yet"):
-        dgbdt.Dataset(X, y, categorical_feature=value)
-
-
-def test_auto_with_a_pandas_category_column_still_says_what_to_do():
-    df = pd.DataFrame({"x": np.arange(6.0), "c": pd.Categorical(list("abcabc"))})
-    with pytest.raises(TypeError, match="categorical features are not supported yet"):
-        dgbdt.train(
-            {"verbosity": -1}, dgbdt.Dataset(df, np.arange(6.0), categorical_feature="auto"), 1
-        )

@@ -12,6 +12,14 @@ from dgbdt.tree import Tree
 # (cat_boundaries, cat_threshold) of trees without categorical splits
 NO_CATEGORIES = (np.zeros(1, np.int64), np.zeros(0, np.uint32))
 
+# add_tree_binned's categories of trees without categorical splits
+BINNED_NO_CATEGORIES = (
+    np.zeros(1, np.int64),
+    np.zeros(0, np.uint32),
+    np.zeros(1, np.int64),
+    np.zeros(0, np.int64),
+)
+
 SEEDS = [0, 1, 2]
 
 
@@ -180,6 +188,7 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
             tree.right_child,
             tree.leaf_value,
             scores,
+            BINNED_NO_CATEGORIES,
         )
         np.testing.assert_array_equal(scores, expected)
 
@@ -230,6 +239,7 @@ def test_nan_follows_default_left():
             tree.right_child,
             tree.leaf_value,
             scores,
+            BINNED_NO_CATEGORIES,
         )
         np.testing.assert_array_equal(scores, tree.leaf_value[[nan_leaf, 0, 1]])
 
@@ -298,6 +308,7 @@ def test_trained_model_binned_equals_raw(objective, num_class, max_bin, with_nan
             tree.right_child,
             tree.leaf_value,
             binned_scores[i % k],
+            BINNED_NO_CATEGORIES,
         )
     raw = booster.predict(X, raw_score=True)
     raw = raw.reshape(n, -1)

@@ -160,7 +160,6 @@ def test_train_takes_lightgbms_parameter_order():
         ("monotone_constraints", "1,0,0"),
         ("pred_early_stop", "true"),
         ("forcedsplits_filename", "s.json"),
-        ("categorical_feature", "0"),
         ("linear_tree", "true"),
         ("extra_trees", "true"),
     ],

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..native.common import SPLIT_FEATURE, SPLIT_GAIN, SPLIT_RECORD_SIZE
+from ..native.common import SPLIT_CAT_BINS, SPLIT_CAT_COUNT, SPLIT_FEATURE, SPLIT_GAIN
 
 
 class Learner(Protocol):
@@ -106,6 +106,17 @@ def reduce_scatter_bins(comm, kind, bins, bin_counts, count, out=None):
     return kind.from_wire(received, count, out)
 
 
+def left_mask_of(record, n_bins):
+    """uint8 per bin of the split feature, 1 for the bins a categorical split
+    record sends left; None for a numeric split."""
+    n_left = int(record[SPLIT_CAT_COUNT]) if len(record) > SPLIT_CAT_COUNT else 0
+    if n_left == 0:
+        return None
+    mask = np.zeros(n_bins, np.uint8)
+    mask[record[SPLIT_CAT_BINS : SPLIT_CAT_BINS + n_left].astype(np.int64)] = 1
+    return mask
+
+
 def no_split(record):
     """Make ``record`` say "no split"."""
     record[:] = 0.0
@@ -137,17 +148,18 @@ def agree_best_split(comm, record, splittable, n_features):
     into the bytes of extra float64 slots (bytes only: MPI never does
     arithmetic on them), so one collective still agrees a leaf."""
     n_slots = -(-n_features // 64)
-    mine = np.zeros(SPLIT_RECORD_SIZE + n_slots)
-    mine[:SPLIT_RECORD_SIZE] = record
+    size = len(record)  # longer with categorical splits (native.common)
+    mine = np.zeros(size + n_slots)
+    mine[:size] = record
     flags = np.zeros(n_slots * 64, np.uint8)
     flags[splittable] = 1
-    mine[SPLIT_RECORD_SIZE:].view(np.uint8)[:] = np.packbits(flags)
+    mine[size:].view(np.uint8)[:] = np.packbits(flags)
     gathered = comm.allgather(mine)
-    best = best_of(gathered[:, :SPLIT_RECORD_SIZE])
+    best = best_of(gathered[:, :size])
     if best is None:
         record[SPLIT_FEATURE] = -1.0
         record[SPLIT_GAIN] = -np.inf
     else:
         record[:] = best
-    packed = np.ascontiguousarray(gathered[:, SPLIT_RECORD_SIZE:]).view(np.uint8)
+    packed = np.ascontiguousarray(gathered[:, size:]).view(np.uint8)
     return np.unpackbits(np.bitwise_or.reduce(packed, axis=0))[:n_features].astype(bool)

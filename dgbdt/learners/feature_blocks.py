@@ -16,7 +16,8 @@ import numpy as np
 from ..binning import BinMapper
 from ..comm import agreed
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
-from .base import agree_best_split
+from ..native.predict import CATEGORICAL
+from .base import agree_best_split, left_mask_of
 from .serial import SerialLearner
 
 
@@ -34,6 +35,7 @@ def assemble_global_mapper(comm, dataset):
         (local.zero_bins >= 0).tolist(),
         list(dataset.feature_name),
         ranges.tolist(),
+        [None if c is None else c.tolist() for c in local.categories or [None] * local.n_features],
     )
     blocks = comm.allgather_object(mine)  # once per training: pickling is fine
     n_features = sum(len(b[0]) for b in blocks)
@@ -45,9 +47,10 @@ def assemble_global_mapper(comm, dataset):
     )
     value_ranges = np.full((n_features, 2), np.nan)
     zero_missing = np.zeros(n_features, bool)
-    for rank, (indices, ubs, nbs, zms, block_names, block_ranges) in enumerate(blocks):
-        for g, ub, nb, zm, name, value_range in zip(
-            indices, ubs, nbs, zms, block_names, block_ranges
+    categories = [None] * n_features
+    for rank, (indices, ubs, nbs, zms, block_names, block_ranges, cats) in enumerate(blocks):
+        for g, ub, nb, zm, name, value_range, cat in zip(
+            indices, ubs, nbs, zms, block_names, block_ranges, cats
         ):
             if not 0 <= g < n_features or owner_of[g] >= 0:
                 # every rank sees the same blocks and raises
@@ -61,7 +64,12 @@ def assemble_global_mapper(comm, dataset):
             owner_of[g] = rank
             upper_bounds[g], nan_bins[g], names[g] = np.asarray(ub), nb, name
             value_ranges[g], zero_missing[g] = value_range, zm
-    return BinMapper(upper_bounds, nan_bins, value_ranges, zero_missing), names, owner_of
+            categories[g] = None if cat is None else np.asarray(cat, np.int64)
+    has_categories = any(c is not None for c in categories)
+    mapper = BinMapper(
+        upper_bounds, nan_bins, value_ranges, zero_missing, categories if has_categories else None
+    )
+    return mapper, names, owner_of
 
 
 class FeatureBlockLearner(SerialLearner):
@@ -89,22 +97,23 @@ class FeatureBlockLearner(SerialLearner):
         )
         return feature_indices[mask[feature_indices]]
 
-    def _goes_left(self, rows, feature, threshold_bin, default_left):
+    def _goes_left(self, rows, feature, record):
         local = self.local_of_global[feature]
         bins = self.feature_column(local, rows)[rows].astype(np.int64)
+        offsets = self.data.feature_offsets
+        mask = left_mask_of(record, int(offsets[local + 1] - offsets[local]))
+        if mask is not None:  # a categorical split
+            return mask[bins].astype(bool)
         nan_bin = self.data.missing_bins[local]
-        return np.where(bins == nan_bin, bool(default_left), bins <= threshold_bin)
+        default_left = bool(record[SPLIT_DEFAULT_LEFT])
+        return np.where(bins == nan_bin, default_left, bins <= int(record[SPLIT_BIN]))
 
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])
         owner = int(self.owner_of[feature])
         n = len(sample_indices)
         if self.comm.rank == owner:
-            bits = np.packbits(
-                self._goes_left(
-                    sample_indices, feature, int(record[SPLIT_BIN]), record[SPLIT_DEFAULT_LEFT]
-                )
-            )
+            bits = np.packbits(self._goes_left(sample_indices, feature, record))
         else:
             bits = np.zeros((n + 7) // 8, np.uint8)
         left = np.unpackbits(self.comm.bcast(bits, root=owner), count=n).astype(bool)
@@ -125,9 +134,14 @@ class FeatureBlockLearner(SerialLearner):
             if self.owner_of[feature] == self.comm.rank:
                 local = self.local_of_global[feature]
                 b = store.column(local).astype(np.int64)
-                goes = np.where(
-                    b == nan_bins[local], bool(tree.default_left[k] & 1), b <= tree.threshold_bin[k]
-                )
+                if tree.default_left[k] & CATEGORICAL:
+                    goes = _in_node_bitset(tree, k, store, local, b)
+                else:
+                    goes = np.where(
+                        b == nan_bins[local],
+                        bool(tree.default_left[k] & 1),
+                        b <= tree.threshold_bin[k],
+                    )
                 bits[k] = np.packbits(goes)
         # Each node's bits come from its owner alone: the sum is an OR.
         left = np.unpackbits(self.comm.allreduce(bits), axis=1, count=n_rows).astype(bool)
@@ -146,3 +160,18 @@ class FeatureBlockLearner(SerialLearner):
             done[active[reached]] = True
             node[active[~reached]] = nxt[~reached]
         scores += tree.leaf_value[leaf]
+
+
+def _in_node_bitset(tree, k, store, local, bins):
+    """Whether each of ``bins`` (of local feature ``local``) goes left at the
+    categorical node ``k``: its category is in the node's bitset."""
+    offsets, values = store.bin_categories
+    cats = values[offsets[local] + bins]
+    j = int(tree.threshold_bin[k])
+    words = tree.cat_threshold[tree.cat_boundaries[j] : tree.cat_boundaries[j + 1]]
+    w = np.where(cats >= 0, cats >> 5, len(words))
+    inside = w < len(words)
+    out = np.zeros(len(bins), bool)
+    c = cats[inside]
+    out[inside] = ((words[w[inside]] >> (c & 31).astype(np.uint32)) & 1).astype(bool)
+    return out

@@ -10,6 +10,7 @@ import numpy as np
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
 from ..native.partition import partition_rows
 from ..native.split import find_best_split
+from .base import left_mask_of
 
 
 class SerialLearner:
@@ -94,6 +95,7 @@ class SerialLearner:
             record,
             flags,
             *scales,
+            self.data.categorical,
         )
         return self.agree(record, feature_indices, features[flags.view(np.bool_)])
 
@@ -111,6 +113,7 @@ class SerialLearner:
 
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])
+        offsets = self.data.feature_offsets
         return partition_rows(
             sample_indices,
             self.feature_column(feature, sample_indices),
@@ -119,6 +122,7 @@ class SerialLearner:
             int(self.data.missing_bins[feature]),
             numba.get_num_threads(),
             scratch,
+            left_mask_of(record, int(offsets[feature + 1] - offsets[feature])),
         )
 
     def add_tree_scores(self, tree, store, nan_bins, scores):

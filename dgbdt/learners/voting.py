@@ -116,6 +116,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
                 gains,
                 flags,
                 *kind.scales,
+                self.data.categorical,
             )
             splittable = feature_indices[flags.view(np.bool_)]
             order = np.lexsort((feature_indices, -gains))[: self.top_k]
@@ -175,6 +176,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
             record,
             flags,
             *kind.scales,
+            self.data.categorical,
         )
         kind.release(target)
         agree_best_split(self.comm, record, owned[:0], self.data.n_features_global)
