@@ -109,8 +109,9 @@ def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=N
             "Booster.predict does not read files (the command line does: "
             "dgbdt predict data=FILE)"
         )
-    from .dataset import Dataset
+    from .dataset import Dataset, as_pandas_if_arrow
 
+    X = as_pandas_if_arrow(X)
     if isinstance(X, Dataset):
         raise TypeError(
             "Booster.predict takes the data itself (a numpy array, pandas DataFrame "

@@ -93,6 +93,18 @@ def _is_dataframe(data):
     return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
 
 
+def as_pandas_if_arrow(data):
+    """A polars DataFrame or a pyarrow Table as a pandas DataFrame (names kept;
+    polars Categorical/Enum and Arrow dictionary columns become category
+    columns); any other ``data`` as it is."""
+    module = type(data).__module__
+    if module.startswith("polars") and hasattr(data, "to_pandas") and hasattr(data, "columns"):
+        return data.to_pandas()
+    if module.startswith("pyarrow") and hasattr(data, "to_pandas") and hasattr(data, "schema"):
+        return data.to_pandas()
+    return data
+
+
 def _is_complex(values):
     """Whether ``values`` (array, DataFrame, Series, list) holds complex numbers: a cast
     to float64 would drop the imaginary part with only a warning."""
@@ -409,7 +421,7 @@ class Dataset:
                 "dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
                 "to train from a file use the command line `dgbdt train`"
             )
-        self._source = FeatureSource(data)
+        self._source = FeatureSource(as_pandas_if_arrow(data))
         self._auto_categorical = tuple(self._source.category_columns)
         n_samples, n_features = self._source.shape
         self.n_samples = int(n_samples)

@@ -93,8 +93,11 @@ def _range_infos(mapper, n_features):
     if mapper is None or mapper.value_ranges is None:
         return ["none"] * n_features
     infos = []
+    cats = mapper.categories or [None] * n_features
     for f, (lo, hi) in enumerate(mapper.value_ranges):
-        if np.isnan(lo) or (lo == hi and mapper.nan_bins[f] < 0):
+        if cats[f] is not None:  # a categorical feature: its categories, in bin order
+            infos.append(":".join(str(int(c)) for c in cats[f]) if len(cats[f]) else "none")
+        elif np.isnan(lo) or (lo == hi and mapper.nan_bins[f] < 0):
             infos.append("none")
         else:
             infos.append(f"[{lo:.17g}:{hi:.17g}]")

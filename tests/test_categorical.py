@@ -460,3 +460,94 @@ def test_estimator_on_a_frame_of_category_columns():
         est.predict_proba(as_frame(X, 3))[:, 1], want.predict(df), atol=1e-12
     )
     assert list(est.feature_names_in_) == list(df.columns)
+
+
+# -- LightGBM's categorical example and the command line --------------------------------
+def _categorical_example(shared_datasets):
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(shared_datasets / "lightgbm" / "categorical.data"))
+    return X.toarray(), y
+
+
+def test_lightgbm_categorical_example_auc(shared_datasets):
+    from sklearn.metrics import roc_auc_score
+
+    X, y = _categorical_example(shared_datasets)
+    params = {**QUIET, "objective": "binary", "num_leaves": 31}
+    train = dgbdt.Dataset(X[:5600], y[:5600], categorical_feature=[0, 1, 4, 5, 6])
+    booster = dgbdt.train(params, train, 50)
+    auc = roc_auc_score(y[5600:], booster.predict(X[5600:]))
+    assert auc >= 0.656  # LightGBM 4.7: 0.6661, the same model
+
+
+@pytest.mark.parametrize("fmt", ["libsvm", "csv"])
+def test_command_line_categorical_feature(tmp_path, shared_datasets, fmt):
+    from dgbdt.cli import run
+
+    X, y = _categorical_example(shared_datasets)
+    X, y = X[:3000], y[:3000]
+    if fmt == "csv":
+        data = tmp_path / "train.csv"
+        header = "label," + ",".join(f"c{j}" for j in range(X.shape[1]))
+        np.savetxt(data, np.column_stack([y, X]), delimiter=",", header=header, comments="")
+        extra = ["header=true", "categorical_feature=name:c0,c1,c4,c5,c6"]
+    else:
+        data = shared_datasets / "lightgbm" / "categorical.data"
+        extra = ["categorical_feature=0,1,4,5,6"]
+        X, y = _categorical_example(shared_datasets)
+    model = tmp_path / "model.json"
+    config = tmp_path / "train.conf"
+    config.write_text(
+        "\n".join(
+            [
+                f"data={data}",
+                "objective=binary",
+                "num_leaves=15",
+                "num_iterations=5",
+                f"output_model={model}",
+                "verbosity=-1",
+                *extra,
+            ]
+        )  # fmt: skip
+    )
+    assert run(["train", f"config={config}"]) == 0
+    booster = dgbdt.Booster(model_file=model)
+    want = dgbdt.train(
+        {**QUIET, "objective": "binary", "num_leaves": 15},
+        dgbdt.Dataset(X, y, categorical_feature=[0, 1, 4, 5, 6]),
+        5,
+    )
+    np.testing.assert_allclose(booster.predict(X), want.predict(X), atol=1e-12)
+    assert any(t.default_left.max() & dgbdt.tree.CATEGORICAL for t in booster.trees)
+
+
+@pytest.mark.parametrize("kind", ["polars", "arrow"])
+def test_polars_and_arrow_categories_and_names(kind):
+    X, y = make_data(1500)
+    df = as_frame(X)
+    if kind == "polars":
+        pl = pytest.importorskip("polars")
+        frame = pl.from_pandas(df)
+    else:
+        pa = pytest.importorskip("pyarrow")
+        frame = pa.Table.from_pandas(df, preserve_index=False)
+    want = dgbdt.train({**QUIET, "objective": "binary"}, dgbdt.Dataset(df, y), 5)
+    booster = dgbdt.train({**QUIET, "objective": "binary"}, dgbdt.Dataset(frame, y), 5)
+    assert booster.feature_name() == list(df.columns)
+    # (polars may list the categories in another order: other codes, the same model)
+    np.testing.assert_allclose(booster.predict(frame), want.predict(df), atol=1e-12)
+    np.testing.assert_allclose(booster.predict(df), want.predict(df), atol=1e-12)
+
+
+def test_the_readme_categorical_example_runs():
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Categorical features") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"```python\n(.*?)\n```", section, flags=re.S)
+    assert blocks
+    for code in blocks:
+        exec(compile(code, "README.md, Categorical features", "exec"), {})
