@@ -551,3 +551,17 @@ def test_the_readme_categorical_example_runs():
     assert blocks
     for code in blocks:
         exec(compile(code, "README.md, Categorical features", "exec"), {})
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_input_with_categorical_columns_equals_dense(fmt):
+    import scipy.sparse as sp
+
+    X, y = make_data(2000)
+    X = np.nan_to_num(X, nan=-1.0)  # sparse input: missing as a negative category
+    X[:, 2] = np.where(np.random.default_rng(1).random(len(X)) < 0.6, 0.0, X[:, 2])
+    dense = dgbdt.train(QUIET, dgbdt.Dataset(X, y, categorical_feature=[0, 2]), 5)
+    matrix = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
+    sparse = dgbdt.train(QUIET, dgbdt.Dataset(matrix, y, categorical_feature=[0, 2]), 5)
+    assert _trees(sparse) == _trees(dense)
+    np.testing.assert_array_equal(sparse.predict(matrix), dense.predict(X))

@@ -94,7 +94,8 @@ TOKENS = [
 
 @functools.lru_cache(maxsize=None)
 def base_models():
-    """Small valid models: binary with NaN bins, multiclass, L1 without a bin mapper."""
+    """Small valid models: binary with NaN bins, multiclass, L1 without a bin
+    mapper, binary with categorical splits (bitsets, bin_categories)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4))
     X[rng.random(X.shape) < 0.1] = np.nan
@@ -113,7 +114,20 @@ def base_models():
     l1_doc["params"].update(
         label_column="0", ignore_column="1,2", weight_column="name:w", zero_based="true"
     )
-    return (binary.model_to_string(), multi.model_to_string(), json.dumps(l1_doc))
+    Xc = X.copy()
+    Xc[:, 2] = rng.integers(0, 12, len(X))
+    categorical = dgbdt.train(
+        {**base, "objective": "binary", "min_data_per_group": 5, "cat_smooth": 1},
+        dgbdt.Dataset(Xc, (Xc[:, 2] % 3 == 0) * 1.0, categorical_feature=[2]),
+        3,
+    )
+    assert any(t.default_left.max() & 4 for t in categorical.trees)
+    return (
+        binary.model_to_string(),
+        multi.model_to_string(),
+        json.dumps(l1_doc),
+        categorical.model_to_string(),
+    )
 
 
 def _containers(doc):
