@@ -119,6 +119,7 @@ def split_params_vector(cfg):
     v[common.SP_CAT_SMOOTH] = cfg["cat_smooth"]
     v[common.SP_CAT_L2] = cfg["cat_l2"]
     v[common.SP_MIN_DATA_PER_GROUP] = cfg["min_data_per_group"]
+    v[common.SP_CAT_HIGH_ROWS] = cfg["cat_high_cardinality_rows"]
     return v
 
 

@@ -423,6 +423,17 @@ _ROWS = [
         lo=0,
     ),
     Param(
+        "cat_high_cardinality_rows",
+        100.0,
+        float,
+        (),
+        "dgbdt's high-cardinality rule: when more categories than max_cat_threshold "
+        "pass the cat_smooth filter in a leaf, a many-vs-many split moves at most "
+        "max(1, m / cat_high_cardinality_rows) of them, m their mean rows; 0 is "
+        "LightGBM's rule (max_cat_threshold alone).",
+        lo=0,
+    ),
+    Param(
         "min_data_per_group",
         100,
         int,

@@ -53,6 +53,7 @@ from .common import (
     SP_MAX_CAT_THRESHOLD,
     SP_MAX_CAT_TO_ONEHOT,
     SP_MIN_DATA_PER_GROUP,
+    SP_CAT_HIGH_ROWS,
     SPLIT_GAIN,
     SPLIT_FEATURE,
     SPLIT_BIN,
@@ -776,6 +777,14 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
             n_used += 1
     order = used[:n_used][np.argsort(ctr[:n_used], kind="mergesort")]  # stable
     max_num_cat = min(int(params[SP_MAX_CAT_THRESHOLD]), (n_used + 1) // 2)
+    high_rows = params[SP_CAT_HIGH_ROWS]
+    if high_rows > 0.0 and n_used > params[SP_MAX_CAT_THRESHOLD]:
+        # dgbdt's high-cardinality rule: more categories than a split may move,
+        # each of few rows: move at most (their mean rows / high_rows) of them
+        rows = 0.0
+        for i in range(n_used):
+            rows += _bin_units(hist, start + used[i])[1] * cnt_factor
+        max_num_cat = min(max_num_cat, max(1, int(rows / n_used / high_rows)))
     l2c = l2 + params[SP_CAT_L2]
     min_group = params[SP_MIN_DATA_PER_GROUP]
     top_gain, top_i, top_dir, top_g, top_h, top_c = -np.inf, -1, 1, 0.0, 0.0, 0.0

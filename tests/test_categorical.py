@@ -150,7 +150,7 @@ def _params(**kw):
     p = np.zeros(common.SPLIT_PARAMS_SIZE)
     defaults = dict(
         l1=0.0, l2=0.0, min_data=1, min_hess=1e-3, onehot=4, max_cat=32, smooth=10, cat_l2=10,
-        group=100, min_gain=0.0,
+        group=100, min_gain=0.0, high=0.0,
     )  # fmt: skip
     defaults.update(kw)
     p[common.SP_LAMBDA_L1], p[common.SP_LAMBDA_L2] = defaults["l1"], defaults["l2"]
@@ -162,6 +162,7 @@ def _params(**kw):
     p[common.SP_CAT_SMOOTH] = defaults["smooth"]
     p[common.SP_CAT_L2] = defaults["cat_l2"]
     p[common.SP_MIN_DATA_PER_GROUP] = defaults["group"]
+    p[common.SP_CAT_HIGH_ROWS] = defaults["high"]
     return p, defaults
 
 
@@ -217,6 +218,9 @@ def _naive(hist, count, d):
     used.sort(key=lambda t: hist[t, 0] / (hist[t, 1] + d["smooth"]))  # stable
     l2 = d["l2"] + d["cat_l2"]
     max_num = min(d["max_cat"], (len(used) + 1) // 2)
+    if d["high"] > 0 and len(used) > d["max_cat"]:  # dgbdt's high-cardinality rule
+        rows = sum(hist[t, 1] * factor for t in used)
+        max_num = min(max_num, max(1, int(rows / len(used) / d["high"])))
     for order in (used, used[::-1]):
         lg, lh, lc, group = 0.0, K_EPSILON, 0.0, 0.0
         for i, t in enumerate(order[:max_num]):
@@ -256,6 +260,7 @@ def test_split_kernel_equals_naive_twin(seed):
         group=int(rng.choice([1, 20, 100])),
         l2=float(rng.choice([0, 1])),
         min_data=int(rng.choice([1, 10])),
+        high=float(rng.choice([0, 5, 20])),
     )
     gain, left, _ = _kernel(hist, count, params)
     want_gain, want_left = _naive(hist, count, d)
@@ -565,3 +570,29 @@ def test_sparse_input_with_categorical_columns_equals_dense(fmt):
     sparse = dgbdt.train(QUIET, dgbdt.Dataset(matrix, y, categorical_feature=[0, 2]), 5)
     assert _trees(sparse) == _trees(dense)
     np.testing.assert_array_equal(sparse.predict(matrix), dense.predict(X))
+
+
+def test_lightgbm_rule_at_high_cardinality_is_reachable():
+    """More categories than max_cat_threshold: cat_high_cardinality_rows=0 gives
+    LightGBM's model; the default moves fewer categories of few rows."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(5)
+    n = 4000
+    c = rng.integers(0, 80, n).astype(np.float64)
+    y = rng.normal(size=80)[c.astype(int)] + rng.normal(size=n)
+    X = np.column_stack([c, rng.normal(size=n)])
+    params = {**QUIET, "num_leaves": 7, "learning_rate": 1.0, "min_data_per_group": 10}
+    theirs = lgb.train(params, lgb.Dataset(X, y, categorical_feature=[0]), 1)
+    exact = dgbdt.train(
+        {**params, "cat_high_cardinality_rows": 0},
+        dgbdt.Dataset(X, y, categorical_feature=[0]),
+        1,
+    )
+    np.testing.assert_allclose(exact.predict(X), theirs.predict(X), atol=1e-6)
+    default = dgbdt.train(params, dgbdt.Dataset(X, y, categorical_feature=[0]), 1)
+    moved = [
+        bin(int(w)).count("1")
+        for t in default.trees
+        for w in t.cat_threshold  # 4000 rows / 80 categories = 50 < 100: one at a time
+    ]
+    assert sum(moved) == len([k for k in default.trees[0].default_left if k & 4])
