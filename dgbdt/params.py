@@ -429,7 +429,8 @@ _ROWS = [
         (),
         "dgbdt's high-cardinality rule: when more categories than max_cat_threshold "
         "pass the cat_smooth filter in a leaf, a many-vs-many split moves at most "
-        "max(1, m / cat_high_cardinality_rows) of them, m their mean rows; 0 is "
+        "max(1, m / cat_high_cardinality_rows, min_data_per_group / m rounded up) of "
+        "them, m their mean rows; 0 is "
         "LightGBM's rule (max_cat_threshold alone).",
         lo=0,
     ),

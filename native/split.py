@@ -780,11 +780,14 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
     high_rows = params[SP_CAT_HIGH_ROWS]
     if high_rows > 0.0 and n_used > params[SP_MAX_CAT_THRESHOLD]:
         # dgbdt's high-cardinality rule: more categories than a split may move,
-        # each of few rows: move at most (their mean rows / high_rows) of them
+        # each of few rows: move at most (their mean rows / high_rows) of them,
+        # but enough for one group of min_data_per_group rows
         rows = 0.0
         for i in range(n_used):
             rows += _bin_units(hist, start + used[i])[1] * cnt_factor
-        max_num_cat = min(max_num_cat, max(1, int(rows / n_used / high_rows)))
+        mean = rows / n_used
+        group = int(np.ceil(params[SP_MIN_DATA_PER_GROUP] / mean)) if mean > 0.0 else 1
+        max_num_cat = min(max_num_cat, max(1, int(mean / high_rows), group))
     l2c = l2 + params[SP_CAT_L2]
     min_group = params[SP_MIN_DATA_PER_GROUP]
     top_gain, top_i, top_dir, top_g, top_h, top_c = -np.inf, -1, 1, 0.0, 0.0, 0.0

@@ -219,8 +219,9 @@ def _naive(hist, count, d):
     l2 = d["l2"] + d["cat_l2"]
     max_num = min(d["max_cat"], (len(used) + 1) // 2)
     if d["high"] > 0 and len(used) > d["max_cat"]:  # dgbdt's high-cardinality rule
-        rows = sum(hist[t, 1] * factor for t in used)
-        max_num = min(max_num, max(1, int(rows / len(used) / d["high"])))
+        mean = sum(hist[t, 1] * factor for t in used) / len(used)
+        group = int(np.ceil(d["group"] / mean)) if mean > 0 else 1
+        max_num = min(max_num, max(1, int(mean / d["high"]), group))
     for order in (used, used[::-1]):
         lg, lh, lc, group = 0.0, K_EPSILON, 0.0, 0.0
         for i, t in enumerate(order[:max_num]):
@@ -596,3 +597,16 @@ def test_lightgbm_rule_at_high_cardinality_is_reachable():
         for w in t.cat_threshold  # 4000 rows / 80 categories = 50 < 100: one at a time
     ]
     assert sum(moved) == len([k for k in default.trees[0].default_left if k & 4])
+
+
+def test_high_cardinality_rule_still_splits_small_categories():
+    """40 categories of ~75 rows: the rule moves enough of them for one group of
+    min_data_per_group rows (it once allowed one category, never a split)."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    c = rng.integers(0, 40, n).astype(np.float64)
+    y = rng.normal(size=40)[c.astype(int)] + 0.1 * rng.normal(size=n)
+    X = np.column_stack([c, rng.normal(size=n)])
+    booster = dgbdt.train(QUIET, dgbdt.Dataset(X, y, categorical_feature=[0]), 20)
+    assert booster.feature_importance()[0] > 0
+    assert np.mean((booster.predict(X) - y) ** 2) < 0.2 * np.var(y)
