@@ -474,6 +474,7 @@ class Dataset:
         comm: Optional["SerialComm"] = None,
         *,
         keep_raw_data: bool = False,
+        category_lists: Optional[list] = None,
     ) -> "Dataset":
         """Bin the data with its own params overridden by ``params`` (train's); a
         Dataset binned already is kept, or binned again when the binning params
@@ -484,7 +485,10 @@ class Dataset:
         the global sample (the same as on one process).  ``keep_raw_data``
         keeps the raw data past binning even with ``free_raw_data`` (train
         predicts an init model from it), until :meth:`release_raw_data`.
+        ``category_lists``: the category lists to code pandas category columns
+        by (an init model's, whose trees were coded by them).
         """
+        self._wanted_lists = category_lists
         if self.store is not None and params is None and comm is None:
             return self  # nothing asked of the bins: keep them (LightGBM)
         cfg = resolve_params({**self.params, **(params or {})})
@@ -501,7 +505,8 @@ class Dataset:
                 )
         n_ranks = comm.size if comm is not None else None
         if self.store is not None:
-            if self._binned_as(cfg, params, n_ranks):
+            same_lists = category_lists is None or category_lists == self.pandas_categorical
+            if same_lists and self._binned_as(cfg, params, n_ranks):
                 self._follow_forced_layout(cfg)
                 return self
             self.store = self.bin_mapper = None  # re-bin from the raw data
@@ -740,6 +745,13 @@ class Dataset:
                     f"reference {len(lists or ())}: give the training data's columns"
                 )
             src.category_lists = list(lists or ())
+        elif getattr(self, "_wanted_lists", None) is not None and src.category_columns:
+            if len(self._wanted_lists) != len(src.category_columns):
+                raise ValueError(
+                    f"This Dataset has {len(src.category_columns)} category columns, the "
+                    f"init model's pandas_categorical {len(self._wanted_lists)}"
+                )
+            src.category_lists = [list(c) for c in self._wanted_lists]
         elif comm is not None and comm.size > 1:
             every = comm.allgather_object(src.category_lists)
             if len({len(lists) for lists in every}) > 1:

@@ -160,11 +160,15 @@ def _num_threads(cfg, comm):
 
 def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks):
     """The training data, the empty model and the init model; then the boosting loop."""
-    data = _training_data(run, keep_raw=init_model is not None)
+    init_booster = None if init_model is None else _as_booster(init_model)
+    # the init model's trees were coded by its category lists: so is the data
+    lists = None if init_booster is None else init_booster.pandas_categorical
+    data = _training_data(run, keep_raw=init_model is not None, category_lists=lists)
     if run.objective:
         run.objective.set_label_weights(data.label, data.weight, run.row_comm)
     booster = _new_booster(run, data)
-    init_booster = None if init_model is None else _load_init_model(init_model, booster, run.k_out)
+    if init_booster is not None:
+        _check_init_model(init_booster, booster, run.k_out)
     loop = Boosting(
         run,
         data,
@@ -181,7 +185,7 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
     return booster
 
 
-def _training_data(run, keep_raw):
+def _training_data(run, keep_raw, category_lists=None):
     """The training set constructed (binned over every rank's rows when rows are
     sharded) and the training's view of it (TrainingData); with ``keep_raw`` its
     raw data survives binning, for an init model's predictions."""
@@ -192,7 +196,9 @@ def _training_data(run, keep_raw):
     # The Dataset's own params, overridden by the ones given to train
     # (as in LightGBM): the raw params, not cfg, whose defaults would win.
     with comm.slow_phase("constructing the Dataset (binning; a cold Numba compile)"):
-        train_set.construct(run.params, row_comm, keep_raw_data=keep_raw)
+        train_set.construct(
+            run.params, row_comm, keep_raw_data=keep_raw, category_lists=category_lists
+        )
     blocks = None
     if train_set.feature_indices is not None and comm.size > 1:
         if cfg["tree_learner"] != "feature":
@@ -247,15 +253,19 @@ def _from_lightgbm_object(init_model):
     return init_model
 
 
-def _load_init_model(init_model, booster, k_out):
-    """The init model as a Booster, refused when it cannot continue this training."""
+def _as_booster(init_model):
+    """The init model as a Booster."""
     if not isinstance(init_model, (Booster, str, os.PathLike)):
         kind = f"{type(init_model).__module__}.{type(init_model).__qualname__}"
         raise TypeError(
             "init_model must be a Booster or a model file path (a dgbdt.Booster, a "
             f"lightgbm.Booster, or a file in dgbdt's or LightGBM's format), got {kind}"
         )
-    init = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
+    return init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
+
+
+def _check_init_model(init, booster, k_out):
+    """Refuse an init model that cannot continue this training."""
     if init.num_tree_per_iteration != k_out or init.num_class != k_out:
         raise ValueError(
             f"init_model has {init.num_class} output(s) per row "
@@ -268,4 +278,3 @@ def _load_init_model(init_model, booster, k_out):
             f"init_model has {init.num_feature()} features but the training data has "
             f"{booster.num_feature()}"
         )
-    return init

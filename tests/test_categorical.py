@@ -610,3 +610,15 @@ def test_high_cardinality_rule_still_splits_small_categories():
     booster = dgbdt.train(QUIET, dgbdt.Dataset(X, y, categorical_feature=[0]), 20)
     assert booster.feature_importance()[0] > 0
     assert np.mean((booster.predict(X) - y) ** 2) < 0.2 * np.var(y)
+
+
+def test_continued_training_codes_categories_by_the_init_models_lists():
+    X, y = make_data(2000)
+    df = as_frame(X)
+    params = {**QUIET, "objective": "binary"}
+    base = dgbdt.train(params, dgbdt.Dataset(df, y), 5)
+    same = dgbdt.train(params, dgbdt.Dataset(df, y), 5, init_model=base)
+    reordered = as_frame(X, order_seed=11)  # the same values, listed otherwise
+    other = dgbdt.train(params, dgbdt.Dataset(reordered, y), 5, init_model=base)
+    np.testing.assert_allclose(other.predict(df), same.predict(df), atol=1e-12)
+    assert other.pandas_categorical == base.pandas_categorical
