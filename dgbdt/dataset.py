@@ -790,6 +790,7 @@ class Dataset:
                 ub, nan_bin, value_range, c = category_bounds(
                     *found[:2], max_bins[f], cfg["min_data_in_bin"]
                 )
+                _warn_sparse_categories(c, self.feature_name[f])
             else:
                 ub, nan_bin, value_range = bounds_of(*found, max_bins[f], cfg["min_data_in_bin"])
                 c = None
@@ -898,3 +899,16 @@ def _bounds_in_batches(source, n_samples, sample, kinds, comm):
             for (f, col, _), one in zip(batch, found):
                 yield f, col, one
             batch = []
+
+
+def _warn_sparse_categories(categories, name):
+    """LightGBM's warning for categories far larger than their number: a split's
+    bitset takes (largest category / 32) words."""
+    if len(categories) and int(categories.max()) // 100 > len(categories):
+        warnings.warn(
+            f"categorical feature {name!r} has {len(categories)} categories up to "
+            f"{int(categories.max())}: each split's bitset takes "
+            f"{int(categories.max()) // 32 + 1} words; renumber them to consecutive "
+            "integers from 0",
+            stacklevel=4,
+        )

@@ -622,3 +622,10 @@ def test_continued_training_codes_categories_by_the_init_models_lists():
     other = dgbdt.train(params, dgbdt.Dataset(reordered, y), 5, init_model=base)
     np.testing.assert_allclose(other.predict(df), same.predict(df), atol=1e-12)
     assert other.pandas_categorical == base.pandas_categorical
+
+
+def test_categories_far_larger_than_their_number_are_warned_about():
+    X, y = make_data(500)
+    X[:, 2] = np.where(X[:, 2] >= 0, X[:, 2] * 1_000_003, X[:, 2])
+    with pytest.warns(UserWarning, match="renumber them to consecutive integers"):
+        dgbdt.Dataset(X, y, categorical_feature=[2]).construct()
