@@ -8,6 +8,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .categorical import category_codes
 from .model_io import load_model_file, model_from_json, model_to_json, write_atomic
 from .native.predict import predict_leaf_index, predict_raw
 from .objectives import model_objective
@@ -56,8 +57,7 @@ def _category_codes(df, pandas_categorical):
         )
     df = df.copy()
     for col, categories in zip(cat_cols, pandas_categorical):
-        codes = df[col].cat.set_categories(categories).cat.codes.to_numpy()
-        df[col] = np.where(codes < 0, np.nan, codes.astype(np.float64))
+        df[col] = category_codes(df[col], categories)
     return df
 
 

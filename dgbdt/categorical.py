@@ -101,6 +101,15 @@ def check_category_values(values, name):
         )
 
 
+def category_codes(column, categories=None):
+    """A pandas category column's codes as float64, NaN for missing values; by
+    value in ``categories`` when given (a value not listed is NaN: unseen)."""
+    if categories is not None:
+        column = column.cat.set_categories(categories)
+    codes = column.cat.codes.to_numpy()
+    return np.where(codes < 0, np.nan, codes.astype(np.float64))
+
+
 def union_categories(lists):
     """One category list from several (each rank's, in rank order): every
     value once, in the order first seen.  Ranks' pandas category lists may

@@ -18,13 +18,13 @@ from numpy.typing import ArrayLike
 
 from .categorical import (
     categorical_mask,
+    category_codes,
     check_category_values,
     parse_categorical_spec,
     union_categories,
 )
 from .binning import (
     BinMapper,
-    bin_column,
     bounds_of,
     category_bin,
     category_bounds,
@@ -224,8 +224,7 @@ def _dataframe_columns(df, category_lists):
             yield sparse  # a sparse column stays sparse
             continue
         if str(col.dtype) == "category":
-            codes = col.cat.set_categories(next(lists)).cat.codes.to_numpy()
-            yield np.where(codes < 0, np.nan, codes.astype(np.float64))
+            yield category_codes(col, next(lists))
             continue
         if col.dtype == object or str(col.dtype) in ("string", "str"):
             raise TypeError(
@@ -634,27 +633,27 @@ class Dataset:
         input); ``categories``: a categorical feature's (BinMapper.categories)."""
         if categories is not None:
             check_category_values(col[0] if isinstance(col, tuple) else col, self.feature_name[f])
-            return self._category_column(col, categories, binned, f)
+            order = np.argsort(categories, kind="stable")
+            lookup = (categories[order], (order + 1).astype(np.int64))
+
+            def bin_values(values, out):
+                map_categories(values, *lookup, out)
+
+            fill = category_bin(categories, 0)
+        else:
+
+            def bin_values(values, out):
+                map_to_bins(values, upper_bounds, nan_bin, out)
+
+            fill = zero_bin(upper_bounds)
         if not isinstance(col, tuple):  # dense (a frame's dense column: its own array)
             out = binned[:, f] if binned is not None else np.empty(self.n_samples, np.uint16)
-            bin_column(col, upper_bounds, nan_bin, out)
+            bin_values(col, out)
             return Column(self.n_samples, dense=out)
         values, rows = col
         bins = np.empty(len(values), np.uint16)
-        map_to_bins(values, upper_bounds, nan_bin, bins)
-        return Column(self.n_samples, rows=rows, bins=bins, fill=zero_bin(upper_bounds))
-
-    def _category_column(self, col, categories, binned, f):
-        order = np.argsort(categories, kind="stable")
-        lookup = (categories[order], (order + 1).astype(np.int64))
-        if not isinstance(col, tuple):
-            out = binned[:, f] if binned is not None else np.empty(self.n_samples, np.uint16)
-            map_categories(col, *lookup, out)
-            return Column(self.n_samples, dense=out)
-        values, rows = col
-        bins = np.empty(len(values), np.uint16)
-        map_categories(values, *lookup, bins)
-        return Column(self.n_samples, rows=rows, bins=bins, fill=category_bin(categories, 0))
+        bin_values(values, bins)
+        return Column(self.n_samples, rows=rows, bins=bins, fill=fill)
 
     def _store(self, columns, binned, cfg, comm):
         mapper = self.bin_mapper

@@ -31,6 +31,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .booster import Booster
 from .callback import record_evaluation
+from .categorical import category_codes
 from .dataset import Dataset
 from .engine import train
 from .params import ALIASES, default_metric
@@ -186,8 +187,7 @@ def _category_codes_of(X):
     out = X.copy()
     for i, dtype in enumerate(X.dtypes):
         if str(dtype) == "category":
-            codes = X.iloc[:, i].cat.codes.to_numpy()
-            out.isetitem(i, np.where(codes < 0, np.nan, codes.astype(np.float64)))
+            out.isetitem(i, category_codes(X.iloc[:, i]))
     return out
 
 
