@@ -5,6 +5,7 @@ under mpiexec equal to one process."""
 
 import importlib.util
 import itertools
+import re
 import json
 
 import numpy as np
@@ -629,3 +630,21 @@ def test_categories_far_larger_than_their_number_are_warned_about():
     X[:, 2] = np.where(X[:, 2] >= 0, X[:, 2] * 1_000_003, X[:, 2])
     with pytest.warns(UserWarning, match="renumber them to consecutive integers"):
         dgbdt.Dataset(X, y, categorical_feature=[2]).construct()
+
+
+@pytest.mark.parametrize(
+    "key, value, words",
+    [
+        ("cat_smooth", -1, "'cat_smooth' must be a number >= 0"),
+        ("max_cat_to_onehot", 0, "'max_cat_to_onehot' must be an integer >= 1"),
+        ("max_cat_threshold", "x", "'max_cat_threshold' must be an integer"),
+        ("cat_l2", -2, "'cat_l2' must be a number >= 0"),
+        ("min_data_per_group", 0, "'min_data_per_group' must be an integer >= 1"),
+        ("cat_high_cardinality_rows", -1, "'cat_high_cardinality_rows' must be a number >= 0"),
+        ("categorical_feature", [1.5], "neither a column index nor a name"),
+    ],
+)
+def test_bad_values_of_the_categorical_parameters_are_named(key, value, words):
+    X, y = make_data(200)
+    with pytest.raises(ValueError, match=re.escape(words)):
+        dgbdt.train({**QUIET, key: value}, dgbdt.Dataset(X, y), 1)
