@@ -535,7 +535,7 @@ class Booster:
     def _header(self, n_iterations=None):
         mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
         params = {
-            k: list(v) if isinstance(v, tuple) else v  # (max_bin_by_feature, auc_mu_weights)
+            k: _recorded(v)
             for k, v in self.params.items()
             if isinstance(v, (int, float, str, bool, list, tuple)) or v is None
         }
@@ -609,3 +609,12 @@ class Booster:
 
     def __deepcopy__(self, memo):
         return self.__copy__()
+
+
+def _recorded(value):
+    """A parameter as the model file records it: tuples as lists (max_bin_by_feature,
+    auc_mu_weights); lists of lists (interaction_constraints) as LightGBM's text
+    "[0,1],[2,3]", which params read back."""
+    if isinstance(value, (tuple, list)) and any(isinstance(v, (tuple, list)) for v in value):
+        return ",".join("[" + ",".join(str(x) for x in group) + "]" for group in value)
+    return list(value) if isinstance(value, tuple) else value

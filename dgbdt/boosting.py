@@ -120,6 +120,8 @@ def split_params_vector(cfg):
     v[common.SP_CAT_L2] = cfg["cat_l2"]
     v[common.SP_MIN_DATA_PER_GROUP] = cfg["min_data_per_group"]
     v[common.SP_CAT_HIGH_ROWS] = cfg["cat_high_cardinality_rows"]
+    v[common.SP_PATH_SMOOTH] = cfg["path_smooth"]
+    v[common.SP_USE_MC] = 1.0 if cfg["monotone_constraints"] is not None else 0.0
     return v
 
 
@@ -203,7 +205,14 @@ class Boosting:
         )
         self.gradients = np.empty((k_out, n), common.GRAD_DTYPE)
         self.hessians = np.empty((k_out, n), common.GRAD_DTYPE)
-        self.sampler = Sampler(cfg, n, data.row_offset, self._splittable_features())
+        self.sampler = Sampler(
+            cfg,
+            n,
+            data.row_offset,
+            self._splittable_features(),
+            label=data.label,
+            row_comm=self.row_comm,
+        )
         callbacks = _prepare_callbacks(callbacks, cfg)
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
         self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
@@ -262,7 +271,9 @@ class Boosting:
             )
         if it == self.first_iter:
             _check_first_gradients(self.gradients, self.hessians)
-        self.sampler.start_round(it, self.first_iter)
+        # GOSS amplifies rows of the gradients in place: after they are computed
+        # (custom objectives' too), before any tree quantizes or grows on them.
+        self.sampler.start_round(it, self.first_iter, self.gradients, self.hessians)
         new_trees = [self.grow_tree(it * self.k_out + k, k) for k in range(self.k_out)]
         stumps = all(t.n_leaves == 1 for t in new_trees)
         if stumps and booster.trees:
@@ -287,7 +298,7 @@ class Boosting:
         comm.stats.begin_tree()
         features = self.sampler.features(tree_index)
         quant = self.quantizer.quantize(g, h, tree_index) if self.quantizer else None
-        tree = grower.grow(g, h, self.sampler.bag, features, quant)
+        tree = grower.grow(g, h, self.sampler.bag, features, quant, tree_index)
         if quant is not None and cfg["quant_train_renew_leaf"] and tree.n_leaves > 1:
             renew_leaf_values(tree, grower, g, h, self.row_comm, cfg)
         objective = self.objective

@@ -171,7 +171,7 @@ class Evaluator:
         for m in self.metrics:
             kw = m.options_from(self.cfg)
             value = global_metric(comm, m, es.label, raw if m.raw_scores else preds, es.weight, kw)
-            results.append((es.name, m.name, value, m.higher_better))
+            results.append((es.name, m.result_name(self.cfg), value, m.higher_better))
         if self.feval_given:
             fpreds = raw[:, 0] if self.k_out == 1 and objective is None else preds
             fdata = es.dataset

@@ -10,6 +10,7 @@ Row partition: ``sample_indices`` holds the rows of the tree; leaf ``L`` owns
 
 import numpy as np
 
+from .constraints import make_tree_constraints
 from .histograms import make_histograms
 from .native.common import (
     INDEX_DTYPE,
@@ -21,7 +22,9 @@ from .native.common import (
     SPLIT_GAIN,
     SPLIT_LEFT_GRAD,
     SPLIT_LEFT_HESS,
+    SPLIT_LEFT_COUNT,
     SPLIT_LEFT_VALUE,
+    SPLIT_RIGHT_COUNT,
     SPLIT_RIGHT_GRAD,
     SPLIT_RIGHT_HESS,
     SPLIT_RIGHT_VALUE,
@@ -53,6 +56,10 @@ class TreeGrower:
         self.lambda_l1 = cfg["lambda_l1"]
         self.lambda_l2 = cfg["lambda_l2"]
         self.max_delta_step = cfg["max_delta_step"]
+        # monotone / interaction constraints, path_smooth, extra_trees, by-node
+        # features: None when the training uses none (the scans then take none)
+        self.constraints = make_tree_constraints(cfg, data)
+        self.quantized = cfg["use_quantized_grad"]
         has_categories = bool(data.global_mapper.is_categorical.any())
         self.record_size = split_record_size(cfg["max_cat_threshold"] if has_categories else 0)
         n = data.n_samples
@@ -85,7 +92,7 @@ class TreeGrower:
         return self._leaf_histogram(rows, totals, feature_indices)
 
     # -- growth -----------------------------------------------------------------
-    def grow(self, gradients, hessians, root_rows, feature_indices, quant=None):
+    def grow(self, gradients, hessians, root_rows, feature_indices, quant=None, tree_index=0):
         """Grow one tree.
 
         Parameters
@@ -95,13 +102,17 @@ class TreeGrower:
         feature_indices : int32[n_used]  features this tree may split on
         quant : GradientQuantizer, optional
             Quantized training: the tree's integer gradients.
+        tree_index : int
+            The tree's index in the model (keys extra_trees' and by-node draws).
 
         Returns
         -------
         tree : Tree (leaf values not yet shrunk)
         """
         self.hists.begin_tree(gradients, hessians, quant)
-        tree = Tree(self.num_leaves)
+        tree = self.tree = Tree(self.num_leaves)
+        if self.constraints is not None:
+            self.constraints.begin_tree(tree_index, feature_indices)
         n_root = root_rows.shape[0]
         self.sample_indices[:n_root] = root_rows
         self.leaf_begin[0] = 0
@@ -129,24 +140,50 @@ class TreeGrower:
             self.hists.release(h)
         return tree.finish()
 
-    def _scan(self, leaves, leaf, candidates):
+    def _scan(self, leaves, leaf, candidates, totals=None, node=None):
         """Best split of ``leaf`` over ``candidates``; its children will scan the
-        features splittable here (LightGBM's ``is_splittable``)."""
+        features splittable here (LightGBM's ``is_splittable``).  ``node``: the
+        leaf's constraints (dgbdt.constraints.LeafContext; by default its own)."""
+        if node is None and self.constraints is not None:
+            node = self.constraints.context(self.tree, leaf)
         leaves.features[leaf] = self.learner.best_split(
             leaves.hists[leaf],
             self.hists,
             candidates,
-            leaves.totals[leaf],
+            leaves.totals[leaf] if totals is None else totals,
             leaves.records[leaf],
             self._rows(leaf),
+            node,
         )
         leaves.gains[leaf] = leaves.records[leaf, SPLIT_GAIN]
+
+    def _constrain(self, tree, leaves, leaf, right, rec):
+        """Tell the constraints of a split; scan again the leaves whose bounds it
+        tightened (intermediate), from their histograms, as LightGBM's
+        RecomputeBestSplitForLeaf: over the features splittable there, with the
+        leaf's totals as its best split's two sides (float histograms)."""
+        outputs = (rec[SPLIT_LEFT_VALUE], rec[SPLIT_RIGHT_VALUE])
+        for other in self.constraints.split(tree, leaf, right, outputs, leaves.gains):
+            if leaves.hists[other] is None:
+                continue
+            old = leaves.records[other]
+            totals = leaves.totals[other]
+            if not self.quantized:
+                totals = (
+                    old[SPLIT_LEFT_GRAD] + old[SPLIT_RIGHT_GRAD],
+                    old[SPLIT_LEFT_HESS] + old[SPLIT_RIGHT_HESS],
+                    old[SPLIT_LEFT_COUNT] + old[SPLIT_RIGHT_COUNT],
+                )
+            node = self.constraints.recompute_context(tree, other, totals)
+            self._scan(leaves, other, leaves.features[other], totals, node)
 
     def _split(self, tree, leaves, leaf):
         """Apply ``leaf``'s best split, then build and scan its children."""
         rec = leaves.records[leaf].copy()
         leaves.gains[leaf] = -np.inf
         right, (left_count, right_count) = self._apply(tree, leaves, leaf, rec)
+        if self.constraints is not None:
+            self._constrain(tree, leaves, leaf, right, rec)
         depth = tree.leaf_depth[leaf]
         ok = {leaf: self._can_split(left_count, depth), right: self._can_split(right_count, depth)}
         parent_hist = leaves.hists[leaf]

@@ -45,8 +45,9 @@ def native_folder():
     return NATIVE
 
 
-#: Bumped when what dgbdt keeps in the folder changes (2: checksums of the data files).
-CACHE_FORMAT = 2
+#: Bumped when what dgbdt keeps in the folder changes (2: checksums of the data
+#: files; 3: the checksums cover each entry's index key).
+CACHE_FORMAT = 3
 
 
 def cache_key(version):
@@ -160,7 +161,14 @@ def _guard_cache(folder):
         return
     load, save = cls._load_overload, cls._save_overload
     load_data, save_data = files._load_data, files._save_data
+    file_load, file_save = files.load, files.save
     cls._dgbdt_guarded = guarded = {folder}
+    # The index key (signature) of the entry being read or written: the checksum
+    # covers it with the data, because processes compiling different variants at
+    # once (mpiexec ranks on a cold cache) can each pick the same free data file
+    # name; the index may then name, for one signature, the machine code of
+    # another, which crashes the process when called.
+    current = {"key": b""}
 
     def ours(path):
         return any(str(path).startswith(f) for f in guarded)
@@ -182,13 +190,23 @@ def _guard_cache(folder):
                 raise
             _remove(getattr(self._cache_file, "_index_path", None))
 
+    def keyed(method):
+        def call(self, key, *args):
+            current["key"] = pickle.dumps(key)
+            try:
+                return method(self, key, *args)
+            finally:
+                current["key"] = b""
+
+        return call
+
     def checked_load_data(self, name):
         path = self._data_path(name)
         if not ours(path):
             return load_data(self, name)
         with open(path, "rb") as fh:
             data = fh.read()
-        if hashlib.sha256(data).hexdigest() != _read(path + ".sha256"):
+        if _digest_of(current["key"], data) != _read(path + ".sha256"):
             raise OSError(f"{path}: checksum mismatch")  # Numba's load: "no entry"
         return pickle.loads(data)  # as Numba's _load_data
 
@@ -196,15 +214,17 @@ def _guard_cache(folder):
         save_data(self, name, data)
         path = self._data_path(name)
         if ours(path):
-            _write_atomically(path + ".sha256", _digest(path))
+            with open(path, "rb") as fh:
+                _write_atomically(path + ".sha256", _digest_of(current["key"], fh.read()))
 
     cls._load_overload, cls._save_overload = guarded_load, guarded_save
     files._load_data, files._save_data = checked_load_data, checked_save_data
+    files.load, files.save = keyed(file_load), keyed(file_save)
 
 
-def _digest(path):
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
+def _digest_of(key, data):
+    """SHA-256 of a cache entry: its index key (pickled) and its data file's bytes."""
+    return hashlib.sha256(len(key).to_bytes(8, "little") + key + data).hexdigest()
 
 
 def _read(path):

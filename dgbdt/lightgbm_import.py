@@ -27,6 +27,7 @@ import numpy as np
 from .lightgbm_model import DEFAULT_LEFT_MASK, NAMES_KEY
 from .model_io import ModelFormatError, check_links, check_pandas_categorical, check_score_bound
 from .objectives import OBJECTIVES
+from .params import PARAMS
 from .native.predict import ZERO_THRESHOLD
 from .tree import CATEGORICAL, LARGEST, NODE_FIELDS, ZERO_IS_MISSING, Tree
 
@@ -34,7 +35,7 @@ VERSIONS = ("v2", "v3", "v4")
 _MISSING_NONE, _MISSING_ZERO, _MISSING_NAN = 0, 1, 2
 _INT32_MAX = 2**31 - 1
 #: the objectives dgbdt predicts, by LightGBM's model-text name
-_SUPPORTED = ("regression", "regression_l1", "huber", "binary", "multiclass")
+_SUPPORTED = tuple(OBJECTIVES.entries)
 
 
 class _Source:
@@ -136,17 +137,20 @@ def _objective(src, text, num_class):
             f"objective {name!r}: dgbdt does not predict LightGBM's {name} models yet "
             f"(it reads {', '.join(_SUPPORTED)} and models without an objective)"
         )
-    params = {"sigmoid": 1.0, "alpha": 0.9}
+    cls = OBJECTIVES.entries[name]
+    params = {key: PARAMS[key].default for key in cls.model_params}
     for token in tokens:
         key, sep, value = token.partition(":")
-        if key == "sigmoid" and sep:
+        if key == "sigmoid" and sep and "sigmoid" in params:
             params["sigmoid"] = _positive(src, "objective sigmoid", value)
-        elif key == "num_class" and sep:
+        elif key == "num_class" and sep and cls.multiclass:
             if _int(src, "objective num_class", value, 1, _INT32_MAX) != num_class:
                 src.fail(f"objective {text!r} disagrees with num_class={num_class}")
+        elif token == "sqrt" and cls.takes_sqrt:
+            params["reg_sqrt"] = 1.0
         else:
-            src.fail(f"objective {text!r}: {token!r} is not read by dgbdt (e.g. reg_sqrt)")
-    error = OBJECTIVES.entries[name].num_class_error(num_class)
+            src.fail(f"objective {text!r}: {token!r} is not read by dgbdt")
+    error = cls.num_class_error(num_class)
     if error:
         src.fail(f"field 'num_class' = {num_class} {error} for objective {name}")
     return name, params

@@ -261,21 +261,13 @@ HARMLESS: frozenset[str] = frozenset(
         "xgboost_dart_mode",
         "uniform_drop",
         "drop_seed",
-        "top_rate",
-        "other_rate",
-        "monotone_constraints_method",
-        "monotone_penalty",
         "cegb_tradeoff",
         "refit_decay_rate",
-        "extra_seed",
         "pred_early_stop_freq",
         "pred_early_stop_margin",
         "convert_model_language",
         "convert_model",
         "objective_seed",
-        "fair_c",
-        "poisson_max_delta_step",
-        "tweedie_variance_power",
         "lambdarank_truncation_level",
         "lambdarank_norm",
         "label_gain",
@@ -290,20 +282,12 @@ HARMLESS: frozenset[str] = frozenset(
 #: accepted with a warning; any other value changes the model or the output
 #: and is refused.  "" stands for an empty list (constraints, file names).
 DEFAULTS: dict[str, object] = {
-    "data_sample_strategy": "bagging",
-    "pos_bagging_fraction": 1.0,
-    "neg_bagging_fraction": 1.0,
     "bagging_by_query": False,
-    "feature_fraction_bynode": 1.0,
-    "extra_trees": False,
-    "monotone_constraints": "",
     "feature_contri": "",
     "forcedsplits_filename": "",
     "cegb_penalty_split": 0.0,
     "cegb_penalty_feature_lazy": "",
     "cegb_penalty_feature_coupled": "",
-    "path_smooth": 0.0,
-    "interaction_constraints": "",
     "saved_feature_importance_type": 0,
     "linear_tree": False,
     "max_bin_by_feature": "",
@@ -314,14 +298,11 @@ DEFAULTS: dict[str, object] = {
     "predict_contrib": False,
     "predict_disable_shape_check": False,
     "pred_early_stop": False,
-    "reg_sqrt": False,
-    "multi_error_top_k": 1,
 }
 
 #: Per-feature list keys whose every entry at this value means "nothing" (a
 #: monotone constraint of 0 constrains nothing), as their empty default does.
 NEUTRAL_ENTRY: dict[str, float] = {
-    "monotone_constraints": 0,
     "cegb_penalty_feature_lazy": 0,
     "cegb_penalty_feature_coupled": 0,
     "feature_contri": 1,
@@ -334,21 +315,6 @@ TRUE_WORDS, FALSE_WORDS = ("true", "+", "1", "yes"), ("false", "-", "0", "no")
 #: named as such, without a "did you mean" that would pick another loss.
 LIGHTGBM_ONLY_OBJECTIVES: frozenset[str] = frozenset(
     {
-        "quantile",
-        "fair",
-        "poisson",
-        "mape",
-        "mean_absolute_percentage_error",
-        "gamma",
-        "tweedie",
-        "multiclassova",
-        "multiclass_ova",
-        "ova",
-        "ovr",
-        "cross_entropy",
-        "xentropy",
-        "cross_entropy_lambda",
-        "xentlambda",
         "lambdarank",
         "rank_xendcg",
         "xendcg",
@@ -359,14 +325,6 @@ LIGHTGBM_ONLY_OBJECTIVES: frozenset[str] = frozenset(
 )
 LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset(
     {
-        "quantile",
-        "mape",
-        "mean_absolute_percentage_error",
-        "fair",
-        "poisson",
-        "gamma",
-        "gamma_deviance",
-        "tweedie",
         "ndcg",
         "lambdarank",
         "rank_xendcg",
@@ -376,13 +334,6 @@ LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset(
         "xendcg_mart",
         "map",
         "mean_average_precision",
-        "average_precision",
-        "cross_entropy",
-        "xentropy",
-        "cross_entropy_lambda",
-        "xentlambda",
-        "kullback_leibler",
-        "kldiv",
     }
 )
 

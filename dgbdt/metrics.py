@@ -7,13 +7,16 @@ exact global value (sums over ranks, not an average of per-rank values)::
     sums = comm.total(sums)                      # later: the sum over ranks
     value = metric.finalize(sums)
 
-AUC is not a function of a few sums (it needs the global ranking), so it has
-``partial=None``; a distributed AUC must gather (label, pred, weight) first and
-call ``compute`` on the gathered data.
+AUC, average precision and R^2 are not functions of a few sums (the first two
+need the global ranking, R^2 LightGBM's two-pass label mean), so they have
+``partial=None``; a distributed caller must gather (label, pred, weight) first
+and call ``compute`` on the gathered data (``evaluation.global_metric`` does).
 
 ``pred`` is always the *transformed* prediction: the raw value for regression,
-the probability of class 1 (shape ``(n,)``) for binary, class probabilities
-(shape ``(n, K)``) for multiclass. ``weight=None`` means all ones.
+the probability of class 1 (shape ``(n,)``) for binary and cross_entropy,
+``exp(raw)`` for poisson / gamma / tweedie, ``log(1 + exp(raw))`` for
+cross_entropy_lambda, class probabilities (shape ``(n, K)``) for multiclass.
+``weight=None`` means all ones.
 """
 
 from __future__ import annotations
@@ -25,13 +28,28 @@ import numpy as np
 
 from .registry import Registry
 
-__all__ = ["METRICS", "METRIC_ALIASES", "Metric", "auc", "auc_mu", "get_metric"]
+__all__ = [
+    "METRICS",
+    "METRIC_ALIASES",
+    "Metric",
+    "auc",
+    "auc_mu",
+    "average_precision",
+    "get_metric",
+    "r2",
+]
 
 # LightGBM clips probabilities at kEpsilon, a *float* constant (meta.h:
 # ``const score_t kEpsilon = 1e-15f``); ``-std::log(kEpsilon)`` therefore
 # runs the float overload of log. Mirror both so clipped points agree exactly.
 _EPS = float(np.float32(1e-15))
 _NEG_LOG_EPS = float(-np.log(np.float32(1e-15)))
+# PoissonMetric / TweedieMetric clip the prediction at ``1e-10f``, a float too.
+_EPS_1E10 = float(np.float32(1e-10))
+# XentLoss clips log arguments at the *double* 1e-12 (xentropy_metric.hpp).
+_LOG_ARG_EPS = 1.0e-12
+# meta.h: ``const double kZeroThreshold = 1e-35f`` (R2Metric's zero test).
+_ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
 def _as_1d(x, name):
@@ -97,6 +115,96 @@ def _huber(label, pred, alpha=0.9):
     return np.where(d <= alpha, 0.5 * d * d, alpha * (d - 0.5 * alpha))
 
 
+def _quantile(label, pred, alpha=0.9):
+    """Pinball loss, QuantileMetric: with ``d = label - pred``, ``(alpha - 1) d`` if
+    ``d < 0``, else ``alpha d``."""
+    d = label - pred
+    return np.where(d < 0, (alpha - 1.0) * d, alpha * d)
+
+
+def _mape(label, pred):
+    """MAPEMetric: ``|label - pred| / max(1, |label|)`` (so no blow-up near label 0)."""
+    return np.abs(label - pred) / np.maximum(1.0, np.abs(label))
+
+
+def _fair(label, pred, fair_c=1.0):
+    """FairLossMetric: ``c x - c^2 log1p(x / c)`` with ``x = |pred - label|``."""
+    x = np.abs(pred - label)
+    return fair_c * x - fair_c * fair_c * np.log1p(x / fair_c)
+
+
+def _safe_log(x):
+    """Common::SafeLog: ``log(x)`` for ``x > 0``, else ``-inf`` (NaN too, as LightGBM)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), -np.inf)
+
+
+def _clip_1e10(pred):
+    """``if (score < 1e-10f) score = 1e-10f`` (NaN is not clipped)."""
+    return np.where(pred < _EPS_1E10, _EPS_1E10, pred)
+
+
+def _poisson(label, pred):
+    """PoissonMetric: ``pred - label log(pred)``, ``pred`` clipped below at ``1e-10f``.
+
+    Labels are not checked (a negative label is just used).
+    """
+    s = _clip_1e10(pred)
+    return s - label * np.log(s)
+
+
+def _check_positive_labels(label, name):
+    """GammaMetric / GammaDevianceMetric::CheckLabel: CHECK_GT(label, 0) (NaN fails)."""
+    if not np.all(label > 0):
+        raise ValueError(f"metric {name} needs labels > 0 (LightGBM: CHECK_GT(label, 0))")
+
+
+def _gamma(label, pred):
+    """GammaMetric, the Gamma negative log-likelihood with ``psi = 1``.
+
+    Follows LightGBM's steps: ``theta = -1 / pred``, ``b = -SafeLog(-theta)``,
+    ``c = SafeLog(label / psi) - SafeLog(label)`` and ``-((label theta - b) + c)``,
+    i.e. ``label / pred + log(pred) - c``; ``pred < 0`` gives +inf and
+    ``pred = 0`` NaN, as LightGBM.  ``c`` is not 0: ``SafeLog(label)`` of the
+    float label is a *float* log (the template takes ``T = float``), so ``c`` is
+    the double log minus the float one, here the double log rounded to float32
+    (glibc's logf misses that by one float ulp on ~1% of labels: up to ~1e-9
+    relative in the metric).  Labels must be > 0 (LightGBM fails otherwise).
+    """
+    _check_positive_labels(label, "gamma")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = -1.0 / pred
+        b = -_safe_log(-theta)
+        c = _safe_log(label) - _safe_log(label).astype(np.float32).astype(np.float64)
+        return -((label * theta - b) + c)
+
+
+def _gamma_deviance(label, pred):
+    """GammaDevianceMetric point loss: ``t - SafeLog(t) - 1``, ``t = label / (pred + 1e-9)``.
+
+    Labels must be > 0.  The metric is twice the weighted *sum*, not a mean
+    (see ``_twice_sum``).
+    """
+    _check_positive_labels(label, "gamma_deviance")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = label / (pred + 1.0e-9)
+        return t - _safe_log(t) - 1.0
+
+
+def _tweedie(label, pred, tweedie_variance_power=1.5):
+    """TweedieMetric: ``-label s^(1-rho) / (1-rho) + s^(2-rho) / (2-rho)``.
+
+    ``s`` is ``pred`` clipped below at ``1e-10f``; the powers are computed as
+    LightGBM does, ``exp(k * log(s))``.
+    """
+    rho = tweedie_variance_power
+    s = _clip_1e10(pred)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = label * np.exp((1.0 - rho) * np.log(s)) / (1.0 - rho)
+        b = np.exp((2.0 - rho) * np.log(s)) / (2.0 - rho)
+    return -a + b
+
+
 def _binary_logloss(label, pred):
     """Log loss; class 1 iff ``label > 0``; ``-log(kEpsilon)`` below kEpsilon."""
     p_true = np.where(label > 0, pred, 1.0 - pred)
@@ -134,6 +242,117 @@ def _multi_error(label, pred, multi_error_top_k=1):
     return (n_at_least > multi_error_top_k).astype(np.float64)
 
 
+# --- cross-entropy family (LightGBM src/metric/xentropy_metric.hpp) --------
+
+
+def _check_unit_labels(label, name):
+    """CheckElementsIntervalClosed(label, 0, 1): Log::Fatal outside [0, 1] (NaN passes)."""
+    if np.any((label < 0.0) | (label > 1.0)):
+        raise ValueError(f"metric {name} needs labels in [0, 1] (as LightGBM)")
+
+
+def _check_weights(weight, name, strict):
+    """LightGBM refuses negative weights (cross_entropy, kullback_leibler) or
+    non-positive ones (``strict``: cross_entropy_lambda)."""
+    if weight is not None and weight.size and (weight.min() <= 0 if strict else weight.min() < 0):
+        need = "positive" if strict else "non-negative"
+        raise ValueError(f"metric {name} needs {need} weights (as LightGBM)")
+
+
+def _xent_loss(label, prob):
+    """XentLoss: ``-(y log p + (1 - y) log(1 - p))``, each log argument clipped
+    below at the double ``1e-12`` (a NaN ``p`` counts as clipped).
+
+    ``1 - y`` is LightGBM's ``1.0f - label`` with a float label, so it is
+    computed in float32; ``1 - p`` is a double.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = label * np.log(np.where(prob > _LOG_ARG_EPS, prob, _LOG_ARG_EPS))
+        one_minus_y = (np.float32(1.0) - label.astype(np.float32)).astype(np.float64)
+        q = 1.0 - prob
+        b = one_minus_y * np.log(np.where(q > _LOG_ARG_EPS, q, _LOG_ARG_EPS))
+    return -(a + b)
+
+
+def _label_entropy(label):
+    """YentLoss: ``y log y + (1 - y) log(1 - y)``, a term only where its argument
+    is > 0 (``1 - y`` here is a double)."""
+    q = 1.0 - label
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hp = np.where(label > 0, label * np.log(np.where(label > 0, label, 1.0)), 0.0)
+        return hp + np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0)
+
+
+def _cross_entropy_partial(label, pred, weight=None):
+    """CrossEntropyMetric: ``[sum w XentLoss, sum w]``; weights used linearly.
+
+    Labels must lie in [0, 1] and weights be >= 0 (LightGBM: Log::Fatal).
+    LightGBM sums these weights in float32 (Common::ObtainMinMaxSum), ~1e-7
+    relative off; here the sum is a double, so that it adds up over ranks.
+    """
+    label, pred, weight = _prepare(label, pred, weight)
+    _check_unit_labels(label, "cross_entropy")
+    _check_weights(weight, "cross_entropy", strict=False)
+    return _weighted_sums(_xent_loss(label, pred), weight)
+
+
+def _xent_mean(sums):
+    """``sums[0] / sums[-1]`` (the weighted mean); LightGBM refuses a sum of
+    weights <= 0 (Log::Fatal "sum-of-weights ... is non-positive")."""
+    if not sums[-1] > 0:
+        raise ValueError(f"sum of weights is {sums[-1]}: must be positive (as LightGBM)")
+    return float(sums[0] / sums[-1])
+
+
+def _kullback_leibler_partial(label, pred, weight=None):
+    """KullbackLeiblerDivergence: ``[sum w XentLoss, sum w YentLoss(y), sum w]``.
+
+    The value is LightGBM's ``presum_label_entropy + sum_loss / sum_weights``
+    (see ``_kullback_leibler_finalize``): cross-entropy minus the label entropy.
+    The sum of weights is a double (LightGBM's is float32, as cross_entropy's).
+    """
+    label, pred, weight = _prepare(label, pred, weight)
+    _check_unit_labels(label, "kullback_leibler")
+    _check_weights(weight, "kullback_leibler", strict=False)
+    xent, yent = _xent_loss(label, pred), _label_entropy(label)
+    if weight is None:
+        return np.array([xent.sum(), yent.sum(), float(label.shape[0])])
+    return np.array([(xent * weight).sum(), (yent * weight).sum(), weight.sum()])
+
+
+def _kullback_leibler_finalize(sums):
+    """``sum w YentLoss / sum w + sum w XentLoss / sum w``, in LightGBM's order."""
+    _xent_mean(sums[[0, 2]])  # the same sum-of-weights check
+    return float(sums[1] / sums[2] + sums[0] / sums[2])
+
+
+def _cross_entropy_lambda_partial(label, pred, weight=None):
+    """CrossEntropyLambdaMetric: ``[sum XentLoss(y, 1 - exp(-w hhat)), n]``.
+
+    ``pred`` is ``hhat``, the xentlambda objective's output ``log(1 + exp(raw))``
+    (LightGBM takes whatever the objective converts to).  Weights enter the
+    loss, not the average: the mean is over the row count.  Labels must lie in
+    [0, 1] and weights be > 0.
+    """
+    label, pred, weight = _prepare(label, pred, weight)
+    _check_unit_labels(label, "cross_entropy_lambda")
+    _check_weights(weight, "cross_entropy_lambda", strict=True)
+    w = 1.0 if weight is None else weight
+    loss = _xent_loss(label, 1.0 - np.exp(-w * pred))
+    return np.array([loss.sum(), float(label.shape[0])])
+
+
+def _score_groups(label, pred, w):
+    """(positive weight, negative weight) of each group of equal ``pred``, the
+    highest score first (positive: ``label > 0``)."""
+    # unique() sorts ascending; group rows by score, then walk groups downwards
+    scores, group = np.unique(pred, return_inverse=True)
+    is_pos = label > 0
+    pos = np.bincount(group, weights=w * is_pos, minlength=scores.size)[::-1]
+    neg = np.bincount(group, weights=w * ~is_pos, minlength=scores.size)[::-1]
+    return pos, neg
+
+
 def auc(label, pred, weight=None):
     """Weighted ROC AUC as LightGBM's AUCMetric (single process only).
 
@@ -145,17 +364,61 @@ def auc(label, pred, weight=None):
     w = np.ones_like(label) if weight is None else weight
     if label.shape[0] == 0:
         return 1.0
-    # unique() sorts ascending; group rows by score, then walk groups downwards
-    scores, group = np.unique(pred, return_inverse=True)
-    is_pos = label > 0
-    pos = np.bincount(group, weights=w * is_pos, minlength=scores.size)[::-1]
-    neg = np.bincount(group, weights=w * ~is_pos, minlength=scores.size)[::-1]
+    pos, neg = _score_groups(label, pred, w)
     pos_above = np.concatenate(([0.0], np.cumsum(pos)[:-1]))
     accum = float(np.sum(neg * (0.5 * pos + pos_above)))
     sum_pos, sum_weights = float(pos.sum()), float(w.sum())
     if sum_pos > 0.0 and sum_pos != sum_weights:
         return accum / (sum_pos * (sum_weights - sum_pos))
     return 1.0
+
+
+def average_precision(label, pred, weight=None):
+    """Weighted average precision as LightGBM's AveragePrecisionMetric (single process only).
+
+    Rows are grouped by equal score, best first; each group adds its positive
+    weight times the precision after the whole group (ties form one step):
+    ``sum_g pos_g * P(<= g) / sum pos``.  Positive means ``label > 0``.  Returns
+    1.0 when only one class is present (or no rows), as LightGBM does.
+    LightGBM ranks the raw scores; ``pred`` ranks alike, as the transforms are
+    monotone, unless they round distinct scores together (a sigmoid at 1.0).
+    Needs all rows at once: a distributed caller must gather.
+    """
+    label, pred, weight = _prepare(label, pred, weight)
+    w = np.ones_like(label) if weight is None else weight
+    if label.shape[0] == 0:
+        return 1.0
+    pos, neg = _score_groups(label, pred, w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.cumsum(pos) / np.cumsum(pos + neg)
+        accum = float(np.sum(pos * precision))
+    sum_pos, sum_weights = float(pos.sum()), float(w.sum())
+    if sum_pos > 0.0 and sum_pos != sum_weights:
+        return accum / sum_pos
+    return 1.0
+
+
+def r2(label, pred, weight=None):
+    """R-squared as LightGBM's R2Metric (single process only): ``1 - RSS / TSS``.
+
+    The label mean is taken first (two passes, as LightGBM); with weights its
+    numerator sums ``label * weight`` products rounded to float32, as
+    LightGBM's float ``label_[i] * weights_[i]``.  When ``|TSS| < 1e-35f``
+    (kZeroThreshold) it is 1.0 if also ``|RSS| < 1e-35f``, else 0.0.
+    """
+    label, pred, weight = _prepare(label, pred, weight)
+    if weight is None:
+        mean = label.sum() / label.shape[0]
+        tss = np.sum((label - mean) ** 2)
+        rss = np.sum((label - pred) ** 2)
+    else:
+        lw = (label.astype(np.float32) * weight.astype(np.float32)).astype(np.float64)
+        mean = lw.sum() / weight.sum()
+        tss = np.sum((label - mean) ** 2 * weight)
+        rss = np.sum((label - pred) ** 2 * weight)
+    if abs(tss) < _ZERO_THRESHOLD:
+        return 1.0 if abs(rss) < _ZERO_THRESHOLD else 0.0
+    return float(1.0 - rss / tss)
 
 
 def auc_mu(label, raw, weight=None, weights_matrix=None):
@@ -203,11 +466,13 @@ class Metric:
     name : str
         Canonical LightGBM name.
     higher_better : bool
-        Whether larger values are better (only ``auc``).
+        Whether larger values are better (``auc``, ``average_precision``,
+        ``r2``, ``auc_mu``).
     partial : callable or None
         ``partial(label, pred, weight=None, **kw) -> ndarray[float64]``: local
         additive sums; add them over shards, then call ``finalize``.
-        None for metrics that are not sums (``auc``).
+        None for metrics that are not sums (``auc``, ``average_precision``,
+        ``r2``, ``auc_mu``).
     finalize : callable or None
         ``finalize(sums) -> float``.
     direct : callable or None
@@ -224,6 +489,10 @@ class Metric:
     options : callable or None
         ``options(cfg) -> dict``: the metric's keyword parameters from the
         resolved training params (see :meth:`options_from`).
+    name_from : callable or None
+        ``name_from(cfg) -> str``: the name LightGBM reports when it depends on
+        the params (``multi_error@k`` for ``multi_error_top_k = k > 1``); see
+        :meth:`result_name`.
     """
 
     name: str
@@ -235,10 +504,16 @@ class Metric:
     aliases: tuple[str, ...] = ()
     multiclass: bool = False
     options: Callable | None = None
+    name_from: Callable | None = None
 
     def options_from(self, cfg) -> dict:
         """The keyword parameters of :meth:`compute` taken from the training params."""
         return {} if self.options is None else self.options(cfg)
+
+    def result_name(self, cfg) -> str:
+        """The name LightGBM gives this metric's results under the training params
+        (``name`` unless it depends on them, as ``multi_error@2``)."""
+        return self.name if self.name_from is None else self.name_from(cfg)
 
     def compute(self, label, pred, weight=None, **kw) -> float:
         """Single-process value of the metric.
@@ -250,8 +525,9 @@ class Metric:
             Transformed prediction (see module docstring).
         weight : array-like of shape (n,), optional
         **kw
-            Metric parameters: ``alpha`` (huber), ``multi_error_top_k``
-            (multi_error).
+            Metric parameters: ``alpha`` (huber, quantile), ``fair_c`` (fair),
+            ``tweedie_variance_power`` (tweedie), ``multi_error_top_k``
+            (multi_error), ``weights_matrix`` (auc_mu).
 
         Returns
         -------
@@ -262,16 +538,37 @@ class Metric:
         return float(self.finalize(self.partial(label, pred, weight, **kw)))
 
 
-def _additive(name, loss, finalize=_mean, *, aliases=(), multiclass=False, options=None):
+def _additive(name, loss, finalize=_mean, *, multiclass=False, **fields):
     """A lower-is-better metric that is a sum over rows (``loss`` point-wise)."""
     partial = _pointwise(loss, 2 if multiclass else 1)
-    return Metric(
-        name, False, partial, finalize, aliases=aliases, multiclass=multiclass, options=options
-    )
+    return Metric(name, False, partial, finalize, multiclass=multiclass, **fields)
 
 
-def _huber_options(cfg):
+def _alpha_options(cfg):
     return {"alpha": cfg["alpha"]}
+
+
+def _fair_options(cfg):
+    return {"fair_c": cfg["fair_c"]}
+
+
+def _tweedie_options(cfg):
+    return {"tweedie_variance_power": cfg["tweedie_variance_power"]}
+
+
+def _multi_error_options(cfg):
+    return {"multi_error_top_k": cfg["multi_error_top_k"]}
+
+
+def _multi_error_name(cfg):
+    """MultiErrorMetric::Name: ``multi_error``, or ``multi_error@k`` when k != 1."""
+    k = cfg["multi_error_top_k"]
+    return "multi_error" if k == 1 else f"multi_error@{k}"
+
+
+def _twice_sum(sums):
+    """GammaDevianceMetric::AverageLoss: ``2 * sum w loss``, *not* divided by the weights."""
+    return float(sums[0] * 2.0)
 
 
 def _auc_mu_options(cfg):
@@ -291,17 +588,32 @@ for _metric in (
     _additive("l2", _l2, aliases=("mse", "mean_squared_error", "regression_l2", "regression")),
     _additive("rmse", _l2, _rmse, aliases=("l2_root", "root_mean_squared_error")),
     _additive("l1", _l1, aliases=("mae", "mean_absolute_error", "regression_l1")),
-    _additive("huber", _huber, options=_huber_options),
+    _additive("quantile", _quantile, options=_alpha_options),
+    _additive("mape", _mape, aliases=("mean_absolute_percentage_error",)),
+    _additive("huber", _huber, options=_alpha_options),
+    _additive("fair", _fair, options=_fair_options),
+    _additive("poisson", _poisson),
+    _additive("gamma", _gamma),
+    _additive("gamma_deviance", _gamma_deviance, _twice_sum),
+    _additive("tweedie", _tweedie, options=_tweedie_options),
+    Metric("r2", True, None, None, r2),
     _additive("binary_logloss", _binary_logloss, aliases=("binary",)),
     _additive("binary_error", _binary_error),
     Metric("auc", True, None, None, auc),
+    Metric("average_precision", True, None, None, average_precision),
     _additive(
         "multi_logloss",
         _multi_logloss,
         aliases=("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"),
         multiclass=True,
     ),
-    _additive("multi_error", _multi_error, multiclass=True),
+    _additive(
+        "multi_error",
+        _multi_error,
+        multiclass=True,
+        options=_multi_error_options,
+        name_from=_multi_error_name,
+    ),
     Metric(
         "auc_mu",
         True,
@@ -311,6 +623,21 @@ for _metric in (
         raw_scores=True,
         multiclass=True,
         options=_auc_mu_options,
+    ),
+    Metric("cross_entropy", False, _cross_entropy_partial, _xent_mean, aliases=("xentropy",)),
+    Metric(
+        "cross_entropy_lambda",
+        False,
+        _cross_entropy_lambda_partial,
+        _mean,
+        aliases=("xentlambda",),
+    ),
+    Metric(
+        "kullback_leibler",
+        False,
+        _kullback_leibler_partial,
+        _kullback_leibler_finalize,
+        aliases=("kldiv",),
     ),
 ):
     _REGISTRY.add(_metric)

@@ -1,12 +1,14 @@
 """The model file: one versioned JSON document, readable without pickle.
 
-Layout (version 2; version 1, the same without categorical features, still loads)::
+Layout (version 3; versions 1 (no categorical features) and 2 (the first five
+objectives only) still load)::
 
     {
       "format": "dgbdt-model",          # identifies the file
-      "version": 2,
-      "objective": "binary",            # or regression, regression_l1, huber, multiclass, custom
-      "objective_params": {"sigmoid": 1.0, "alpha": 0.9},
+      "version": 3,
+      "objective": "binary",            # a name of dgbdt.objectives.OBJECTIVES, or custom
+      "objective_params": {"sigmoid": 1.0, "alpha": 0.9},  # what the objective's output
+                                        # needs (reg_sqrt: 1.0 when set)
       "num_class": 1,                   # raw outputs per row
       "num_tree_per_iteration": 1,      # trees per boosting round (num_class for multiclass)
       "init_score": [0.0],              # added to the raw score, one per class
@@ -60,7 +62,7 @@ from .objectives import model_objective, model_objective_names
 from .tree import CATEGORICAL, LARGEST, LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _REQUIRED = (
     "objective",
     "num_class",

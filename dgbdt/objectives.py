@@ -13,6 +13,8 @@ as in LightGBM; its models are saved as objective ``"custom"``
 (:class:`CustomObjective`, which only loads and predicts).
 """
 
+import warnings
+
 import numpy as np
 
 from .exact_sum import global_exact_sums
@@ -34,6 +36,10 @@ __all__ = [
 #: every accepted spelling).
 OBJECTIVES = Registry()
 _EMPTY = np.zeros(0, np.float64)
+#: LightGBM's kEpsilon, a float constant (1e-15f)
+_EPSILON = float(np.float32(1e-15))
+#: bounds that keep predictions finite: exp(_LOG_MAX) and _SQRT_MAX ** 2 are floats
+_LOG_MAX, _SQRT_MAX = 709.0, 1e154
 
 
 def weighted_quantile(values, weights, q):
@@ -108,20 +114,55 @@ class Objective:
     min_num_class = max_num_class = 1
     renews_leaves = False
     model_params = ("sigmoid", "alpha")
+    #: reg_sqrt applies (LightGBM's RegressionL2loss and the losses built on it
+    #: without turning it off)
+    takes_sqrt = False
 
     def __init__(self, cfg):
         self.num_class = cfg["num_class"]
         self.num_model_per_iteration = self.num_class if self.multiclass else 1
         self.alpha = cfg["alpha"]
         self.sigmoid = cfg["sigmoid"]
+        self.extra = self._extra(cfg)
+        self.sqrt = bool(cfg["reg_sqrt"]) and self.takes_sqrt
         self.params = self.saved_params(cfg)
-        self.label_weights = np.ones(2)
+        self.label_weights = np.ones(2 * self.num_model_per_iteration)
         self.unit_weights = True  # no weights, or all 1 (set_label_weights decides)
+        self._fit_labels = (None, None)
+
+    def _extra(self, cfg):
+        """The kernel's third parameter (fair_c, tweedie_variance_power, ...); 0 if none."""
+        return 0.0
+
+    @classmethod
+    def check_params(cls, cfg):
+        """Refuse parameter values this objective is not defined for (ValueError)."""
+        if cfg["reg_sqrt"] and not cls.takes_sqrt:
+            warnings.warn(
+                f"reg_sqrt is ignored by objective {cls.name!r} (as LightGBM: it applies "
+                "to regression, regression_l1, quantile, mape and fair)",
+                UserWarning,
+                stacklevel=4,
+            )
 
     @classmethod
     def saved_params(cls, cfg):
-        """The ``objective_params`` a model of this objective saves."""
-        return {key: cfg[key] for key in cls.model_params}
+        """The ``objective_params`` a model of this objective saves (reg_sqrt only
+        when set, so models without it keep their bytes)."""
+        params = {key: cfg[key] for key in cls.model_params}
+        if cls.takes_sqrt and cfg["reg_sqrt"]:
+            params["reg_sqrt"] = 1.0
+        return params
+
+    def fit_label(self, label):
+        """The labels the loss is fitted to: ``sign(y) sqrt(|y|)`` (float32, as
+        LightGBM's trans_label_) with reg_sqrt, else ``label`` itself."""
+        if not self.sqrt:
+            return label
+        if self._fit_labels[0] is not label:
+            y = np.asarray(label, np.float32)
+            self._fit_labels = (label, (np.sign(y) * np.sqrt(np.abs(y))).astype(np.float64))
+        return self._fit_labels[1]
 
     @classmethod
     def num_class_error(cls, num_class):
@@ -183,13 +224,16 @@ class Objective:
         raise NotImplementedError
 
     def gradients(self, scores, label, weight, gradients, hessians):
+        # LightGBM drops weights that are all 1 (its unweighted branches differ
+        # for cross_entropy_lambda; the others give the same numbers)
         compute_gradients(
             self.code,
             scores,
-            label,
-            _EMPTY if weight is None else weight,
+            self.fit_label(label),
+            _EMPTY if weight is None or self.unit_weights else weight,
             self.alpha,
             self.sigmoid,
+            self.extra,
             self.label_weights,
             gradients,
             hessians,
@@ -216,15 +260,29 @@ class Regression(Objective):
     )
     code = common.OBJ_REGRESSION
     default_metric = "l2"
+    takes_sqrt = True
+
+    @classmethod
+    def output(cls, raw, params):
+        if params.get("reg_sqrt"):
+            # |raw| beyond 1e154 would square to infinity: predictions stay finite
+            r = np.clip(raw[:, 0], -_SQRT_MAX, _SQRT_MAX)
+            return np.sign(r) * r * r
+        return raw[:, 0]
+
+    @classmethod
+    def lightgbm_text(cls, params, num_class):
+        return f"{cls.name} sqrt" if params.get("reg_sqrt") else cls.name
 
     def init_score(self, label, weight, comm):
+        label = self.fit_label(label)
         ww = np.ones_like(label) if weight is None else weight
         s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
         return np.array([s_wy / s_w])
 
 
 @OBJECTIVES.add
-class RegressionL1(Objective):
+class RegressionL1(Regression):
     """L1 loss.  Its starting score and, after each tree, every leaf's value
     are the weighted ``quantile`` (the median) of the residuals, as in
     LightGBM; a quantile-like objective changes ``quantile``."""
@@ -236,15 +294,19 @@ class RegressionL1(Objective):
     renews_leaves = True
     quantile = 0.5
 
-    def _all_weights(self, weight, comm, rows=slice(None)):
-        """Every rank's weights of ``rows`` (gathered), or None when all weights are 1."""
-        if self.unit_weights:
-            return None
-        return comm.concat(weight[rows])
+    def _quantile_weights(self, label, weight):
+        """The weights of the weighted quantiles (this rank's rows), or None when all are 1."""
+        return None if self.unit_weights else weight
+
+    def _all_weights(self, label, weight, comm, rows=slice(None)):
+        """Every rank's quantile weights of ``rows`` (gathered), or None when all are 1."""
+        w = self._quantile_weights(label, weight)
+        return None if w is None else comm.concat(w[rows])
 
     def init_score(self, label, weight, comm):
+        label = self.fit_label(label)
         all_label = comm.concat(label)
-        all_weight = self._all_weights(weight, comm)
+        all_weight = self._all_weights(label, weight, comm)
         return np.array([weighted_quantile(all_label, all_weight, self.quantile)])
 
     def renew_leaf_values(self, tree, grower, label, scores, weight, comm):
@@ -257,8 +319,9 @@ class RegressionL1(Objective):
             [grower.sample_indices[begin[k] : begin[k] + count[k]] for k in range(n_leaves)]
         )
         leaf_of = comm.concat(leaf_of, np.int64)
+        label = self.fit_label(label)
         residual = comm.concat(label[rows] - scores[rows])
-        w = self._all_weights(weight, comm, rows)
+        w = self._all_weights(label, weight, comm, rows)
         order = np.argsort(leaf_of, kind="stable")
         bounds = np.searchsorted(leaf_of[order], np.arange(n_leaves + 1))
         for leaf in range(n_leaves):
@@ -277,6 +340,220 @@ class Huber(Regression):
     aliases = ()
     code = common.OBJ_HUBER
     default_metric = "huber"
+    takes_sqrt = False
+
+
+@OBJECTIVES.add
+class Quantile(RegressionL1):
+    """Pinball loss of the ``alpha`` quantile: starts from the labels' weighted
+    ``alpha`` quantile and renews every leaf to its residuals' (LightGBM's
+    RegressionQuantileloss, whose alpha is a float32)."""
+
+    name = "quantile"
+    aliases = ()
+    code = common.OBJ_QUANTILE
+    default_metric = "quantile"
+    model_params = ("alpha",)
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.quantile = float(np.float32(cfg["alpha"]))
+
+    @classmethod
+    def check_params(cls, cfg):
+        super().check_params(cfg)
+        if not 0.0 < cfg["alpha"] < 1.0:
+            raise ValueError(
+                f"Parameter 'alpha' must be in (0, 1) for objective 'quantile' (the "
+                f"quantile to fit), got {cfg['alpha']!r}"
+            )
+
+
+@OBJECTIVES.add
+class Mape(RegressionL1):
+    """Mean absolute percentage error: L1 with each row weighted by
+    1 / max(1, |label|) (float32, LightGBM's label_weight_); starts from, and
+    renews leaves to, the medians weighted so."""
+
+    name = "mape"
+    aliases = ("mean_absolute_percentage_error",)
+    code = common.OBJ_MAPE
+    default_metric = "mape"
+    model_params = ()
+
+    def _check_label_values(self, label):
+        if np.any(np.abs(self.fit_label(label)) < 1):
+            warnings.warn(
+                "Some label values are < 1 in absolute value. MAPE is unstable with such "
+                "values, so they are taken as 1.0 when computing it (as LightGBM)",
+                UserWarning,
+                stacklevel=4,
+            )
+
+    def _quantile_weights(self, label, weight):
+        y = np.abs(np.asarray(label, np.float32))
+        lw = np.float32(1.0) / np.maximum(np.float32(1.0), y)
+        if weight is not None and not self.unit_weights:
+            lw = lw * np.asarray(weight, np.float32)
+        return lw.astype(np.float64)
+
+
+@OBJECTIVES.add
+class Fair(Regression):
+    """Fair loss c^2 (|x|/c - log(1 + |x|/c)) with c = ``fair_c``; starts from
+    the weighted mean, as L2."""
+
+    name = "fair"
+    aliases = ()
+    code = common.OBJ_FAIR
+    default_metric = "fair"
+    model_params = ()
+
+    def _extra(self, cfg):
+        return cfg["fair_c"]
+
+
+def _check_non_negative(name, label):
+    """Poisson-family labels: none negative (LightGBM's Init)."""
+    i = _first(label < 0)
+    if i is not None:
+        raise ValueError(
+            f"objective={name!r} needs non-negative labels; row {i} has label {label[i]}"
+        )
+
+
+class _LogLink(Objective):
+    """Poisson, gamma and tweedie: the score is log(mean); predictions are
+    exp(score); they start from log of the weighted mean label (LightGBM's
+    RegressionPoissonLoss and the two built on it)."""
+
+    model_params = ()
+
+    @classmethod
+    def output(cls, raw, params):
+        # exp(709) is near the largest float: beyond, the prediction would be
+        # infinite, so it is capped there (no fitted model gets near it)
+        return np.exp(np.minimum(raw[:, 0], _LOG_MAX))
+
+    def _check_label_values(self, label):
+        _check_non_negative(self.name, label)
+
+    def _set_class_weights(self, label, comm):
+        (total,) = global_exact_sums(comm, [label])
+        if total == 0:
+            raise ValueError(f"objective={self.name!r}: the sum of the labels is zero")
+
+    def init_score(self, label, weight, comm):
+        ww = np.ones_like(label) if weight is None else weight
+        s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
+        if not s_wy > 0:
+            raise ValueError(
+                f"objective={self.name!r}: the weighted mean label is zero (log(0) "
+                "cannot start the model; set boost_from_average=false)"
+            )
+        return np.array([np.log(s_wy / s_w)])
+
+
+@OBJECTIVES.add
+class Poisson(_LogLink):
+    """Poisson regression; hessians scaled by exp(``poisson_max_delta_step``)."""
+
+    name = "poisson"
+    aliases = ()
+    code = common.OBJ_POISSON
+    default_metric = "poisson"
+
+    def _extra(self, cfg):
+        return float(np.exp(cfg["poisson_max_delta_step"]))
+
+
+@OBJECTIVES.add
+class Gamma(_LogLink):
+    """Gamma regression (log link)."""
+
+    name = "gamma"
+    aliases = ()
+    code = common.OBJ_GAMMA
+    default_metric = "gamma"
+
+
+@OBJECTIVES.add
+class Tweedie(_LogLink):
+    """Tweedie regression (log link) with variance power ``tweedie_variance_power``."""
+
+    name = "tweedie"
+    aliases = ()
+    code = common.OBJ_TWEEDIE
+    default_metric = "tweedie"
+
+    def _extra(self, cfg):
+        return cfg["tweedie_variance_power"]
+
+
+def _check_unit_interval(name, label):
+    """Cross-entropy labels: in [0, 1] (LightGBM's CheckElementsIntervalClosed)."""
+    i = _first((label < 0) | (label > 1) | np.isnan(label))
+    if i is not None:
+        raise ValueError(f"objective={name!r} needs labels in [0, 1]; row {i} has label {label[i]}")
+
+
+@OBJECTIVES.add
+class CrossEntropy(Objective):
+    """Cross-entropy of probability labels in [0, 1] with p = sigmoid(score);
+    starts from the log-odds of the weighted mean label."""
+
+    name = "cross_entropy"
+    aliases = ("xentropy",)
+    code = common.OBJ_CROSS_ENTROPY
+    default_metric = "cross_entropy"
+    model_params = ()
+
+    @classmethod
+    def output(cls, raw, params):
+        return 1.0 / (1.0 + np.exp(-raw[:, 0]))
+
+    def _check_label_values(self, label):
+        _check_unit_interval(self.name, label)
+
+    def _mean_label(self, label, weight, comm):
+        ww = np.ones_like(label) if weight is None else weight
+        s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
+        return s_wy / s_w
+
+    def init_score(self, label, weight, comm):
+        p = min(max(self._mean_label(label, weight, comm), _EPSILON), 1.0 - _EPSILON)
+        return np.array([np.log(p / (1.0 - p))])
+
+
+@OBJECTIVES.add
+class CrossEntropyLambda(CrossEntropy):
+    """Cross-entropy with p = 1 - exp(-w lambda), lambda = log(1 + exp(score))
+    (weights are exposures, all > 0); predictions are lambda; starts from
+    log(expm1(weighted mean label))."""
+
+    name = "cross_entropy_lambda"
+    aliases = ("xentlambda",)
+    code = common.OBJ_CROSS_ENTROPY_LAMBDA
+    default_metric = "cross_entropy_lambda"
+
+    @classmethod
+    def output(cls, raw, params):
+        # log(1 + e^x) rounds to x itself from x = 40 on: no overflow there
+        x = raw[:, 0]
+        return np.where(x > 40.0, x, np.log1p(np.exp(np.minimum(x, 40.0))))
+
+    def check_labels(self, label, weight):
+        # (negative weights are refused by every Dataset)
+        super().check_labels(label, weight)
+        i = None if weight is None else _first(weight <= 0)
+        if i is not None:
+            raise ValueError(
+                f"objective={self.name!r} needs positive weights; row {i} has weight {weight[i]}"
+            )
+
+    def init_score(self, label, weight, comm):
+        with np.errstate(divide="ignore"):
+            return np.array([np.log(np.expm1(self._mean_label(label, weight, comm)))])
 
 
 @OBJECTIVES.add
@@ -313,26 +590,42 @@ class Binary(Objective):
                 f"has label {label[i]}"
             )
 
+    def _positives(self, label):
+        """One boolean row mask per model: which rows are its positive class."""
+        return [label > 0]
+
     def _set_class_weights(self, label, comm):
         # is_unbalance weighs the classes by their row counts, as LightGBM
         # (not by their weight sums)
-        pos, neg = global_exact_sums(
-            comm, [np.ones(int(np.sum(label > 0))), np.ones(int(np.sum(label <= 0)))]
+        masks = self._positives(label)
+        counts = global_exact_sums(
+            comm,
+            [np.ones(int(np.sum(m))) for m in masks] + [np.ones(int(np.sum(~m))) for m in masks],
         )
-        if self._is_unbalance and pos > 0 and neg > 0:
-            self.label_weights = (
-                np.array([pos / neg, 1.0]) if pos > neg else np.array([1.0, neg / pos])
-            )
-        else:
-            self.label_weights = np.array([1.0, self._scale_pos_weight])
+        k = len(masks)
+        self.label_weights = np.concatenate(
+            [self._class_weights(counts[i], counts[k + i]) for i in range(k)]
+        )
+
+    def _class_weights(self, pos, neg):
+        """(weight of the negatives, of the positives) of one binary model.  A
+        model whose rows are all of one class is not trained (LightGBM's
+        need_train_): zero weights give zero gradients and hessians, so its
+        trees cannot split and it stays at its starting score."""
+        if pos == 0 or neg == 0:
+            return np.zeros(2)
+        if self._is_unbalance:
+            return np.array([pos / neg, 1.0]) if pos > neg else np.array([1.0, neg / pos])
+        return np.array([1.0, self._scale_pos_weight])
 
     def init_score(self, label, weight, comm):
         # the log-odds of the weighted share of positives; is_unbalance /
         # scale_pos_weight do not enter it (LightGBM's BoostFromScore)
         ww = np.ones_like(label) if weight is None else weight
-        pos, neg = global_exact_sums(comm, [ww[label > 0], ww[label <= 0]])
-        p = np.clip(pos / (pos + neg), 1e-15, 1 - 1e-15)
-        return np.array([np.log(p / (1 - p)) / self.sigmoid])
+        masks = self._positives(label)
+        sums = global_exact_sums(comm, [ww[m] for m in masks] + [ww])
+        p = np.clip(np.array(sums[:-1]) / sums[-1], _EPSILON, 1 - _EPSILON)
+        return np.log(p / (1.0 - p)) / self.sigmoid
 
 
 @OBJECTIVES.add
@@ -359,7 +652,7 @@ class Multiclass(Objective):
         i = _first((label < 0) | (label >= k) | (label != np.floor(label)))
         if i is not None:
             raise ValueError(
-                f"objective='multiclass' with num_class={k} needs integer "
+                f"objective={self.name!r} with num_class={k} needs integer "
                 f"labels in [0, {k - 1}]; row {i} has label {label[i]}"
             )
 
@@ -368,6 +661,35 @@ class Multiclass(Objective):
         ww = np.ones_like(label) if weight is None else weight
         counts = np.array(global_exact_sums(comm, [ww[label == k] for k in range(self.num_class)]))
         return np.log(np.maximum(counts / counts.sum(), 1e-15))
+
+
+@OBJECTIVES.add
+class MulticlassOva(Binary):
+    """One-vs-all: ``num_class`` binary models, model k's positives the rows of
+    class k (labels 0 .. K-1); predictions are each model's sigmoid, not
+    normalised (LightGBM's MulticlassOVA)."""
+
+    name = "multiclassova"
+    aliases = ("multiclass_ova", "ova", "ovr")
+    code = common.OBJ_MULTICLASS_OVA
+    default_metric = "multi_logloss"
+    multiclass = True
+    min_num_class, max_num_class = 2, None
+
+    @classmethod
+    def output(cls, raw, params):
+        return 1.0 / (1.0 + np.exp(-params.get("sigmoid", 1.0) * raw))
+
+    @classmethod
+    def lightgbm_text(cls, params, num_class):
+        return f"multiclassova num_class:{num_class} sigmoid:{short_number(params.get('sigmoid', 1.0))}"
+
+    def _check_label_values(self, label):
+        Multiclass._check_label_values(self, label)
+
+    def _positives(self, label):
+        classes = label.astype(np.int64)
+        return [classes == k for k in range(self.num_class)]
 
 
 class CustomObjective(Objective):

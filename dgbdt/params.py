@@ -77,6 +77,10 @@ class Param:
         """What values are allowed, as a phrase: 'an integer in [2, 131072]'."""
         if self.name == "auc_mu_weights":
             return "a list of finite numbers, or comma-separated text of them"
+        if self.name == "monotone_constraints":
+            return "a list of -1, 0, 1 (one per feature), or comma-separated text"
+        if self.name == "interaction_constraints":
+            return "a list of lists of feature indices or names, or text '[0,1],[2,3]'"
         if self.name == "max_bin_by_feature":
             return "a list of integers in [2, 65535] (one per feature), or comma-separated text"
         if self.choices is not None:
@@ -185,6 +189,64 @@ def _convert_max_bins(p: Param, value: object) -> tuple[int, ...] | None:
     return tuple(int(x) for x in numbers)
 
 
+def _convert_monotone(p: Param, value: object) -> tuple[int, ...] | None:
+    """monotone_constraints: -1 / 0 / 1 per feature, a list or comma-separated
+    text; "" / None / [] -> None (no constraints)."""
+    numbers = _convert_float_list(p, value)
+    if numbers is None:
+        return None
+    if any(x not in (-1.0, 0.0, 1.0) for x in numbers):
+        raise ValueError(
+            f"Parameter 'monotone_constraints' must hold -1, 0 or 1 per feature, got {value!r}"
+        )
+    return tuple(int(x) for x in numbers)
+
+
+def _check_monotone_method(value: object) -> str | None:
+    if value == "advanced":
+        return (
+            "cannot be 'advanced' (not implemented by dgbdt; 'intermediate' is the "
+            "closest: LightGBM's advanced method bounds each threshold separately)"
+        )
+    return None
+
+
+def _interaction_item(p: Param, item: object, value: object) -> int | str:
+    if isinstance(item, str):
+        text = item.strip()
+        return int(text) if text.lstrip("-").isdigit() else text
+    if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+        raise _error(p, value, TypeError)
+    return int(item)
+
+
+def _convert_interactions(p: Param, value: object) -> tuple[tuple, ...] | None:
+    """interaction_constraints: lists of feature indices or names, or LightGBM's
+    text "[0,1,2],[2,3]"; "" / None / [] -> None (no constraints)."""
+    if value is None or (isinstance(value, str) and value.strip() == ""):
+        return None
+    if isinstance(value, str):
+        import re
+
+        groups = re.findall(r"\[([^\[\]]*)\]", value)
+        rest = re.sub(r"\[[^\[\]]*\]", "", value).replace(",", "").strip()
+        if not groups or rest:
+            raise _error(p, value)
+        value = [[x for x in g.split(",") if x.strip()] for g in groups]
+    if not isinstance(value, (list, tuple)):
+        raise _error(p, value, TypeError)
+    out = []
+    for group in value:
+        if not isinstance(group, (list, tuple, set, frozenset, np.ndarray)):
+            raise _error(p, value, TypeError)
+        out.append(tuple(_interaction_item(p, item, value) for item in group))
+    if any(isinstance(i, int) and i < 0 for g in out for i in g):
+        raise ValueError(
+            f"Parameter 'interaction_constraints' has a negative feature index: {value!r}"
+        )
+    return tuple(out) or None
+
+
 def _convert_categorical(p: Param, value: object) -> tuple | str:
     """categorical_feature: column indices or names (a list, "0,3" or LightGBM's
     "name:a,b"), "auto", or nothing ("" / None / [])."""
@@ -251,8 +313,10 @@ _ROWS = [
         "gbdt",
         str,
         ("boosting_type", "boost"),
-        "Boosting algorithm; only gradient-boosted trees (rf, dart, goss are not implemented).",
-        choices={"gbdt": "gbdt", "gbrt": "gbdt"},
+        "Boosting algorithm; only gradient-boosted trees (rf and dart are not implemented). "
+        "'goss' is LightGBM's deprecated spelling of boosting='gbdt' with "
+        "data_sample_strategy='goss' (taken so, with a warning).",
+        choices={"gbdt": "gbdt", "gbrt": "gbdt", "goss": "gbdt"},
     ),
     Param(
         "num_iterations",
@@ -352,7 +416,58 @@ _ROWS = [
         "Re-sample rows every k iterations; 0 disables bagging.",
         lo=0,
     ),
+    Param(
+        "pos_bagging_fraction",
+        1.0,
+        float,
+        ("pos_sub_row", "pos_subsample", "pos_bagging"),
+        "Binary: fraction of the positive rows (label > 0) in each bag (balanced bagging, "
+        "with neg_bagging_fraction; needs bagging_freq > 0).",
+        lo=0,
+        hi=1,
+        lo_open=True,
+    ),
+    Param(
+        "neg_bagging_fraction",
+        1.0,
+        float,
+        ("neg_sub_row", "neg_subsample", "neg_bagging"),
+        "Binary: fraction of the negative rows (label <= 0) in each bag (see "
+        "pos_bagging_fraction).",
+        lo=0,
+        hi=1,
+        lo_open=True,
+    ),
     Param("bagging_seed", 3, int, ("bagging_fraction_seed",), "Random seed for bagging."),
+    Param(
+        "data_sample_strategy",
+        "bagging",
+        str,
+        (),
+        "How each round's rows are sampled: 'bagging' (bagging_fraction / bagging_freq) "
+        "or 'goss' (Gradient-based One-Side Sampling: the top_rate rows of largest "
+        "|gradient x hessian| and an other_rate sample of the rest, amplified).",
+        choices={"bagging": "bagging", "goss": "goss"},
+    ),
+    Param(
+        "top_rate",
+        0.2,
+        float,
+        (),
+        "GOSS: the fraction of rows of largest |gradient x hessian| always kept.",
+        lo=0,
+        hi=1,
+    ),
+    Param(
+        "other_rate",
+        0.1,
+        float,
+        (),
+        "GOSS: the fraction of rows sampled from the rest (their gradients and "
+        "hessians multiplied by (1 - top_rate) / other_rate).",
+        lo=0,
+        hi=1,
+    ),
     Param(
         "feature_fraction",
         1.0,
@@ -364,6 +479,74 @@ _ROWS = [
         lo_open=True,
     ),
     Param("feature_fraction_seed", 2, int, (), "Random seed for feature_fraction."),
+    Param(
+        "feature_fraction_bynode",
+        1.0,
+        float,
+        ("sub_feature_bynode", "colsample_bynode"),
+        "Fraction of the tree's features each node may split on (drawn per node, keyed "
+        "on (seed, tree, leaf)).",
+        lo=0,
+        hi=1,
+        lo_open=True,
+    ),
+    Param(
+        "extra_trees",
+        False,
+        bool,
+        ("extra_tree",),
+        "Extremely randomised trees: each feature tries one random threshold per node "
+        "(keyed on (seed, tree, leaf, feature), the same on every rank).",
+    ),
+    Param("extra_seed", 6, int, (), "Random seed for extra_trees' thresholds."),
+    Param(
+        "path_smooth",
+        0.0,
+        float,
+        (),
+        "Smooths each child's output toward its parent's: w * output / (w + 1) + "
+        "parent / (w + 1), w = rows / path_smooth (0: off).",
+        lo=0,
+    ),
+    Param(
+        "monotone_constraints",
+        "",
+        str,
+        ("mc", "monotone_constraint", "monotonic_cst"),
+        "One of -1, 0, 1 per feature (a list, or comma-separated): predictions are "
+        "non-increasing / free / non-decreasing in that feature.",
+        convert=_convert_monotone,
+    ),
+    Param(
+        "monotone_constraints_method",
+        "basic",
+        str,
+        ("monotone_constraining_method", "mc_method"),
+        "How monotone constraints bound the leaves: 'basic' (a split's children on each "
+        "side of their mean) or 'intermediate' (tighter bounds from neighbouring leaves, "
+        "whose splits are then re-computed).",
+        choices={"basic": "basic", "intermediate": "intermediate", "advanced": "advanced"},
+        check=_check_monotone_method,
+    ),
+    Param(
+        "monotone_penalty",
+        0.0,
+        float,
+        ("monotone_splits_penalty", "ms_penalty", "mc_penalty"),
+        "Penalises splits on constrained features near the root: the gain is scaled "
+        "by 1 - p / 2^depth (p <= 1), 1 - 2^(p - 1 - depth) (p > 1), ~0 from depth p - 1.",
+        lo=0,
+    ),
+    Param(
+        "interaction_constraints",
+        "",
+        str,
+        (),
+        "Sets of features that may appear together on a branch: a list of lists of "
+        "feature indices or names, or text such as '[0,1,2],[2,3]'.  A feature in no "
+        "set is never used (as LightGBM).",
+        convert=_convert_interactions,
+    ),
     Param(
         "lambda_l1",
         0.0,
@@ -647,9 +830,46 @@ _ROWS = [
         0.9,
         float,
         (),
-        "Huber: delta, where the loss turns from quadratic to linear.",
+        "Huber: delta, where the loss turns from quadratic to linear; quantile: the "
+        "quantile to fit (in (0, 1)).",
         lo=0,
         lo_open=True,
+    ),
+    Param(
+        "fair_c",
+        1.0,
+        float,
+        (),
+        "Fair loss: its scale c (the loss is c^2 (|x|/c - log(1 + |x|/c))).",
+        lo=0,
+        lo_open=True,
+    ),
+    Param(
+        "poisson_max_delta_step",
+        0.7,
+        float,
+        (),
+        "Poisson: the hessians are scaled by exp(this), to safeguard the optimisation.",
+        lo=0,
+        lo_open=True,
+    ),
+    Param(
+        "tweedie_variance_power",
+        1.5,
+        float,
+        (),
+        "Tweedie: the variance power; near 2 the loss is gamma-like, near 1 Poisson-like.",
+        lo=1,
+        hi=2,
+        hi_open=True,
+    ),
+    Param(
+        "reg_sqrt",
+        False,
+        bool,
+        (),
+        "regression, regression_l1, quantile, mape, fair: fit sign(y) sqrt(|y|) and "
+        "square the predictions back.",
     ),
     Param(
         "boost_from_average",
@@ -676,6 +896,15 @@ _ROWS = [
         "Row-major num_class x num_class weights of the auc_mu metric (a list, or comma-"
         'separated); "" means 1 off the diagonal. Its diagonal is taken as zero.',
         convert=_convert_float_list,
+    ),
+    Param(
+        "multi_error_top_k",
+        1,
+        int,
+        (),
+        "multi_error: a row is right when its true class is among the k classes "
+        "scored highest (ties with the true class count against it).",
+        lo=1,
     ),
     Param("metric_freq", 1, int, ("output_freq",), "Evaluate metrics every k iterations.", lo=1),
     Param(
@@ -884,9 +1113,14 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, obje
             continue
         given.setdefault(canonical_name(key), []).append((key.strip(), value))
     out: dict[str, object] = {}
+    boosting_goss = False
     for name, p in PARAMS.items():
         value = _pick(name, given[name]) if name in given else None
         out[name] = _coerce(p, p.default if value is None else value)
+        if name == "boosting":
+            boosting_goss = isinstance(value, str) and value.strip().lower() == "goss"
+    if boosting_goss:
+        _boosting_goss(out)
     if out["metric"] is None:
         obj = out["objective"]
         out["metric"] = [] if callable(obj) else [default_metric(obj)]
@@ -915,12 +1149,80 @@ def _check_combination(p: dict[str, object]) -> None:
     if isinstance(p["objective"], str):
         _check_objective_fit(p)
     _check_auc_mu_weights(p)
+    _check_sampling(p)
+
+
+def _boosting_goss(p: dict[str, object]) -> None:
+    """LightGBM's backwards compatibility (config.cpp): boosting=goss means
+    boosting=gbdt with data_sample_strategy=goss."""
+    warnings.warn(
+        "Found boosting='goss': as LightGBM, dgbdt takes it as boosting='gbdt', "
+        "data_sample_strategy='goss'; set data_sample_strategy='goss' instead",
+        UserWarning,
+        stacklevel=3,
+    )
+    p["data_sample_strategy"] = "goss"
+
+
+def _check_sampling(p: dict[str, object]) -> None:
+    """GOSS and balanced bagging against the other sampling parameters, as
+    LightGBM's GOSSStrategy / BaggingSampleStrategy (errors where it stops,
+    warnings where it silently ignores a parameter)."""
+    balanced = p["pos_bagging_fraction"] < 1.0 or p["neg_bagging_fraction"] < 1.0
+    ignored = "Parameters 'pos_bagging_fraction' / 'neg_bagging_fraction' (balanced bagging)"
+    if p["data_sample_strategy"] == "goss":
+        _check_goss(p)
+        if balanced:
+            warnings.warn(
+                f"{ignored} are ignored with data_sample_strategy='goss' (as in LightGBM)",
+                UserWarning,
+                stacklevel=4,
+            )
+        return
+    obj = p["objective"]
+    if balanced and obj != "binary":
+        name = getattr(obj, "__name__", "custom") if callable(obj) else obj
+        warnings.warn(
+            f"{ignored} apply to objective 'binary' only (as in LightGBM); ignored "
+            f"for objective {name!r}",
+            UserWarning,
+            stacklevel=4,
+        )
+    elif balanced and p["bagging_freq"] <= 0:
+        warnings.warn(
+            f"{ignored} need 'bagging_freq' > 0 (as in LightGBM); ignored with "
+            f"bagging_freq={p['bagging_freq']}",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _check_goss(p: dict[str, object]) -> None:
+    """LightGBM's checks of GOSS (goss.hpp ResetSampleConfig)."""
+    top, other = p["top_rate"], p["other_rate"]
+    if top + other > 1.0:
+        raise ValueError(
+            f"Parameters 'top_rate'={top!r} and 'other_rate'={other!r} must sum to at "
+            "most 1 for data_sample_strategy='goss'"
+        )
+    if top <= 0.0 or other <= 0.0:
+        raise ValueError(
+            f"data_sample_strategy='goss' needs 'top_rate' > 0 and 'other_rate' > 0, got "
+            f"top_rate={top!r}, other_rate={other!r}"
+        )
+    if p["bagging_freq"] > 0 and p["bagging_fraction"] != 1.0:
+        raise ValueError(
+            "Cannot use bagging with data_sample_strategy='goss' (as in LightGBM): "
+            f"'bagging_fraction'={p['bagging_fraction']!r} with 'bagging_freq'="
+            f"{p['bagging_freq']}; set bagging_fraction=1.0 or bagging_freq=0"
+        )
 
 
 def _check_objective_fit(p: dict[str, object]) -> None:
     """num_class and the metrics against the (built-in) objective's class."""
     obj = p["objective"]
     spec = OBJECTIVES.entries[obj]
+    spec.check_params(p)
     rule = spec.num_class_error(p["num_class"])
     if rule is not None:
         raise ValueError(

@@ -5,8 +5,8 @@ so rows and features are sampled alike however the data is spread over ranks.
 Each use of the generator has its own id here, so no two uses share numbers:
 
 * a use drawn once (the bin sample) takes its id as its key;
-* a use drawn again each round or tree (bagging, feature_fraction, stochastic
-  rounding) takes ``stream_key(id, round or tree)``: the id times a prime
+* a use drawn again each round or tree (bagging, GOSS, feature_fraction,
+  stochastic rounding) takes ``stream_key(id, round or tree)``: the id times a prime
   larger than any number of rounds or trees, plus the round or tree.
 
 The ids and the rule are part of every model: changing one changes models.
@@ -16,6 +16,9 @@ STREAM_BIN_SAMPLE = 1  # the rows that find bin bounds (dgbdt.binning)
 STREAM_BAGGING = 2  # the rows of each round's bag (dgbdt.sampling)
 STREAM_FEATURE_FRACTION = 3  # the features of each tree (dgbdt.sampling)
 STREAM_QUANTIZE = 5  # stochastic rounding of each tree's gradients (dgbdt.quantization)
+STREAM_GOSS = 6  # the small-gradient rows GOSS keeps each round (dgbdt.sampling)
+STREAM_EXTRA_TREES = 7  # extra_trees' threshold of each (tree, leaf, feature) (dgbdt.constraints)
+STREAM_BYNODE = 8  # feature_fraction_bynode's features of each (tree, leaf) (dgbdt.constraints)
 
 #: Keys of one id per round or tree: ``id * STREAM_STRIDE + index``.
 STREAM_STRIDE = 1_000_003

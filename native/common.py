@@ -75,6 +75,15 @@ OBJ_REGRESSION_L1 = 1
 OBJ_HUBER = 2
 OBJ_BINARY = 3
 OBJ_MULTICLASS = 4
+OBJ_QUANTILE = 5
+OBJ_POISSON = 6
+OBJ_GAMMA = 7
+OBJ_TWEEDIE = 8
+OBJ_MAPE = 9
+OBJ_FAIR = 10
+OBJ_CROSS_ENTROPY = 11
+OBJ_CROSS_ENTROPY_LAMBDA = 12
+OBJ_MULTICLASS_OVA = 13
 
 # Split-scan hyper-parameters travel as one float64 vector (one kernel
 # signature whatever the parameters).
@@ -90,7 +99,19 @@ SP_CAT_SMOOTH = 8
 SP_CAT_L2 = 9
 SP_MIN_DATA_PER_GROUP = 10
 SP_CAT_HIGH_ROWS = 11
-SPLIT_PARAMS_SIZE = 12
+SP_PATH_SMOOTH = 12
+SP_USE_MC = 13  # 1.0 when monotone constraints are given: LightGBM's USE_MC arithmetic
+SPLIT_PARAMS_SIZE = 14
+
+# What a leaf's split scan needs to know about the leaf itself (float64[NODE_SIZE]):
+# its output (path_smooth's parent output), the bounds monotone constraints put
+# on its children's outputs, and the factor monotone_penalty puts on the gain
+# of a split on a constrained feature.
+NODE_PARENT_OUTPUT = 0
+NODE_MIN = 1
+NODE_MAX = 2
+NODE_PENALTY = 3
+NODE_SIZE = 4
 
 
 def bin_dtype_for(max_bins_per_feature):

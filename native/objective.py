@@ -2,17 +2,142 @@
 
 Selected by an integer code from :mod:`common` (closures are not cached).
 Scores are (n_classes, n_samples) so every class's scores are contiguous.
+Each branch follows LightGBM's src/objective/*.hpp, including where it rounds
+to float32 (its ``score_t`` and ``label_t``), so the trees agree with its
+trees to rounding.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .common import OBJ_BINARY, OBJ_HUBER, OBJ_REGRESSION, OBJ_REGRESSION_L1
+from .common import (
+    OBJ_BINARY,
+    OBJ_CROSS_ENTROPY,
+    OBJ_FAIR,
+    OBJ_GAMMA,
+    OBJ_HUBER,
+    OBJ_MAPE,
+    OBJ_MULTICLASS,
+    OBJ_MULTICLASS_OVA,
+    OBJ_POISSON,
+    OBJ_QUANTILE,
+    OBJ_REGRESSION,
+    OBJ_REGRESSION_L1,
+    OBJ_TWEEDIE,
+)
+
+
+@njit(cache=True)
+def _sign(x):
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+
+
+@njit(cache=True)
+def _binary(s, positive, sigmoid, lw, w):
+    """LightGBM's form with labels +-1: response = -y sigma / (1 + exp(y sigma s))."""
+    sign = 1.0 if positive else -1.0
+    response = -sign * sigmoid / (1.0 + np.exp(sign * sigmoid * s))
+    abs_response = abs(response)
+    return response * lw * w, abs_response * (sigmoid - abs_response) * lw * w
+
+
+@njit(cache=True)
+def _cross_entropy(s, y, w):
+    """xentropy: p = sigmoid(s); (1 - y) is float arithmetic in LightGBM (label_t)."""
+    if s > -37.0:
+        e = np.exp(-s)
+        one_minus_y = np.float64(np.float32(1.0) - np.float32(y))
+        return (one_minus_y - y * e) / (1.0 + e) * w, e / ((1.0 + e) * (1.0 + e)) * w
+    e = np.exp(s)
+    return (e - y) * w, e * w
+
+
+@njit(cache=True)
+def _cross_entropy_lambda(s, y, w, weighted):
+    """xentlambda: p = 1 - exp(-w lambda), lambda = log(1 + exp(s)); without
+    weights it is the plain cross-entropy of sigmoid(s) (LightGBM's two branches)."""
+    if not weighted:
+        z = 1.0 / (1.0 + np.exp(-s))
+        return z - y, z * (1.0 - z)
+    epf = np.exp(s)
+    hhat = np.log1p(epf)
+    z = 1.0 - np.exp(-w * hhat)
+    enf = 1.0 / epf
+    g = (1.0 - y / z) * w / (1.0 + enf)
+    c = 1.0 / (1.0 - z)
+    d = 1.0 + epf
+    a = w * epf / (d * d)
+    d = c - 1.0
+    b = (c / (d * d)) * (1.0 + w * epf - c)
+    return g, a * (1.0 + y * b)
+
+
+@njit(cache=True)
+def _pointwise(objective, s, y, w, weighted, alpha, extra):
+    """(gradient, hessian) of one row of a one-output regression objective."""
+    if objective == OBJ_REGRESSION:
+        # LightGBM multiplies in float32: (float)((float)(s - y) * (float)w)
+        return np.float64(np.float32(s - y) * np.float32(w)), w
+    if objective == OBJ_REGRESSION_L1:
+        return _sign(s - y) * w, w
+    if objective == OBJ_HUBER:
+        diff = s - y
+        if abs(diff) <= alpha:
+            return diff * w, w
+        return (alpha if diff > 0.0 else -alpha) * w, w
+    if objective == OBJ_QUANTILE:
+        # alpha is float32 in LightGBM, the residual too
+        a = np.float32(alpha)
+        if np.float32(s - y) >= 0:
+            return np.float64((np.float32(1.0) - a) * np.float32(w)), w
+        return np.float64(-a * np.float32(w)), w
+    if objective == OBJ_MAPE:
+        # label weight 1 / max(1, |y|), in float32 as LightGBM's label_weight_
+        lw = np.float32(1.0) / max(np.float32(1.0), abs(np.float32(y)))
+        if weighted:
+            lw = lw * np.float32(w)
+        return _sign(s - y) * np.float64(lw), w
+    if objective == OBJ_FAIR:
+        x = s - y
+        return extra * x / (abs(x) + extra) * w, extra * extra / ((abs(x) + extra) ** 2) * w
+    if objective == OBJ_POISSON:
+        # extra = exp(poisson_max_delta_step)
+        e = np.exp(s)
+        return (e - y) * w, e * extra * w
+    if objective == OBJ_GAMMA:
+        e = np.exp(-s)
+        return (1.0 - y * e) * w, y * e * w
+    if objective == OBJ_TWEEDIE:
+        rho = extra
+        e1 = np.exp((1.0 - rho) * s)
+        e2 = np.exp((2.0 - rho) * s)
+        return (-y * e1 + e2) * w, (-y * (1.0 - rho) * e1 + (2.0 - rho) * e2) * w
+    if objective == OBJ_CROSS_ENTROPY:
+        return _cross_entropy(s, y, w)
+    # OBJ_CROSS_ENTROPY_LAMBDA (the last code; one return type for Numba)
+    return _cross_entropy_lambda(s, y, w, weighted)
+
+
+@njit(cache=True)
+def _softmax_row(scores, i, yi, w, gradients, hessians):
+    """Softmax; hessian scaled by K / (K - 1) as in LightGBM."""
+    n_classes = scores.shape[0]
+    max_score = scores[0, i]
+    for k in range(1, n_classes):
+        max_score = max(max_score, scores[k, i])
+    total = 0.0
+    for k in range(n_classes):
+        total += np.exp(scores[k, i] - max_score)
+    factor = n_classes / (n_classes - 1.0)
+    for k in range(n_classes):
+        p = np.exp(scores[k, i] - max_score) / total
+        gradients[k, i] = ((p - 1.0) if k == yi else p) * w
+        hessians[k, i] = factor * p * (1.0 - p) * w
 
 
 @njit(cache=True, parallel=True)
 def compute_gradients(
-    objective, scores, labels, weights, alpha, sigmoid, label_weights, gradients, hessians
+    objective, scores, labels, weights, alpha, sigmoid, extra, label_weights, gradients, hessians
 ):
     """Gradients and hessians for every row (and class).
 
@@ -22,9 +147,12 @@ def compute_gradients(
     scores : float64[n_classes, n_samples]  # IN  raw scores
     labels : float64[n_samples]           # IN  class index for multiclass, 0/1 for binary
     weights : float64[n_samples] or float64[0]  # IN  empty means all ones
-    alpha : float                         # IN  huber delta
-    sigmoid : float                       # IN  binary sigmoid scale
-    label_weights : float64[2]            # IN  binary: weight of label 0 and label 1
+    alpha : float                         # IN  huber delta, quantile
+    sigmoid : float                       # IN  binary / multiclassova sigmoid scale
+    extra : float                         # IN  fair_c, tweedie's variance power,
+                                          #     exp(poisson_max_delta_step)
+    label_weights : float64[2 * n_classes]  # IN  binary / multiclassova: the weight of
+                                          #     class k's negatives (2k) and positives (2k+1)
     gradients, hessians : float32[n_classes, n_samples]  # OUT
     """
     n_classes = scores.shape[0]
@@ -33,39 +161,19 @@ def compute_gradients(
     for i in prange(n_samples):
         w = weights[i] if weighted else 1.0
         y = labels[i]
-        if objective == OBJ_REGRESSION:
-            # LightGBM multiplies in float32: (float)((float)(s - y) * (float)w)
-            gradients[0, i] = np.float32(scores[0, i] - y) * np.float32(w)
-            hessians[0, i] = w
-        elif objective == OBJ_REGRESSION_L1:
-            diff = scores[0, i] - y
-            gradients[0, i] = (1.0 if diff > 0.0 else (-1.0 if diff < 0.0 else 0.0)) * w
-            hessians[0, i] = w
-        elif objective == OBJ_HUBER:
-            diff = scores[0, i] - y
-            if abs(diff) <= alpha:
-                gradients[0, i] = diff * w
-            else:
-                gradients[0, i] = (alpha if diff > 0.0 else -alpha) * w
-            hessians[0, i] = w
-        elif objective == OBJ_BINARY:
-            # LightGBM's form with labels +-1: response = -y sigma / (1 + exp(y sigma s))
-            sign = 1.0 if y > 0.0 else -1.0
-            lw = label_weights[1] if y > 0.0 else label_weights[0]
-            response = -sign * sigmoid / (1.0 + np.exp(sign * sigmoid * scores[0, i]))
-            abs_response = abs(response)
-            gradients[0, i] = response * lw * w
-            hessians[0, i] = abs_response * (sigmoid - abs_response) * lw * w
-        else:  # OBJ_MULTICLASS: softmax; hessian scaled by K / (K - 1) as in LightGBM
-            max_score = scores[0, i]
-            for k in range(1, n_classes):
-                max_score = max(max_score, scores[k, i])
-            total = 0.0
-            for k in range(n_classes):
-                total += np.exp(scores[k, i] - max_score)
-            factor = n_classes / (n_classes - 1.0)
+        if objective == OBJ_BINARY:
+            positive = y > 0.0
+            lw = label_weights[1] if positive else label_weights[0]
+            gradients[0, i], hessians[0, i] = _binary(scores[0, i], positive, sigmoid, lw, w)
+        elif objective == OBJ_MULTICLASS_OVA:
             yi = int(y)
             for k in range(n_classes):
-                p = np.exp(scores[k, i] - max_score) / total
-                gradients[k, i] = ((p - 1.0) if k == yi else p) * w
-                hessians[k, i] = factor * p * (1.0 - p) * w
+                positive = yi == k
+                lw = label_weights[2 * k + 1] if positive else label_weights[2 * k]
+                gradients[k, i], hessians[k, i] = _binary(scores[k, i], positive, sigmoid, lw, w)
+        elif objective == OBJ_MULTICLASS:
+            _softmax_row(scores, i, int(y), w, gradients, hessians)
+        else:
+            gradients[0, i], hessians[0, i] = _pointwise(
+                objective, scores[0, i], y, w, weighted, alpha, extra
+            )

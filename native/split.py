@@ -72,6 +72,13 @@ from .common import (
     SP_MIN_DATA_IN_LEAF,
     SP_MIN_SUM_HESSIAN,
     SP_MAX_DELTA_STEP,
+    SP_PATH_SMOOTH,
+    SP_USE_MC,
+    NODE_MAX,
+    NODE_MIN,
+    NODE_PARENT_OUTPUT,
+    NODE_PENALTY,
+    NODE_SIZE,
 )
 from .quantize import WIDE_SHIFT, word_halves
 
@@ -166,6 +173,96 @@ def _split_gain(lg, lh, rg, rh, l1, l2, max_delta):
     return leaf_gain(lg, lh, l1, l2, max_delta) + leaf_gain(rg, rh, l1, l2, max_delta)
 
 
+@njit(cache=True, inline="always")
+def _smoothed(value, count, smooth, parent):
+    # path_smooth: the value pulled toward the parent's output by ``smooth``
+    # pseudo-rows (LightGBM's CalculateSplittedLeafOutput, USE_SMOOTHING)
+    w = count / smooth
+    return value * w / (w + 1.0) + parent / (w + 1.0)
+
+
+@njit(cache=True)
+def side_output(g, h, count, l1, l2, max_delta, params, node):
+    """A child's output: eq. 5 with L1 and the max_delta_step clip, smoothed
+    toward the parent's output (path_smooth), then within the leaf's monotone
+    bounds (node[NODE_MIN], node[NODE_MAX]) when monotone constraints are on."""
+    value = leaf_output(g, h, l1, l2, max_delta)
+    if params[SP_PATH_SMOOTH] > K_EPSILON:
+        value = _smoothed(value, count, params[SP_PATH_SMOOTH], node[NODE_PARENT_OUTPUT])
+    if params[SP_USE_MC] != 0.0:
+        if value < node[NODE_MIN]:
+            value = node[NODE_MIN]
+        elif value > node[NODE_MAX]:
+            value = node[NODE_MAX]
+    return value
+
+
+@njit(cache=True, inline="always")
+def _given_gain(g, h, l1, l2, value):
+    # eq. 6 at a given (not necessarily optimal) value: GetLeafGainGivenOutput
+    sg = _threshold_l1(g, l1)
+    return -(2.0 * sg * value + (h + l2) * value * value)
+
+
+@njit(cache=True, inline="always")
+def _gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono):
+    """LightGBM's GetSplitGains (see _constrained_gain); the plain gain inlined
+    in the scans, which call it for every threshold."""
+    if params[SP_USE_MC] == 0.0 and params[SP_PATH_SMOOTH] <= K_EPSILON:
+        return _split_gain(lg, lh, rg, rh, l1, l2, max_delta)
+    return _constrained_gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono)
+
+
+@njit(cache=True)
+def _constrained_gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono):
+    """With path_smooth or monotone constraints: the gain at the children's
+    (smoothed, bounded) outputs; -inf when those outputs go against the
+    feature's direction ``mono``.
+
+    LightGBM gives such a split gain 0, which loses to the leaf's own gain
+    except with path_smooth, where the leaf's gain (at its output smoothed
+    toward its parent's) can be negative: LightGBM then takes the split and its
+    predictions are not monotone.  -inf refuses it always; the trees differ
+    from LightGBM's only where LightGBM breaks the constraint."""
+    use_mc = params[SP_USE_MC] != 0.0
+    left = side_output(lg, lh, lc, l1, l2, max_delta, params, node)
+    right = side_output(rg, rh, rc, l1, l2, max_delta, params, node)
+    if use_mc and ((mono > 0 and left > right) or (mono < 0 and left < right)):
+        return -np.inf
+    return _given_gain(lg, lh, l1, l2, left) + _given_gain(rg, rh, l1, l2, right)
+
+
+@njit(cache=True)
+def _shift(sum_g, sum_h, count, l1, l2, max_delta, params, node):
+    """The leaf's own gain plus min_gain_to_split, which a split must beat
+    (GetLeafGain: with path_smooth, at its output smoothed toward the parent
+    output; monotone bounds do not enter)."""
+    if params[SP_PATH_SMOOTH] > K_EPSILON:
+        value = _smoothed(
+            leaf_output(sum_g, sum_h, l1, l2, max_delta),
+            count,
+            params[SP_PATH_SMOOTH],
+            node[NODE_PARENT_OUTPUT],
+        )
+        gain = _given_gain(sum_g, sum_h, l1, l2, value)
+    else:
+        gain = leaf_gain(sum_g, sum_h, l1, l2, max_delta)
+    return gain + params[SP_MIN_GAIN_TO_SPLIT]
+
+
+@njit(cache=True, inline="always")
+def _blocked(params, node):
+    # LightGBM skips (after flagging the feature splittable) a best split whose
+    # children's bounds cross
+    return params[SP_USE_MC] != 0.0 and node[NODE_MIN] > node[NODE_MAX]
+
+
+@njit(cache=True, inline="always")
+def _random_threshold(u, n_bins):
+    # extra_trees: one threshold in [0, n_bins - 2), LightGBM's NextInt(0, num_bin - 2)
+    return int(u * (n_bins - 2)) if n_bins > 2 else 0
+
+
 @njit(cache=True)
 def _scan_float(
     hist,
@@ -184,12 +281,19 @@ def _scan_float(
     min_hess,
     min_gain_shift,
     best,
+    params,
+    node,
+    mono,
+    rand_t,
 ):
     """One feature of a float histogram; ``sum_h`` holds the leaf's 2 kEpsilon.
     Writes the feature's best split into ``best`` (gain -inf if none, else
     gain - min_gain_shift); returns whether the feature is splittable.
     ``zero_bin`` >= 0 (missing type Zero): that bin is skipped by both passes,
-    so its rows take the default side (LightGBM's SKIP_DEFAULT_BIN)."""
+    so its rows take the default side (LightGBM's SKIP_DEFAULT_BIN).
+    ``mono``: the feature's monotone direction; ``rand_t`` >= 0: extra_trees'
+    only threshold."""
+    blocked = _blocked(params, node)
     cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
     na_as_missing = nan_bin >= 0 and n_bins > 2
     splittable = False
@@ -213,11 +317,13 @@ def _scan_float(
         if lh < min_hess:
             break
         lg = sum_g - rg
-        gain = _split_gain(lg, lh, rg, rh, l1, l2, max_delta)
+        if rand_t >= 0 and t - 1 != rand_t:
+            continue
+        gain = _gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono)
         if gain <= min_gain_shift:
             continue
         splittable = True
-        if gain > top_gain:
+        if gain > top_gain and not blocked:
             top_gain, top_bin, top_lg, top_lh, top_lc = gain, t - 1, lg, lh, lc
     if top_bin >= 0:
         _keep_float(
@@ -264,11 +370,13 @@ def _scan_float(
         rh = sum_h - lh
         if rh < min_hess:
             break
-        gain = _split_gain(lg, lh, sum_g - lg, rh, l1, l2, max_delta)
+        if rand_t >= 0 and t != rand_t:
+            continue
+        gain = _gain(lg, lh, lc, sum_g - lg, rh, rc, l1, l2, max_delta, params, node, mono)
         if gain <= min_gain_shift:
             continue
         splittable = True
-        if gain > top_gain:
+        if gain > top_gain and not blocked:
             top_gain, top_bin, top_lg, top_lh, top_lc = gain, t, lg, lh, lc
     # LightGBM compares with the reverse pass's recorded (shifted) gain plus the shift.
     if top_bin >= 0 and top_gain > best[_F_GAIN] + min_gain_shift:
@@ -324,10 +432,15 @@ def _scan_int(
     min_hess,
     min_gain_shift,
     best,
+    params,
+    node,
+    mono,
+    rand_t,
 ):
     """One feature of a quantized histogram (integer sums ``total_g``, ``total_h``);
     as _scan_float, with LightGBM's FindBestThresholdSequentiallyInt arithmetic:
     exact integer sums, scaled once per candidate, a side's count rounded once."""
+    blocked = _blocked(params, node)
     cnt_factor = count / np.float64(total_h) if total_h > 0 else 0.0
     na_as_missing = nan_bin >= 0 and n_bins > 2
     splittable = False
@@ -349,19 +462,26 @@ def _scan_int(
         left_h = np.float64(total_h - rh) * h_scale
         if left_h < min_hess:
             break
-        gain = _split_gain(
+        if rand_t >= 0 and t - 1 != rand_t:
+            continue
+        gain = _gain(
             np.float64(total_g - rg) * g_scale,
             left_h + K_EPSILON,
+            count - rc,
             np.float64(rg) * g_scale,
             right_h + K_EPSILON,
+            rc,
             l1,
             l2,
             max_delta,
+            params,
+            node,
+            mono,
         )
         if gain <= min_gain_shift:
             continue
         splittable = True
-        if gain > top_gain:
+        if gain > top_gain and not blocked:
             top_gain, top_bin, top_lg, top_lh = gain, t - 1, total_g - rg, total_h - rh
     if top_bin >= 0:
         _keep_int(
@@ -398,19 +518,26 @@ def _scan_int(
         right_h = np.float64(total_h - lh) * h_scale
         if right_h < min_hess:
             break
-        gain = _split_gain(
+        if rand_t >= 0 and t != rand_t:
+            continue
+        gain = _gain(
             np.float64(lg) * g_scale,
             left_h + K_EPSILON,
+            lc,
             np.float64(total_g - lg) * g_scale,
             right_h + K_EPSILON,
+            count - lc,
             l1,
             l2,
             max_delta,
+            params,
+            node,
+            mono,
         )
         if gain <= min_gain_shift:
             continue
         splittable = True
-        if gain > top_gain:
+        if gain > top_gain and not blocked:
             top_gain, top_bin, top_lg, top_lh = gain, t, lg, lh
     if top_bin >= 0 and top_gain > best[_F_GAIN] + min_gain_shift:
         _keep_int(
@@ -451,15 +578,27 @@ PARALLEL_MIN_FEATURES = 64
 
 
 @njit(cache=True, inline="always")
+def _feature_extras(f, n_bins, monotone, rand):
+    """(monotone direction, extra_trees threshold or -1) of local feature ``f``
+    (empty arrays: none given)."""
+    mono = monotone[f] if monotone.shape[0] > 0 else 0
+    rand_t = _random_threshold(rand[f], n_bins) if rand.shape[0] > 0 else -1
+    return mono, rand_t
+
+
+@njit(cache=True, inline="always")
 def _float_feature(
-    j, hist, features, offsets, nan_bins, zero_bins, most_freq_bins, sums, limits, bests, flags
-):
+    j, hist, features, offsets, nan_bins, zero_bins, most_freq_bins, sums, limits, bests, flags,
+    params, node, monotone, rand,
+):  # fmt: skip
     f = features[j]
     start = offsets[f]
+    n_bins = offsets[f + 1] - start
+    mono, rand_t = _feature_extras(f, n_bins, monotone, rand)
     flags[j] = _scan_float(
         hist,
         start,
-        offsets[f + 1] - start,
+        n_bins,
         nan_bins[f],
         zero_bins[f],
         most_freq_bins[f],
@@ -473,50 +612,38 @@ def _float_feature(
         limits[4],
         limits[5],
         bests[j],
+        params,
+        node,
+        mono,
+        rand_t,
     )
 
 
 @njit(cache=True, parallel=True)
 def _float_features_parallel(
-    hist, features, offsets, nan_bins, zero_bins, most_freq_bins, sums, limits, bests, flags
-):
+    hist, features, offsets, nan_bins, zero_bins, most_freq_bins, sums, limits, bests, flags,
+    params, node, monotone, rand,
+):  # fmt: skip
     for j in prange(features.shape[0]):
         _float_feature(
-            j,
-            hist,
-            features,
-            offsets,
-            nan_bins,
-            zero_bins,
-            most_freq_bins,
-            sums,
-            limits,
-            bests,
-            flags,
-        )
+            j, hist, features, offsets, nan_bins, zero_bins, most_freq_bins, sums, limits,
+            bests, flags, params, node, monotone, rand,
+        )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
 def _int_feature(
-    j,
-    hist,
-    features,
-    offsets,
-    nan_bins,
-    zero_bins,
-    most_freq_bins,
-    total_g,
-    total_h,
-    limits,
-    bests,
-    flags,
-):
+    j, hist, features, offsets, nan_bins, zero_bins, most_freq_bins, total_g, total_h, limits,
+    bests, flags, params, node, monotone, rand,
+):  # fmt: skip
     f = features[j]
     start = offsets[f]
+    n_bins = offsets[f + 1] - start
+    mono, rand_t = _feature_extras(f, n_bins, monotone, rand)
     flags[j] = _scan_int(
         hist,
         start,
-        offsets[f + 1] - start,
+        n_bins,
         nan_bins[f],
         zero_bins[f],
         most_freq_bins[f],
@@ -532,194 +659,100 @@ def _int_feature(
         limits[7],
         limits[8],
         bests[j],
+        params,
+        node,
+        mono,
+        rand_t,
     )
 
 
 @njit(cache=True, parallel=True)
 def _int_features_parallel(
-    hist,
-    features,
-    offsets,
-    nan_bins,
-    zero_bins,
-    most_freq_bins,
-    total_g,
-    total_h,
-    limits,
-    bests,
-    flags,
-):
+    hist, features, offsets, nan_bins, zero_bins, most_freq_bins, total_g, total_h, limits,
+    bests, flags, params, node, monotone, rand,
+):  # fmt: skip
     for j in prange(features.shape[0]):
         _int_feature(
-            j,
-            hist,
-            features,
-            offsets,
-            nan_bins,
-            zero_bins,
-            most_freq_bins,
-            total_g,
-            total_h,
-            limits,
-            bests,
-            flags,
-        )
+            j, hist, features, offsets, nan_bins, zero_bins, most_freq_bins, total_g, total_h,
+            limits, bests, flags, params, node, monotone, rand,
+        )  # fmt: skip
 
 
 def _scan_leaf(
-    hist,
-    feature_indices,
-    feature_offsets,
-    nan_bins,
-    zero_bins,
-    most_freq_bins,
-    sum_gradients,
-    sum_hessians,
-    count,
-    split_params,
-    g_scale,
-    h_scale,
-    bests,
-    splittable,
-):
+    hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins, sum_gradients,
+    sum_hessians, count, split_params, g_scale, h_scale, bests, splittable, node, monotone, rand,
+):  # fmt: skip
     """Every feature's best split (``bests[j]``, the _F_* fields) and flag;
     returns the kEpsilon each side's hessian sum carries (0 when quantized)."""
 
 
 @overload(_scan_leaf)
 def _scan_leaf_impl(
-    hist,
-    feature_indices,
-    feature_offsets,
-    nan_bins,
-    zero_bins,
-    most_freq_bins,
-    sum_gradients,
-    sum_hessians,
-    count,
-    split_params,
-    g_scale,
-    h_scale,
-    bests,
-    splittable,
-):
+    hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins, sum_gradients,
+    sum_hessians, count, split_params, g_scale, h_scale, bests, splittable, node, monotone, rand,
+):  # fmt: skip
     if hist.ndim == 2 and isinstance(hist.dtype, types.Float):
 
         def scan_floats(
-            hist,
-            feature_indices,
-            feature_offsets,
-            nan_bins,
-            zero_bins,
-            most_freq_bins,
-            sum_gradients,
-            sum_hessians,
-            count,
-            split_params,
-            g_scale,
-            h_scale,
-            bests,
-            splittable,
-        ):
+            hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
+            sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests,
+            splittable, node, monotone, rand,
+        ):  # fmt: skip
             l1, l2, max_delta, min_data, min_hess = _params(split_params)
             # LightGBM's FindBestThreshold: the leaf's hessian sum gets 2 kEpsilon.
             sum_h = sum_hessians + 2.0 * K_EPSILON
-            shift = (
-                leaf_gain(sum_gradients, sum_h, l1, l2, max_delta)
-                + split_params[SP_MIN_GAIN_TO_SPLIT]
-            )
+            shift = _shift(sum_gradients, sum_h, count, l1, l2, max_delta, split_params, node)
             sums = np.array([sum_gradients, sum_h, count])
             limits = np.array([l1, l2, max_delta, min_data, min_hess, shift])
             if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
                 _float_features_parallel(
-                    hist,
-                    feature_indices,
-                    feature_offsets,
-                    nan_bins,
-                    zero_bins,
-                    most_freq_bins,
-                    sums,
-                    limits,
-                    bests,
-                    splittable,
-                )
+                    hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
+                    sums, limits, bests, splittable, split_params, node, monotone, rand,
+                )  # fmt: skip
             else:
                 for j in range(feature_indices.shape[0]):
                     _float_feature(
-                        j,
-                        hist,
-                        feature_indices,
-                        feature_offsets,
-                        nan_bins,
-                        zero_bins,
-                        most_freq_bins,
-                        sums,
-                        limits,
-                        bests,
-                        splittable,
-                    )
+                        j, hist, feature_indices, feature_offsets, nan_bins, zero_bins,
+                        most_freq_bins, sums, limits, bests, splittable, split_params, node,
+                        monotone, rand,
+                    )  # fmt: skip
             return K_EPSILON
 
         return scan_floats
 
     # Integer sums are exact: LightGBM's most frequent bins change nothing here.
     def scan_ints(
-        hist,
-        feature_indices,
-        feature_offsets,
-        nan_bins,
-        zero_bins,
-        most_freq_bins,
-        sum_gradients,
-        sum_hessians,
-        count,
-        split_params,
-        g_scale,
-        h_scale,
-        bests,
-        splittable,
-    ):
+        hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
+        sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests, splittable,
+        node, monotone, rand,
+    ):  # fmt: skip
         l1, l2, max_delta, min_data, min_hess = _params(split_params)
         # The leaf's sums are integers times the scales (exactly recovered).
         total_g = np.int64(np.rint(sum_gradients / g_scale))
         total_h = np.int64(np.rint(sum_hessians / h_scale))
-        shift = (
-            leaf_gain(
-                np.float64(total_g) * g_scale, np.float64(total_h) * h_scale, l1, l2, max_delta
-            )
-            + split_params[SP_MIN_GAIN_TO_SPLIT]
+        shift = _shift(
+            np.float64(total_g) * g_scale,
+            np.float64(total_h) * h_scale,
+            count,
+            l1,
+            l2,
+            max_delta,
+            split_params,
+            node,
         )
         limits = np.array([count, g_scale, h_scale, l1, l2, max_delta, min_data, min_hess, shift])
         if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
             _int_features_parallel(
-                hist,
-                feature_indices,
-                feature_offsets,
-                nan_bins,
-                zero_bins,
-                most_freq_bins,
-                total_g,
-                total_h,
-                limits,
-                bests,
-                splittable,
-            )
+                hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
+                total_g, total_h, limits, bests, splittable, split_params, node, monotone, rand,
+            )  # fmt: skip
         else:
             for j in range(feature_indices.shape[0]):
                 _int_feature(
-                    j,
-                    hist,
-                    feature_indices,
-                    feature_offsets,
-                    nan_bins,
-                    zero_bins,
-                    most_freq_bins,
-                    total_g,
-                    total_h,
-                    limits,
-                    bests,
-                    splittable,
-                )
+                    j, hist, feature_indices, feature_offsets, nan_bins, zero_bins,
+                    most_freq_bins, total_g, total_h, limits, bests, splittable, split_params,
+                    node, monotone, rand,
+                )  # fmt: skip
         return 0.0
 
     return scan_ints
@@ -751,20 +784,35 @@ def _bin_units(hist, b):
 
 
 @njit(cache=True)
-def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left_bins):
+def _categorical_shift(sum_g, sum_h, l1, l2, max_delta, params, node):
+    """The gain a categorical split must beat: with path_smooth, the leaf's gain
+    at its own output (FindBestThresholdCategoricalInner), else as numeric ones."""
+    if params[SP_PATH_SMOOTH] > K_EPSILON:
+        gain = _given_gain(sum_g, sum_h, l1, l2, node[NODE_PARENT_OUTPUT])
+    else:
+        gain = leaf_gain(sum_g, sum_h, l1, l2, max_delta)
+    return gain + params[SP_MIN_GAIN_TO_SPLIT]
+
+
+@njit(cache=True)
+def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left_bins, node, u):
     """One categorical feature: its best split into ``best`` (the _F_* fields;
     gain -inf if none) and, when ``left_bins`` is long enough, its left bins;
     returns (splittable, number of left bins).  ``sums``: the leaf's (g, h,
-    count) in units (a float leaf's h with its 2 kEpsilon)."""
+    count) in units (a float leaf's h with its 2 kEpsilon).  ``u`` in [0, 1):
+    extra_trees' draw (< 0: every split is tried)."""
     sum_g, sum_h, count = sums[0], sums[1], sums[2]
     gs, hs = scales[0], scales[1]
     l1, l2, max_delta, min_data, min_hess = _params(params)
-    shift = leaf_gain(sum_g * gs, sum_h * hs, l1, l2, max_delta) + params[SP_MIN_GAIN_TO_SPLIT]
+    shift = _categorical_shift(sum_g * gs, sum_h * hs, l1, l2, max_delta, params, node)
     cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
     best[:] = 0.0
     best[_F_GAIN] = -np.inf
     if n_bins <= params[SP_MAX_CAT_TO_ONEHOT]:
-        return _one_vs_rest(hist, start, n_bins, sums, scales, eps, params, shift, best, left_bins)
+        rand_t = 1 + int(u * (n_bins - 1)) if u >= 0.0 and n_bins > 1 else -1
+        return _one_vs_rest(
+            hist, start, n_bins, sums, scales, eps, params, shift, best, left_bins, node, rand_t
+        )
     used = np.empty(n_bins, np.int64)
     ctr = np.empty(n_bins, np.float64)
     n_used = 0
@@ -790,6 +838,10 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
         max_num_cat = min(max_num_cat, max(1, int(mean / high_rows), group))
     l2c = l2 + params[SP_CAT_L2]
     min_group = params[SP_MIN_DATA_PER_GROUP]
+    rand_i = -1
+    if u >= 0.0:
+        max_threshold = max(min(max_num_cat, n_used) - 1, 0)
+        rand_i = int(u * max_threshold) if max_threshold > 0 else 0
     top_gain, top_i, top_dir, top_g, top_h, top_c = -np.inf, -1, 1, 0.0, 0.0, 0.0
     splittable = False
     for direction in (1, -1):
@@ -813,14 +865,21 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
             if group < min_group:
                 continue
             group = 0.0
-            gain = _split_gain(
+            if rand_i >= 0 and i != rand_i:
+                continue
+            gain = _gain(
                 acc_g * gs,
                 acc_h * hs,
+                left_c,
                 (sum_g - acc_g) * gs,
                 (sum_h - acc_h) * hs,
+                right_c,
                 l1,
                 l2c,
                 max_delta,
+                params,
+                node,
+                0,
             )
             if gain <= shift:
                 continue
@@ -845,7 +904,9 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
 
 
 @njit(cache=True)
-def _one_vs_rest(hist, start, n_bins, sums, scales, eps, params, shift, best, left_bins):
+def _one_vs_rest(
+    hist, start, n_bins, sums, scales, eps, params, shift, best, left_bins, node, rand_t
+):
     sum_g, sum_h, count = sums[0], sums[1], sums[2]
     gs, hs = scales[0], scales[1]
     l1, l2, max_delta, min_data, min_hess = _params(params)
@@ -862,7 +923,22 @@ def _one_vs_rest(hist, start, n_bins, sums, scales, eps, params, shift, best, le
         other_h = (sum_h - h) * hs - eps
         if other_h < min_hess:
             continue
-        gain = _split_gain((sum_g - g) * gs, other_h, g * gs, h * hs + eps, l1, l2, max_delta)
+        if rand_t >= 0 and t != rand_t:
+            continue
+        gain = _gain(
+            (sum_g - g) * gs,
+            other_h,
+            count - c,
+            g * gs,
+            h * hs + eps,
+            c,
+            l1,
+            l2,
+            max_delta,
+            params,
+            node,
+            0,
+        )
         if gain <= shift:
             continue
         splittable = True
@@ -891,7 +967,7 @@ def _keep_categorical(best, gain, lg, lh, lc, sums, scales, extra_l2):
 
 @njit(cache=True)
 def _scan_categoricals(
-    hist, features, offsets, categorical, sums, scales, eps, params, bests, flags
+    hist, features, offsets, categorical, sums, scales, eps, params, bests, flags, node, rand
 ):
     """Re-scan the categorical ones of ``features`` (the numeric scan read them as
     ordered bins)."""
@@ -900,23 +976,26 @@ def _scan_categoricals(
         f = features[j]
         if categorical[f]:
             start = offsets[f]
+            u = rand[f] if rand.shape[0] > 0 else -1.0
             ok, _ = _scan_categorical(
-                hist, start, offsets[f + 1] - start, sums, scales, eps, params, bests[j], none
-            )
+                hist, start, offsets[f + 1] - start, sums, scales, eps, params, bests[j], none,
+                node, u,
+            )  # fmt: skip
             flags[j] = ok
 
 
 @njit(cache=True)
 def _scan_categorical_features(
     hist, features, offsets, categorical, sum_gradients, sum_hessians, count, split_params,
-    g_scale, h_scale, eps, bests, flags,
+    g_scale, h_scale, eps, bests, flags, node, rand,
 ):  # fmt: skip
     """After the numeric scan: the categorical features' own (None: there are none)."""
     if categorical is not None:
         sums, scales, _ = _leaf_units(hist, sum_gradients, sum_hessians, count, g_scale, h_scale)
         _scan_categoricals(
-            hist, features, offsets, categorical, sums, scales, eps, split_params, bests, flags
-        )
+            hist, features, offsets, categorical, sums, scales, eps, split_params, bests, flags,
+            node, rand,
+        )  # fmt: skip
 
 
 def _leaf_units(hist, sum_gradients, sum_hessians, count, g_scale, h_scale):
@@ -942,6 +1021,53 @@ def _leaf_units_impl(hist, sum_gradients, sum_hessians, count, g_scale, h_scale)
     return ints
 
 
+def _default_node():
+    """The node of a leaf without constraints: output 0, no bounds, penalty 1."""
+
+
+@overload(_default_node, inline="always")
+def _default_node_impl():
+    def make():
+        node = np.zeros(NODE_SIZE, np.float64)
+        node[NODE_MIN], node[NODE_MAX], node[NODE_PENALTY] = -np.inf, np.inf, 1.0
+        return node
+
+    return make
+
+
+def _or_empty(x, empty):
+    """``x``, or ``empty`` (the array meaning "nothing given") for None."""
+
+
+@overload(_or_empty, inline="always")
+def _or_empty_impl(x, empty):
+    if isinstance(x, types.NoneType):
+        return lambda x, empty: empty
+    return lambda x, empty: x
+
+
+def _or_node(node):
+    """``node``, or the node of a leaf without constraints for None."""
+
+
+@overload(_or_node, inline="always")
+def _or_node_impl(node):
+    if isinstance(node, types.NoneType):
+        return lambda node: _default_node()
+    return lambda node: node
+
+
+@njit(cache=True)
+def _penalise(bests, features, monotone, node):
+    # monotone_penalty: a split on a constrained feature has its gain scaled by
+    # node[NODE_PENALTY] (LightGBM applies it whatever the penalty, 1 + kEpsilon at 0)
+    if monotone.shape[0] == 0:
+        return
+    for j in range(features.shape[0]):
+        if monotone[features[j]] != 0 and bests[j, _F_GAIN] != -np.inf:
+            bests[j, _F_GAIN] *= node[NODE_PENALTY]
+
+
 @njit(cache=True)
 def find_best_split(
     hist,
@@ -959,6 +1085,10 @@ def find_best_split(
     g_scale=1.0,
     h_scale=1.0,
     categorical=None,
+    node=None,
+    monotone=None,
+    rand=None,
+    usable=None,
 ):
     """Best split of one leaf over the features ``feature_indices`` (LightGBM's
     scan and tie rule, see the module docstring).
@@ -983,28 +1113,23 @@ def find_best_split(
                                            #     best split's left bins go to
                                            #     out[SPLIT_CAT_BINS:] (their count to
                                            #     out[SPLIT_CAT_COUNT]; 0: numeric)
+    node : float64[NODE_SIZE] or None      # IN  the leaf's output and monotone bounds
+                                           #     and penalty (native.common NODE_*)
+    monotone : int8[n_features] or None    # IN  each feature's monotone direction
+    rand : float64[n_features] or None     # IN  extra_trees: each feature's draw in [0, 1)
+    usable : uint8[n_features] or None     # IN  0: scanned (for ``splittable``) but not
+                                           #     chosen (feature_fraction_bynode,
+                                           #     interaction constraints)
     """
+    node_ = _or_node(node)
+    monotone_ = _or_empty(monotone, np.zeros(0, np.int8))
+    rand_ = _or_empty(rand, np.zeros(0, np.float64))
+    usable_ = _or_empty(usable, np.zeros(0, np.uint8))
     n_used = feature_indices.shape[0]
-    bests = np.zeros((n_used, _F_SIZE), np.float64)
-    eps = _scan_leaf(
-        hist,
-        feature_indices,
-        feature_offsets,
-        nan_bins,
-        zero_bins,
-        most_freq_bins,
-        sum_gradients,
-        sum_hessians,
-        count,
-        split_params,
-        g_scale,
-        h_scale,
-        bests,
-        splittable,
-    )
-    _scan_categorical_features(
-        hist, feature_indices, feature_offsets, categorical, sum_gradients, sum_hessians, count,
-        split_params, g_scale, h_scale, eps, bests, splittable,
+    bests, eps = _all_bests(
+        hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
+        sum_gradients, sum_hessians, count, split_params, splittable, g_scale, h_scale,
+        categorical, node_, monotone_, rand_,
     )  # fmt: skip
     out[:] = 0.0
     out[SPLIT_FEATURE] = -1.0
@@ -1012,7 +1137,7 @@ def find_best_split(
     best_j = -1
     for j in range(n_used):
         gain = bests[j, _F_GAIN]
-        if gain == -np.inf:
+        if gain == -np.inf or (usable_.shape[0] > 0 and not usable_[feature_indices[j]]):
             continue
         # SplitInfo::operator>: the higher gain, on a tie the lower feature; callers
         # list features in (global) index order, so the earlier one.
@@ -1022,12 +1147,17 @@ def find_best_split(
         return
     b = bests[best_j]
     l1, l2, max_delta, _, _ = _params(split_params)
+    l2 = l2 + b[_F_L2]
     out[SPLIT_GAIN] = b[_F_GAIN]
     out[SPLIT_FEATURE] = feature_indices[best_j]
     out[SPLIT_BIN] = b[_F_BIN]
     out[SPLIT_DEFAULT_LEFT] = b[_F_LEFT_DEFAULT]
-    out[SPLIT_LEFT_VALUE] = leaf_output(b[_F_LG], b[_F_LH], l1, l2 + b[_F_L2], max_delta)
-    out[SPLIT_RIGHT_VALUE] = leaf_output(b[_F_RG], b[_F_RH], l1, l2 + b[_F_L2], max_delta)
+    out[SPLIT_LEFT_VALUE] = side_output(
+        b[_F_LG], b[_F_LH], b[_F_LC], l1, l2, max_delta, split_params, node_
+    )
+    out[SPLIT_RIGHT_VALUE] = side_output(
+        b[_F_RG], b[_F_RH], b[_F_RC], l1, l2, max_delta, split_params, node_
+    )
     # The children's totals; a float scan's sides shed the kEpsilon they carried.
     out[SPLIT_LEFT_GRAD], out[SPLIT_LEFT_HESS] = b[_F_LG], b[_F_LH] - eps
     out[SPLIT_RIGHT_GRAD], out[SPLIT_RIGHT_HESS] = b[_F_RG], b[_F_RH] - eps
@@ -1035,19 +1165,44 @@ def find_best_split(
     if categorical is not None and categorical[feature_indices[best_j]]:
         sums, scales, _ = _leaf_units(hist, sum_gradients, sum_hessians, count, g_scale, h_scale)
         f = feature_indices[best_j]
-        _record_left_bins(hist, f, feature_offsets, sums, scales, eps, split_params, out)
+        u = rand_[f] if rand_.shape[0] > 0 else -1.0
+        _record_left_bins(hist, f, feature_offsets, sums, scales, eps, split_params, out, node_, u)
 
 
 @njit(cache=True)
-def _record_left_bins(hist, f, feature_offsets, sums, scales, eps, split_params, out):
+def _all_bests(
+    hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins, sum_gradients,
+    sum_hessians, count, split_params, splittable, g_scale, h_scale, categorical, node,
+    monotone, rand,
+):  # fmt: skip
+    """Every candidate's best split (the _F_* rows), numeric then categorical,
+    monotone penalty applied, and the kEpsilon of a float scan's sides; fills
+    ``splittable``."""
+    bests = np.zeros((feature_indices.shape[0], _F_SIZE), np.float64)
+    eps = _scan_leaf(
+        hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
+        sum_gradients, sum_hessians, count, split_params, g_scale, h_scale, bests, splittable,
+        node, monotone, rand,
+    )  # fmt: skip
+    _scan_categorical_features(
+        hist, feature_indices, feature_offsets, categorical, sum_gradients, sum_hessians, count,
+        split_params, g_scale, h_scale, eps, bests, splittable, node, rand,
+    )  # fmt: skip
+    _penalise(bests, feature_indices, monotone, node)
+    return bests, eps
+
+
+@njit(cache=True)
+def _record_left_bins(hist, f, feature_offsets, sums, scales, eps, split_params, out, node, u):
     """out[SPLIT_CAT_COUNT], out[SPLIT_CAT_BINS:] = the winning categorical
     split's left bins (its scan run again on the same sums, keeping them)."""
     start = feature_offsets[f]
     left = np.empty(out.shape[0] - SPLIT_CAT_BINS, np.int64)
     again = np.empty(_F_SIZE, np.float64)
     _, n_left = _scan_categorical(
-        hist, start, feature_offsets[f + 1] - start, sums, scales, eps, split_params, again, left
-    )
+        hist, start, feature_offsets[f + 1] - start, sums, scales, eps, split_params, again, left,
+        node, u,
+    )  # fmt: skip
     out[SPLIT_CAT_COUNT] = n_left
     for i in range(n_left):
         out[SPLIT_CAT_BINS + i] = left[i]
@@ -1070,37 +1225,32 @@ def best_gain_per_feature(
     g_scale=1.0,
     h_scale=1.0,
     categorical=None,
+    node=None,
+    monotone=None,
+    rand=None,
+    usable=None,
 ):
     """The best split gain of every feature on its own (voting-parallel's local vote).
 
     Parameters
     ----------
     (as find_best_split)
-    gains : float64[n_used]        # OUT best gain of feature_indices[j]; -inf if it has no valid split
+    gains : float64[n_used]        # OUT best gain of feature_indices[j]; -inf if it has
+                                   #     no valid split or is not usable
     splittable : uint8[n_used]     # OUT as find_best_split
     """
-    bests = np.zeros((feature_indices.shape[0], _F_SIZE), np.float64)
-    eps = _scan_leaf(
-        hist,
-        feature_indices,
-        feature_offsets,
-        nan_bins,
-        zero_bins,
-        most_freq_bins,
-        sum_gradients,
-        sum_hessians,
-        count,
-        split_params,
-        g_scale,
-        h_scale,
-        bests,
-        splittable,
-    )
-    _scan_categorical_features(
-        hist, feature_indices, feature_offsets, categorical, sum_gradients, sum_hessians, count,
-        split_params, g_scale, h_scale, eps, bests, splittable,
+    usable_ = _or_empty(usable, np.zeros(0, np.uint8))
+    bests, _ = _all_bests(
+        hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
+        sum_gradients, sum_hessians, count, split_params, splittable, g_scale, h_scale,
+        categorical, _or_node(node), _or_empty(monotone, np.zeros(0, np.int8)),
+        _or_empty(rand, np.zeros(0, np.float64)),
     )  # fmt: skip
     gains[:] = bests[:, _F_GAIN]
+    if usable_.shape[0] > 0:
+        for j in range(feature_indices.shape[0]):
+            if not usable_[feature_indices[j]]:
+                gains[j] = -np.inf
 
 
 @njit(cache=True)

@@ -23,6 +23,14 @@ import pytest  # noqa: E402
 
 # Binned layouts (see dgbdt.dataset.choose_layout): each compiles its own variants.
 LAYOUTS = ({"force_row_wise": True}, {"force_col_wise": True})
+# Every input of a leaf context: bounds, penalty, draws, usable features.
+CONSTRAINED = {
+    "monotone_constraints": [1, -1, 0, 0],
+    "monotone_constraints_method": "intermediate",
+    "path_smooth": 1.0,
+    "extra_trees": True,
+    "feature_fraction_bynode": 0.5,
+}
 
 
 def _warm_kernels():
@@ -61,6 +69,9 @@ def _warm_kernels():
         ),
         # quantized training: integer histograms
         ("binary", y_bin, {"use_quantized_grad": True, "quant_train_renew_leaf": True}),
+        # the split scan's leaf contexts (dgbdt.constraints), float and quantized
+        ("regression", y_reg, CONSTRAINED),
+        ("regression", y_reg, {**CONSTRAINED, "use_quantized_grad": True}),
     ]
     for objective, y, extra in cases:
         for data, layout in itertools.product((X, X_nan), LAYOUTS):
@@ -115,12 +126,35 @@ def _warm_direct_calls():
     features = np.arange(2, dtype=np.int32)
     hist = np.zeros((8, common.HIST_WIDTH), common.HIST_DTYPE)
     chunk_hists = np.zeros((histogram.MAX_CHUNKS, 8, common.HIST_WIDTH), common.HIST_DTYPE)
+    _warm_voting_scans(split, features, offsets)
     for dtype in (common.BIN_DTYPE_SMALL, common.BIN_DTYPE_LARGE):
         binned_rows = np.zeros((10, 2), dtype)
         histogram.build_histogram_rowwise(binned_rows, rows, g, g, offsets, chunk_hists, hist)
         histogram.build_histogram_colwise(
             np.ascontiguousarray(binned_rows.T), rows, g, g, features, offsets, hist
         )
+
+
+def _warm_voting_scans(split, features, offsets):
+    """The split scans with a leaf context for every histogram kind: voting's
+    local vote and the distributed learners' scans of reduced histograms are
+    reached only in MPI ranks, which would each compile them at once."""
+    from dgbdt.constraints import LeafContext
+    from dgbdt.native import common
+
+    node = LeafContext(np.array([0.0, -np.inf, np.inf, 1.0]), np.zeros(2, np.int8), None, None)
+    zeros = np.zeros(2, np.int32)
+    for hist in (
+        np.zeros((8, common.HIST_WIDTH), common.HIST_DTYPE),
+        np.zeros(8, np.int64),
+        np.zeros((8, 2), np.int64),
+    ):
+        args = (hist, features, offsets, zeros - 1, zeros - 1, zeros, 0.0, 1.0, 10.0)
+        params, flags = np.zeros(common.SPLIT_PARAMS_SIZE), np.empty(2, np.uint8)
+        node_args = node.kernel_args(np.arange(2))
+        split.best_gain_per_feature(*args, params, np.empty(2), flags, 1.0, 1.0, None, *node_args)
+        record = np.empty(common.SPLIT_RECORD_SIZE)
+        split.find_best_split(*args, params, record, flags, 1.0, 1.0, None, *node_args)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -365,7 +365,7 @@ def test_model_file_keeps_categories(tmp_path):
     path = tmp_path / "m.json"
     booster.save_model(path)
     doc = json.loads(path.read_text())
-    assert doc["version"] == 2
+    assert doc["version"] == 3
     assert doc["pandas_categorical"] == [c for c in booster.pandas_categorical]
     assert doc["bin_categories"][1] is None and doc["bin_categories"][0] is not None
     loaded = dgbdt.Booster(model_file=path)

@@ -25,8 +25,12 @@ def _data(objective, n=300, seed=0):
     X[rng.random(X.shape) < 0.05] = np.nan
     if objective == "binary":
         return X, (z > 0).astype(np.float64)
-    if objective == "multiclass":
+    if objective in ("multiclass", "multiclassova"):
         return X, np.digitize(z, [-1.0, 1.0]).astype(np.float64)
+    if objective in ("poisson", "tweedie", "gamma", "mape"):
+        return X, np.exp(0.5 * z)
+    if objective == "cross_entropy_lambda":
+        return X, 1.0 / (1.0 + np.exp(-z))
     return X, z
 
 
@@ -35,6 +39,12 @@ CASES = {
     "binary": {"objective": "binary"},
     "multiclass": {"objective": "multiclass", "num_class": 3},
     "regression_l1": {"objective": "regression_l1"},  # leaf values renewed after growing
+    "quantile_sqrt": {"objective": "quantile", "alpha": 0.8, "reg_sqrt": True},
+    "mape": {"objective": "mape"},
+    "poisson": {"objective": "poisson"},
+    "tweedie": {"objective": "tweedie"},
+    "cross_entropy_lambda": {"objective": "cross_entropy_lambda"},
+    "multiclassova": {"objective": "multiclassova", "num_class": 3},
 }
 
 

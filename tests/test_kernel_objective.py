@@ -10,10 +10,14 @@ SEEDS = [0, 1, 2]
 EMPTY = np.zeros(0, np.float64)
 
 
-def run(objective, scores, labels, weights, alpha=0.9, sigmoid=1.0, label_weights=(1.0, 1.0)):
+def run(
+    objective, scores, labels, weights, alpha=0.9, sigmoid=1.0, label_weights=(1.0, 1.0), extra=0.0
+):
     k, n = scores.shape
     g = np.full((k, n), np.nan, common.GRAD_DTYPE)
     h = np.full((k, n), np.nan, common.GRAD_DTYPE)
+    if objective == common.OBJ_MULTICLASS_OVA and len(label_weights) == 2:
+        label_weights = tuple(label_weights) * k
     compute_gradients(
         objective,
         scores,
@@ -21,6 +25,7 @@ def run(objective, scores, labels, weights, alpha=0.9, sigmoid=1.0, label_weight
         EMPTY if weights is None else weights,
         alpha,
         sigmoid,
+        extra,
         np.asarray(label_weights, np.float64),
         g,
         h,
@@ -136,3 +141,132 @@ def test_zero_weight_rows_have_zero_gradient_and_hessian():
         weights[::3] = 0.0
         g, h = run(objective, scores, labels, weights)
         assert np.all(g[:, ::3] == 0) and np.all(h[:, ::3] == 0)
+
+
+# --- the objectives of LightGBM's regression_objective.hpp / xentropy_objective.hpp
+
+
+def _loss_twin(objective, s, y, w, alpha, extra):
+    """Gradient and hessian of each loss written from its formula (numpy, float64)."""
+    d = s - y
+    if objective == common.OBJ_QUANTILE:
+        return np.where(d >= 0, 1 - alpha, -alpha) * w, w
+    if objective == common.OBJ_MAPE:
+        return np.sign(d) * w / np.maximum(1.0, np.abs(y)), w
+    if objective == common.OBJ_FAIR:
+        c = extra
+        return c * d / (np.abs(d) + c) * w, c * c / (np.abs(d) + c) ** 2 * w
+    if objective == common.OBJ_POISSON:
+        # loss exp(s) - y s; hessian scaled by extra = exp(max_delta_step)
+        return (np.exp(s) - y) * w, np.exp(s) * extra * w
+    if objective == common.OBJ_GAMMA:
+        # loss y exp(-s) + s
+        return (1 - y * np.exp(-s)) * w, y * np.exp(-s) * w
+    if objective == common.OBJ_TWEEDIE:
+        # loss -y exp((1-rho) s) / (1-rho) + exp((2-rho) s) / (2-rho)
+        rho = extra
+        e1, e2 = np.exp((1 - rho) * s), np.exp((2 - rho) * s)
+        return (-y * e1 + e2) * w, (-y * (1 - rho) * e1 + (2 - rho) * e2) * w
+    if objective == common.OBJ_CROSS_ENTROPY:
+        p = 1 / (1 + np.exp(-s))
+        return (p - y) * w, p * (1 - p) * w
+    raise AssertionError(objective)
+
+
+def _xentlambda_twin(s, y, w):
+    """Derivatives of -(1-y) log(1-p) - y log(p), p = 1 - exp(-w log(1 + e^s)),
+    by central differences of the loss (an independent route)."""
+
+    def loss(t):
+        lam = np.log1p(np.exp(t))
+        p = 1 - np.exp(-w * lam)
+        return -(1 - y) * np.log(1 - p) - y * np.log(p)
+
+    eps = 1e-4
+    g = (loss(s + eps) - loss(s - eps)) / (2 * eps)
+    h = (loss(s + eps) - 2 * loss(s) + loss(s - eps)) / eps**2
+    return g, h
+
+
+NEW_REGRESSION = [
+    (common.OBJ_QUANTILE, 0.9, 0.0),
+    (common.OBJ_QUANTILE, 0.25, 0.0),
+    (common.OBJ_MAPE, 0.9, 0.0),
+    (common.OBJ_FAIR, 0.9, 1.0),
+    (common.OBJ_FAIR, 0.9, 0.3),
+    (common.OBJ_POISSON, 0.9, float(np.exp(0.7))),
+    (common.OBJ_GAMMA, 0.9, 0.0),
+    (common.OBJ_TWEEDIE, 0.9, 1.5),
+    (common.OBJ_TWEEDIE, 0.9, 1.1),
+    (common.OBJ_CROSS_ENTROPY, 0.9, 0.0),
+]
+
+
+@pytest.mark.parametrize("objective, alpha, extra", NEW_REGRESSION)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_losses_match_their_formulas(objective, alpha, extra, weighted, seed):
+    rng = np.random.default_rng(seed)
+    n = 400
+    scores = rng.normal(scale=1.5, size=(1, n))
+    if objective == common.OBJ_CROSS_ENTROPY:
+        labels = rng.uniform(0, 1, n).astype(np.float32).astype(np.float64)
+        scores[0, :5] = -40.0  # LightGBM's other branch below -37
+    elif objective == common.OBJ_MAPE:
+        labels = rng.normal(scale=3.0, size=n)
+        labels[:5] = 0.25  # |y| < 1 counts as 1
+    elif objective in (common.OBJ_QUANTILE, common.OBJ_FAIR):
+        labels = rng.normal(scale=2.0, size=n)
+        labels[:5] = scores[0, :5]  # zero residual: quantile takes the >= 0 side
+    else:
+        labels = rng.exponential(2.0, n)
+        labels[:5] = 0.0
+    weights = rng.uniform(0.1, 3.0, n) if weighted else None
+    g, h = run(objective, scores, labels, weights, alpha=alpha, extra=extra)
+    eg, eh = _loss_twin(
+        objective, scores[0], labels, np.ones(n) if weights is None else weights, alpha, extra
+    )
+    np.testing.assert_allclose(g[0], eg, rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(h[0], eh, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cross_entropy_lambda_matches_its_loss(seed):
+    rng = np.random.default_rng(seed)
+    n = 300
+    s = rng.normal(scale=1.0, size=n)
+    y = rng.uniform(0.05, 0.95, n)
+    w = rng.uniform(0.5, 3.0, n)
+    g, h = run(common.OBJ_CROSS_ENTROPY_LAMBDA, s[None], y, w)
+    eg, eh = _xentlambda_twin(s, y, w)
+    np.testing.assert_allclose(g[0], eg, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h[0], eh, rtol=1e-3, atol=1e-4)
+    # without weights it is the cross-entropy of sigmoid(s) (w = 1 in the same loss)
+    g, h = run(common.OBJ_CROSS_ENTROPY_LAMBDA, s[None], y, None)
+    eg, eh = _xentlambda_twin(s, y, np.ones(n))
+    np.testing.assert_allclose(g[0], eg, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h[0], eh, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_multiclassova_is_one_binary_model_per_class(seed):
+    rng = np.random.default_rng(seed)
+    k, n = 4, 200
+    scores = rng.normal(scale=2.0, size=(k, n))
+    labels = rng.integers(0, k, n).astype(np.float64)
+    weights = rng.uniform(0.1, 3.0, n)
+    label_weights = rng.uniform(0.5, 2.0, 2 * k)
+    g, h = run(
+        common.OBJ_MULTICLASS_OVA, scores, labels, weights, sigmoid=1.5, label_weights=label_weights
+    )
+    for c in range(k):
+        eg, eh = twin(
+            common.OBJ_BINARY,
+            scores[c : c + 1],
+            (labels == c).astype(np.float64),
+            weights,
+            sigmoid=1.5,
+            label_weights=label_weights[2 * c : 2 * c + 2],
+        )
+        np.testing.assert_allclose(g[c], eg[0], rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(h[c], eh[0], rtol=1e-6, atol=1e-7)

@@ -27,51 +27,16 @@ import numpy as np
 import pytest
 
 import dgbdt
+from prebinned import BASE as _SHARED
+from prebinned import LGB_ONLY, prebinned
 
 lgb = pytest.importorskip("lightgbm")
 
-LGB_ONLY = {
-    "verbosity": -1,
-    "deterministic": True,
-    "force_col_wise": True,
-    "num_threads": 1,
-    "feature_pre_filter": False,
-    "seed": 0,
-    "bin_construct_sample_cnt": 1_000_000,
-}
-BASE = {
-    "num_leaves": 15,
-    "min_data_in_leaf": 1,
-    "min_sum_hessian_in_leaf": 1e-3,
-    "lambda_l2": 0.5,
-    "max_bin": 255,
-    "min_data_in_bin": 1,
-    "learning_rate": 1.0,
-}
-
-
-def _prebinned(objective, n=2000, n_features=6, nan_fraction=0.0, seed=0):
-    rng = np.random.default_rng(seed)
-    n_values = rng.integers(5, 51, size=n_features)
-    X = np.column_stack([rng.integers(0, k, size=n) for k in n_values]).astype(np.float64)
-    s = np.sin(X[:, 0] / 5) + 0.05 * X[:, 1] - 0.3 * (X[:, 2] % 3 == 0) + 0.001 * X[:, 3] * X[:, 4]
-    if nan_fraction:
-        missing = rng.random(X.shape) < nan_fraction
-        X[missing] = np.nan
-        s = s + 0.5 * missing[:, 1]
-    if objective == "binary":
-        y = (rng.random(n) < 1 / (1 + np.exp(-3 * (s - s.mean())))).astype(np.float64)
-    elif objective == "multiclass":
-        y = np.digitize(s + 0.2 * rng.normal(size=n), np.quantile(s, [0.33, 0.66]))
-        y = y.astype(np.float64)
-    else:
-        # float32-representable: LightGBM keeps labels as float32
-        y = (s + 0.3 * rng.normal(size=n)).astype(np.float32).astype(np.float64)
-    return X, y
+BASE = {**_SHARED, "learning_rate": 1.0}
 
 
 def _fit_both(objective, rounds, nan_fraction=0.0, **overrides):
-    X, y = _prebinned(objective, nan_fraction=nan_fraction)
+    X, y = prebinned(objective, nan_fraction=nan_fraction)
     params = {**BASE, **overrides, "objective": objective}
     if objective == "multiclass":
         params["num_class"] = 3
@@ -222,7 +187,7 @@ def test_quantized_rounds(objective, overrides):
 def test_binary_class_weights_and_starting_score(overrides, weighted):
     # is_unbalance weighs classes by row counts, and the starting score is the
     # plain (weighted) log-odds, class weights left out: LightGBM's choices.
-    X, y = _prebinned("binary")
+    X, y = prebinned("binary")
     w = np.where(y > 0, 5.0, 1.0) if weighted else None
     params = {
         **BASE,
@@ -310,7 +275,7 @@ def test_weighted_l1_starting_score_and_leaf_values(seed):
     # step of at least 1; all-one weights count as none), for the starting score
     # and for the leaf values L1 renews.
     rng = np.random.default_rng(seed)
-    X, y = _prebinned("regression", seed=seed)
+    X, y = prebinned("regression", seed=seed)
     w = rng.choice([0.3, 0.5, 1.0, 1.5, 2.0, 3.0], len(y))
     params = {**BASE, "objective": "regression_l1", "learning_rate": 0.5, "min_data_in_leaf": 20}
     lgb_params = {**params, **LGB_ONLY}
@@ -437,7 +402,7 @@ def test_zero_as_missing_sparse_equals_dense():
     # The values a CSR matrix leaves out are zeros: missing too.
     import scipy.sparse as sp
 
-    X, y = _prebinned("regression", nan_fraction=0.05)
+    X, y = prebinned("regression", nan_fraction=0.05)
     params = {**BASE, "objective": "regression", "zero_as_missing": True, "verbosity": -1}
     dense = dgbdt.train(params, dgbdt.Dataset(X, y), 5)
     sparse = dgbdt.train(params, dgbdt.Dataset(sp.csr_matrix(np.nan_to_num(X, nan=0.0)), y), 5)

@@ -198,8 +198,10 @@ def _replace_line(text, prefix, new, nth=0):
 BAD = [
     (lambda t: t.split("end of trees")[0], ["end of trees", "truncated"]),
     (lambda t: t.replace("version=v4", "version=v9"), ["version=v9", "v2, v3, v4"]),
-    (lambda t: t.replace("objective=binary sigmoid:1", "objective=poisson"), ["poisson"]),
-    (lambda t: t.replace("objective=binary sigmoid:1", "objective=regression sqrt"), ["sqrt"]),
+    (lambda t: t.replace("objective=binary sigmoid:1", "objective=lambdarank"), ["lambdarank"]),
+    (lambda t: t.replace("objective=binary sigmoid:1", "objective=huber sqrt"), ["sqrt"]),
+    (lambda t: t.replace("objective=binary sigmoid:1", "objective=binary sigmoid:0"), ["sigmoid"]),
+    (lambda t: t.replace("objective=binary sigmoid:1", "objective=poisson sigmoid:1"), ["sigmoid"]),
     (lambda t: _replace_line(t, "num_cat=", "num_cat=2"), ["tree 0", "cat_boundaries"]),
     (lambda t: _replace_line(t, "is_linear=", "is_linear=1", 1), ["tree 1", "linear"]),
     (lambda t: t.replace("max_feature_idx=4", "max_feature_idx=7"), ["feature_names", "8"]),

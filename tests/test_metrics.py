@@ -37,11 +37,15 @@ KIND = {
 
 
 def test_registry_names():
-    assert set(METRICS) == set(KIND) | {"auc_mu"}  # auc_mu takes raw scores: tested below
+    from test_metrics_more import KIND as MORE  # the other metrics, tested there
+
+    # auc_mu takes raw scores: tested below; average_precision and r2 in test_metrics_more
+    assert set(METRICS) == set(KIND) | set(MORE) | {"auc_mu", "average_precision", "r2"}
     assert all(m.name == name for name, m in METRICS.items())
-    assert [n for n, m in METRICS.items() if m.higher_better] == ["auc", "auc_mu"]
+    higher = ["r2", "auc", "average_precision", "auc_mu"]
+    assert [n for n, m in METRICS.items() if m.higher_better] == higher
     assert [n for n, m in METRICS.items() if m.raw_scores] == ["auc_mu"]
-    assert METRICS["auc"].partial is None
+    assert [n for n, m in METRICS.items() if m.partial is None] == higher
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -95,7 +95,8 @@ TOKENS = [
 @functools.lru_cache(maxsize=None)
 def base_models():
     """Small valid models: binary with NaN bins, multiclass, L1 without a bin
-    mapper, binary with categorical splits (bitsets, bin_categories)."""
+    mapper, binary with categorical splits (bitsets, bin_categories), quantile
+    with reg_sqrt, one-vs-all multiclass, poisson."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4))
     X[rng.random(X.shape) < 0.1] = np.nan
@@ -122,11 +123,26 @@ def base_models():
         3,
     )
     assert any(t.default_left.max() & 4 for t in categorical.trees)
+    # objective_params that decide the output: reg_sqrt, sigmoid of one-vs-all
+    quantile = dgbdt.train(
+        {**base, "objective": "quantile", "alpha": 0.7, "reg_sqrt": True},
+        dgbdt.Dataset(X, signal),
+        2,
+    )
+    ova = dgbdt.train(
+        {**base, "objective": "multiclassova", "num_class": 3, "sigmoid": 1.5},
+        dgbdt.Dataset(X, np.digitize(signal, [-0.5, 0.5]) * 1.0),
+        2,
+    )
+    poisson = dgbdt.train({**base, "objective": "poisson"}, dgbdt.Dataset(X, np.exp(signal)), 2)
     return (
         binary.model_to_string(),
         multi.model_to_string(),
         json.dumps(l1_doc),
         categorical.model_to_string(),
+        quantile.model_to_string(),
+        ova.model_to_string(),
+        poisson.model_to_string(),
     )
 
 

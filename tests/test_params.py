@@ -289,7 +289,7 @@ def test_ignored_invalid_alias_only_warns():
 # --------------------------------------------------------------------------- #
 @pytest.mark.parametrize("alias,canon", sorted(OBJECTIVE_ALIASES.items()))
 def test_objective_aliases(alias, canon):
-    extra = {"num_class": 3} if canon == "multiclass" else {}
+    extra = {"num_class": 3} if canon in ("multiclass", "multiclassova") else {}
     assert resolve_params({"objective": alias, **extra})["objective"] == canon
     assert resolve_params({"application": alias.upper(), **extra})["objective"] == canon
 
@@ -308,21 +308,42 @@ def test_objective_alias_table():
     for a in ("l1", "mean_absolute_error", "mae"):
         assert OBJECTIVE_ALIASES[a] == "regression_l1"
     assert OBJECTIVE_ALIASES["softmax"] == "multiclass"
+    for a in ("multiclass_ova", "ova", "ovr"):
+        assert OBJECTIVE_ALIASES[a] == "multiclassova"
+    assert OBJECTIVE_ALIASES["xentropy"] == "cross_entropy"
+    assert OBJECTIVE_ALIASES["xentlambda"] == "cross_entropy_lambda"
+    assert OBJECTIVE_ALIASES["mean_absolute_percentage_error"] == "mape"
     assert set(OBJECTIVE_ALIASES.values()) == {
         "regression",
         "regression_l1",
         "huber",
         "binary",
         "multiclass",
+        "quantile",
+        "mape",
+        "fair",
+        "poisson",
+        "gamma",
+        "tweedie",
+        "cross_entropy",
+        "cross_entropy_lambda",
+        "multiclassova",
     }
 
 
 def test_unknown_objective_lists_valid_ones():
     with pytest.raises(ValueError) as e:
-        resolve_params({"objective": "poisson"})
+        resolve_params({"objective": "lambdarank"})
     msg = str(e.value)
-    assert "Parameter 'objective'" in msg and "'poisson'" in msg
-    for o in ("'regression'", "'regression_l1'", "'huber'", "'binary'", "'multiclass'"):
+    assert "Parameter 'objective'" in msg and "'lambdarank'" in msg
+    for o in (
+        "'regression'",
+        "'regression_l1'",
+        "'huber'",
+        "'binary'",
+        "'multiclass'",
+        "'tweedie'",
+    ):
         assert o in msg
     with pytest.raises(TypeError, match="Parameter 'objective'"):
         resolve_params({"objective": 3})
@@ -402,8 +423,12 @@ def test_default_metric():
     assert default_metric("binary") == "binary_logloss"
     assert default_metric("multiclass") == "multi_logloss"
     assert default_metric("mae") == "l1"
-    with pytest.raises(ValueError, match="'poisson'"):
-        default_metric("poisson")
+    for objective in ("quantile", "mape", "fair", "poisson", "gamma", "tweedie", "cross_entropy"):
+        assert default_metric(objective) == objective
+    assert default_metric("xentlambda") == "cross_entropy_lambda"
+    assert default_metric("multiclassova") == "multi_logloss"
+    with pytest.raises(ValueError, match="'lambdarank'"):
+        default_metric("lambdarank")
 
 
 # --------------------------------------------------------------------------- #

@@ -23,3 +23,20 @@ def test_ci_runs_the_readme_test_command():
     test_command = next(c for c in commands if "pytest" in c)
     ci = (README.parent / ".ci" / "run").read_text()
     assert test_command in ci
+
+
+def test_the_readme_objective_and_constraint_examples_run():
+    import re
+
+    text = README.read_text()
+    for title in (
+        "## Objectives and metrics",
+        "## Constraints and split regularisation",
+        "## Sampling: GOSS and balanced bagging",
+    ):
+        section = text[text.index(title) :]
+        section = section[: section.index("\n## ", 1)]
+        blocks = re.findall(r"```python\n(.*?)\n```", section, flags=re.S)
+        assert blocks, title
+        for code in blocks:
+            exec(compile(code, f"README.md, {title[3:]}", "exec"), {})

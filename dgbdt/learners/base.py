@@ -51,11 +51,12 @@ class Learner(Protocol):
         (voting: the vote decides what is sent).  ``totals``: the leaf's global
         (sum_g, sum_h, count)."""
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_rows):
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
         """``record`` = the leaf's best split over ``feature_indices``, global
         (the same on every rank); returns those of ``feature_indices``
         splittable in the leaf, which its children scan (LightGBM's
-        ``is_splittable``).  ``local_rows``: this rank's rows of the leaf."""
+        ``is_splittable``).  ``local_rows``: this rank's rows of the leaf;
+        ``node``: its constraints (dgbdt.constraints.LeafContext) or None."""
 
     def partition(self, sample_indices, record, scratch) -> int:
         """Reorder a leaf's local ``sample_indices`` by ``record`` (left rows

@@ -69,14 +69,20 @@ class SerialLearner:
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_rows):
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
         """``record`` = the leaf's best split over ``feature_indices`` (the same
         on every rank); returns those of ``feature_indices`` splittable in the
         leaf (LightGBM's ``is_splittable``: its children scan only these).
-        ``local_rows``: this rank's rows of the leaf (voting's local vote)."""
-        return self.scan(hist, feature_indices, totals, record, kind.scales)
+        ``local_rows``: this rank's rows of the leaf (voting's local vote);
+        ``node``: the leaf's constraints (dgbdt.constraints.LeafContext) or None."""
+        return self.scan(hist, feature_indices, totals, record, kind.scales, node)
 
-    def scan(self, hist, feature_indices, totals, record, scales):
+    def node_args(self, node):
+        """The split kernels' trailing arguments for ``node`` (none without one:
+        the kernels' defaults)."""
+        return () if node is None else node.kernel_args(self.data.global_feature_indices)
+
+    def scan(self, hist, feature_indices, totals, record, scales, node=None):
         """find_best_split over this rank's share of ``feature_indices``, agreed
         (``scales`` map integer sums back to gradients: 1.0 for floats)."""
         features = self.scanned_features(feature_indices)
@@ -96,6 +102,7 @@ class SerialLearner:
             flags,
             *scales,
             self.data.categorical,
+            *self.node_args(node),
         )
         return self.agree(record, feature_indices, features[flags.view(np.bool_)])
 

@@ -79,16 +79,16 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         # elected features' global sums.
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_rows):
-        elected, splittable = self._vote(hist, kind, feature_indices, local_rows)
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
+        elected, splittable = self._vote(hist, kind, feature_indices, local_rows, node)
         if len(elected) == 0:
             no_split(record)
             return splittable
         owned, summed = self._reduce_elected(hist, kind, elected, totals[2])
-        self._scan_owned(owned, summed, kind, totals, record)
+        self._scan_owned(owned, summed, kind, totals, record, node)
         return splittable
 
-    def _vote(self, hist, kind, feature_indices, local_rows):
+    def _vote(self, hist, kind, feature_indices, local_rows, node):
         """Steps 1-2: the features every rank elects from the local histograms
         (read with the kind's scales), and the features splittable in this
         rank's local scan.  Those are what the leaf's children propose from, as
@@ -117,6 +117,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
                 flags,
                 *kind.scales,
                 self.data.categorical,
+                *self.node_args(node),
             )
             splittable = feature_indices[flags.view(np.bool_)]
             order = np.lexsort((feature_indices, -gains))[: self.top_k]
@@ -150,7 +151,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         owned = elected[blocks[self.comm.rank] : blocks[self.comm.rank + 1]]
         return owned, reduce_scatter_bins(self.comm, kind, send, bin_counts, count)
 
-    def _scan_owned(self, owned, summed, kind, totals, record):
+    def _scan_owned(self, owned, summed, kind, totals, record, node):
         """Step 4: owners scan the global bins with the real constraints; the
         best record wins on every rank."""
         offsets = self.data.feature_offsets
@@ -177,6 +178,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
             flags,
             *kind.scales,
             self.data.categorical,
+            *self.node_args(node),
         )
         kind.release(target)
         agree_best_split(self.comm, record, owned[:0], self.data.n_features_global)
