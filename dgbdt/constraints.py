@@ -29,6 +29,12 @@ LightGBM's rules, read from src/treelearner/monotone_constraints.hpp
 * interaction constraints: a leaf may split on the features of every set
   that holds all the features on its branch (a root: of every set), and on
   its branch's own.
+* extra_trees and feature_fraction_bynode draw afresh at every node, keyed on
+  (seed, tree, leaf, depth): a left child keeps its parent's leaf index, one
+  level deeper.  Unlike LightGBM, intermediate monotone constraints stay on
+  with feature_fraction_bynode (LightGBM falls back to basic: it cannot draw
+  a node's features again when it recomputes its split; the keyed draws can),
+  and on every distributed learner (LightGBM falls back to basic there too).
 """
 
 import numpy as np
@@ -130,15 +136,21 @@ class TreeConstraints:
         )
         values[NODE_MIN], values[NODE_MAX] = self.bounds[leaf]
         values[NODE_PENALTY] = monotone_penalty(int(tree.leaf_depth[leaf]), self.penalty)
-        return LeafContext(values, self.monotone, self._draws(leaf), self._usable(leaf))
+        draws, usable = self._draws(tree, leaf), self._usable(tree, leaf)
+        return LeafContext(values, self.monotone, draws, usable)
 
-    def _draws(self, leaf):
+    def _node_draws(self, seed, stream, tree, leaf):
+        """One draw per global feature for the node ``leaf`` is now: keyed on
+        (seed, tree, leaf, depth), as a left child keeps its parent's index."""
+        draws = np.empty(self.n_features, np.float64)
+        node = int(leaf) + self.num_leaves * int(tree.leaf_depth[leaf])
+        uniform_fill(seed, stream_key(stream, self.tree_index), node * self.n_features, draws)
+        return draws
+
+    def _draws(self, tree, leaf):
         if self.extra_seed is None:
             return None
-        draws = np.empty(self.n_features, np.float64)
-        key = stream_key(STREAM_EXTRA_TREES, self.tree_index)
-        uniform_fill(self.extra_seed, key, leaf * self.n_features, draws)
-        return draws
+        return self._node_draws(self.extra_seed, STREAM_EXTRA_TREES, tree, leaf)
 
     def _allowed(self, leaf):
         """The global features ``leaf`` may split on by the interaction
@@ -152,7 +164,7 @@ class TreeConstraints:
                 allowed |= group
         return allowed
 
-    def _usable(self, leaf):
+    def _usable(self, tree, leaf):
         allowed = self._allowed(leaf)
         if allowed is None and self.bynode >= 1.0:
             return None
@@ -165,9 +177,7 @@ class TreeConstraints:
             # least one; no more than the interaction constraints allow
             n_tree = len(self.tree_features)
             n_used = min(max(int(n_tree * self.bynode + 0.5), 1), len(candidates))
-            draws = np.empty(self.n_features, np.float64)
-            key = stream_key(STREAM_BYNODE, self.tree_index)
-            uniform_fill(self.bynode_seed, key, leaf * self.n_features, draws)
+            draws = self._node_draws(self.bynode_seed, STREAM_BYNODE, tree, leaf)
             candidates = candidates[np.argsort(draws[candidates], kind="stable")[:n_used]]
         usable[candidates] = 1
         return usable

@@ -192,7 +192,8 @@ def _guard_cache(folder):
 
     def keyed(method):
         def call(self, key, *args):
-            current["key"] = pickle.dumps(key)
+            # repr, not pickle: a pickled Numba type carries its per-process id
+            current["key"] = repr(key).encode()
             try:
                 return method(self, key, *args)
             finally:
@@ -223,7 +224,7 @@ def _guard_cache(folder):
 
 
 def _digest_of(key, data):
-    """SHA-256 of a cache entry: its index key (pickled) and its data file's bytes."""
+    """SHA-256 of a cache entry: its index key (repr) and its data file's bytes."""
     return hashlib.sha256(len(key).to_bytes(8, "little") + key + data).hexdigest()
 
 

@@ -174,12 +174,26 @@ def _exported_trees(booster, first, end):
     return [(t, float(init[i]) if i < k else 0.0) for i, t in enumerate(trees)]
 
 
-def _parameters(params):
+def _interaction_text(groups, names):
+    """interaction_constraints as LightGBM writes them, ``[0,1],[2]``: feature
+    names as their indices (LightGBM's Python package reads the line as JSON)."""
+    if isinstance(groups, str):
+        from .params import resolve_params
+
+        groups = resolve_params({"interaction_constraints": groups})["interaction_constraints"]
+    index = {name: i for i, name in enumerate(names)}
+    return ",".join("[" + ",".join(str(index.get(f, f)) for f in group) + "]" for group in groups)
+
+
+def _parameters(params, names=()):
     """The ``parameters:`` lines: dgbdt's training params that LightGBM knows,
     as LightGBM writes them (``[key: value]``, booleans 0/1, lists with commas)."""
     lines = []
     for key, value in params.items():
         if key not in LIGHTGBM_PARAMS or value is None:
+            continue
+        if key == "interaction_constraints":
+            lines.append(f"[{key}: {_interaction_text(value, names)}]")
             continue
         if isinstance(value, bool):
             value = int(value)
@@ -225,7 +239,13 @@ def to_lightgbm_text(booster, first, end):
     header.append("feature_infos=" + " ".join(feature_infos(booster)))
     header.append("tree_sizes=" + " ".join(str(len(b.encode())) for b in blocks))
     tail = ["end of trees", "", "feature_importances:", *_importances(booster, first, end, names)]
-    tail += ["", "parameters:", *_parameters(booster.params), "end of parameters", ""]
+    tail += [
+        "",
+        "parameters:",
+        *_parameters(booster.params, booster.feature_names),
+        "end of parameters",
+        "",
+    ]
     if renamed:
         tail.append(NAMES_KEY + json.dumps(list(booster.feature_names)))
     tail.append("pandas_categorical:" + json.dumps(booster.pandas_categorical))

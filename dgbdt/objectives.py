@@ -137,6 +137,13 @@ class Objective:
     @classmethod
     def check_params(cls, cfg):
         """Refuse parameter values this objective is not defined for (ValueError)."""
+        if cls.renews_leaves and cfg["monotone_constraints"] is not None:
+            # LightGBM's gbdt.cpp: the renewed leaf values (quantiles of residuals)
+            # ignore the bounds that keep predictions monotone
+            raise ValueError(
+                f"Cannot use monotone_constraints with objective {cls.name!r}: its leaf "
+                "values are renewed after each tree, ignoring them (as LightGBM)"
+            )
         if cfg["reg_sqrt"] and not cls.takes_sqrt:
             warnings.warn(
                 f"reg_sqrt is ignored by objective {cls.name!r} (as LightGBM: it applies "

@@ -1139,6 +1139,24 @@ def _check_combination(p: dict[str, object]) -> None:
             stacklevel=3,
         )
         p["min_data_in_leaf"] = 1
+    if p["path_smooth"] > float(np.float32(1e-15)) and p["min_data_in_leaf"] < 2:
+        # LightGBM's rule (config.cpp): a side's row count is estimated from
+        # hessians, so "1 row" may be none, and path_smooth's gain can be
+        # positive at zero gradients and hessians
+        warnings.warn(
+            "min_data_in_leaf has been increased to 2 because this is required when "
+            "path smoothing is active (as LightGBM)",
+            UserWarning,
+            stacklevel=3,
+        )
+        p["min_data_in_leaf"] = 2
+    if p["max_depth"] > 0 and p["monotone_penalty"] >= p["max_depth"]:
+        warnings.warn(
+            f"monotone_penalty={p['monotone_penalty']} is at least max_depth="
+            f"{p['max_depth']}: monotone features won't be used (as LightGBM)",
+            UserWarning,
+            stacklevel=3,
+        )
     if p["is_unbalance"] and p["scale_pos_weight"] != 1.0:
         raise ValueError(
             "Parameters 'is_unbalance'=True and 'scale_pos_weight'="

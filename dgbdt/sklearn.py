@@ -34,6 +34,7 @@ from .callback import record_evaluation
 from .categorical import category_codes
 from .dataset import Dataset
 from .engine import train
+from .objectives import OBJECTIVES
 from .params import ALIASES, default_metric
 
 try:  # scikit-learn >= 1.6
@@ -798,10 +799,9 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
     def _num_class_params(self, objective, n_classes):
         """num_class (and any alias of it given in **kwargs) for a multiclass fit."""
         extra = {}
-        multiclass_objective = isinstance(objective, str) and objective.strip().lower() in (
-            "multiclass",
-            "softmax",
-        )
+        multiclass_objective = isinstance(objective, str) and OBJECTIVES.canonical(
+            objective.strip().lower()
+        ) in ("multiclass", "multiclassova")
         if n_classes > 2 or multiclass_objective:
             for key in [k for k in self._other_params if ALIASES.get(k) == "num_class"]:
                 extra[key] = n_classes

@@ -166,16 +166,26 @@ def test_every_branch_stays_within_one_interaction_set(groups):
 
 # -- extra_trees and feature_fraction_bynode against their definitions -------------
 def _split_leaf(tree, node):
-    """The leaf a node split (its left subtree's leftmost leaf keeps the index)."""
+    """(leaf, depth) the node split: its left subtree's leftmost leaf keeps the
+    index; its depth is its number of ancestors."""
     child = node
     while child >= 0:
         child = int(tree.left_child[child])
-    return ~child
+    depth, k = 0, node
+    while k != 0:
+        k = next(
+            p for p in range(tree.n_leaves - 1) if k in (tree.left_child[p], tree.right_child[p])
+        )
+        depth += 1
+    return ~child, depth
 
 
-def _draws(seed, stream, tree_index, leaf, n_features):
+def _draws(seed, stream, tree_index, node, n_features, num_leaves=15):
+    """The draws of one node, keyed on (seed, tree, leaf, depth)."""
+    leaf, depth = node
     out = np.empty(n_features)
-    uniform_fill(seed, stream_key(stream, tree_index), leaf * n_features, out)
+    counter = (leaf + num_leaves * depth) * n_features
+    uniform_fill(seed, stream_key(stream, tree_index), counter, out)
     return out
 
 
@@ -200,6 +210,13 @@ def test_extra_trees_splits_at_the_drawn_threshold(quantized):
             assert tree.threshold_bin[node] == int(u * (n_bins[f] - 2))
             checked += 1
     assert checked > 30
+    # every node draws afresh: a left child (same leaf index) does not reuse
+    # its parent's thresholds, so one feature can split twice down a left chain
+    chains = [
+        [int(t.split_feature[k]) for k in range(t.n_leaves - 1) if _split_leaf(t, k)[0] == 0]
+        for t in model.trees
+    ]
+    assert any(len(c) != len(set(c)) for c in chains)
     plain = dgbdt.train({**params, "extra_trees": False}, dgbdt.Dataset(X, y), 5)
     assert not np.array_equal(plain.predict(X), model.predict(X))
 
@@ -209,11 +226,17 @@ def test_feature_fraction_bynode_splits_on_the_drawn_features():
     params = {"num_leaves": 15, "verbosity": -1, "feature_fraction_bynode": 0.3, "seed": 1}
     model = dgbdt.train(params, dgbdt.Dataset(X, y), 5)
     n_used = int(7 * 0.3 + 0.5)  # LightGBM's GetCnt: 2 of 7
+    used_on_left_chains = set()
     for t, tree in enumerate(model.trees):
         for node in range(tree.n_leaves - 1):
-            draws = _draws(3, STREAM_BYNODE, t, _split_leaf(tree, node), 7)
+            where = _split_leaf(tree, node)
+            draws = _draws(3, STREAM_BYNODE, t, where, 7)
             allowed = np.argsort(draws, kind="stable")[:n_used]
             assert tree.split_feature[node] in allowed
+            if where[0] == 0:
+                used_on_left_chains.add(int(tree.split_feature[node]))
+    # nodes down the leftmost chain (leaf 0 at every depth) draw their own features
+    assert len(used_on_left_chains) > n_used
 
 
 def test_bynode_and_interactions_take_the_smaller_set():
@@ -299,3 +322,50 @@ def test_path_smooth_with_monotone_constraints_stays_monotone_where_lightgbm_doe
     ours = dgbdt.train(params, dgbdt.Dataset(X, y), 30)
     assert monotone_violation(theirs, X, SWEEP_MONO) > 0.01
     assert monotone_violation(ours, X, SWEEP_MONO) == 0.0
+
+
+@pytest.mark.parametrize("objective", ["regression_l1", "quantile", "mape"])
+def test_monotone_constraints_with_renewed_leaves_are_refused(objective):
+    # LightGBM's gbdt.cpp: the leaf values these objectives renew ignore the bounds
+    X, y = _sweep_data(n=200)
+    with pytest.raises(ValueError, match=f"monotone_constraints with objective '{objective}'"):
+        dgbdt.train(
+            {"objective": objective, "monotone_constraints": SWEEP_MONO, "verbosity": -1},
+            dgbdt.Dataset(X, np.abs(y) + 1),
+            1,
+        )
+
+
+def test_path_smooth_raises_min_data_in_leaf_to_two_as_lightgbm():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 40, size=(60, 3)).astype(float)
+    y = (X[:, 0] / 10 + rng.normal(size=60)).astype(np.float32).astype(float)
+    y[5] += 20  # a lone outlier: a 1-row leaf, were it allowed
+    params = {**BASE, "path_smooth": 0.5, "num_leaves": 31, "learning_rate": 1.0}
+    lgb_params = {**params, **LGB_ONLY}
+    theirs = lgb.train(lgb_params, lgb.Dataset(X, y, params=lgb_params), 3)
+    with pytest.warns(UserWarning, match="min_data_in_leaf has been increased to 2"):
+        ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 3)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-6, atol=1e-9)
+
+
+def test_a_monotone_penalty_beyond_max_depth_is_warned_about():
+    X, y = _sweep_data(n=200)
+    params = {"monotone_constraints": SWEEP_MONO, "monotone_penalty": 3, "max_depth": 3}
+    with pytest.warns(UserWarning, match="monotone features won't be used"):
+        dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), 1)
+
+
+@pytest.mark.parametrize("groups", [[[0, 1], [2]], "[0,1],[2]", [["f0", "f1"], ["f2"]]], ids=str)
+def test_lightgbm_reads_the_exported_interaction_constraints(groups, tmp_path):
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _sweep_data(n=500)
+    names = [f"f{i}" for i in range(7)]
+    params = {"interaction_constraints": groups, "verbosity": -1}
+    model = dgbdt.train(params, dgbdt.Dataset(X, y, feature_name=names), 3)
+    path = tmp_path / "m.txt"
+    model.save_model(str(path), format="lightgbm")
+    theirs = lgb.Booster(model_file=str(path))
+    assert theirs.params["interaction_constraints"] == [[0, 1], [2]]
+    np.testing.assert_array_equal(theirs.predict(X), model.predict(X))

@@ -167,3 +167,38 @@ def test_a_folder_whose_parent_others_can_change_is_not_used(tmp_path, monkeypat
     sticky.chmod(0o1777)  # as /tmp: fine
     assert "another user" in jit_cache.why_not_ours(str(parent / "k"))
     assert jit_cache.why_not_ours(str(sticky / "k")) is None
+
+
+def test_a_second_process_compiles_nothing(tmp_path):
+    # the session's warm-up cached these kernels: a child loads every one
+    code = (
+        TRAIN
+        + "; from dgbdt.jit_cache import kernels_compiled; print('compiled', kernels_compiled())"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "compiled 0" in result.stdout, result.stdout
+
+
+SUMS = (
+    "import numpy as np, dgbdt; from dgbdt.native.split import sequential_sum; "
+    "from dgbdt.jit_cache import kernels_compiled; "
+    "a = sequential_sum(np.arange(5.0)); b = sequential_sum(np.arange(5, dtype=np.int64)); "
+    "print('sums', a, b, 'compiled', kernels_compiled())"
+)
+
+
+def test_a_data_file_of_another_signature_recompiles(tmp_path):
+    # mpiexec ranks compiling different variants at once can each take the same
+    # free data file name; the index then names, for one signature, the machine
+    # code of the other.  Its checksum covers the index key: a recompile, not a crash.
+    first = _run(SUMS, NUMBA_CACHE_DIR=str(tmp_path))
+    assert first.returncode == 0 and "sums 10.0 10.0 compiled 2" in first.stdout, first.stdout
+    folder = next(p for p in tmp_path.rglob("split.sequential_sum-*.nbi")).parent
+    data = sorted(folder.glob("split.sequential_sum-*.nbc"))
+    assert len(data) == 2
+    for suffix in ("", ".sha256"):  # file 1 now holds file 2's code, consistently
+        shutil.copyfile(str(data[1]) + suffix, str(data[0]) + suffix)
+    again = _run(SUMS, NUMBA_CACHE_DIR=str(tmp_path))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "sums 10.0 10.0 compiled 1" in again.stdout, again.stdout

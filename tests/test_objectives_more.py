@@ -172,3 +172,13 @@ def test_the_objective_decides_the_loss():
     for objective in ("poisson", "gamma", "tweedie"):
         pred = _train({"objective": objective}, POSITIVE, 20).predict(X)
         assert pred.min() > 0 and abs(pred.mean() / POSITIVE.mean() - 1) < 0.05
+
+
+@pytest.mark.parametrize("objective", ["multiclassova", "ova", "ovr"])
+def test_the_classifier_fits_one_vs_all_on_two_classes_too(objective):
+    from dgbdt.sklearn import DGBDTClassifier
+
+    y = (SIGNAL > 0).astype(int)
+    clf = DGBDTClassifier(objective=objective, n_estimators=5, verbosity=-1).fit(X, y)
+    assert clf.booster_.num_model_per_iteration() == 2
+    assert np.mean(clf.predict(X) == y) > 0.8
