@@ -155,20 +155,12 @@ def _guard_cache(folder):
     Other libraries' Numba caches are left to Numba."""
     from numba.core import caching
 
-    cls, files = caching.Cache, caching.IndexDataCacheFile
+    cls = caching.Cache
     if getattr(cls, "_dgbdt_guarded", None) is not None:
         cls._dgbdt_guarded.add(folder)
         return
     load, save = cls._load_overload, cls._save_overload
-    load_data, save_data = files._load_data, files._save_data
-    file_load, file_save = files.load, files.save
     cls._dgbdt_guarded = guarded = {folder}
-    # The index key (signature) of the entry being read or written: the checksum
-    # covers it with the data, because processes compiling different variants at
-    # once (mpiexec ranks on a cold cache) can each pick the same free data file
-    # name; the index may then name, for one signature, the machine code of
-    # another, which crashes the process when called.
-    current = {"key": b""}
 
     def ours(path):
         return any(str(path).startswith(f) for f in guarded)
@@ -189,6 +181,20 @@ def _guard_cache(folder):
             if not ours(getattr(self, "_cache_path", "")):
                 raise
             _remove(getattr(self._cache_file, "_index_path", None))
+
+    cls._load_overload, cls._save_overload = guarded_load, guarded_save
+    _checksum_data_files(caching.IndexDataCacheFile, ours)
+
+
+def _checksum_data_files(files, ours):
+    """Data files under our folders get a SHA-256 of their index key and bytes,
+    checked before loading.  The key is in it because processes compiling
+    different variants at once (mpiexec ranks on a cold cache) can each take the
+    same free data file name: the index may then name, for one signature, the
+    machine code of another, which crashes the process when called."""
+    load_data, save_data = files._load_data, files._save_data
+    file_load, file_save = files.load, files.save
+    current = {"key": b""}  # the index key of the entry being read or written
 
     def keyed(method):
         def call(self, key, *args):
@@ -218,7 +224,6 @@ def _guard_cache(folder):
             with open(path, "rb") as fh:
                 _write_atomically(path + ".sha256", _digest_of(current["key"], fh.read()))
 
-    cls._load_overload, cls._save_overload = guarded_load, guarded_save
     files._load_data, files._save_data = checked_load_data, checked_save_data
     files.load, files.save = keyed(file_load), keyed(file_save)
 

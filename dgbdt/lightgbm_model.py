@@ -181,7 +181,9 @@ def _interaction_text(groups, names):
         from .params import resolve_params
 
         groups = resolve_params({"interaction_constraints": groups})["interaction_constraints"]
-    index = {name: i for i, name in enumerate(names)}
+    if not groups:
+        return ""
+    index = {name: i for i, name in enumerate(names or ())}
     return ",".join("[" + ",".join(str(index.get(f, f)) for f in group) + "]" for group in groups)
 
 
