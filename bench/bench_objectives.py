@@ -102,10 +102,10 @@ def main():
         ratio = m_ours / m_theirs
         worst = max(worst, abs(ratio - 1))
         print(
-            f"{objective:10s} {m_ours:12.6g} {m_theirs:12.6g} {ratio:8.4f} "
+            f"{objective:10s} {m_ours:12.8g} {m_theirs:12.8g} {ratio:10.7f} "
             f"{t_ours:6.1f}/{t_theirs:<6.1f}"
         )
-    print(f"largest |ratio - 1|: {worst:.4f} (target <= 0.01)")
+    print(f"largest |ratio - 1|: {worst:.2e} (target <= 0.01)")
 
 
 def _defaults():

@@ -181,19 +181,34 @@ def _smoothed(value, count, smooth, parent):
     return value * w / (w + 1.0) + parent / (w + 1.0)
 
 
+@njit(cache=True, inline="always")
+def _context(params, node):
+    """(path_smooth, parent output, lower bound, upper bound, monotone on) as
+    scalars: the scans read them per threshold, and arrays passed down there
+    would cost a reference count update each time."""
+    return (
+        params[SP_PATH_SMOOTH],
+        node[NODE_PARENT_OUTPUT],
+        node[NODE_MIN],
+        node[NODE_MAX],
+        params[SP_USE_MC] != 0.0,
+    )
+
+
 @njit(cache=True)
-def side_output(g, h, count, l1, l2, max_delta, params, node):
+def side_output(g, h, count, l1, l2, max_delta, ctx):
     """A child's output: eq. 5 with L1 and the max_delta_step clip, smoothed
     toward the parent's output (path_smooth), then within the leaf's monotone
-    bounds (node[NODE_MIN], node[NODE_MAX]) when monotone constraints are on."""
+    bounds when monotone constraints are on (``ctx``: _context)."""
+    smooth, parent, lower, upper, use_mc = ctx
     value = leaf_output(g, h, l1, l2, max_delta)
-    if params[SP_PATH_SMOOTH] > K_EPSILON:
-        value = _smoothed(value, count, params[SP_PATH_SMOOTH], node[NODE_PARENT_OUTPUT])
-    if params[SP_USE_MC] != 0.0:
-        if value < node[NODE_MIN]:
-            value = node[NODE_MIN]
-        elif value > node[NODE_MAX]:
-            value = node[NODE_MAX]
+    if smooth > K_EPSILON:
+        value = _smoothed(value, count, smooth, parent)
+    if use_mc:
+        if value < lower:
+            value = lower
+        elif value > upper:
+            value = upper
     return value
 
 
@@ -205,16 +220,23 @@ def _given_gain(g, h, l1, l2, value):
 
 
 @njit(cache=True, inline="always")
-def _gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono):
-    """LightGBM's GetSplitGains (see _constrained_gain); the plain gain inlined
-    in the scans, which call it for every threshold."""
-    if params[SP_USE_MC] == 0.0 and params[SP_PATH_SMOOTH] <= K_EPSILON:
+def _gain(plain, lg, lh, lc, rg, rh, rc, l1, l2, max_delta, ctx, mono):
+    """LightGBM's GetSplitGains (see _constrained_gain); ``plain`` (no
+    path_smooth, no monotone constraints: _plain_scan) is decided once per
+    feature, which keeps the scans' loops as fast as without constraints."""
+    if plain:
         return _split_gain(lg, lh, rg, rh, l1, l2, max_delta)
-    return _constrained_gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono)
+    return _constrained_gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, ctx, mono)
+
+
+@njit(cache=True, inline="always")
+def _plain_scan(ctx):
+    # neither monotone constraints nor path_smooth: the plain gain
+    return not ctx[4] and ctx[0] <= K_EPSILON
 
 
 @njit(cache=True)
-def _constrained_gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono):
+def _constrained_gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, ctx, mono):
     """With path_smooth or monotone constraints: the gain at the children's
     (smoothed, bounded) outputs; -inf when those outputs go against the
     feature's direction ``mono``.
@@ -224,9 +246,9 @@ def _constrained_gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, m
     toward its parent's) can be negative: LightGBM then takes the split and its
     predictions are not monotone.  -inf refuses it always; the trees differ
     from LightGBM's only where LightGBM breaks the constraint."""
-    use_mc = params[SP_USE_MC] != 0.0
-    left = side_output(lg, lh, lc, l1, l2, max_delta, params, node)
-    right = side_output(rg, rh, rc, l1, l2, max_delta, params, node)
+    use_mc = ctx[4]
+    left = side_output(lg, lh, lc, l1, l2, max_delta, ctx)
+    right = side_output(rg, rh, rc, l1, l2, max_delta, ctx)
     if use_mc and ((mono > 0 and left > right) or (mono < 0 and left < right)):
         return -np.inf
     return _given_gain(lg, lh, l1, l2, left) + _given_gain(rg, rh, l1, l2, right)
@@ -251,10 +273,10 @@ def _shift(sum_g, sum_h, count, l1, l2, max_delta, params, node):
 
 
 @njit(cache=True, inline="always")
-def _blocked(params, node):
+def _blocked(ctx):
     # LightGBM skips (after flagging the feature splittable) a best split whose
     # children's bounds cross
-    return params[SP_USE_MC] != 0.0 and node[NODE_MIN] > node[NODE_MAX]
+    return ctx[4] and ctx[2] > ctx[3]
 
 
 @njit(cache=True, inline="always")
@@ -281,8 +303,7 @@ def _scan_float(
     min_hess,
     min_gain_shift,
     best,
-    params,
-    node,
+    ctx,
     mono,
     rand_t,
 ):
@@ -293,7 +314,7 @@ def _scan_float(
     so its rows take the default side (LightGBM's SKIP_DEFAULT_BIN).
     ``mono``: the feature's monotone direction; ``rand_t`` >= 0: extra_trees'
     only threshold."""
-    blocked = _blocked(params, node)
+    blocked, plain = _blocked(ctx), _plain_scan(ctx)
     cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
     na_as_missing = nan_bin >= 0 and n_bins > 2
     splittable = False
@@ -319,7 +340,7 @@ def _scan_float(
         lg = sum_g - rg
         if rand_t >= 0 and t - 1 != rand_t:
             continue
-        gain = _gain(lg, lh, lc, rg, rh, rc, l1, l2, max_delta, params, node, mono)
+        gain = _gain(plain, lg, lh, lc, rg, rh, rc, l1, l2, max_delta, ctx, mono)
         if gain <= min_gain_shift:
             continue
         splittable = True
@@ -372,7 +393,7 @@ def _scan_float(
             break
         if rand_t >= 0 and t != rand_t:
             continue
-        gain = _gain(lg, lh, lc, sum_g - lg, rh, rc, l1, l2, max_delta, params, node, mono)
+        gain = _gain(plain, lg, lh, lc, sum_g - lg, rh, rc, l1, l2, max_delta, ctx, mono)
         if gain <= min_gain_shift:
             continue
         splittable = True
@@ -432,15 +453,14 @@ def _scan_int(
     min_hess,
     min_gain_shift,
     best,
-    params,
-    node,
+    ctx,
     mono,
     rand_t,
 ):
     """One feature of a quantized histogram (integer sums ``total_g``, ``total_h``);
     as _scan_float, with LightGBM's FindBestThresholdSequentiallyInt arithmetic:
     exact integer sums, scaled once per candidate, a side's count rounded once."""
-    blocked = _blocked(params, node)
+    blocked, plain = _blocked(ctx), _plain_scan(ctx)
     cnt_factor = count / np.float64(total_h) if total_h > 0 else 0.0
     na_as_missing = nan_bin >= 0 and n_bins > 2
     splittable = False
@@ -465,6 +485,7 @@ def _scan_int(
         if rand_t >= 0 and t - 1 != rand_t:
             continue
         gain = _gain(
+            plain,
             np.float64(total_g - rg) * g_scale,
             left_h + K_EPSILON,
             count - rc,
@@ -474,8 +495,7 @@ def _scan_int(
             l1,
             l2,
             max_delta,
-            params,
-            node,
+            ctx,
             mono,
         )
         if gain <= min_gain_shift:
@@ -521,6 +541,7 @@ def _scan_int(
         if rand_t >= 0 and t != rand_t:
             continue
         gain = _gain(
+            plain,
             np.float64(lg) * g_scale,
             left_h + K_EPSILON,
             lc,
@@ -530,8 +551,7 @@ def _scan_int(
             l1,
             l2,
             max_delta,
-            params,
-            node,
+            ctx,
             mono,
         )
         if gain <= min_gain_shift:
@@ -595,6 +615,7 @@ def _float_feature(
     start = offsets[f]
     n_bins = offsets[f + 1] - start
     mono, rand_t = _feature_extras(f, n_bins, monotone, rand)
+    ctx = _context(params, node)
     flags[j] = _scan_float(
         hist,
         start,
@@ -612,8 +633,7 @@ def _float_feature(
         limits[4],
         limits[5],
         bests[j],
-        params,
-        node,
+        ctx,
         mono,
         rand_t,
     )
@@ -640,6 +660,7 @@ def _int_feature(
     start = offsets[f]
     n_bins = offsets[f + 1] - start
     mono, rand_t = _feature_extras(f, n_bins, monotone, rand)
+    ctx = _context(params, node)
     flags[j] = _scan_int(
         hist,
         start,
@@ -659,8 +680,7 @@ def _int_feature(
         limits[7],
         limits[8],
         bests[j],
-        params,
-        node,
+        ctx,
         mono,
         rand_t,
     )
@@ -805,6 +825,8 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
     gs, hs = scales[0], scales[1]
     l1, l2, max_delta, min_data, min_hess = _params(params)
     shift = _categorical_shift(sum_g * gs, sum_h * hs, l1, l2, max_delta, params, node)
+    ctx = _context(params, node)
+    plain = _plain_scan(ctx)
     cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
     best[:] = 0.0
     best[_F_GAIN] = -np.inf
@@ -868,6 +890,7 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
             if rand_i >= 0 and i != rand_i:
                 continue
             gain = _gain(
+                plain,
                 acc_g * gs,
                 acc_h * hs,
                 left_c,
@@ -877,8 +900,7 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
                 l1,
                 l2c,
                 max_delta,
-                params,
-                node,
+                ctx,
                 0,
             )
             if gain <= shift:
@@ -910,6 +932,8 @@ def _one_vs_rest(
     sum_g, sum_h, count = sums[0], sums[1], sums[2]
     gs, hs = scales[0], scales[1]
     l1, l2, max_delta, min_data, min_hess = _params(params)
+    ctx = _context(params, node)
+    plain = _plain_scan(ctx)
     cnt_factor = count / sum_h if sum_h > 0.0 else 0.0
     top_gain, top_t, top_g, top_h, top_c = -np.inf, -1, 0.0, 0.0, 0.0
     splittable = False
@@ -926,6 +950,7 @@ def _one_vs_rest(
         if rand_t >= 0 and t != rand_t:
             continue
         gain = _gain(
+            plain,
             (sum_g - g) * gs,
             other_h,
             count - c,
@@ -935,8 +960,7 @@ def _one_vs_rest(
             l1,
             l2,
             max_delta,
-            params,
-            node,
+            ctx,
             0,
         )
         if gain <= shift:
@@ -1152,12 +1176,9 @@ def find_best_split(
     out[SPLIT_FEATURE] = feature_indices[best_j]
     out[SPLIT_BIN] = b[_F_BIN]
     out[SPLIT_DEFAULT_LEFT] = b[_F_LEFT_DEFAULT]
-    out[SPLIT_LEFT_VALUE] = side_output(
-        b[_F_LG], b[_F_LH], b[_F_LC], l1, l2, max_delta, split_params, node_
-    )
-    out[SPLIT_RIGHT_VALUE] = side_output(
-        b[_F_RG], b[_F_RH], b[_F_RC], l1, l2, max_delta, split_params, node_
-    )
+    ctx = _context(split_params, node_)
+    out[SPLIT_LEFT_VALUE] = side_output(b[_F_LG], b[_F_LH], b[_F_LC], l1, l2, max_delta, ctx)
+    out[SPLIT_RIGHT_VALUE] = side_output(b[_F_RG], b[_F_RH], b[_F_RC], l1, l2, max_delta, ctx)
     # The children's totals; a float scan's sides shed the kEpsilon they carried.
     out[SPLIT_LEFT_GRAD], out[SPLIT_LEFT_HESS] = b[_F_LG], b[_F_LH] - eps
     out[SPLIT_RIGHT_GRAD], out[SPLIT_RIGHT_HESS] = b[_F_RG], b[_F_RH] - eps
