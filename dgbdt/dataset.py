@@ -356,6 +356,45 @@ def _check_init_score(init_score, n_samples):
     return init
 
 
+def _check_group(group, n_samples):
+    """Query sizes as int64, non-negative and summing to the ``n_samples`` rows."""
+    if group is None:
+        return None
+    sizes = np.asarray(group)
+    if sizes.ndim != 1:
+        raise ValueError(f"group must be 1-D (one size per query), got shape {sizes.shape}")
+    if sizes.size and (
+        sizes.dtype.kind not in "iuf" or not np.all(np.isfinite(sizes)) or np.any(sizes % 1)
+    ):
+        raise ValueError("group must hold integer query sizes")
+    sizes = sizes.astype(np.int64)
+    if np.any(sizes < 0):
+        bad = int(np.flatnonzero(sizes < 0)[0])
+        raise ValueError(f"group[{bad}] is {sizes[bad]}; query sizes must be >= 0")
+    if int(sizes.sum()) != n_samples:
+        raise ValueError(
+            f"group sizes sum to {int(sizes.sum())} but data has {n_samples} rows "
+            "(group holds the number of rows of each query, in order)"
+        )
+    return sizes
+
+
+def _check_position(position, n_samples):
+    """Positions as int64, one per row."""
+    if position is None:
+        return None
+    pos = np.asarray(position)
+    if pos.ndim != 1 or pos.shape[0] != n_samples:
+        raise ValueError(
+            f"position must have one value per row ({n_samples}), got shape {pos.shape}"
+        )
+    if pos.size and (
+        pos.dtype.kind not in "iuf" or not np.all(np.isfinite(pos)) or np.any(pos % 1)
+    ):
+        raise ValueError("position must hold integers")
+    return pos.astype(np.int64)
+
+
 def _check_label(label):
     if label is not None and not np.all(np.isfinite(label)):
         bad = int(np.flatnonzero(~np.isfinite(label))[0])
@@ -393,6 +432,13 @@ class Dataset:
         Feature-parallel training "by dimension": the global column numbers of
         the columns in ``data`` (every rank holds all rows of its own block of
         columns; the blocks of all ranks cover every column exactly once).
+    group : array-like of int, optional
+        Query sizes for ranking (LightGBM's ``group``): the rows of a query are
+        contiguous, and the sizes sum to the number of rows.  In row-sharded
+        training each rank passes its own rows' queries, whole.
+    position : array-like of int, optional
+        The position of each row in its query's displayed list (LightGBM's
+        position feature for unbiased lambdarank).
     categorical_feature : "auto", list of int or str, or None
         The categorical columns (LightGBM's argument): indices or feature
         names; ``"auto"`` (the default) takes a DataFrame's category columns
@@ -412,6 +458,9 @@ class Dataset:
         free_raw_data: bool = True,
         feature_indices: Optional[ArrayLike] = None,
         categorical_feature: Union[Sequence[Union[int, str]], Literal["auto"], None] = "auto",
+        *,
+        group: Optional[ArrayLike] = None,
+        position: Optional[ArrayLike] = None,
     ) -> None:
         self.categorical_feature = parse_categorical_spec(categorical_feature)
         self.pandas_categorical = None  # the category lists of category columns, once binned
@@ -428,6 +477,11 @@ class Dataset:
         self.label = _check_label(_as_1d(label, "label", self.n_samples))
         self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
         self.init_score = _check_init_score(init_score, self.n_samples)
+        self.group = _check_group(group, self.n_samples)
+        self.position = _check_position(position, self.n_samples)
+        # the id of each query (read by the command line from a query column or
+        # qid: fields), for the check that no query spans two ranks; None: unknown
+        self.query_ids = None
         self.reference = reference
         self._reference_from_train = False  # see use_training_bins
         self.params = dict(params or {})
@@ -816,6 +870,8 @@ class Dataset:
         label: Optional[RowValuesType] = None,
         weight: Optional[RowValuesType] = None,
         init_score: Optional[InitScoreType] = None,
+        group: Optional[ArrayLike] = None,
+        position: Optional[ArrayLike] = None,
     ) -> "Dataset":
         """A validation Dataset binned with this one's bins (``reference=self``)."""
         return Dataset(
@@ -826,6 +882,8 @@ class Dataset:
             feature_name=self.feature_name,
             reference=self,
             params=self.params,
+            group=group,
+            position=position,
         )
 
     def num_data(self) -> int:
@@ -865,6 +923,25 @@ class Dataset:
     def set_init_score(self, init_score: Optional[InitScoreType]) -> "Dataset":
         """Replace the starting raw scores (checked as in the constructor); returns self."""
         self.init_score = _check_init_score(init_score, self.n_samples)
+        return self
+
+    def get_group(self) -> Optional[np.ndarray]:
+        """The query sizes, or None."""
+        return self.group
+
+    def set_group(self, group: Optional[ArrayLike]) -> "Dataset":
+        """Replace the query sizes (checked as in the constructor); returns self."""
+        self.group = _check_group(group, self.n_samples)
+        self.query_ids = None
+        return self
+
+    def get_position(self) -> Optional[np.ndarray]:
+        """The positions, or None."""
+        return self.position
+
+    def set_position(self, position: Optional[ArrayLike]) -> "Dataset":
+        """Replace the positions (checked as in the constructor); returns self."""
+        self.position = _check_position(position, self.n_samples)
         return self
 
 

@@ -1,0 +1,135 @@
+"""Query groups for ranking: each rank's queries, their place among all ranks'
+queries, LightGBM's query weights, and the DCG tables shared by the ranking
+objectives (dgbdt.objectives) and metrics (dgbdt.metrics).
+
+A query never spans two ranks (DESIGN rule 6): with row-sharded training each
+rank passes whole queries.  Where the query ids are known (the command line's
+``group_column`` or LibSVM ``qid:`` fields) :meth:`Queries.of` checks it over
+every rank: the last query of a rank must not be the first of the next rank
+that has rows.  With sizes alone nothing can tell a query cut in two from two
+queries; that is the caller's promise, as in LightGBM.
+"""
+
+import numpy as np
+
+from .comm import agreed
+
+__all__ = [
+    "MAX_QUERY_ROWS",
+    "Queries",
+    "default_label_gain",
+    "discounts",
+    "query_boundaries",
+    "query_weights",
+]
+
+#: LightGBM's DCGCalculator::kMaxPosition: the most rows a ranked query may have
+MAX_QUERY_ROWS = 10000
+
+
+def query_boundaries(sizes):
+    """Row boundaries (n_queries + 1,) int64 of query ``sizes``: query i is rows
+    ``b[i]:b[i + 1]``."""
+    b = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=b[1:])
+    return b
+
+
+def query_weights(weight, boundaries):
+    """Each query's mean row weight, float32 as LightGBM's (metadata.cpp: summed
+    in float32 in row order, then divided by the count); None without weights."""
+    if weight is None:
+        return None
+    w = np.asarray(weight, np.float32)
+    sizes = np.diff(boundaries)
+    out = np.zeros(len(sizes), np.float32)
+    full = sizes > 0
+    if full.any():
+        sums = np.add.reduceat(w, boundaries[:-1][full]) if len(w) else np.zeros(0, np.float32)
+        out[full] = sums.astype(np.float32) / sizes[full].astype(np.float32)
+    return out
+
+
+def default_label_gain(label_gain):
+    """``label_gain``, or LightGBM's default 2^i - 1 for i = 0 .. 30 when empty."""
+    if label_gain:
+        return np.asarray(label_gain, np.float64)
+    return np.array([(1 << i) - 1 for i in range(31)], np.float64)
+
+
+def discounts():
+    """DCG position discounts 1 / log2(2 + i), i < MAX_QUERY_ROWS (LightGBM's table)."""
+    return 1.0 / np.log2(2.0 + np.arange(MAX_QUERY_ROWS, dtype=np.float64))
+
+
+def check_ranking_labels(label, label_gain, what):
+    """Refuse labels a DCG cannot weigh: not integers, negative, or without a gain
+    (LightGBM's DCGCalculator::CheckLabel), naming the first bad row."""
+    lab = np.asarray(label, np.float32)
+    bad = (np.abs(lab - np.trunc(lab)) > np.float32(1e-15)) | (lab < 0) | (lab >= len(label_gain))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        v = float(label[i])
+        if v < 0 or v != int(v):
+            why = "ranking labels must be non-negative integers (relevance grades)"
+        else:
+            why = (
+                f"it has no gain: label_gain has {len(label_gain)} entries (labels "
+                f"0..{len(label_gain) - 1}); give label_gain one gain per grade"
+            )
+        raise ValueError(f"{what}: label {v:g} at row {i}: {why}")
+
+
+class Queries:
+    """This rank's queries: ``boundaries`` (local rows), ``first`` (the global
+    index of its first query: queries are numbered in rank order) and
+    ``n_global`` (queries on every rank)."""
+
+    def __init__(self, boundaries, first=0, n_global=None):
+        self.boundaries = boundaries
+        self.first = int(first)
+        self.n_queries = len(boundaries) - 1
+        self.n_global = self.n_queries if n_global is None else int(n_global)
+
+    @classmethod
+    def of(cls, dataset, comm, what="the training data"):
+        """The queries of ``dataset`` (which must have a group) over the ranks of
+        ``comm``, whose queries are whole (checked where their ids are known)."""
+        if dataset.group is None:
+            raise ValueError(
+                f"{what} has no query groups: ranking needs them (Dataset(group=...), "
+                "a .query file, group_column or qid: fields)"
+            )
+        b = query_boundaries(dataset.group)
+        sizes = np.diff(b)
+        if len(sizes) and sizes.max() > MAX_QUERY_ROWS:
+            i = int(np.argmax(sizes))
+            raise ValueError(
+                f"{what}: query {i} has {int(sizes[i])} rows, more than LightGBM's "
+                f"limit of {MAX_QUERY_ROWS} for a ranked query"
+            )
+        if comm.size == 1:
+            return cls(b)
+        counts = comm.per_rank(len(sizes))
+        first = int(counts[: comm.rank].sum())
+        _check_whole_queries(dataset, sizes, comm, what)
+        return cls(b, first, int(counts.sum()))
+
+
+def _check_whole_queries(dataset, sizes, comm, what):
+    """With query ids on every rank: no rank's last query is the next rank's first
+    (an allgather of each rank's first and last id and its query count)."""
+    ids = dataset.query_ids
+    if not comm.every_rank(ids is not None):
+        return
+    ids = np.asarray(ids, np.float64)
+    ends = comm.stack([ids[0], ids[-1], len(ids)] if len(ids) else [0.0, 0.0, 0.0])
+    ranks = [r for r in range(comm.size) if ends[r, 2] > 0]
+    for a, b in zip(ranks, ranks[1:]):
+        if ends[a, 1] == ends[b, 0]:
+            raise agreed(
+                ValueError(
+                    f"{what}: query id {ends[a, 1]:g} spans ranks {a} and {b}: every "
+                    "query's rows must be on one rank (cut the rows at query boundaries)"
+                )
+            )
