@@ -267,13 +267,6 @@ HARMLESS: frozenset[str] = frozenset(
         "pred_early_stop_margin",
         "convert_model_language",
         "convert_model",
-        "objective_seed",
-        "lambdarank_truncation_level",
-        "lambdarank_norm",
-        "label_gain",
-        "lambdarank_position_bias_regularization",
-        # only ranking metrics read it, and they are refused
-        "eval_at",
     }
 )
 
@@ -282,7 +275,6 @@ HARMLESS: frozenset[str] = frozenset(
 #: accepted with a warning; any other value changes the model or the output
 #: and is refused.  "" stands for an empty list (constraints, file names).
 DEFAULTS: dict[str, object] = {
-    "bagging_by_query": False,
     "feature_contri": "",
     "forcedsplits_filename": "",
     "cegb_penalty_split": 0.0,

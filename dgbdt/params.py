@@ -77,6 +77,10 @@ class Param:
         """What values are allowed, as a phrase: 'an integer in [2, 131072]'."""
         if self.name == "auc_mu_weights":
             return "a list of finite numbers, or comma-separated text of them"
+        if self.name == "label_gain":
+            return "a list of finite numbers (the gain of each label), or comma-separated text"
+        if self.name == "eval_at":
+            return "a list of positive integers, or comma-separated text of them"
         if self.name == "monotone_constraints":
             return "a list of -1, 0, 1 (one per feature), or comma-separated text"
         if self.name == "interaction_constraints":
@@ -176,6 +180,18 @@ def _convert_float_list(p: Param, value: object) -> tuple[float, ...] | None:
             raise _error(p, value)
         out.append(x)
     return tuple(out) or None
+
+
+def _convert_eval_at(p: Param, value: object) -> tuple[int, ...]:
+    """eval_at: positive integers, a list or comma-separated text; "" / None -> 1..5."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = [value]
+    numbers = _convert_float_list(p, value)
+    if numbers is None:
+        return (1, 2, 3, 4, 5)
+    if any(x != int(x) or x < 1 for x in numbers):
+        raise _error(p, value)
+    return tuple(int(x) for x in numbers)
 
 
 def _convert_max_bins(p: Param, value: object) -> tuple[int, ...] | None:
@@ -437,6 +453,14 @@ _ROWS = [
         lo=0,
         hi=1,
         lo_open=True,
+    ),
+    Param(
+        "bagging_by_query",
+        False,
+        bool,
+        (),
+        "Ranking: bag whole queries (each kept with bagging_fraction, keyed on the "
+        "global query index) instead of rows.",
     ),
     Param("bagging_seed", 3, int, ("bagging_fraction_seed",), "Random seed for bagging."),
     Param(
@@ -864,6 +888,48 @@ _ROWS = [
         hi_open=True,
     ),
     Param(
+        "objective_seed",
+        5,
+        int,
+        (),
+        "rank_xendcg: seed of its random draws (keyed on (seed, iteration, global "
+        "query), the same on any number of ranks).",
+    ),
+    Param(
+        "lambdarank_truncation_level",
+        30,
+        int,
+        ("max_position",),
+        "lambdarank: pairs need a document in the top this many positions, and the "
+        "maximal DCG is taken at it (max_position: LightGBM 2's name).",
+        lo=1,
+    ),
+    Param(
+        "lambdarank_norm",
+        True,
+        bool,
+        (),
+        "lambdarank: normalise each query's lambdas (and weigh pairs by 1 / (0.01 + "
+        "|score difference|)); false is the original algorithm.",
+    ),
+    Param(
+        "label_gain",
+        "",
+        str,
+        (),
+        'Ranking: the gain of each label (a list, or comma-separated); "" means 2^i - 1 '
+        "for labels 0..30.",
+        convert=_convert_float_list,
+    ),
+    Param(
+        "lambdarank_position_bias_regularization",
+        0.0,
+        float,
+        (),
+        "lambdarank with Dataset positions: L2 regularisation of the position bias factors.",
+        lo=0,
+    ),
+    Param(
         "reg_sqrt",
         False,
         bool,
@@ -905,6 +971,14 @@ _ROWS = [
         "multi_error: a row is right when its true class is among the k classes "
         "scored highest (ties with the true class count against it).",
         lo=1,
+    ),
+    Param(
+        "eval_at",
+        "1,2,3,4,5",
+        str,
+        ("ndcg_eval_at", "ndcg_at", "map_eval_at", "map_at"),
+        "ndcg and map: the positions k evaluated, reported as ndcg@k, map@k.",
+        convert=_convert_eval_at,
     ),
     Param("metric_freq", 1, int, ("output_freq",), "Evaluate metrics every k iterations.", lo=1),
     Param(

@@ -10,6 +10,8 @@ DGBDT_ONLY = {
     "check_consistency",
     "cat_high_cardinality_rows",
 }  # as in test_params.py
+#: dgbdt's aliases LightGBM 4.7 no longer knows (max_position: LightGBM 2's name)
+DGBDT_ALIASES = {"max_position"}
 
 
 def test_table_matches_installed_lightgbm():
@@ -58,7 +60,8 @@ def test_dgbdt_names_agree_with_lightgbm():
         if name in DGBDT_ONLY:
             continue
         for key in (name, *p.aliases):
-            assert lightgbm_canonical(key) == name, (key, name)
+            if key not in DGBDT_ALIASES:
+                assert lightgbm_canonical(key) == name, (key, name)
 
 
 def test_params_table_text():

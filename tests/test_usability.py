@@ -182,7 +182,7 @@ def test_a_lightgbm_key_that_changes_the_model_is_an_error(tmp_path, capsys, key
         ("local_listen_port", "12400"),
         ("machine_list_file", "mlist.txt"),
         ("device_type", "cpu"),
-        ("eval_at", "1,2,3,4,5"),
+        ("histogram_pool_size", "-1"),
         ("cegb_penalty_feature_lazy", "0,0,0"),
     ],
 )
