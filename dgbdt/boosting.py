@@ -64,6 +64,9 @@ class TrainingData:
     def __init__(self, dataset, blocks, weight, init_score):
         mapper = dataset.bin_mapper
         self.label, self.weight, self.init_score = dataset.label, weight, init_score
+        # this rank's queries (dgbdt.ranking.Queries) where the objective or
+        # bagging_by_query needs them (set by the engine), else None
+        self.queries = None
         # This rank's rows are global rows row_offset ... row_offset + n_samples - 1.
         self.row_offset = dataset.row_offset
         store = self.store = dataset.store  # dgbdt.store.BinStore
@@ -212,6 +215,7 @@ class Boosting:
             self._splittable_features(),
             label=data.label,
             row_comm=self.row_comm,
+            queries=data.queries,
         )
         callbacks = _prepare_callbacks(callbacks, cfg)
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
@@ -267,7 +271,12 @@ class Boosting:
             )
         else:
             self.objective.gradients(
-                self.scores, self.data.label, self.data.weight, self.gradients, self.hessians
+                self.scores,
+                self.data.label,
+                self.data.weight,
+                self.gradients,
+                self.hessians,
+                iteration=it,
             )
         if it == self.first_iter:
             _check_first_gradients(self.gradients, self.hessians)

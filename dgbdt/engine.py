@@ -31,6 +31,7 @@ from .dataset import Dataset
 from .learners.feature_blocks import assemble_global_mapper
 from .objectives import CustomObjective, make_objective
 from .params import ALIASES, PARAMS, resolve_params
+from .ranking import Queries
 
 
 def train(
@@ -166,6 +167,7 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
     data = _training_data(run, keep_raw=init_model is not None, category_lists=lists)
     if run.objective:
         run.objective.set_label_weights(data.label, data.weight, run.row_comm)
+    data.queries = _training_queries(run, data)
     booster = _new_booster(run, data)
     if init_booster is not None:
         _check_init_model(init_booster, booster, run.k_out)
@@ -207,6 +209,19 @@ def _training_data(run, keep_raw, category_lists=None):
             raise NotImplementedError("init_model with feature_indices column blocks")
         blocks = assemble_global_mapper(comm, train_set)
     return TrainingData(train_set, blocks, weight, init_score)
+
+
+def _training_queries(run, data):
+    """The training set's queries (dgbdt.ranking.Queries) where the objective or
+    bagging_by_query needs them, handed to the objective; else None."""
+    objective = run.objective
+    ranks = objective is not None and objective.uses_queries
+    if not ranks and not run.cfg["bagging_by_query"]:
+        return None
+    queries = Queries.of(run.train_set, run.row_comm)
+    if ranks:
+        objective.set_queries(queries, data.label, run.train_set.position, run.row_comm)
+    return queries
 
 
 def _shared_weights(run):

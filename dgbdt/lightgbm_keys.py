@@ -305,29 +305,9 @@ TRUE_WORDS, FALSE_WORDS = ("true", "+", "1", "yes"), ("false", "-", "0", "no")
 
 #: LightGBM's objectives and metrics dgbdt does not have (with their aliases):
 #: named as such, without a "did you mean" that would pick another loss.
-LIGHTGBM_ONLY_OBJECTIVES: frozenset[str] = frozenset(
-    {
-        "lambdarank",
-        "rank_xendcg",
-        "xendcg",
-        "xe_ndcg",
-        "xe_ndcg_mart",
-        "xendcg_mart",
-    }
-)
-LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset(
-    {
-        "ndcg",
-        "lambdarank",
-        "rank_xendcg",
-        "xendcg",
-        "xe_ndcg",
-        "xe_ndcg_mart",
-        "xendcg_mart",
-        "map",
-        "mean_average_precision",
-    }
-)
+LIGHTGBM_ONLY_OBJECTIVES: frozenset[str] = frozenset()
+# (every LightGBM metric is in dgbdt.metrics: none is left here)
+LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset()
 
 
 def parse_bool(value: object) -> bool | None:

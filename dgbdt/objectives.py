@@ -19,7 +19,9 @@ import numpy as np
 
 from .exact_sum import global_exact_sums
 from .native import common
+from .native import rank as rank_kernels
 from .native.objective import compute_gradients
+from .ranking import PositionBias, check_ranking_labels, default_label_gain, discounts
 from .registry import Registry
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
 #: every accepted spelling).
 OBJECTIVES = Registry()
 _EMPTY = np.zeros(0, np.float64)
+_EMPTY32 = np.zeros(0, np.float32)
 #: LightGBM's kEpsilon, a float constant (1e-15f)
 _EPSILON = float(np.float32(1e-15))
 #: bounds that keep predictions finite: exp(_LOG_MAX) and _SQRT_MAX ** 2 are floats
@@ -117,6 +120,8 @@ class Objective:
     #: reg_sqrt applies (LightGBM's RegressionL2loss and the losses built on it
     #: without turning it off)
     takes_sqrt = False
+    #: the loss is over query groups: set_queries gives it the training set's
+    uses_queries = False
 
     def __init__(self, cfg):
         self.num_class = cfg["num_class"]
@@ -230,7 +235,9 @@ class Objective:
         global statistics: the same on any number of ranks."""
         raise NotImplementedError
 
-    def gradients(self, scores, label, weight, gradients, hessians):
+    def gradients(self, scores, label, weight, gradients, hessians, iteration=0):
+        """Gradients and hessians (k, n) float32 of the (k, n) raw ``scores`` at
+        boosting round ``iteration``."""
         # LightGBM drops weights that are all 1 (its unweighted branches differ
         # for cross_entropy_lambda; the others give the same numbers)
         compute_gradients(
@@ -697,6 +704,140 @@ class MulticlassOva(Binary):
     def _positives(self, label):
         classes = label.astype(np.int64)
         return [classes == k for k in range(self.num_class)]
+
+
+class _Ranking(Objective):
+    """A learning-to-rank loss over each query's documents (labels: relevance
+    grades).  Needs the training set's queries (:meth:`set_queries`); its
+    raw scores are the predictions, and it starts from 0 (LightGBM's
+    BoostFromScore of ranking objectives)."""
+
+    default_metric = "ndcg"
+    model_params = ()
+    uses_queries = True
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.label_gain = default_label_gain(cfg["label_gain"])
+        self.queries = None
+        self._labels = (None, None)
+
+    def set_queries(self, queries, label, position, comm):
+        """This rank's queries (dgbdt.ranking.Queries) of the training set."""
+        self.queries = queries
+
+    def _float_labels(self, label):
+        """The labels as float32 (LightGBM's label_t), converted once."""
+        if self._labels[0] is not label:
+            self._labels = (label, np.ascontiguousarray(label, np.float32))
+        return self._labels[1]
+
+    def init_score(self, label, weight, comm):
+        return np.zeros(1)
+
+    @staticmethod
+    def _weights(weight):
+        return _EMPTY32 if weight is None else np.ascontiguousarray(weight, np.float32)
+
+
+@OBJECTIVES.add
+class LambdaRank(_Ranking):
+    """LambdaRank (LambdaMART with NDCG, LightGBM's LambdarankNDCG): over the
+    pairs of a query with different labels and one document in the top
+    ``lambdarank_truncation_level`` positions, the logistic pair loss weighted
+    by |delta NDCG| of swapping them; ``lambdarank_norm`` normalises each
+    query's lambdas.  With Dataset positions it also learns a bias factor per
+    position (unbiased lambdarank), from sums over every rank's rows."""
+
+    name = "lambdarank"
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.truncation = cfg["lambdarank_truncation_level"]
+        self.kernel_cfg = np.array(
+            [cfg["sigmoid"], self.truncation, 1.0 if cfg["lambdarank_norm"] else 0.0]
+        )
+        self.table = np.empty(rank_kernels.SIGMOID_BINS, np.float64)
+        self.table_params = np.array(rank_kernels.sigmoid_table(cfg["sigmoid"], self.table))
+        self.discount = discounts()
+        self.inv_max = None
+        self.bias_params = (cfg["learning_rate"], cfg["lambdarank_position_bias_regularization"])
+        self.bias = None  # PositionBias, with Dataset positions
+
+    def _check_label_values(self, label):
+        check_ranking_labels(label, self.label_gain, "lambdarank")
+
+    def set_queries(self, queries, label, position, comm):
+        super().set_queries(queries, label, position, comm)
+        self.inv_max = np.empty(queries.n_queries, np.float64)
+        rank_kernels.inverse_max_dcgs(
+            self.truncation,
+            self._float_labels(label),
+            queries.boundaries,
+            self.label_gain,
+            self.discount,
+            self.inv_max,
+        )
+        self.bias = None if position is None else PositionBias(position, *self.bias_params, comm)
+
+    def gradients(self, scores, label, weight, gradients, hessians, iteration=0):
+        raw = scores[0] if self.bias is None else self.bias.adjusted(scores[0])
+        rank_kernels.lambdarank_gradients(
+            raw,
+            self._float_labels(label),
+            self.queries.boundaries,
+            self.inv_max,
+            self.label_gain,
+            self.discount,
+            self.table,
+            self.table_params,
+            self.kernel_cfg,
+            self._weights(weight),
+            gradients[0],
+            hessians[0],
+        )
+        if self.bias is not None:
+            self.bias.update(gradients[0], hessians[0])
+
+
+@OBJECTIVES.add
+class RankXendcg(_Ranking):
+    """rank_xendcg (XE-NDCG, Bruch 2020, LightGBM's RankXENDCG): the cross
+    entropy between each query's softmax of scores and a target distribution
+    of ``2^label - u`` with uniform noise u; its draws are keyed on
+    (objective_seed, iteration, global query index) through LightGBM's own
+    generator, so the gradients are LightGBM's in a fresh run on any number
+    of ranks."""
+
+    name = "rank_xendcg"
+    aliases = ("xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart")
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.seed = cfg["objective_seed"]
+
+    def _check_label_values(self, label):
+        bad = (np.asarray(label) < 0) | (np.asarray(label) >= 1024)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"rank_xendcg: label {label[i]:g} at row {i}: its target weighs 2^label, "
+                "so labels must be relevance grades in [0, 1024)"
+            )
+
+    def gradients(self, scores, label, weight, gradients, hessians, iteration=0):
+        q = self.queries
+        rank_kernels.xendcg_gradients(
+            scores[0],
+            self._float_labels(label),
+            q.boundaries,
+            self.seed,
+            q.first,
+            iteration,
+            self._weights(weight),
+            gradients[0],
+            hessians[0],
+        )
 
 
 class CustomObjective(Objective):

@@ -893,7 +893,7 @@ _ROWS = [
         int,
         (),
         "rank_xendcg: seed of its random draws (keyed on (seed, iteration, global "
-        "query), the same on any number of ranks).",
+        "query)); when only seed is given, derived from it as LightGBM does.",
     ),
     Param(
         "lambdarank_truncation_level",
@@ -1193,13 +1193,27 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, obje
         out[name] = _coerce(p, p.default if value is None else value)
         if name == "boosting":
             boosting_goss = isinstance(value, str) and value.strip().lower() == "goss"
+        elif name == "seed":
+            seed_given = value is not None
     if boosting_goss:
         _boosting_goss(out)
+    if "objective_seed" not in given and seed_given:
+        out["objective_seed"] = lightgbm_derived_seed(out["seed"], 4)
     if out["metric"] is None:
         obj = out["objective"]
         out["metric"] = [] if callable(obj) else [default_metric(obj)]
     _check_combination(out)
     return out
+
+
+def lightgbm_derived_seed(seed: int, k: int) -> int:
+    """The ``k``-th (0-based) seed LightGBM derives from a given ``seed`` (config.cpp:
+    Random(seed).NextShort(0, 32767) for data_random_seed, bagging_seed, drop_seed,
+    feature_fraction_seed, objective_seed, extra_seed in that order)."""
+    x = seed & 0xFFFFFFFF
+    for _ in range(k + 1):
+        x = (214013 * x + 2531011) & 0xFFFFFFFF
+    return ((x >> 16) & 0x7FFF) % 32767
 
 
 def _check_combination(p: dict[str, object]) -> None:

@@ -13,9 +13,12 @@ queries; that is the caller's promise, as in LightGBM.
 import numpy as np
 
 from .comm import agreed
+from .exact_sum import grouped_exact_sums
+from .native.common import INDEX_DTYPE
 
 __all__ = [
     "MAX_QUERY_ROWS",
+    "PositionBias",
     "Queries",
     "default_label_gain",
     "discounts",
@@ -133,3 +136,42 @@ def _check_whole_queries(dataset, sizes, comm, what):
                     "query's rows must be on one rank (cut the rows at query boundaries)"
                 )
             )
+
+
+class PositionBias:
+    """Unbiased lambdarank's position bias factors (LightGBM's
+    UpdatePositionBiasFactors): one float32 factor per position, added to the
+    scores of the rows shown there before the lambdas are computed, and moved
+    each round by a Newton step on the sums of those rows' lambdas and
+    hessians, with L2 ``regularization``.  The sums are exact over every
+    rank's rows (dgbdt.exact_sum), so every rank takes the same step on any
+    number of ranks; the positions are numbered by their sorted global ids
+    (LightGBM: by first appearance, which names the same factors)."""
+
+    def __init__(self, position, learning_rate, regularization, comm):
+        ids = np.unique(comm.concat(np.unique(position), np.int64))
+        self.index = np.searchsorted(ids, position)
+        self.factors = np.zeros(len(ids), np.float32)
+        self.lr, self.reg, self.comm = learning_rate, regularization, comm
+        counts = np.bincount(self.index, minlength=len(ids))
+        self.order = np.argsort(self.index, kind="stable").astype(INDEX_DTYPE)
+        self.begin = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        self.count = counts.astype(np.int64)
+        self.instances = comm.total_int(counts).astype(np.float64)
+
+    def adjusted(self, scores):
+        """The scores plus each row's position factor."""
+        return scores + self.factors[self.index]
+
+    def update(self, lambdas, hessians):
+        """One Newton step of every factor from this round's (weighted) lambdas and
+        hessians (float32, this rank's rows)."""
+        sums = [
+            np.asarray(grouped_exact_sums(self.comm, v, self.order, self.begin, self.count))
+            for v in (lambdas, hessians)
+        ]
+        first = -sums[0] - self.factors * self.reg * self.instances
+        second = -sums[1] - self.reg * self.instances
+        self.factors = (self.factors + self.lr * first / (np.abs(second) + 0.001)).astype(
+            np.float32
+        )

@@ -56,6 +56,16 @@ def bagged_rows(n_samples, fraction, seed, iteration, row_offset=0):
     return np.flatnonzero(draws < fraction).astype(common.INDEX_DTYPE)
 
 
+def bagged_query_rows(queries, fraction, seed, iteration):
+    """Local rows of the queries kept in this round's bag (bagging_by_query): each
+    query with probability ``fraction``, decided by a hash of (seed, iteration,
+    global query index), so a query's fate does not depend on its rank."""
+    b = queries.boundaries
+    draws = _row_draws(len(b) - 1, seed, stream_key(STREAM_BAGGING, iteration), queries.first)
+    keep = np.repeat(draws < fraction, np.diff(b))
+    return np.flatnonzero(keep).astype(common.INDEX_DTYPE)
+
+
 def balanced_bagged_rows(positive, pos_fraction, neg_fraction, seed, iteration, row_offset=0):
     """Local rows of a balanced bag: a row with ``positive`` (bool, per local row)
     is kept with probability ``pos_fraction``, any other with ``neg_fraction``;
@@ -161,8 +171,12 @@ class Sampler:
     collectives on every rank: which ones depends on the params only.
     """
 
-    def __init__(self, cfg, n_samples, row_offset, features, *, label=None, row_comm=None):
+    def __init__(
+        self, cfg, n_samples, row_offset, features, *, label=None, row_comm=None, queries=None
+    ):
         self.cfg, self.row_comm = cfg, SerialComm() if row_comm is None else row_comm
+        # bagging_by_query: whole queries (dgbdt.ranking.Queries) are kept or left out
+        self.queries = queries if cfg["bagging_by_query"] else None
         self.n_samples, self.row_offset, self.splittable = n_samples, row_offset, features
         self.all_rows = self.bag = np.arange(n_samples, dtype=common.INDEX_DTYPE)
         self.bagging_freq, self.bagging_fraction = cfg["bagging_freq"], cfg["bagging_fraction"]
@@ -227,6 +241,10 @@ class Sampler:
                 self.bagging_seed,
                 iteration,
                 self.row_offset,
+            )
+        if self.queries is not None:
+            return bagged_query_rows(
+                self.queries, self.bagging_fraction, self.bagging_seed, iteration
             )
         return bagged_rows(
             self.n_samples, self.bagging_fraction, self.bagging_seed, iteration, self.row_offset

@@ -198,7 +198,7 @@ def _replace_line(text, prefix, new, nth=0):
 BAD = [
     (lambda t: t.split("end of trees")[0], ["end of trees", "truncated"]),
     (lambda t: t.replace("version=v4", "version=v9"), ["version=v9", "v2, v3, v4"]),
-    (lambda t: t.replace("objective=binary sigmoid:1", "objective=lambdarank"), ["lambdarank"]),
+    (lambda t: t.replace("objective=binary sigmoid:1", "objective=lambdamart"), ["lambdamart"]),
     (lambda t: t.replace("objective=binary sigmoid:1", "objective=huber sqrt"), ["sqrt"]),
     (lambda t: t.replace("objective=binary sigmoid:1", "objective=binary sigmoid:0"), ["sigmoid"]),
     (lambda t: t.replace("objective=binary sigmoid:1", "objective=poisson sigmoid:1"), ["sigmoid"]),

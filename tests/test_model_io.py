@@ -404,7 +404,7 @@ def test_leaf_values_must_be_finite(model_text, raw):
     )
 
 
-@pytest.mark.parametrize("value", ["lambdarank", "Binary", "", 1, None, ["binary"]])
+@pytest.mark.parametrize("value", ["lambdamart", "Binary", "", 1, None, ["binary"]])
 def test_unknown_or_non_string_objective(model_text, value):
     _refused(_edited(model_text, _set(("objective",), value)), "'objective'", "known objective")
 

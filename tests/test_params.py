@@ -328,14 +328,18 @@ def test_objective_alias_table():
         "cross_entropy",
         "cross_entropy_lambda",
         "multiclassova",
+        "lambdarank",
+        "rank_xendcg",
     }
+    for a in ("xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"):
+        assert OBJECTIVE_ALIASES[a] == "rank_xendcg"
 
 
 def test_unknown_objective_lists_valid_ones():
     with pytest.raises(ValueError) as e:
-        resolve_params({"objective": "lambdarank"})
+        resolve_params({"objective": "lambdamart"})
     msg = str(e.value)
-    assert "Parameter 'objective'" in msg and "'lambdarank'" in msg
+    assert "Parameter 'objective'" in msg and "'lambdamart'" in msg
     for o in (
         "'regression'",
         "'regression_l1'",
@@ -427,8 +431,9 @@ def test_default_metric():
         assert default_metric(objective) == objective
     assert default_metric("xentlambda") == "cross_entropy_lambda"
     assert default_metric("multiclassova") == "multi_logloss"
-    with pytest.raises(ValueError, match="'lambdarank'"):
-        default_metric("lambdarank")
+    assert default_metric("lambdarank") == default_metric("xendcg") == "ndcg"
+    with pytest.raises(ValueError, match="'lambdamart'"):
+        default_metric("lambdamart")
 
 
 # --------------------------------------------------------------------------- #

@@ -303,9 +303,6 @@ def test_lightgbm_defaults_given_as_python_values_are_accepted(key, value):
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"objective": "lambdarank"}, "LightGBM objective 'lambdarank' is not supported by dgbdt"),
-        ({"objective": "xendcg"}, "LightGBM objective 'xendcg' is not supported"),
-        ({"metric": "map"}, "LightGBM metric 'map' is not supported by dgbdt yet"),
         ({"min_data_in_bin": "1e30"}, "'min_data_in_bin' must fit a 32-bit integer"),
         ({"num_class": 10**12, "objective": "multiclass"}, "'num_class' must fit a 32-bit integer"),
         ({"top_k": 2**31}, "'top_k' must fit a 32-bit integer"),
