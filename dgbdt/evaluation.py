@@ -3,24 +3,33 @@ score, init model), and the metrics and fevals over every rank's rows.
 
 Additive metrics sum over the ranks (exact); AUC and custom fevals, which are
 not sums over rows, gather labels, predictions and weights first (one helper,
-``_all_rows``).
+``_all_rows``).  The ranking metrics (ndcg, map) are sums over queries, whole
+on each rank: they add up over the ranks too.
 """
 
 import numpy as np
 
+from .comm import agreed
 from .dataset import Dataset
 from .metrics import get_metric
 from .objectives import CustomObjective
+from .ranking import query_boundaries
 
 
 class EvalSet:
     """One data set evaluated each round: its name, Dataset, label and weight
-    (the training set's are the training's own view of them), and its raw
-    scores (k_out, n), updated as trees are added."""
+    (the training set's are the training's own view of them), its raw
+    scores (k_out, n), updated as trees are added, and its query row
+    boundaries ``queries`` (int64, this rank's queries; None without groups)."""
 
-    def __init__(self, name, dataset, scores, label, weight):
+    def __init__(self, name, dataset, scores, label, weight, queries=None):
         self.name, self.dataset, self.scores = name, dataset, scores
-        self.label, self.weight = label, weight
+        self.label, self.weight, self.queries = label, weight, queries
+
+
+def _queries(dataset):
+    """The query row boundaries of a Dataset's group, or None without one."""
+    return None if dataset.group is None else query_boundaries(dataset.group)
 
 
 def make_eval_sets(run, data, train_scores, valid_sets, valid_names, booster, init_booster):
@@ -30,7 +39,7 @@ def make_eval_sets(run, data, train_scores, valid_sets, valid_names, booster, in
     out = []
     for name, ds in _named_sets(run, valid_sets, valid_names, booster, init_booster):
         if ds is train_set:
-            out.append(EvalSet(name, ds, train_scores, data.label, data.weight))
+            out.append(EvalSet(name, ds, train_scores, data.label, data.weight, _queries(ds)))
             continue
         scores = start_scores(ds.init_score, ds.n_samples, run.k_out)
         if ds.init_score is None:
@@ -39,7 +48,7 @@ def make_eval_sets(run, data, train_scores, valid_sets, valid_names, booster, in
             else:
                 scores += booster.init_score[:, None]
         ds.release_raw_data()
-        out.append(EvalSet(name, ds, scores, ds.label, ds.weight))
+        out.append(EvalSet(name, ds, scores, ds.label, ds.weight, _queries(ds)))
     return out
 
 
@@ -152,6 +161,8 @@ class Evaluator:
         self.eval_sets, self.cfg, self.objective, self.k_out = eval_sets, cfg, objective, k_out
         self.comm = comm
         self.metrics = [get_metric(m) for m in cfg["metric"]]
+        self.names = [m.result_names(cfg) for m in self.metrics]
+        _check_queries(comm, eval_sets, self.metrics)
         # (an empty list still gathers a distributed set's rows: what feval=[] costs)
         self.feval_given = feval is not None
         self.fevals = list(feval) if isinstance(feval, (list, tuple)) else [feval]
@@ -168,10 +179,13 @@ class Evaluator:
         raw = es.scores.T
         preds = objective.transform(raw) if objective else CustomObjective.output(raw, {})
         results = []
-        for m in self.metrics:
+        for m, names in zip(self.metrics, self.names):
             kw = m.options_from(self.cfg)
+            if m.queries:
+                kw["queries"] = es.queries
             value = global_metric(comm, m, es.label, raw if m.raw_scores else preds, es.weight, kw)
-            results.append((es.name, m.result_name(self.cfg), value, m.higher_better))
+            values = value if isinstance(value, list) else [value]
+            results += [(es.name, n, v, m.higher_better) for n, v in zip(names, values)]
         if self.feval_given:
             fpreds = raw[:, 0] if self.k_out == 1 and objective is None else preds
             fdata = es.dataset
@@ -181,6 +195,25 @@ class Evaluator:
             for fn in self.fevals:
                 results += [(es.name, *r) for r in _feval_results(fn, fn(fpreds, fdata))]
         return results
+
+
+def _check_queries(comm, eval_sets, metrics):
+    """A ranking metric needs query groups on every evaluated set, on every
+    rank (one collective, agreed by all ranks, when there is such a metric)."""
+    needing = [m for m in metrics if m.queries]
+    if not needing or not eval_sets:
+        return
+    have = np.array([es.queries is not None for es in eval_sets], np.int64)
+    every = comm.least_int(have) if comm.size > 1 else have
+    for es, mine, all_ranks in zip(eval_sets, have, every):
+        if not all_ranks:
+            where = "has none" if not mine else "has none on another rank"
+            raise agreed(
+                ValueError(
+                    f"The {needing[0].name} metric needs query groups: {es.name!r} {where} "
+                    "(Dataset(group=...), a .query file, group_column or qid: fields)"
+                )
+            )
 
 
 def _feval_results(fn, out):
@@ -206,11 +239,12 @@ def _feval_results(fn, out):
 def global_metric(comm, metric, label, preds, weight, kw):
     """A metric over every rank's rows: additive sums are allreduced (exact);
     AUC, which is not a sum, gathers labels, predictions and weights (n floats
-    per evaluation)."""
+    per evaluation).  A float, or a list of floats for a metric with several
+    results (ndcg@k, map@k: ``kw`` then holds this rank's ``queries``)."""
     if comm.size == 1:
         return metric.compute(label, preds, weight, **kw)
     if metric.partial is not None:
-        return float(metric.finalize(comm.total(metric.partial(label, preds, weight, **kw))))
+        return metric.value_of(comm.total(metric.partial(label, preds, weight, **kw)))
     return metric.compute(*_all_rows(comm, label, preds, weight), **kw)
 
 

@@ -17,6 +17,13 @@ the probability of class 1 (shape ``(n,)``) for binary and cross_entropy,
 ``exp(raw)`` for poisson / gamma / tweedie, ``log(1 + exp(raw))`` for
 cross_entropy_lambda, class probabilities (shape ``(n, K)``) for multiclass.
 ``weight=None`` means all ones.
+
+The ranking metrics ``ndcg`` and ``map`` score queries: they take raw scores
+and the query row boundaries (``queries=``, see ``Metric.queries``) and give
+one result per position k of ``eval_at`` (``ndcg@1``, ``ndcg@2``, ...; see
+``Metric.result_names``), their ``finalize`` a list of values.  They are sums
+over queries, and a query never spans two ranks, so they add up over ranks
+exactly.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from typing import Callable
 
 import numpy as np
 
+from . import ranking
+from .native import rank_metric
 from .registry import Registry
 
 __all__ = [
@@ -457,6 +466,103 @@ def auc_mu(label, raw, weight=None, weights_matrix=None):
     return float(2.0 * total / k / (k - 1))
 
 
+# --- ranking (LightGBM src/metric/rank_metric.hpp, map_metric.hpp) --------
+
+# DCGCalculator::DefaultEvalAt: positions 1 .. 5 when eval_at is not given
+_DEFAULT_EVAL_AT = (1, 2, 3, 4, 5)
+# DCGCalculator's discount table, 1 / log2(2 + i) (a query has at most 10000 rows)
+_DISCOUNTS = ranking.discounts()
+
+
+def _rank_inputs(name, label, pred, weight, queries, eval_at):
+    """float32 labels, float64 scores (n,), int64 query boundaries, int64
+    positions and float32 query weights (None without weights)."""
+    pred = np.asarray(pred, dtype=np.float64)
+    if pred.ndim == 2 and pred.shape[1] == 1:  # the raw scores of one class, (n, 1)
+        pred = pred[:, 0]
+    label, pred, weight = _prepare(label, pred, weight)
+    if queries is None:
+        raise ValueError(f"the {name} metric needs query groups (queries=boundaries)")
+    b = np.asarray(queries, dtype=np.int64)
+    if b.ndim != 1 or b.size == 0 or b[0] != 0 or b[-1] != label.shape[0] or np.any(b[1:] < b[:-1]):
+        raise ValueError(
+            f"the {name} metric: queries must be row boundaries 0 = b[0] <= ... <= b[-1] = "
+            f"{label.shape[0]} (the number of rows), got {b[:10]}..."
+        )
+    ks = np.asarray(eval_at, dtype=np.int64).reshape(-1)
+    if ks.size == 0 or ks.min() < 1:
+        raise ValueError(f"the {name} metric: eval_at must be positions >= 1, got {eval_at!r}")
+    return label.astype(np.float32), pred, b, ks, ranking.query_weights(weight, b)
+
+
+def _query_sums(values, qw, trivial=None):
+    """``[sum_q w_q v_qk for each k ..., sum_q w_q]`` of per-query values
+    (n_queries, n_k); every query weighs 1 without query weights ``qw``.
+
+    A ``trivial`` query adds 1, unweighted, as LightGBM's NDCGMetric adds
+    ``1.0f`` for a query without relevant documents even with weights.
+    """
+    if qw is None:
+        return np.append(values.sum(axis=0), float(values.shape[0]))
+    w = qw.astype(np.float64)
+    terms = values * w[:, None]
+    if trivial is not None:
+        terms[trivial.astype(bool)] = 1.0
+    return np.append(terms.sum(axis=0), w.sum())
+
+
+def _ndcg_partial(
+    label, pred, weight=None, *, queries=None, eval_at=_DEFAULT_EVAL_AT, label_gain=None
+):
+    """NDCGMetric: ``[sum_q w_q NDCG_q@k for each k of eval_at, sum_q w_q]``.
+
+    Per query, the documents are ranked by raw score (ties in row order);
+    ``DCG@k = sum_{j < min(k, n)} label_gain[label_(j)] / log2(2 + j)`` over
+    the maximal DCG@k of the query's labels.  A query whose maximal DCG at the
+    first k is <= 0 (all labels 0 with the default gains, or no rows) scores
+    1 at every k, and adds that 1 unweighted (LightGBM's rule).  ``w_q`` is
+    the query's mean row weight in float32 (LightGBM's query weights), 1
+    without weights.  ``label_gain`` defaults to ``2^i - 1``; labels must be
+    integers with a gain and queries at most 10000 rows (as LightGBM).
+    """
+    label, pred, b, ks, qw = _rank_inputs("ndcg", label, pred, weight, queries, eval_at)
+    gains = ranking.default_label_gain(label_gain)
+    ranking.check_ranking_labels(label, gains, "the ndcg metric")
+    sizes = np.diff(b)
+    if sizes.size and sizes.max() > ranking.MAX_QUERY_ROWS:
+        i = int(np.argmax(sizes))
+        raise ValueError(
+            f"the ndcg metric: query {i} has {int(sizes[i])} rows, more than "
+            f"LightGBM's limit of {ranking.MAX_QUERY_ROWS}"
+        )
+    values = np.empty((sizes.size, ks.size), np.float64)
+    trivial = np.empty(sizes.size, np.uint8)
+    rank_metric.ndcg_at(label, pred, b, ks, gains, _DISCOUNTS, values, trivial)
+    return _query_sums(values, qw, trivial)
+
+
+def _map_partial(label, pred, weight=None, *, queries=None, eval_at=_DEFAULT_EVAL_AT):
+    """MapMetric: ``[sum_q w_q AP_q@k for each k of eval_at, sum_q w_q]``.
+
+    Per query, the documents are ranked by raw score (ties in row order); a
+    document is relevant when ``label > 0.5``; ``AP@k`` sums ``hits / (j + 1)``
+    over the relevant ones among the first ``min(k, n)`` and divides by
+    ``min(npos, k)`` (``npos``: the query's relevant documents); a query
+    without relevant documents scores 1.  ``w_q`` as for ndcg.  Labels are
+    not checked (as LightGBM).
+    """
+    label, pred, b, ks, qw = _rank_inputs("map", label, pred, weight, queries, eval_at)
+    values = np.empty((b.size - 1, ks.size), np.float64)
+    rank_metric.map_at(label, pred, b, ks, values)
+    return _query_sums(values, qw)
+
+
+def _query_means(sums):
+    """``sum_q w_q v_qk / sum_q w_q`` for each k (NaN without queries: 0 / 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [float(x) for x in sums[:-1] / sums[-1]]
+
+
 @dataclass(frozen=True)
 class Metric:
     """An evaluation metric.
@@ -467,20 +573,20 @@ class Metric:
         Canonical LightGBM name.
     higher_better : bool
         Whether larger values are better (``auc``, ``average_precision``,
-        ``r2``, ``auc_mu``).
+        ``r2``, ``auc_mu``, ``ndcg``, ``map``).
     partial : callable or None
         ``partial(label, pred, weight=None, **kw) -> ndarray[float64]``: local
         additive sums; add them over shards, then call ``finalize``.
         None for metrics that are not sums (``auc``, ``average_precision``,
         ``r2``, ``auc_mu``).
     finalize : callable or None
-        ``finalize(sums) -> float``.
+        ``finalize(sums) -> float`` (a list of floats with ``names_from``).
     direct : callable or None
         ``direct(label, pred, weight=None, **kw) -> float`` for metrics
         without ``partial``.
     raw_scores : bool
-        ``pred`` are raw scores, not transformed predictions (``auc_mu``, as
-        LightGBM).
+        ``pred`` are raw scores, not transformed predictions (``auc_mu``,
+        ``ndcg``, ``map``, as LightGBM).
     aliases : tuple of str
         LightGBM's other names of the metric (config.cpp ParseMetricAlias).
     multiclass : bool
@@ -493,6 +599,15 @@ class Metric:
         ``name_from(cfg) -> str``: the name LightGBM reports when it depends on
         the params (``multi_error@k`` for ``multi_error_top_k = k > 1``); see
         :meth:`result_name`.
+    queries : bool
+        The metric scores queries (``ndcg``, ``map``): ``partial`` and
+        :meth:`compute` take the query row boundaries as the keyword
+        ``queries`` (int64, n_queries + 1: query i is rows ``b[i]:b[i + 1]``).
+    names_from : callable or None
+        ``names_from(cfg) -> list of str``: the metric has several results
+        (``ndcg@k`` for each k of ``eval_at``); ``finalize`` and
+        :meth:`compute` then give a list, one value per name (see
+        :meth:`result_names`).
     """
 
     name: str
@@ -505,6 +620,8 @@ class Metric:
     multiclass: bool = False
     options: Callable | None = None
     name_from: Callable | None = None
+    queries: bool = False
+    names_from: Callable | None = None
 
     def options_from(self, cfg) -> dict:
         """The keyword parameters of :meth:`compute` taken from the training params."""
@@ -515,7 +632,18 @@ class Metric:
         (``name`` unless it depends on them, as ``multi_error@2``)."""
         return self.name if self.name_from is None else self.name_from(cfg)
 
-    def compute(self, label, pred, weight=None, **kw) -> float:
+    def result_names(self, cfg) -> list[str]:
+        """The names of this metric's results under the training params, in
+        order: ``[result_name(cfg)]``, or several (``ndcg@1``, ``ndcg@3``, ...)."""
+        return [self.result_name(cfg)] if self.names_from is None else list(self.names_from(cfg))
+
+    def value_of(self, sums):
+        """``finalize(sums)``: a float, or a list of floats (one per result
+        name) for a metric with several results."""
+        value = self.finalize(sums)
+        return [float(v) for v in value] if self.names_from is not None else float(value)
+
+    def compute(self, label, pred, weight=None, **kw):
         """Single-process value of the metric.
 
         Parameters
@@ -527,15 +655,18 @@ class Metric:
         **kw
             Metric parameters: ``alpha`` (huber, quantile), ``fair_c`` (fair),
             ``tweedie_variance_power`` (tweedie), ``multi_error_top_k``
-            (multi_error), ``weights_matrix`` (auc_mu).
+            (multi_error), ``weights_matrix`` (auc_mu), ``queries`` (the
+            query row boundaries, ndcg and map), ``eval_at`` (ndcg, map),
+            ``label_gain`` (ndcg).
 
         Returns
         -------
-        float
+        float, or list of float (one per :meth:`result_names` entry) for a
+        metric with several results.
         """
         if self.partial is None:
             return float(self.direct(label, pred, weight, **kw))
-        return float(self.finalize(self.partial(label, pred, weight, **kw)))
+        return self.value_of(self.partial(label, pred, weight, **kw))
 
 
 def _additive(name, loss, finalize=_mean, *, multiclass=False, **fields):
@@ -581,6 +712,42 @@ def _auc_mu_options(cfg):
 
 def _rmse(sums):
     return float(np.sqrt(sums[0] / sums[1]))
+
+
+def _eval_at(cfg):
+    """The positions of ndcg / map: eval_at sorted, as LightGBM's config sorts it."""
+    return tuple(sorted(cfg["eval_at"]))
+
+
+def _ndcg_options(cfg):
+    return {"eval_at": _eval_at(cfg), "label_gain": cfg["label_gain"]}
+
+
+def _map_options(cfg):
+    return {"eval_at": _eval_at(cfg)}
+
+
+def _ndcg_names(cfg):
+    return [f"ndcg@{k}" for k in _eval_at(cfg)]
+
+
+def _map_names(cfg):
+    return [f"map@{k}" for k in _eval_at(cfg)]
+
+
+def _query_metric(name, partial, options, names, aliases):
+    """A higher-is-better ranking metric of raw scores with one result per eval_at k."""
+    return Metric(
+        name,
+        True,
+        partial,
+        _query_means,
+        raw_scores=True,
+        aliases=aliases,
+        options=options,
+        queries=True,
+        names_from=names,
+    )
 
 
 _REGISTRY = Registry()
@@ -639,6 +806,14 @@ for _metric in (
         _kullback_leibler_finalize,
         aliases=("kldiv",),
     ),
+    _query_metric(
+        "ndcg",
+        _ndcg_partial,
+        _ndcg_options,
+        _ndcg_names,
+        ("lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"),
+    ),
+    _query_metric("map", _map_partial, _map_options, _map_names, ("mean_average_precision",)),
 ):
     _REGISTRY.add(_metric)
 

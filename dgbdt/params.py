@@ -191,7 +191,7 @@ def _convert_eval_at(p: Param, value: object) -> tuple[int, ...]:
         return (1, 2, 3, 4, 5)
     if any(x != int(x) or x < 1 for x in numbers):
         raise _error(p, value)
-    return tuple(int(x) for x in numbers)
+    return tuple(sorted(int(x) for x in numbers))  # LightGBM sorts them
 
 
 def _convert_max_bins(p: Param, value: object) -> tuple[int, ...] | None:

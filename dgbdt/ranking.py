@@ -14,6 +14,7 @@ import numpy as np
 
 from .comm import agreed
 from .exact_sum import grouped_exact_sums
+from .native import rank_metric
 from .native.common import INDEX_DTYPE
 
 __all__ = [
@@ -39,17 +40,13 @@ def query_boundaries(sizes):
 
 
 def query_weights(weight, boundaries):
-    """Each query's mean row weight, float32 as LightGBM's (metadata.cpp: summed
-    in float32 in row order, then divided by the count); None without weights."""
+    """Each query's mean row weight, float32 as LightGBM's (Metadata::
+    CalculateQueryWeights: summed in float32 in row order, then divided by the
+    count); None without weights."""
     if weight is None:
         return None
-    w = np.asarray(weight, np.float32)
-    sizes = np.diff(boundaries)
-    out = np.zeros(len(sizes), np.float32)
-    full = sizes > 0
-    if full.any():
-        sums = np.add.reduceat(w, boundaries[:-1][full]) if len(w) else np.zeros(0, np.float32)
-        out[full] = sums.astype(np.float32) / sizes[full].astype(np.float32)
+    out = np.empty(len(boundaries) - 1, np.float32)
+    rank_metric.query_weights(np.ascontiguousarray(weight, np.float32), boundaries, out)
     return out
 
 

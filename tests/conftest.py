@@ -93,6 +93,32 @@ def _warm_kernels():
         _warm_direct_calls()
     except Exception as exc:  # noqa: BLE001
         warnings.warn(f"warming kernels directly failed: {exc!r}")
+    # --- ranking metrics (dgbdt.native.rank_metric): ndcg@k, map@k and query
+    # weights, reached in MPI ranks by tests/mpi/rank_metrics.py
+    try:
+        _warm_rank_metrics()
+    except Exception as exc:  # noqa: BLE001
+        warnings.warn(f"warming the ranking metric kernels failed: {exc!r}")
+
+
+def _warm_rank_metrics():
+    from dgbdt.metrics import get_metric
+
+    label, score, queries = np.array([1.0, 0.0, 2.0]), np.array([0.5, 0.1, 0.3]), [0, 2, 3]
+    for name in ("ndcg", "map"):
+        for weight in (None, np.ones(3)):
+            get_metric(name).compute(label, score, weight, queries=queries)
+    # the ranking objectives' kernels (dgbdt.native.rank), with and without
+    # weights and positions, reached by tests/mpi/train_ranking.py
+    import dgbdt
+
+    X = np.arange(24, dtype=np.float64).reshape(12, 2) % 5
+    y = np.array([0, 1, 2, 0, 1, 3, 0, 0, 1, 2, 4, 0], np.float64)
+    for objective in ("lambdarank", "rank_xendcg"):
+        for weight, position in ((None, None), (np.ones(12), np.arange(12) % 3)):
+            data = dgbdt.Dataset(X, y, weight=weight, group=[5, 7], position=position)
+            params = {"objective": objective, "verbosity": -1, "min_data_in_leaf": 1}
+            dgbdt.train(params, data, 1)
 
 
 def _warm_store(dgbdt, sp, rng, base, y):

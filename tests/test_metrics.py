@@ -40,11 +40,13 @@ def test_registry_names():
     from test_metrics_more import KIND as MORE  # the other metrics, tested there
 
     # auc_mu takes raw scores: tested below; average_precision and r2 in test_metrics_more
-    assert set(METRICS) == set(KIND) | set(MORE) | {"auc_mu", "average_precision", "r2"}
+    # ndcg and map: tests/test_metrics_rank.py
+    ranking = {"ndcg", "map"}
+    assert set(METRICS) == set(KIND) | set(MORE) | {"auc_mu", "average_precision", "r2"} | ranking
     assert all(m.name == name for name, m in METRICS.items())
     higher = ["r2", "auc", "average_precision", "auc_mu"]
-    assert [n for n, m in METRICS.items() if m.higher_better] == higher
-    assert [n for n, m in METRICS.items() if m.raw_scores] == ["auc_mu"]
+    assert [n for n, m in METRICS.items() if m.higher_better] == [*higher, "ndcg", "map"]
+    assert [n for n, m in METRICS.items() if m.raw_scores] == ["auc_mu", "ndcg", "map"]
     assert [n for n, m in METRICS.items() if m.partial is None] == higher
 
 

@@ -354,6 +354,8 @@ def test_names_aliases_and_options():
         "auc",
         "average_precision",
         "auc_mu",
+        "ndcg",
+        "map",
     ]
     aliases = {
         "mean_absolute_percentage_error": "mape",
