@@ -67,3 +67,9 @@ def test_ranking_on_k_ranks_equals_one_process(distributed, name):
             assert (
                 json.loads(got["model"])["trees"] == json.loads(serial.model_to_string())["trees"]
             )
+
+
+def test_a_query_spanning_two_ranks_is_refused_on_every_rank():
+    result = run_mpi(2, "rank_split_query.py", timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count(" ok") == 2
