@@ -25,6 +25,7 @@ from .callback import (  # noqa: E402
     log_evaluation,
     log_progress,
     record_evaluation,
+    reset_parameter,
 )
 from .dataset import Dataset  # noqa: E402
 from .engine import train  # noqa: E402
@@ -38,9 +39,11 @@ __all__ = [
     "record_evaluation",
     "checkpoint",
     "log_progress",
+    "reset_parameter",
     "EarlyStopException",
     "DGBDTClassifier",
     "DGBDTRegressor",
+    "DGBDTRanker",
     "__version__",
 ]
 
@@ -48,7 +51,7 @@ __all__ = [
 def __getattr__(name):
     # The estimators import scikit-learn (about 100 MB of modules): load them
     # only when asked for, so `dgbdt.train` users do not pay for it.
-    if name in ("DGBDTClassifier", "DGBDTRegressor"):
+    if name in ("DGBDTClassifier", "DGBDTRegressor", "DGBDTRanker"):
         from . import sklearn as _sklearn
 
         return getattr(_sklearn, name)

@@ -1,18 +1,19 @@
 """The boosting loop: one training's state, and what one round does.
 
-Per round: gradients from the current scores, the round's bag (dgbdt.sampling),
-one tree per class (grown, renewed, shrunk, added to the training and the
-validation scores), evaluation (dgbdt.evaluation), callbacks and the agreed
-early stop.
+Per round: reset_parameter's new params (agreed over ranks), gradients from
+the current scores, the round's bag (dgbdt.sampling), one tree per class
+(grown, renewed, shrunk, added to the training and the validation scores),
+evaluation (dgbdt.evaluation), callbacks and the agreed early stop.
 """
 
 import contextlib
+import hashlib
 
 import numpy as np
 
 from . import callback as cb
-from .comm import SerialComm
-from .consistency import check_same_rows
+from .comm import SerialComm, agreed
+from .consistency import PER_PROCESS_KEYS, check_same_rows
 from .evaluation import (
     Evaluator,
     init_model_scores,
@@ -158,6 +159,7 @@ class Boosting:
             eval_sets, self.cfg, self.objective, self.k_out, self.row_comm, feval
         )
         self._prepare(callbacks, resumed=init_booster is not None)
+        self._prepare_schedule(init_booster)
 
     def _starting_scores(self, init_booster):
         """Raw scores (k_out, n): init_score, or an init model's raw predictions,
@@ -199,24 +201,11 @@ class Boosting:
     def _prepare(self, callbacks, resumed):
         """The learner, grower, quantizer, buffers, sampler and callbacks of the loop."""
         cfg, data, k_out, n = self.cfg, self.data, self.k_out, self.data.n_samples
-        self.learner = make_learner(cfg, data, split_params_vector(cfg), self.comm)
-        self.grower = TreeGrower(self.learner, data, cfg)
-        self.quantizer = (
-            GradientQuantizer(cfg, n, data.row_offset, self.row_comm)
-            if cfg["use_quantized_grad"]
-            else None
-        )
         self.gradients = np.empty((k_out, n), common.GRAD_DTYPE)
         self.hessians = np.empty((k_out, n), common.GRAD_DTYPE)
-        self.sampler = Sampler(
-            cfg,
-            n,
-            data.row_offset,
-            self._splittable_features(),
-            label=data.label,
-            row_comm=self.row_comm,
-            queries=data.queries,
-        )
+        # The Dataset's splittable features (feature_pre_filter): fixed for the training.
+        self.splittable = self._splittable_features()
+        self._build_parts()
         callbacks = _prepare_callbacks(callbacks, cfg)
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
         self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
@@ -238,6 +227,89 @@ class Boosting:
                     )
                 )
 
+    def _build_parts(self):
+        """What reads the tree and sampling parameters when it is built: the
+        learner (with its split-params vector), the grower (constraints, the
+        histogram kind), the quantizer and the sampler.  Built again when
+        reset_parameter changes one of those parameters."""
+        cfg, data, n = self.cfg, self.data, self.data.n_samples
+        self.learner = make_learner(cfg, data, split_params_vector(cfg), self.comm)
+        self.grower = TreeGrower(self.learner, data, cfg)
+        self.quantizer = (
+            GradientQuantizer(cfg, n, data.row_offset, self.row_comm)
+            if cfg["use_quantized_grad"]
+            else None
+        )
+        self.sampler = Sampler(
+            cfg,
+            n,
+            data.row_offset,
+            self.splittable,
+            label=data.label,
+            row_comm=self.row_comm,
+            queries=data.queries,
+        )
+
+    def _prepare_schedule(self, init_booster):
+        """The reset_parameter callbacks, which the loop runs itself (before the
+        other before-iteration callbacks), and the global iterations their
+        rounds count over: this training's, or when resuming a snapshot of an
+        interrupted training, from that training's first iteration on
+        (dgbdt.callback.reset_parameter)."""
+        self.resets, self.before = cb.split_resets(self.before)
+        self.schedule, self.resumed_schedule = (self.first_iter, self.end_iter), False
+        # with a learning-rate schedule each tree records its own (LightGBM's shrinkage=)
+        self.records_shrinkage = any("learning_rate" in c.names for c in self.resets)
+        if not self.resets:
+            return
+        interrupted = cb.interrupted_schedule(init_booster)
+        if interrupted is not None:
+            self.schedule, self.resumed_schedule = (interrupted[0], self.end_iter), True
+        # until training ends: what a snapshot resumes from
+        self.booster.params[cb.SCHEDULE_KEY] = list(self.schedule)
+
+    def _scheduled_values(self, it):
+        """(changed, scheduled) parameters of iteration ``it`` by the reset_parameter
+        callbacks, validated (dgbdt.callback.resolve_reset)."""
+        first, end = self.schedule
+        values = {}
+        for c in self.resets:
+            values.update(c.values_at(it - first, end - first, self.resumed_schedule))
+        try:
+            return cb.resolve_reset(self.cfg, values, self.objective)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"reset_parameter, iteration {it}: {exc}") from exc
+
+    def _reset_parameters(self, it):
+        """reset_parameter's values for iteration ``it``: computed, validated, agreed
+        over the ranks (one collective), and applied."""
+        if not self.resets:
+            return
+        if self.comm.size == 1:
+            changed, _ = self._scheduled_values(it)
+        else:
+            changed = _agreed_reset(self.comm, it, self._scheduled_values)
+        if not changed:
+            return
+        # From this round on: the params (env.params of the callbacks), the model's
+        # record, and what was built from them.
+        self.cfg.update(changed)
+        self.booster.params.update(changed)
+        if any(k in cb.REBUILT_KEYS for k in changed):
+            self._build_parts()
+            if not self.sampler.goss:
+                # The bag of iteration it is the one of it - it % bagging_freq at the
+                # current fraction: drawn now, as a run resumed here draws it.
+                self.sampler.start_round(it, it)
+        if "num_threads" in changed:
+            import numba
+
+            from .engine import _num_threads
+
+            numba.set_num_threads(_num_threads(self.cfg, self.comm))
+        if "time_out" in changed:
+            self.comm.set_time_out(self.cfg["time_out"])
+
     def run(self):
         """Every round, until the last one or a stop; returns the booster."""
         # The first iteration compiles kernels on a cold Numba cache: its collectives
@@ -252,11 +324,13 @@ class Boosting:
                     first_phase.close()
                 if self.one_iteration(it):
                     break
+        self.booster.params.pop(cb.SCHEDULE_KEY, None)  # finished: nothing to resume
         return self.booster
 
     def one_iteration(self, it):
         """One boosting round; True when training ends here."""
         booster = self.booster
+        self._reset_parameters(it)
         env = cb.CallbackEnv(booster, self.cfg, it, self.first_iter, self.end_iter, None)
         for c in self.before:
             c(env)
@@ -323,6 +397,8 @@ class Boosting:
             if not self.booster.trees and self.start_from_stump:
                 self._start_from_stump(k)
         tree.scale(cfg["learning_rate"])
+        if self.records_shrinkage:
+            tree.shrinkage = float(cfg["learning_rate"])
         _update_scores(tree, grower, self.learner, data, self.sampler.bagged, self.scores[k])
         comm.stats.end_tree()  # validation traffic counts in the totals, not per tree
         for es in self.valid_evals:
@@ -442,6 +518,48 @@ def _agreed_stop(comm, stop):
         ]
     )
     return None if flag == 0 else int(best)
+
+
+def _agreed_reset(comm, it, scheduled_values):
+    """The changed parameters of ``scheduled_values(it)``, the same on every rank:
+    each rank's values (or the error it raised) are compared as one 8-byte
+    digest per rank; on a difference every rank raises the same ValueError
+    naming the parameter, the iteration and the ranks, and an error every rank
+    raised alike is raised as agreed (dgbdt.comm.agreed): none aborts."""
+    error, mine, changed = None, None, {}
+    try:
+        changed, scheduled = scheduled_values(it)
+        # per-process settings (threads, logging, time_out) may differ
+        mine = {k: v for k, v in scheduled.items() if k not in PER_PROCESS_KEYS}
+        text = repr(sorted(mine.items()))
+    except Exception as exc:
+        error, text = exc, f"error {type(exc).__name__}: {exc}"
+    digest = np.frombuffer(hashlib.sha256(text.encode()).digest()[:8], np.int64)
+    every = comm.allgather(digest)[:, 0]
+    if np.any(every != every[0]):
+        outcome = ("gave", mine) if error is None else ("raised", f"{error!r}")
+        raise agreed(ValueError(_reset_mismatch(it, every, comm.allgather_object(outcome))))
+    if error is not None:
+        raise agreed(error)
+    return changed
+
+
+def _reset_mismatch(it, every, outcomes):
+    """The message of ranks whose reset_parameter values differ from rank 0's."""
+    ranks = [r for r in range(len(every)) if every[r] != every[0]]
+    r = ranks[0]
+    (kind0, v0), (kind, v) = outcomes[0], outcomes[r]
+    if kind0 == "raised" or kind == "raised":
+        show = {"raised": "raised {}", "gave": "gave {}"}
+        detail = f"rank 0 {show[kind0].format(v0)}, rank {r} {show[kind].format(v)}"
+    else:
+        name = next(k for k in [*v0, *v] if repr(v0.get(k)) != repr(v.get(k)))
+        detail = f"{name!r} is {v0.get(name)!r} on rank 0 but {v.get(name)!r} on rank {r}"
+    return (
+        f"reset_parameter gave ranks {ranks} other values than rank 0 at iteration {it}: "
+        f"{detail}. Every rank must get the same values: make the schedule depend on "
+        "the round only"
+    )
 
 
 def _prepare_callbacks(callbacks, cfg):

@@ -14,6 +14,10 @@ then the next dataset), as in LightGBM. Entries of the training data (named
 ``"training"``, or ``model._train_data_name`` when the model has it) are never
 used for early stopping.
 
+:func:`reset_parameter`'s callbacks are run by the boosting loop itself, before
+the other before-iteration callbacks: it validates their values, agrees on
+them over the ranks and rebuilds what reads them (dgbdt.boosting).
+
 All printing goes through :func:`_log`, so a distributed runner can make only
 rank 0 print by replacing that one function.
 """
@@ -34,6 +38,7 @@ __all__ = [
     "early_stopping",
     "checkpoint",
     "log_progress",
+    "reset_parameter",
 ]
 
 TRAIN_DATA_NAME = "training"
@@ -453,3 +458,302 @@ def log_progress(period: int = 1) -> _Callback:
     callable
     """
     return _LogProgressCallback(period)
+
+
+# --------------------------------------------------------------------------- #
+# reset_parameter
+# --------------------------------------------------------------------------- #
+#: What reset_parameter may change that the loop reads as it goes: the
+#: learning rate (each tree's shrinkage; GOSS's unsampled first rounds), and
+#: per-process settings (threads, logging, the collectives' deadline).
+LIVE_KEYS = (
+    "learning_rate",
+    "verbosity",
+    "deterministic",
+    "num_threads",
+    "time_out",
+    "num_machines",
+    "check_consistency",
+)
+#: What reset_parameter may change that the loop rebuilds its tree learner,
+#: grower (constraints, histogram kind), quantizer and sampler for.
+REBUILT_KEYS = (
+    "num_leaves",
+    "max_depth",
+    "min_data_in_leaf",
+    "min_sum_hessian_in_leaf",
+    "bagging_fraction",
+    "bagging_freq",
+    "pos_bagging_fraction",
+    "neg_bagging_fraction",
+    "bagging_seed",
+    "data_sample_strategy",
+    "top_rate",
+    "other_rate",
+    "feature_fraction",
+    "feature_fraction_seed",
+    "feature_fraction_bynode",
+    "extra_trees",
+    "extra_seed",
+    "path_smooth",
+    "monotone_constraints",
+    "monotone_constraints_method",
+    "monotone_penalty",
+    "interaction_constraints",
+    "lambda_l1",
+    "lambda_l2",
+    "min_gain_to_split",
+    "max_cat_to_onehot",
+    "max_cat_threshold",
+    "cat_smooth",
+    "cat_l2",
+    "cat_high_cardinality_rows",
+    "min_data_per_group",
+    "max_delta_step",
+    "top_k",
+    "voting_rule",
+    "use_quantized_grad",
+    "num_grad_quant_bins",
+    "quant_train_renew_leaf",
+    "stochastic_rounding",
+)
+#: Why the other parameters cannot change once training runs (the default:
+#: the loop set it up when training started).
+_FIXED_REASONS = {
+    "num_iterations": "the number of rounds is set when training starts",
+    "boosting": "the boosting algorithm is set when training starts",
+    "tree_learner": "the tree learner and its communicator are set up when training starts",
+    "bagging_by_query": "the queries are read when training starts",
+    "num_class": "the objective and the model's outputs are set up when training starts",
+    "objective": "the objective is set up when training starts (the model records it)",
+    "metric": "the metrics are set up when training starts",
+    "early_stopping_round": "early stopping is set up when training starts",
+}
+_OBJECTIVE_KEYS = (
+    "is_unbalance",
+    "scale_pos_weight",
+    "sigmoid",
+    "alpha",
+    "fair_c",
+    "poisson_max_delta_step",
+    "tweedie_variance_power",
+    "objective_seed",
+    "lambdarank_truncation_level",
+    "lambdarank_norm",
+    "label_gain",
+    "lambdarank_position_bias_regularization",
+    "reg_sqrt",
+    "boost_from_average",
+)
+_EVALUATION_KEYS = (
+    "auc_mu_weights",
+    "multi_error_top_k",
+    "eval_at",
+    "metric_freq",
+    "is_provide_training_metric",
+    "early_stopping_min_delta",
+    "first_metric_only",
+)
+#: The model's record of an unfinished schedule (booster params, removed when
+#: training ends, so only checkpoint snapshots carry it): ``[first, end]``, the
+#: global iterations the schedule's rounds 0 ... end - first - 1 are.
+SCHEDULE_KEY = "reset_parameter_rounds"
+
+
+def _dataset_keys():
+    from .dataset import BINNING_KEYS
+
+    # the binned layout is chosen when the Dataset is constructed too
+    return (*BINNING_KEYS, "categorical_feature", "force_col_wise", "force_row_wise")
+
+
+def _refusal(name):
+    """The ValueError for changing ``name`` mid-training (LightGBM's wording)."""
+    if name in _dataset_keys():
+        return ValueError(
+            f"Cannot change {name} after constructed Dataset (reset_parameter): it is a "
+            "binning parameter, used when the training data is binned; give it to the "
+            "Dataset or to train() instead"
+        )
+    reason = _FIXED_REASONS.get(name, "the loop sets it up when training starts")
+    if name in _OBJECTIVE_KEYS:
+        reason = "a parameter of the objective, set up when training starts"
+    elif name in _EVALUATION_KEYS:
+        reason = "a parameter of evaluation or early stopping, set up when training starts"
+    return ValueError(f"Cannot change {name} during training (reset_parameter): {reason}")
+
+
+def _canonical(key):
+    """A parameter name's canonical name; a LightGBM-only key as given (it goes to
+    resolve_params, which warns or refuses); ValueError for an unknown one."""
+    from .lightgbm_keys import lightgbm_canonical
+    from .params import ALIASES, canonical_name
+
+    if isinstance(key, str) and key.strip() not in ALIASES and lightgbm_canonical(key):
+        return key.strip()
+    return canonical_name(key)
+
+
+def resolve_reset(cfg, values, objective=None):
+    """The parameters that ``values`` (parameter name or alias -> new value)
+    change in the resolved params ``cfg``: ``(changed, scheduled)``, both
+    dicts of canonical name -> resolved value; ``scheduled`` holds every
+    parameter ``values`` names.  Values are validated by
+    dgbdt.params.resolve_params with the rest of ``cfg`` (and by the
+    objective's own checks); a parameter that cannot change mid-training
+    raises ValueError naming it."""
+    from .params import resolve_params
+
+    given = {_canonical(key): value for key, value in values.items()}
+    new = resolve_params({**cfg, **given})
+    changed = {k: v for k, v in new.items() if not _same(v, cfg.get(k))}
+    for name in changed:
+        if name not in LIVE_KEYS and name not in REBUILT_KEYS:
+            raise _refusal(name)
+    if objective is not None and "monotone_constraints" in changed:
+        objective.check_params(new)
+    return changed, {k: new.get(k, v) for k, v in given.items()}
+
+
+def _same(a, b):
+    return type(a) is type(b) and a == b if not callable(a) else a is b
+
+
+class _ResetParameterCallback:
+    def __init__(self, **kwargs):
+        self.order = 10
+        self.before_iteration = True
+        names = {}
+        for key, value in kwargs.items():
+            if not isinstance(value, list) and not callable(value):
+                raise ValueError(
+                    "Only list and callable values are supported "
+                    "as a mapping from boosting round index to new parameter value."
+                )
+            name = _canonical(key)
+            if name in names:
+                raise ValueError(
+                    f"reset_parameter got both {names[name]!r} and {key!r}, which set "
+                    f"parameter {name!r}: give one of them"
+                )
+            names[name] = key
+        self.kwargs = kwargs
+        #: the canonical names of the parameters this callback changes
+        self.names = tuple(names)
+
+    def values_at(self, round_index, n_rounds, resumed=False):
+        """The values (by the names given) of round ``round_index`` of a schedule
+        of ``n_rounds`` rounds; ``resumed``: the schedule is one an interrupted
+        training began (its lists cover that training's rounds)."""
+        out = {}
+        for key, value in self.kwargs.items():
+            if isinstance(value, list):
+                if len(value) != n_rounds:
+                    note = (
+                        f" (resuming a checkpoint of an interrupted training: its schedule "
+                        f"has {n_rounds} rounds)"
+                        if resumed
+                        else ""
+                    )
+                    raise ValueError(
+                        f"Length of list {key!r} has to be equal to 'num_boost_round'.{note}"
+                    )
+                out[key] = value[round_index]
+            else:
+                out[key] = value(round_index)
+        return out
+
+    def __call__(self, env):
+        # dgbdt.train applies the values itself (Boosting._reset_parameters); this is
+        # LightGBM's step for other loops: the values that differ into env.params.
+        values = self.values_at(
+            env.iteration - env.begin_iteration, env.end_iteration - env.begin_iteration
+        )
+        env.params.update({k: v for k, v in values.items() if v != env.params.get(k)})
+
+
+def split_resets(callbacks):
+    """(reset_parameter callbacks, the others) of a list of callbacks, in order."""
+    resets = [c for c in callbacks if isinstance(c, _ResetParameterCallback)]
+    return resets, [c for c in callbacks if not isinstance(c, _ResetParameterCallback)]
+
+
+def interrupted_schedule(model):
+    """``(first, end)`` of the schedule an interrupted training was running when
+    it wrote ``model`` (a checkpoint snapshot; see SCHEDULE_KEY), or None."""
+    rounds = None if model is None else model.params.get(SCHEDULE_KEY)
+    if (
+        not isinstance(rounds, (list, tuple))
+        or len(rounds) != 2
+        or not all(isinstance(r, int) and not isinstance(r, bool) for r in rounds)
+    ):
+        return None
+    first, end = rounds
+    return (first, end) if 0 <= first <= model.current_iteration() < end else None
+
+
+def reset_parameter(**kwargs: Union[list, Callable]) -> _Callback:
+    """Change parameters before each boosting round (LightGBM's ``reset_parameter``).
+
+    Each keyword is a parameter name (or alias) with a list, one value per
+    round (``lst[round]``; its length must be the number of rounds), or a
+    function of the round, ``func(round)`` (e.g. a learning-rate decay).  A
+    value takes effect from its round on (round 0 uses ``lst[0]``), is
+    validated like train()'s params, and is recorded in the model's params (a
+    saved model holds the last values, as LightGBM's model text; with a
+    learning-rate schedule every tree records its own ``shrinkage``).
+
+    **Rounds** count from this call's first iteration: with ``init_model`` the
+    schedule starts again at round 0 (``iteration - begin_iteration``, as
+    LightGBM).  Resuming a :func:`checkpoint` snapshot of an interrupted
+    training continues its schedule instead (pass the same callback and
+    ``num_boost_round = N - done``; lists keep the length N): the model equals
+    the uninterrupted one.  A snapshot records its schedule in the model's
+    params (``reset_parameter_rounds``), a finished model does not; delete
+    that key from ``Booster.params`` to restart the schedule instead.
+
+    **What can change**: the learning rate; tree shape and split search
+    (``num_leaves``, ``max_depth``, ``min_data_in_leaf``,
+    ``min_sum_hessian_in_leaf``, ``lambda_l1``/``l2``, ``min_gain_to_split``,
+    ``max_delta_step``, ``path_smooth``, categorical splits, constraints,
+    ``extra_trees``, ``feature_fraction_bynode``, voting's ``top_k`` and
+    ``voting_rule``, quantized training); sampling (bagging and its balanced
+    fractions and seed, GOSS, ``feature_fraction``): a new bagging fraction
+    or frequency draws the round's bag again, the one of iteration ``it - it
+    % bagging_freq`` at the new fraction, as a resumed run draws it (LightGBM
+    keeps the old bag until its next draw); threads, verbosity, ``time_out``.
+    Refused with a ValueError naming the parameter: binning parameters
+    (``Cannot change max_bin after constructed Dataset``, as LightGBM), the
+    objective and its parameters, ``num_class``, metrics, early stopping,
+    ``boosting``, ``tree_learner``, ``num_iterations``, ``bagging_by_query``.
+    Features the Dataset filtered out (``feature_pre_filter``) stay out.
+
+    **Distributed training**: each round the values are agreed over the ranks
+    (one 8-byte digest per rank); values that differ (a function of the rank)
+    end training on every rank with one ValueError naming the parameter, the
+    iteration and the ranks.  Every rank must pass the callback.
+
+    Parameters
+    ----------
+    **kwargs : list or callable
+        ``parameter=[value per round]`` or ``parameter=func(round) -> value``.
+
+    Returns
+    -------
+    callable
+        Runs before each iteration (``before_iteration = True``, ``order = 10``).
+
+    Raises
+    ------
+    ValueError
+        If a value is neither a list nor callable, a name is unknown, or two
+        names set one parameter; in training, if a list's length is not the
+        number of rounds, a value is invalid, or a parameter cannot change.
+    """
+    return _ResetParameterCallback(**kwargs)
+
+
+def scheduled_parameters(callbacks):
+    """The parameter names each reset_parameter callback among ``callbacks``
+    schedules, in order (what every rank's training must agree on)."""
+    return [list(c.names) for c in callbacks or () if isinstance(c, _ResetParameterCallback)]

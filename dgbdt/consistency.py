@@ -12,6 +12,7 @@ import json
 import numpy as np
 
 from .booster import Booster
+from .callback import scheduled_parameters
 from .comm import agree_on_errors, agreed
 from .dataset import BINNING_KEYS, Dataset
 from .params import resolve_params
@@ -28,7 +29,7 @@ PER_PROCESS_KEYS = (
 )
 
 
-def agree_on_inputs(run, valid_sets, valid_names, feval, init_model):
+def agree_on_inputs(run, valid_sets, valid_names, feval, init_model, callbacks=None):
     """Errors a rank finds in its own inputs, and what every rank must agree on,
     are settled before any other collective: every rank then raises the same
     error, none is left waiting."""
@@ -43,11 +44,11 @@ def agree_on_inputs(run, valid_sets, valid_names, feval, init_model):
     agree_on_errors(run.comm, error)
     if run.comm.size > 1:
         check_same_setup(
-            run.comm, setup_description(run, valid_sets, valid_names, feval, init_model)
+            run.comm, setup_description(run, valid_sets, valid_names, feval, init_model, callbacks)
         )
 
 
-def setup_description(run, valid_sets, valid_names, feval, init_model):
+def setup_description(run, valid_sets, valid_names, feval, init_model, callbacks=None):
     """What must be the same on every rank, as a JSON-able dict."""
     cfg = run.cfg
     fevals = feval if isinstance(feval, (list, tuple)) else [feval] if feval is not None else []
@@ -61,6 +62,8 @@ def setup_description(run, valid_sets, valid_names, feval, init_model):
         "which validation sets are train_set": [vs is run.train_set for vs in sets],
         "the number of feval functions": len(fevals),
         "a custom objective given": run.custom_objective is not None,
+        # a schedule on some ranks only would desynchronise the per-round agreement
+        "reset_parameter's scheduled parameters": scheduled_parameters(callbacks),
         "init_model": _init_model_digest(init_model),
         "train_set's feature names": _feature_names(run.train_set),
         "the binning (train_set's Dataset params with train's)": _binning(

@@ -77,7 +77,7 @@ def train(
     valid_sets, valid_names = _as_lists(valid_sets, valid_names)
     init_model = _from_lightgbm_object(init_model)
     try:
-        agree_on_inputs(run, valid_sets, valid_names, feval, init_model)
+        agree_on_inputs(run, valid_sets, valid_names, feval, init_model, callbacks)
         return _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
     except BaseException as exc:
         # Ranks may be inside collectives: bring them all down, unless every

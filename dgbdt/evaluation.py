@@ -191,7 +191,8 @@ class Evaluator:
             fdata = es.dataset
             if comm.size > 1:
                 label, fpreds, weight = _all_rows(comm, es.label, fpreds, es.weight)
-                fdata = Dataset(np.empty((len(label), 0)), label=label, weight=weight)
+                group = _all_groups(comm, es.dataset.group)
+                fdata = Dataset(np.empty((len(label), 0)), label=label, weight=weight, group=group)
             for fn in self.fevals:
                 results += [(es.name, *r) for r in _feval_results(fn, fn(fpreds, fdata))]
         return results
@@ -261,6 +262,14 @@ def _all_rows(comm, label, preds, weight):
     if np.ndim(preds) == 2:
         all_preds = all_preds.reshape(len(all_label), -1)
     return all_label, all_preds, all_weight
+
+
+def _all_groups(comm, group):
+    """Every rank's query sizes in rank order (whole queries on each rank), or None
+    when the set has none."""
+    if not comm.every_rank(group is not None):
+        return None
+    return comm.concat(group, np.int64)
 
 
 def score_dict(result_list):

@@ -1,4 +1,4 @@
-"""scikit-learn estimators: ``DGBDTClassifier`` and ``DGBDTRegressor``.
+"""scikit-learn estimators: ``DGBDTClassifier``, ``DGBDTRegressor`` and ``DGBDTRanker``.
 
 Thin adapters over :func:`dgbdt.train`, shaped like LightGBM's sklearn API
 (same parameter names and defaults, same ``fit``/``predict`` arguments, extra
@@ -42,7 +42,7 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     _sk_validate_data = None
 
-__all__ = ["DGBDTModel", "DGBDTClassifier", "DGBDTRegressor"]
+__all__ = ["DGBDTModel", "DGBDTClassifier", "DGBDTRegressor", "DGBDTRanker"]
 
 # float32 input stays float32 through validation (the Dataset bins column by
 # column, so no float64 copy of the whole matrix is made); anything else becomes float64.
@@ -131,7 +131,8 @@ class _LabelFunctionWrapper:
             return self.func(labels, preds)
         if self.argc == 3:
             return self.func(labels, preds, dataset.get_weight())
-        return self.func(labels, preds, dataset.get_weight(), None)
+        # the query sizes, as LightGBM's Dataset.get_group (None without groups)
+        return self.func(labels, preds, dataset.get_weight(), dataset.get_group())
 
 
 def _eval_list(value, name, n):
@@ -156,10 +157,12 @@ class _FitArgs:
     y: object
     sample_weight: object = None
     init_score: object = None
+    group: object = None  # ranker: query sizes
     eval_set: object = None
     eval_names: object = None
     eval_sample_weight: object = None
     eval_init_score: object = None
+    eval_group: object = None  # ranker: query sizes of each eval_set entry
     eval_metric: object = None
     feature_name: object = "auto"
     categorical_feature: object = "auto"
@@ -168,8 +171,8 @@ class _FitArgs:
 
     @classmethod
     def of(cls, values):
-        """From a fit's ``locals()``."""
-        return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
+        """From a fit's ``locals()`` (a field the fit lacks keeps its default)."""
+        return cls(**{f.name: values.get(f.name, f.default) for f in dataclasses.fields(cls)})
 
 
 def _has_category_columns(X):
@@ -254,9 +257,10 @@ class DGBDTModel(BaseEstimator):
         Rows sampled to find the bin boundaries.
     objective : str, callable or None, default=None
         None means "regression" (regressor), "binary" or "multiclass"
-        (classifier). A callable ``objective(y_true, y_pred) -> (grad, hess)``
-        (optionally with a third ``weight`` argument) is a custom objective;
-        ``y_pred`` are raw scores, (n_samples,) or (n_samples, n_classes).
+        (classifier), "lambdarank" (ranker). A callable
+        ``objective(y_true, y_pred) -> (grad, hess)`` (optionally with a third
+        ``weight`` and a fourth ``group`` argument: the query sizes) is a custom
+        objective; ``y_pred`` are raw scores, (n_samples,) or (n_samples, n_classes).
     class_weight : dict, "balanced" or None, default=None
         Classifier only: weights per class, multiplied into ``sample_weight``.
     min_split_gain : float, default=0.0
@@ -440,6 +444,7 @@ class DGBDTModel(BaseEstimator):
             X,
             label=y,
             weight=sample_weight,
+            group=args.group,
             init_score=args.init_score,
             feature_name=feature_name,
             categorical_feature=args.categorical_feature,
@@ -477,6 +482,7 @@ class DGBDTModel(BaseEstimator):
         n = len(eval_set)
         weights = _eval_list(args.eval_sample_weight, "eval_sample_weight", n)
         inits = _eval_list(args.eval_init_score, "eval_init_score", n)
+        groups = _eval_list(args.eval_group, "eval_group", n)
         for i, pair in enumerate(eval_set):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(f"eval_set[{i}] must be a pair (X, y), got {type(pair).__name__}")
@@ -495,6 +501,7 @@ class DGBDTModel(BaseEstimator):
                         vx,
                         label=vy,
                         weight=vw,
+                        group=groups[i],
                         init_score=inits[i],
                         feature_name=feature_name,
                         reference=train_set,
@@ -865,3 +872,98 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
     def decision_function(self, X: _MatrixLike, num_iteration: Optional[int] = None) -> np.ndarray:
         """Raw scores: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
         return self._predict_raw(X, True, num_iteration)
+
+
+class DGBDTRanker(DGBDTModel):
+    """Gradient-boosted trees ranker (LightGBM's ``LGBMRanker`` API).
+
+    ``fit`` needs ``group``, the number of rows of each query (rows of a query
+    are consecutive); the objective defaults to "lambdarank" and the metric to
+    "ndcg", reported at each position of ``eval_at`` ("ndcg@1", ...).
+    ``predict`` returns the raw ranking scores. Under mpiexec with
+    ``tree_learner="data"`` (or "voting") each rank passes its own whole
+    queries and their sizes (a query never spans two ranks), and its own
+    validation queries. See :class:`DGBDTModel` for the parameters.
+
+    scikit-learn has no ranker estimator type: like LightGBM's, the tags name
+    it neither a classifier nor a regressor.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True  # fit needs y (and group)
+        return tags
+
+    def fit(
+        self,
+        X: _MatrixLike,
+        y: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+        init_score: Optional[ArrayLike] = None,
+        group: Optional[ArrayLike] = None,
+        eval_set: Optional[_EvalSet] = None,
+        eval_names: Optional[List[str]] = None,
+        eval_sample_weight: Optional[_PerEvalSet] = None,
+        eval_init_score: Optional[_PerEvalSet] = None,
+        eval_group: Optional[_PerEvalSet] = None,
+        eval_metric: Optional[_EvalMetric] = None,
+        eval_at: Union[List[int], Tuple[int, ...]] = (1, 2, 3, 4, 5),
+        feature_name: Union[str, List[str]] = "auto",
+        categorical_feature: Union[str, List[Union[int, str]]] = "auto",
+        callbacks: Optional[List[Callable]] = None,
+        init_model: Optional[_InitModel] = None,
+    ) -> DGBDTRanker:
+        """Fit the model. Arguments as :meth:`DGBDTRegressor.fit`, and:
+
+        Parameters
+        ----------
+        group : array-like of int
+            Required: the size of each query, in row order (they sum to n_samples).
+        eval_group : list of array-like
+            Required with ``eval_set``: the query sizes of each eval_set entry.
+        eval_at : list or tuple of int, default=(1, 2, 3, 4, 5)
+            The positions k of "ndcg@k" and "map@k" (the ``eval_at`` parameter;
+            an ``eval_at`` alias among the parameters wins, with a warning).
+
+        Returns
+        -------
+        self
+        """
+        args = _FitArgs.of(locals())
+        self._check_groups(group, eval_set, eval_group)
+        comm = self._sharded_comm()  # decided once per fit
+        Xv, yv = self._validate_Xy(X, y, comm, y_numeric=True)
+        yv = np.asarray(yv, dtype=np.float64)
+        objective = self.objective if self.objective is not None else "lambdarank"
+        extra = self._eval_at_params(eval_at)
+        return self._fit(args, X=Xv, y=yv, objective=objective, extra_params=extra, comm=comm)
+
+    @staticmethod
+    def _check_groups(group, eval_set, eval_group):
+        """LightGBM's checks: group is required, and eval_group with eval_set,
+        one entry per eval_set entry."""
+        if group is None:
+            raise ValueError("Should set group for ranking task")
+        if eval_set is None:
+            return
+        if eval_group is None:
+            raise ValueError("eval_group cannot be None if eval_set is provided")
+        n_sets = 1 if isinstance(eval_set, tuple) else len(eval_set)
+        if len(eval_group) != n_sets:
+            raise ValueError(
+                f"Length of eval_group ({len(eval_group)}) not equal to length of "
+                f"eval_set ({n_sets})"
+            )
+
+    def _eval_at_params(self, eval_at):
+        """{"eval_at": eval_at}, unless an alias of it is among the parameters:
+        that one wins, with LightGBM's warning."""
+        given = [k for k in self._other_params if ALIASES.get(k) == "eval_at"]
+        if given:
+            warnings.warn(
+                f"Found '{given[0]}' in params. Will use it instead of 'eval_at' argument",
+                UserWarning,
+                stacklevel=3,
+            )
+            return {}
+        return {"eval_at": np.atleast_1d(np.asarray(eval_at)).ravel().tolist()}

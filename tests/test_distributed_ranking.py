@@ -17,7 +17,7 @@ import dgbdt
 from mpi_launch import TESTS, run_mpi
 
 sys.path.insert(0, str(TESTS / "mpi"))
-from rank_cases import CASES, case_datasets, case_params, rank_data  # noqa: E402
+from rank_cases import CASES, case_datasets, case_params, queries_seen, rank_data  # noqa: E402
 
 N_ROUNDS = 4
 
@@ -29,7 +29,7 @@ def _serial(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         booster = dgbdt.train(
-            params, train, N_ROUNDS, valid_sets=[valid], valid_names=["valid"],
+            params, train, N_ROUNDS, valid_sets=[valid], valid_names=["valid"], feval=queries_seen,
             callbacks=[dgbdt.record_evaluation(evals)],
         )  # fmt: skip
     return booster, evals
@@ -50,7 +50,7 @@ def distributed(tmp_path_factory):
 def test_ranking_on_k_ranks_equals_one_process(distributed, name):
     serial, serial_evals = _serial(name)
     Xv = rank_data()[5]
-    assert set(serial_evals["valid"]) == {"ndcg@1", "ndcg@3", "map@1", "map@3"}
+    assert set(serial_evals["valid"]) == {"ndcg@1", "ndcg@3", "map@1", "map@3", "queries_seen"}
     for k in (2, 3):
         got = distributed[k][name]
         model = dgbdt.Booster(model_str=got["model"])

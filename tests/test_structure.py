@@ -62,14 +62,25 @@ def test_grower_and_learners_do_not_branch_on_the_histogram_kind(name):
 
 
 def _public_api():
-    for cls in (sklearn.DGBDTModel, sklearn.DGBDTRegressor, sklearn.DGBDTClassifier):
+    for cls in (
+        sklearn.DGBDTModel,
+        sklearn.DGBDTRegressor,
+        sklearn.DGBDTClassifier,
+        sklearn.DGBDTRanker,
+    ):
         for attr in ("__init__", "fit", "predict", "predict_proba", "decision_function"):
             if attr in vars(cls):
                 yield f"{cls.__name__}.{attr}", vars(cls)[attr]
         for attr in ("feature_importances_", "feature_name_"):
             if attr in vars(cls):
                 yield f"{cls.__name__}.{attr}", vars(cls)[attr].fget
-    for name in ("log_evaluation", "record_evaluation", "early_stopping", "checkpoint"):
+    for name in (
+        "log_evaluation",
+        "record_evaluation",
+        "early_stopping",
+        "checkpoint",
+        "reset_parameter",
+    ):
         yield name, getattr(callback, name)
     yield "log_progress", callback.log_progress
 

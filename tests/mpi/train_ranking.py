@@ -12,7 +12,7 @@ import warnings
 
 import dgbdt
 from dgbdt.comm import world_comm
-from rank_cases import CASES, case_datasets, case_params
+from rank_cases import CASES, case_datasets, case_params, queries_seen
 
 k, out_dir, n_rounds = int(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 comm = world_comm()
@@ -27,7 +27,7 @@ for name in CASES:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         booster = dgbdt.train(
-            params, train, n_rounds, valid_sets=[valid], valid_names=["valid"],
+            params, train, n_rounds, valid_sets=[valid], valid_names=["valid"], feval=queries_seen,
             callbacks=[dgbdt.record_evaluation(evals)],
         )  # fmt: skip
     out[name] = {"model": booster.model_to_string(), "evals": evals}
