@@ -12,6 +12,11 @@ its own byte range of the data file (``pre_partition=true``: its own file,
 ``data=train.{rank}.csv``); with ``tree_learner=feature`` each rank reads every
 row but keeps only its own block of columns.  Prediction under mpiexec reads
 by byte range too and writes one file in input order.
+
+Query groups (ranking) come from ``group_column``, LibSVM ``qid:`` fields or a
+``<data>.query`` file, positions from a ``<data>.position`` file; validation files
+have their own.  Byte ranges are cut at query boundaries, so each query is on one
+rank (dgbdt.io.querycuts).
 """
 
 import contextlib
@@ -81,7 +86,8 @@ MODEL_FORMATS = ("dgbdt", "lightgbm")
 IO_HELP = {
     "task": "train, predict or convert_model (or give it as the command: dgbdt train ...)",
     "data": "training data, or the data to predict: CSV, TSV, whitespace or LibSVM text, "
-    "gzip allowed; side files <data>.weight, <data>.init, <data>.query are read",
+    "gzip allowed; side files <data>.weight, <data>.init, <data>.query, <data>.position "
+    "are read",
     "valid_data": "comma-separated validation files (metrics each metric_freq iterations)",
     "output_model": "where train writes the model (in model_format)",
     "input_model": "model to continue training from (train) or to predict with (predict)",
@@ -89,7 +95,9 @@ IO_HELP = {
     "header": "the first line holds column names",
     "label_column": "label column: index or name:col (LibSVM: always the first token)",
     "weight_column": "weight column: index (not counting the label column) or name:col",
-    "group_column": "query id column: index (not counting the label column) or name:col",
+    "group_column": "query id column: index (not counting the label column) or name:col; "
+    "a query's rows must be contiguous (LibSVM: qid: fields; or a <data>.query file of "
+    "query sizes)",
     "ignore_column": "columns to drop: indices (not counting the label column) or name:a,b",
     "predict_raw_score": "predict raw scores instead of probabilities",
     "predict_leaf_index": "predict the leaf index of every tree",
@@ -478,19 +486,10 @@ def _training_sets(io, cfg, comm):
     """(train_set, valid_sets, valid_names): this rank's share of the training
     data and of each ``valid_data`` file (the training data itself first under
     ``is_provide_training_metric``)."""
-    from . import Dataset
-
     learner = cfg["tree_learner"]
     rank_files = _flag(io, "pre_partition")
     loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
-    train_set = Dataset(
-        loaded.X,
-        loaded.label,
-        weight=loaded.weight,
-        init_score=loaded.init_score,
-        feature_name=loaded.feature_names or "auto",
-        feature_indices=block,
-    )
+    train_set = _dataset(loaded, feature_name=loaded.feature_names or "auto", feature_indices=block)
     valid_sets, valid_names = [], []
     for path in filter(None, (p.strip() for p in (io.get("valid_data") or "").split(","))):
         # Validation rows are sharded like the training rows ({rank} files only if named so).
@@ -505,19 +504,30 @@ def _training_sets(io, cfg, comm):
 
 def _valid_set(path, io, comm, learner, rank_files, train_set):
     """This rank's share of the validation file ``path``, binned as ``train_set``."""
-    from . import Dataset
-
     v, v_block = _read_for_training(path, io, comm, learner, rank_files)
     if v_block is None:  # LibSVM rows may stop before the training data's last feature
         v.X = _fit_width(v.X, train_set.n_features, path, io["data"], "training data")
-    return Dataset(
-        v.X,
-        v.label,
-        weight=v.weight,
-        init_score=v.init_score,
-        reference=train_set,
-        feature_indices=v_block,
+    return _dataset(v, reference=train_set, feature_indices=v_block)
+
+
+def _dataset(loaded, **kwargs):
+    """The Dataset of a read file (a :class:`dgbdt.io.LoadedData`): its side files'
+    weights, init scores, query sizes and positions, and the query ids where the
+    file names them (group_column, qid:), for the check that no query spans two
+    ranks (dgbdt.ranking)."""
+    from . import Dataset
+
+    dataset = Dataset(
+        loaded.X,
+        loaded.label,
+        weight=loaded.weight,
+        init_score=loaded.init_score,
+        group=loaded.group,
+        position=loaded.position,
+        **kwargs,
     )
+    dataset.query_ids = loaded.query_ids
+    return dataset
 
 
 def _training_callbacks(io, cfg, columns):

@@ -20,9 +20,15 @@ They read files the way LightGBM's CLI does:
   ``MAX_SPARSE_COLUMNS`` (the rows are binned dense).  An index repeated on one
   line is an error (LightGBM would sum the values).
 * Side files as LightGBM: ``<path>.weight``, ``<path>.init`` (one value per line,
-  or K per line for multiclass) and ``<path>.query`` (query sizes) are read when
-  present and no column gives the same thing; their values must be finite
-  (weights >= 0), and one that is a directory, FIFO or device is an error.
+  or K per line for multiclass), ``<path>.query`` (query sizes) and
+  ``<path>.position`` (one position per row: integers, or any text, each distinct
+  line then numbered by first appearance as LightGBM does) are read when present
+  and no column gives the same thing; their values must be finite (weights >= 0),
+  and one that is a directory, FIFO or device is an error.
+* Queries: ``LoadedData.group`` holds their sizes, ``query_ids`` the id of each
+  where the file names them (group column, ``qid:``).  Read on K ranks
+  (:func:`read_row_part`) the file is cut at query boundaries
+  (:mod:`~dgbdt.io.querycuts`), so every query is whole on one rank.
 * Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac text), as in LightGBM's
   TextReader; line numbers in messages count them so.  A UTF-8 byte order mark may
   start a data or side file.
@@ -54,8 +60,9 @@ reader of delimited text), :mod:`~dgbdt.io.chunked` (its chunked reader),
 column roles, :class:`~dgbdt.io.columns.ColumnPlan`), :mod:`~dgbdt.io.libsvm`,
 :mod:`~dgbdt.io.sidefiles`, :mod:`~dgbdt.io.values` (:class:`LoadedData`,
 missing-value tokens, query groups), :mod:`~dgbdt.io.errors`,
-:mod:`~dgbdt.io.reading` (the entry points) and :mod:`~dgbdt.io.distributed` (reading
-and writing on K ranks).
+:mod:`~dgbdt.io.reading` (the entry points), :mod:`~dgbdt.io.distributed` (reading
+and writing on K ranks) and :mod:`~dgbdt.io.querycuts` (where K ranks' ranges of a
+file with queries start).
 """
 
 from .distributed import (
@@ -77,7 +84,7 @@ from .filebytes import (
     whole_lines,
 )
 from .reading import first_row_width, parse_text, read_data, sniff_format
-from .sidefiles import read_side_files
+from .sidefiles import read_positions, read_query_file, read_side_files
 from .values import MAX_SPARSE_COLUMNS, NA_TOKENS, LoadedData
 
 __all__ = [
@@ -92,6 +99,8 @@ __all__ = [
     "is_gzip",
     "read_header_line",
     "read_side_files",
+    "read_query_file",
+    "read_positions",
     "read_file_bytes",
     "read_head",
     "whole_lines",

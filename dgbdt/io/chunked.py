@@ -247,10 +247,10 @@ def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
         return None
     if "weight" in extra and np.any(extra["weight"] < 0):
         return None  # the serial reader names the negative weight's line
-    group = None
+    group = ids = None
     if group_idx is not None:
         try:
-            group = _group_sizes(path, extra["group"], np.arange(n))
+            group, ids = _group_sizes(path, extra["group"], np.arange(n))
         except DataFormatError:
             return None
     feature_names = None if names is None else [names[i] for i in keep]
@@ -260,4 +260,5 @@ def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
         weight=extra.get("weight"),
         group=group,
         feature_names=feature_names,
+        query_ids=ids,
     )

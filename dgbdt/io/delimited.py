@@ -77,11 +77,13 @@ def _read_delimited_serial(path, data, *, sep, header, spec, header_text=None, f
     )
     plan = plan_columns(path, names, n_cols, spec)
     values = _converted(rows, plan.used, n_cols, skip=1 if header_in_data else 0)
-    label, weight, group = _checked_roles(rows, values, plan)
+    label, weight, (group, ids) = _checked_roles(rows, values, plan)
     position = plan.position
     X = _take_columns(values, [position[c] for c in plan.keep])
     feature_names = None if names is None else [names[i] for i in plan.keep]
-    return LoadedData(X=X, label=label, weight=weight, group=group, feature_names=feature_names)
+    return LoadedData(
+        X=X, label=label, weight=weight, group=group, feature_names=feature_names, query_ids=ids
+    )
 
 
 def _checked_lines(path, data, sep, header_in_data, header_text, first_line):
@@ -141,8 +143,9 @@ def _converted(rows, used, n_cols, skip):
 
 
 def _checked_roles(rows, values, plan):
-    """``(label, weight, group sizes)`` from the converted ``values`` (None where there is
-    no such column), each checked: finite, weights >= 0, queries contiguous."""
+    """``(label, weight, (group sizes, query ids))`` from the converted ``values`` (None
+    where there is no such column), each checked: finite, weights >= 0, queries
+    contiguous."""
     position = plan.position
 
     def column(idx):
@@ -155,12 +158,12 @@ def _checked_roles(rows, values, plan):
     weight = column(plan.weight)
     if weight is not None:
         _check_finite(rows, weight, "weight", plan.weight, nonnegative=True)
-    group = None
+    groups = (None, None)
     if plan.group is not None:
         qid = column(plan.group)
         _check_finite(rows, qid, "query id", plan.group)
-        group = _group_sizes(rows.path, qid, rows.line_no, rows.data, rows.base)
-    return label, weight, group
+        groups = _group_sizes(rows.path, qid, rows.line_no, rows.data, rows.base)
+    return label, weight, groups
 
 
 def _rows_and_names(path, data, counts, sep, header_in_data, header_text, first_line):

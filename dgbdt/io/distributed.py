@@ -2,8 +2,10 @@
 
 * :func:`read_row_part` (data- and voting-parallel): rank r reads only its part of
   the file's bytes, cut at line boundaries, so every line belongs to exactly one
-  rank and no rank reads the whole file.  Gzip cannot be cut by byte range: rank 0
-  decompresses it and scatters the parts (or the user pre-partitions).
+  rank and no rank reads the whole file; a file with queries is cut at query
+  boundaries instead (:mod:`dgbdt.io.querycuts`), so every query is on one rank.
+  Gzip cannot be cut by byte range: rank 0 decompresses it and scatters the parts
+  (or the user pre-partitions).
 * :func:`read_column_block` (feature-parallel): every rank reads every row but
   keeps only its own block of columns.
 * :func:`write_parts_in_order`: each rank writes its lines at its offset of one
@@ -15,26 +17,27 @@ after each local step, so every rank stops with that message and none is left
 waiting in a collective.  Line numbers in messages count from the file's start.
 """
 
-import functools
 import os
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..comm import agree_on_errors
+from ..comm import agree_on_errors, agreed
 from ..files import publish, temp_beside
+from .errors import DataFormatError
 from .filebytes import (
+    _line_start_in,
     count_lines,
     is_gzip,
+    part_bounds,
     read_file_bytes,
     read_head,
     read_header_line,
-    read_part,
-    split_parts,
     whole_lines,
 )
+from .querycuts import Layout, Part, check_queries_contiguous, query_cuts, query_mode
 from .reading import parse_text, read_data, sniff_format
-from .sidefiles import read_side_files
+from .sidefiles import read_query_file, read_side_files
 
 
 def run_agreed(comm, step):
@@ -60,48 +63,160 @@ def read_row_part(path, comm, options):
     ``options``: keyword arguments of :func:`dgbdt.io.read_data` (header,
     label_column, weight_column, group_column, ignore_columns, zero_based, fmt,
     side_files, features_only).
-    Side files (``.weight``, ``.init``) are sliced to this rank's rows.
+    Side files (``.weight``, ``.init``, ``.position``) are sliced to this rank's rows.
+    A file with queries (a ``.query`` file, a group column or LibSVM ``qid:``
+    fields; not when ``features_only``) is cut at query boundaries so that each
+    query is whole on one rank (:mod:`dgbdt.io.querycuts`); the rank then gets the
+    sizes of its own queries (``group``; an empty array without rows) and, with
+    ids, their ``query_ids``.
     """
     path = os.fspath(path)
     options = dict(options)
     fmt = options.pop("fmt", "auto")
     side_files = options.pop("side_files", True)
-    header = options.get("header", False)
 
     def local_read():
-        found_fmt, sep = sniff_format(path, fmt, header)
-        header_text = read_header_line(path) if header and comm.rank > 0 else None
+        found_fmt, sep = sniff_format(path, fmt, options.get("header", False))
         gzipped = is_gzip(path)
-        data = None if gzipped else read_part(path, comm.rank, comm.size)
-        parts = None
-        if gzipped and comm.rank == 0:
-            parts = split_parts(read_file_bytes(path), comm.size)
-        return found_fmt, sep, header_text, gzipped, data, parts
+        whole = read_file_bytes(path) if gzipped and comm.rank == 0 else None
+        start, end = (0, 0) if gzipped else part_bounds(path, comm.rank, comm.size)
+        return Layout(path, found_fmt, sep, options), whole, _read_bytes(path, start, end), start
 
-    found_fmt, sep, header_text, gzipped, data, parts = run_agreed(comm, local_read)
+    layout, whole, data, start = run_agreed(comm, local_read)
+    gzipped = comm.any_rank(whole is not None)
     if gzipped:
-        data = comm.scatter_bytes(parts)
-        del parts
+        data, start, mode = _gzip_share(comm, layout, whole, side_files)
+        del whole
+    else:
+        part = Part(layout, data, start, comm.rank)
+        del data
+        data, start, mode = _plain_share(comm, layout, part, side_files)
+        del part
+    out, first_line = _parse_share(comm, layout, data, start)
+    del data
+    _agree_on_width(comm, out, layout.fmt, path)
+    row_offset, n_total = _exclusive_sum(comm, out.X.shape[0])
+    if mode == "ids":
+        run_agreed(comm, lambda: _own_queries(out, layout, first_line))
+    if side_files:
+        last = comm.rank == comm.size - 1 if mode == "file" else None
+        run_agreed(comm, lambda: read_side_files(path, out, row_offset, n_total, last))
+    if mode == "ids":
+        check_queries_contiguous(comm, out.query_ids, path)
+    return out
+
+
+def _read_bytes(path, start, end):
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        return fh.read(end - start)
+
+
+def _bytes_between(path, lo, hi, part):
+    """Bytes ``[lo, hi)`` of the file ``path``, taken from ``part`` where it holds them."""
+    held_lo, held_hi = part.start, part.start + len(part.data)
+    a, b = max(lo, held_lo), min(hi, held_hi)
+    if a >= b:
+        return _read_bytes(path, lo, hi)
+    return b"".join(
+        (
+            _read_bytes(path, lo, a) if lo < a else b"",
+            part.data[a - held_lo : b - held_lo],
+            _read_bytes(path, b, hi) if b < hi else b"",
+        )
+    )
+
+
+def _plain_share(comm, layout, part, side_files):
+    """``(bytes, file offset, query mode)`` of this rank's range of a plain file:
+    its even byte part, moved to query boundaries when the file has queries."""
+    qid_rows = run_agreed(comm, part.has_qid_rows)
+    mode = query_mode(layout, qid_rows, side_files, comm.any_rank)
+    if mode is None or comm.size == 1:
+        return part.data, part.start, mode
+    sizes = run_agreed(comm, lambda: _query_sizes(layout.path)) if mode == "file" else None
+
+    def gather(fn):
+        return comm.allgather(np.asarray(run_agreed(comm, lambda: fn(part)), np.int64))
+
+    size = run_agreed(comm, lambda: os.path.getsize(layout.path))
+    try:
+        cuts = query_cuts(gather, mode, size, layout.path, sizes)
+    except DataFormatError as exc:  # decided alike on every rank from gathered numbers
+        raise agreed(exc) from None
+    lo, hi = int(cuts[comm.rank]), int(cuts[comm.rank + 1])
+    return run_agreed(comm, lambda: _bytes_between(layout.path, lo, hi, part)), lo, mode
+
+
+def _query_sizes(path):
+    sizes = read_query_file(path)
+    if sizes is None:
+        raise DataFormatError(f"{path}.query: not found on this rank (other ranks read it)")
+    return sizes
+
+
+def _gzip_share(comm, layout, whole, side_files):
+    """``(bytes, file offset, query mode)`` of this rank's range of a gzip file, which
+    rank 0 decompressed (``whole``), cut into ranges and scatters."""
+    k, root = comm.size, comm.rank == 0
+    qid_rows = run_agreed(comm, lambda: root and Part(layout, whole, 0, 0).has_qid_rows())
+    mode = query_mode(layout, qid_rows, side_files, comm.any_rank)
+
+    def cut():
+        if not root:
+            return np.zeros(k + 1, np.int64)
+        even = [_line_start_in(whole, len(whole) * p // k) for p in range(k + 1)]
+        if mode is None:
+            return np.asarray(even, np.int64)
+        parts = [Part(layout, whole[a:b], a, p) for p, (a, b) in enumerate(zip(even, even[1:]))]
+
+        def gather(fn):
+            return np.array([fn(part) for part in parts], np.int64).reshape(k, -1)
+
+        sizes = _query_sizes(layout.path) if mode == "file" else None
+        return query_cuts(gather, mode, len(whole), layout.path, sizes)
+
+    cuts = comm.bcast(run_agreed(comm, cut))
+    pieces = [whole[cuts[p] : cuts[p + 1]] for p in range(k)] if root else None
+    return comm.scatter_bytes(pieces), int(cuts[comm.rank]), mode
+
+
+def _parse_share(comm, layout, data, start):
+    """``(LoadedData, first line)`` of this rank's bytes ``data`` (starting at file
+    offset ``start``): line numbers count from the file's start, and a range that
+    does not hold the header line gets the file's."""
     first_line = 1 + _exclusive_sum(comm, count_lines(data))[0]
-    out = run_agreed(
-        comm,
-        functools.partial(
-            parse_text,
-            path,
+    holds_header = start == 0 and bool(data)
+
+    def parse():
+        header_text = None
+        if layout.header and not holds_header:
+            header_text = read_header_line(layout.path)
+        return parse_text(
+            layout.path,
             data,
-            fmt=found_fmt,
-            sep=sep,
+            fmt=layout.fmt,
+            sep=layout.sep,
             header_text=header_text,
             first_line=first_line,
-            **options,
-        ),
-    )
-    del data
-    _agree_on_width(comm, out, found_fmt, path)
-    row_offset, n_total = _exclusive_sum(comm, out.X.shape[0])
-    if side_files:
-        run_agreed(comm, lambda: read_side_files(path, out, row_offset, n_total))
-    return out
+            **layout.options,
+        )
+
+    return run_agreed(comm, parse), first_line
+
+
+def _own_queries(out, layout, first_line):
+    """A range read by query ids gets groups (empty without rows); a range whose rows
+    have no ``qid:`` while others' do is an error, as in a whole-file read."""
+    if out.group is not None:
+        return
+    if out.X.shape[0]:
+        raise DataFormatError(
+            f"{layout.path}, line {first_line}: the rows from this line on have no qid: "
+            "but other rows of the file have one (every row needs one, or none)"
+        )
+    out.group = np.zeros(0, np.int64)
+    out.query_ids = np.zeros(0, np.int64 if layout.fmt == "libsvm" else np.float64)
 
 
 def _agree_on_width(comm, out, fmt, path):

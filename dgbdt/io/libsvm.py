@@ -62,23 +62,24 @@ def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_o
         return exact()
     if not features_only and not np.all(np.isfinite(y)):
         return exact()
-    group = None
+    group = ids = None
     # scikit-learn skips any second token starting with 'qid'; rows with one are found
     # by the scan below.  (b"q" in data is a memchr, 30x faster than b"qid" in data.)
     if b"q" in data:
         found = _libsvm_groups(path, data, len(y), features_only)
         if found is False:
             return exact()
-        group = found
+        if found is not None:
+            group, ids = found
     X = sp.csr_matrix(X, dtype=np.float64)
     if n_features is None and X.nnz == 0:
         X = sp.csr_matrix((X.shape[0], 0))  # no pairs: no columns (scikit-learn says 1)
     label = None if features_only else np.asarray(y, np.float64)
-    return LoadedData(X=X, label=label, group=group)
+    return LoadedData(X=X, label=label, group=group, query_ids=ids)
 
 
 def _libsvm_groups(path, data, n_rows, features_only):
-    """Query sizes from the ``qid:`` tokens of LibSVM ``data`` (None: no qids), or
+    """``(query sizes, query ids)`` from the ``qid:`` tokens of LibSVM ``data`` (None: no qids), or
     False where the exact parser must decide (a bad or missing qid, a query seen
     again).  ``features_only``: qids are not used, only checked to be tokens the
     exact parser skips too."""
@@ -145,14 +146,14 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, featu
         shape=(len(indptr) - 1, ncol),
     )
     X.sort_indices()  # no index repeats on a line (checked); explicit zeros are kept
-    group = None
+    group = ids = None
     if qids:
         base = first_line - 1
-        group = _group_sizes(
+        group, ids = _group_sizes(
             path, np.asarray(qids, np.int64), np.asarray(qid_lines) - base, data, base
         )
     label = None if features_only else np.asarray(labels, np.float64)
-    return LoadedData(X=X, label=label, group=group)
+    return LoadedData(X=X, label=label, group=group, query_ids=ids)
 
 
 def _libsvm_label(path, lineno, first, raw):

@@ -43,13 +43,14 @@ def read_data(
     indices start at 0); ``n_features`` (LibSVM: number of columns, default max index
     + 1); ``fmt`` (``"auto"``, ``"libsvm"``, ``"csv"``, ``"tsv"`` or ``"delimited"``);
     ``keep_features`` (keep only these columns of ``X``: feature-parallel training
-    reads its own block); ``side_files`` (read ``<path>.weight``, ``.init`` and
-    ``.query`` when they exist; not for prediction, which uses none of them; one that
+    reads its own block); ``side_files`` (read ``<path>.weight``, ``.init``,
+    ``.query`` and ``.position`` when they exist; not for prediction, which uses none of them; one that
     exists but is not a regular file, a directory or a FIFO, is an error, not
     skipped); ``features_only`` (prediction: only ``X`` is used; the label, weight and
     query columns are left out of ``X`` unconverted and unchecked, so a label ``abc``,
     ``inf`` or empty does not stop prediction; LibSVM labels and ``qid:`` tokens are
     skipped, and a line may lack its label; ``label``, ``weight``, ``group`` are None).
+    A group column or ``qid:`` fields also give ``query_ids`` (one per query).
 
     Returns a :class:`LoadedData`.  Raises ``FileNotFoundError`` when the file does
     not exist; ``ValueError`` when the file (or a side file) is not a regular file

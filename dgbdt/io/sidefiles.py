@@ -1,8 +1,9 @@
-"""Side files as LightGBM reads them: ``<path>.weight``, ``<path>.init`` and
-``<path>.query``."""
+"""Side files as LightGBM reads them: ``<path>.weight``, ``<path>.init``,
+``<path>.query`` and ``<path>.position``."""
 
 import math
 import os
+import re
 
 import numpy as np
 
@@ -69,12 +70,79 @@ def _weights(side, path, n_total):
     return weight
 
 
-def read_side_files(path, out, row_offset=0, n_total=None):
-    """Fill ``out``'s weight / init score / groups from ``<path>.weight|.init|.query``.
+def read_query_file(path, n_total=None):
+    """The query sizes (int64) of ``<path>.query``, or None when there is none: one
+    non-negative integer per line, summing to ``n_total`` (the rows of ``path``)
+    when given; errors name the file and line."""
+    path = os.fspath(path)
+    side = _side_file(path, ".query", "query file")
+    if side is None:
+        return None
+    rows, lines = _read_side_values(side, "query size")
+    for r, ln in zip(rows, lines):
+        if len(r) != 1 or not float(r[0]).is_integer() or r[0] < 0:
+            raise _error(
+                side,
+                ln,
+                "expected one non-negative integer query size per line, got",
+                " ".join(map(str, r)),
+            )
+    sizes = np.array([int(r[0]) for r in rows], np.int64)
+    if n_total is not None:
+        check_query_sum(path, sizes, n_total)
+    return sizes
+
+
+def check_query_sum(path, sizes, n_total):
+    """Query sizes of ``<path>.query`` must sum to the ``n_total`` rows of ``path``."""
+    if int(sizes.sum()) != n_total:
+        side = os.fspath(path) + ".query"
+        raise DataFormatError(
+            f"{side}: query sizes ({len(sizes)} lines) sum to {int(sizes.sum())}, "
+            f"expected the {n_total} rows of {path}"
+        )
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def read_positions(path, n_total):
+    """The positions (int64, one per row of ``path``) of ``<path>.position``, or
+    None.  One position per line; integers are kept, and a file with any other
+    text numbers each distinct line by its first appearance (LightGBM's
+    Metadata::LoadPositions does so for every file): the whole file decides, so
+    every rank of a sharded read numbers alike."""
+    side = _side_file(os.fspath(path), ".position", "position file")
+    if side is None:
+        return None
+    tokens, first_line = [], {}
+    with open(side, encoding="utf-8-sig", errors="replace") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            text = raw.strip()
+            if text:
+                first_line.setdefault(text, lineno)
+                tokens.append(text)
+    if len(tokens) != n_total:
+        raise DataFormatError(
+            f"{side}: has {len(tokens)} lines, expected one position per row of {path} "
+            f"({n_total} rows)"
+        )
+    if all(_INTEGER.fullmatch(t) and abs(int(t)) < 2**63 for t in first_line):
+        return np.array([int(t) for t in tokens], np.int64)
+    number = {t: i for i, t in enumerate(first_line)}  # dicts keep insertion order
+    return np.array([number[t] for t in tokens], np.int64)
+
+
+def read_side_files(path, out, row_offset=0, n_total=None, last_part=None):
+    """Fill ``out``'s weight / init score / groups / positions from
+    ``<path>.weight|.init|.query|.position``.
 
     ``out`` may hold rows ``row_offset ...`` of the ``n_total`` rows of ``path`` (one
-    rank's part): side files describe the whole file and are sliced.  Query groups
-    are kept only when ``out`` holds the whole file (a part may cut a query).
+    rank's part): side files describe the whole file and are sliced.  Query sizes
+    are sliced too when ``last_part`` is given (True for the file's last part): the
+    part then holds whole queries (:func:`dgbdt.io.read_row_part` cut it at query
+    boundaries; zero-size queries at its end go to the next part, trailing ones to
+    the last part).  Without it a part of the file gets none (it may cut a query).
     """
     path = os.fspath(path)
     n = out.X.shape[0]
@@ -87,23 +155,26 @@ def read_side_files(path, out, row_offset=0, n_total=None):
     if side is not None:
         init = _per_row_values(side, path, n_total, "init score")[rows]
         out.init_score = init[:, 0].copy() if init.shape[1] == 1 else init
-    side = None if out.group is not None else _side_file(path, ".query", "query file")
-    if side is not None:
-        rows, lines = _read_side_values(side, "query size")
-        sizes = []
-        for r, ln in zip(rows, lines):
-            if len(r) != 1 or not float(r[0]).is_integer() or r[0] < 0:
-                raise _error(
-                    side,
-                    ln,
-                    "expected one non-negative integer query size per line, got",
-                    " ".join(map(str, r)),
-                )
-            sizes.append(int(r[0]))
-        if sum(sizes) != n_total:
-            raise DataFormatError(
-                f"{side}: query sizes ({len(sizes)} lines) sum to {sum(sizes)}, "
-                f"expected the {n_total} rows of {path}"
-            )
-        if n == n_total:
-            out.group = np.array(sizes, np.int64)
+    if out.position is None:
+        position = read_positions(path, n_total)
+        out.position = None if position is None else position[rows].copy()
+    if out.group is None:
+        sizes = read_query_file(path, n_total)
+        if sizes is not None:
+            out.group = _part_queries(path, sizes, rows, n_total, last_part)
+
+
+def _part_queries(path, sizes, rows, n_total, last_part):
+    """The sizes of the queries of the rows ``rows`` (a slice), which start and end
+    at query boundaries; None for a part without ``last_part``."""
+    if last_part is None:
+        return sizes if rows.stop - rows.start == n_total else None
+    bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    lo = int(np.searchsorted(bounds, rows.start, "left"))
+    hi = len(sizes) if last_part else int(np.searchsorted(bounds, rows.stop, "left"))
+    if bounds[lo] != rows.start or bounds[hi] != rows.stop:
+        raise DataFormatError(
+            f"{path}: the rows {rows.start}..{rows.stop - 1} of this part do not start "
+            f"and end at query boundaries of {path}.query (a query would be cut)"
+        )
+    return sizes[lo:hi].copy()

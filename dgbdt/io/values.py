@@ -46,12 +46,20 @@ _NA_SET = frozenset(NA_TOKENS)
 
 @dataclass
 class LoadedData:
+    """The arrays of a read.  ``group``: query sizes (int64, from a group column,
+    ``qid:`` fields or a ``.query`` file); ``query_ids``: the id of each of those
+    queries where the file names them (a group column: float64, ``qid:``: int64;
+    None from a ``.query`` file); ``position``: int64 per row, from a
+    ``.position`` file."""
+
     X: np.ndarray | sp.csr_matrix
     label: np.ndarray | None
     weight: np.ndarray | None = None
     group: np.ndarray | None = None
     init_score: np.ndarray | None = None
     feature_names: list[str] | None = None
+    query_ids: np.ndarray | None = None
+    position: np.ndarray | None = None
 
 
 def _to_float(token):
@@ -61,13 +69,14 @@ def _to_float(token):
 
 
 def _group_sizes(path, qid, line_no, data=None, base=0):
-    """Run lengths of contiguous query ids; a query id seen again later is an error.
+    """``(sizes, ids)``: run lengths of contiguous query ids (int64) and the id of
+    each run; a query id seen again later is an error.
 
     ``line_no[i]`` is the 1-based line of row ``i`` in ``data`` (the file's bytes from
     line ``base + 1`` on), which, when given, lets the message quote that line.
     """
     if len(qid) == 0:
-        return np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.asarray(qid)[:0].copy()
     change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     starts = np.concatenate(([0], change))
     ids = qid[starts]
@@ -83,7 +92,7 @@ def _group_sizes(path, qid, line_no, data=None, base=0):
                     f"contiguous){where}"
                 )
             seen.add(q)
-    return np.diff(np.append(starts, len(qid))).astype(np.int64)
+    return np.diff(np.append(starts, len(qid))).astype(np.int64), ids.copy()
 
 
 def _fmt_id(q):
