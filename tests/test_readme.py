@@ -25,7 +25,7 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in ci
 
 
-def test_the_readme_objective_and_constraint_examples_run():
+def test_the_readme_objective_constraint_sampling_and_ranking_examples_run():
     import re
 
     text = README.read_text()
@@ -33,6 +33,7 @@ def test_the_readme_objective_and_constraint_examples_run():
         "## Objectives and metrics",
         "## Constraints and split regularisation",
         "## Sampling: GOSS and balanced bagging",
+        "## Learning to rank",
     ):
         section = text[text.index(title) :]
         section = section[: section.index("\n## ", 1)]
