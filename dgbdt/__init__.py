@@ -28,12 +28,23 @@ from .callback import (  # noqa: E402
     reset_parameter,
 )
 from .dataset import Dataset  # noqa: E402
+from .cv import CVBooster, KeyedKFold, cv  # noqa: E402
 from .engine import train  # noqa: E402
+from .plotting import (  # noqa: E402
+    create_tree_digraph,
+    plot_importance,
+    plot_metric,
+    plot_split_value_histogram,
+    plot_tree,
+)
 
 __all__ = [
     "Booster",
     "Dataset",
     "train",
+    "cv",
+    "CVBooster",
+    "KeyedKFold",
     "early_stopping",
     "log_evaluation",
     "record_evaluation",
@@ -44,6 +55,11 @@ __all__ = [
     "DGBDTClassifier",
     "DGBDTRegressor",
     "DGBDTRanker",
+    "plot_importance",
+    "plot_metric",
+    "plot_split_value_histogram",
+    "plot_tree",
+    "create_tree_digraph",
     "__version__",
 ]
 

@@ -11,6 +11,8 @@ commands:
   train     train on a CSV/TSV/LibSVM file: dgbdt train data=FILE [key=value ...] [config=FILE]
   predict   dgbdt predict data=FILE input_model=MODEL [output_result=FILE]
   convert_model  dgbdt convert_model input_model=MODEL convert_model=OUT [model_format=...]
+  save_binary    dgbdt save_binary data=FILE [valid_data=FILES]  (writes FILE.bin)
+  refit     dgbdt refit data=FILE input_model=MODEL [output_model=FILE] [refit_decay_rate=0.9]
   (LightGBM style: `dgbdt config=train.conf` with task=train|predict in the file also works)
 """
 
@@ -57,7 +59,7 @@ def _main(argv):
         from .demo import run_demo
 
         return run_demo(rest)
-    if command in ("train", "predict", "convert_model") or "=" in command:
+    if command in ("train", "predict", "convert_model", "save_binary", "refit") or "=" in command:
         from .cli import run
 
         return run(argv)

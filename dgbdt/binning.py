@@ -348,3 +348,143 @@ def category_bins(values, n_implicit_zeros, n_missing, max_bin, min_data_in_bin)
         used += int(counts[kept])
         kept += 1
     return distinct[:kept].copy()
+
+
+# -- serialisation (dgbdt.dataset_file) ------------------------------------------
+#: Most bins one feature may have (uint16 bins).
+MAX_FEATURE_BINS = 1 << 16
+
+
+def mapper_arrays(mapper):
+    """The arrays that describe ``mapper`` (ragged lists flattened with offsets;
+    flags as uint8), for :func:`mapper_from_arrays`."""
+    n = mapper.n_features
+    bounds = [np.asarray(ub, np.float64) for ub in mapper.upper_bounds]
+    out = {
+        "bound_offsets": _offsets_of(bounds),
+        "upper_bounds": np.concatenate(bounds + [np.zeros(0)]),
+        "nan_bins": np.asarray(mapper.nan_bins, np.int32),
+    }
+    if mapper.value_ranges is not None:
+        out["value_ranges"] = np.asarray(mapper.value_ranges, np.float64).reshape(n, 2)
+    if mapper.zero_missing is not None:
+        out["zero_missing"] = np.asarray(mapper.zero_missing, bool).astype(np.uint8)
+    if mapper.categories is not None:
+        cats = [
+            np.zeros(0, np.int64) if c is None else np.asarray(c, np.int64)
+            for c in mapper.categories
+        ]
+        out["categorical"] = mapper.is_categorical.astype(np.uint8)
+        out["category_offsets"] = _offsets_of(cats)
+        out["categories"] = np.concatenate(cats + [np.zeros(0, np.int64)])
+    return out
+
+
+def _offsets_of(parts):
+    return np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+
+
+def check_offsets(offsets, total, name, strict=False):
+    """A ValueError unless ``offsets`` start at 0, never decrease (``strict``:
+    always increase) and end at ``total``."""
+    steps = np.diff(offsets)
+    if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != total or np.any(steps < strict):
+        raise ValueError(
+            f"{name} must rise from 0 to {total}" + (" (every part non-empty)" if strict else "")
+        )
+
+
+def check_flags(values, name):
+    """uint8 flags as bool; a ValueError for anything but 0 and 1."""
+    if np.any(values > 1):
+        raise ValueError(f"{name} must hold 0 or 1 only")
+    return values.astype(bool)
+
+
+def mapper_from_arrays(arrays):
+    """The BinMapper of :func:`mapper_arrays`' arrays (dtypes and shapes already
+    checked), every field checked: a ValueError naming the first bad one."""
+    offsets, bounds = arrays["bound_offsets"], arrays["upper_bounds"]
+    check_offsets(offsets, len(bounds), "bound_offsets", strict=True)
+    n = len(offsets) - 1
+    ubs = [bounds[offsets[f] : offsets[f + 1]] for f in range(n)]
+    nan_bins = arrays["nan_bins"]
+    if nan_bins.shape != (n,):
+        raise ValueError(f"nan_bins has shape {nan_bins.shape}, expected ({n},)")
+    for f, ub in enumerate(ubs):
+        _check_bounds(f, ub, int(nan_bins[f]))
+    ranges = arrays.get("value_ranges")
+    if ranges is not None:
+        _check_ranges(ranges, n)
+    zero_missing = arrays.get("zero_missing")
+    if zero_missing is not None:
+        if zero_missing.shape != (n,):
+            raise ValueError(f"zero_missing has shape {zero_missing.shape}, expected ({n},)")
+        zero_missing = check_flags(zero_missing, "zero_missing")
+    cats = _categories_from_arrays(arrays, ubs, nan_bins)
+    return BinMapper(ubs, nan_bins.astype(np.int32), ranges, zero_missing, cats)
+
+
+def _check_bounds(f, ub, nan_bin):
+    if np.isnan(ub).any() or ub[-1] != np.inf or np.any(np.diff(ub) <= 0):
+        raise ValueError(
+            f"upper_bounds of feature {f} must rise strictly to +inf (no NaN), got {ub[:8]}"
+        )
+    if nan_bin not in (-1, len(ub)):
+        raise ValueError(f"nan_bins[{f}] is {nan_bin}: -1 or {len(ub)} (after the value bins)")
+    if len(ub) + (nan_bin >= 0) > MAX_FEATURE_BINS:
+        raise ValueError(f"feature {f} has more than {MAX_FEATURE_BINS} bins")
+
+
+def _check_ranges(ranges, n):
+    if ranges.shape != (n, 2):
+        raise ValueError(f"value_ranges has shape {ranges.shape}, expected ({n}, 2)")
+    nan = np.isnan(ranges)
+    bad = (nan[:, 0] != nan[:, 1]) | (ranges[:, 0] > ranges[:, 1])  # NaN compares False
+    if bad.any():
+        f = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"value_ranges[{f}] = {ranges[f].tolist()}: [smallest, largest] or NaN")
+
+
+def _categories_from_arrays(arrays, ubs, nan_bins):
+    """The categories of every feature (None: no feature is categorical)."""
+    names = ("categorical", "category_offsets", "categories")
+    given = [arrays.get(k) for k in names]
+    if all(g is None for g in given):
+        return None
+    if any(g is None for g in given):
+        raise ValueError("categorical, category_offsets and categories come together")
+    flags, offsets, values = given
+    n = len(ubs)
+    if flags.shape != (n,):
+        raise ValueError(f"categorical has shape {flags.shape}, expected ({n},)")
+    is_cat = check_flags(flags, "categorical")
+    if offsets.shape != (n + 1,):
+        raise ValueError(f"category_offsets has shape {offsets.shape}, expected ({n + 1},)")
+    check_offsets(offsets, len(values), "category_offsets")
+    cats = []
+    for f in range(n):
+        c = values[offsets[f] : offsets[f + 1]]
+        if not is_cat[f]:
+            if len(c):
+                raise ValueError(f"feature {f} is not categorical but has categories")
+            cats.append(None)
+            continue
+        if np.any(c < 0) or np.any(c >= 2**31) or len(np.unique(c)) != len(c):
+            raise ValueError(f"categories of feature {f} must be distinct ints in [0, 2**31)")
+        if nan_bins[f] != -1 or not np.array_equal(ubs[f], placeholder_bounds(len(c) + 1)):
+            raise ValueError(f"feature {f} is categorical: its bounds must be placeholders")
+        cats.append(c.astype(np.int64))
+    return cats
+
+
+def same_mapper(a, b):
+    """Whether two mappers bin every value alike (and describe the same features)."""
+    if a is b:
+        return True
+    if a is None or b is None or a.n_features != b.n_features:
+        return False
+    fa, fb = mapper_arrays(a), mapper_arrays(b)
+    return fa.keys() == fb.keys() and all(
+        np.array_equal(fa[k], fb[k], equal_nan=fa[k].dtype.kind == "f") for k in fa
+    )

@@ -3,14 +3,18 @@
 import json
 import numbers
 import os
+from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
 from .categorical import category_codes
+from .dataset import Dataset
 from .model_io import load_model_file, model_from_json, model_to_json, write_atomic
 from .native.predict import predict_leaf_index, predict_raw
+from .native.shap import tree_shap
 from .objectives import model_objective
 from .tree import CATEGORICAL, LARGEST
 
@@ -178,10 +182,8 @@ def _predict_threads(kwargs):
     threads = [(k, v) for k, v in kwargs.items() if ALIASES.get(k) == "num_threads"]
     others = [k for k in kwargs if ALIASES.get(k) != "num_threads"]
     if others:
-        hint = " (pred_contrib is not implemented yet)" if "pred_contrib" in others else ""
         raise TypeError(
-            f"Booster.predict() got unexpected keyword arguments: "
-            f"{', '.join(map(repr, others))}{hint}"
+            f"Booster.predict() got unexpected keyword arguments: {', '.join(map(repr, others))}"
         )
     if len(threads) > 1:
         raise TypeError(
@@ -226,11 +228,27 @@ def _flat_categories(trees, threshold):
     }
 
 
+def _sparse_contributions(chunks, data, n_classes, n_features):
+    """LightGBM's sparse ``pred_contrib`` (basic.py ``__create_sparse_native``):
+    per class one matrix of shape (n, n_features + 1), CSC for a csc_matrix and
+    CSR otherwise, float32 for float32 data; a list for several classes."""
+    dtype = np.float32 if data.dtype == np.float32 else np.float64
+    matrices = []
+    for c in range(n_classes):
+        parts = [chunk[c] for chunk in chunks]
+        m = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, n_features + 1))
+        m = m.astype(dtype)
+        matrices.append(m.tocsc() if isinstance(data, sp.csc_matrix) else m)
+    return matrices[0] if n_classes == 1 else matrices
+
+
 class Booster:
     """A gradient-boosted tree model.
 
     Create it with :func:`dgbdt.train`, or load one with
     ``Booster(model_file=path)`` / ``Booster(model_str=text)``.
+    ``Booster(params, train_set)`` is a training Booster without trees, as
+    LightGBM's: :meth:`update` trains one iteration at a time.
     """
 
     def __init__(self, params=None, train_set=None, model_file=None, model_str=None):
@@ -241,7 +259,15 @@ class Booster:
         self.params = dict(params or {})
         self.lightgbm_feature_infos = self.pandas_categorical = None
         self._flat = None
-        if model_file is not None:
+        self._loop = None  # a training Booster's boosting loop (see update)
+        if train_set is not None:
+            # LightGBM's training Booster: no trees yet, update() adds iterations
+            from .engine import training_booster
+
+            trained = training_booster(params, train_set)
+            vars(self).update(vars(trained))
+            self._loop.booster = self
+        elif model_file is not None:
             header, trees = load_model_file(model_file)
             self._load(header, trees)
         elif model_str is not None:
@@ -249,8 +275,6 @@ class Booster:
                 raise TypeError(f"model_str must be a str, got {type(model_str).__name__}")
             header, trees = model_from_json(model_str)
             self._load(header, trees)
-        elif train_set is not None:
-            raise TypeError("Create a trained Booster with dgbdt.train(params, train_set)")
 
     # -- construction (used by train) -------------------------------------------
     @classmethod
@@ -345,6 +369,174 @@ class Booster:
         self._train_data_name = name
         return self
 
+    # -- training: LightGBM's Booster(params, train_set) workflow ---------------
+    # A Booster made by ``Booster(params, train_set)`` or returned by
+    # ``train(..., keep_training_booster=True)`` keeps its boosting loop
+    # (dgbdt.boosting.Boosting) in ``_loop``; any other Booster is a plain model.
+    def _training_loop(self, what):
+        """The boosting loop of a training Booster, or a ValueError naming ``what``."""
+        if self._loop is None:
+            raise ValueError(
+                f"Booster.{what} needs a Booster that keeps its training state: "
+                "dgbdt.Booster(params, train_set) or dgbdt.train(..., "
+                "keep_training_booster=True); this one is a trained model (loaded from "
+                "a file, or returned by train() without keep_training_booster)"
+            )
+        return self._loop
+
+    def update(self, train_set: Dataset | None = None, fobj: Callable | None = None) -> bool:
+        """Train one more iteration (LightGBM's ``Booster.update``).
+
+        ``fobj(preds, train_data) -> (grad, hess)``: this iteration's gradients
+        (raw scores in, LightGBM's layout out), else the objective's.  Returns
+        True when the iteration's trees could not split (they are then not
+        added, unless the model has no trees yet): training is finished.
+        ``train_set`` may only be the Booster's own training Dataset (LightGBM
+        replaces the training data; dgbdt refuses other data: continue a model
+        on new data with ``dgbdt.train(params, new_set, init_model=booster)``).
+        """
+        from .engine import training_step
+
+        loop = self._training_loop("update()")
+        if train_set is not None and train_set is not loop.train_set:
+            if not isinstance(train_set, Dataset):
+                raise TypeError(
+                    f"Training data should be Dataset instance, met {type(train_set).__name__}"
+                )
+            raise ValueError(
+                "Booster.update(train_set=...) got another Dataset than the Booster's "
+                "training set: dgbdt does not replace the training data (LightGBM's "
+                "ResetTrainingData); continue the model on other data with "
+                "dgbdt.train(params, new_set, init_model=booster)"
+            )
+        return bool(training_step(loop, lambda: loop.update(fobj)))
+
+    def rollback_one_iter(self) -> "Booster":
+        """Remove the last iteration (its ``num_model_per_iteration()`` trees).
+
+        A training Booster also takes them off its training and validation
+        scores (LightGBM's GBDT::RollbackOneIter) and keeps an init model's
+        iterations, as LightGBM.  A plain model just loses its last trees
+        (LightGBM leaves a model that is not training unchanged)."""
+        if self._loop is not None:
+            from .engine import training_step
+
+            training_step(self._loop, self._loop.rollback)
+        elif self.trees:
+            del self.trees[-self.num_tree_per_iteration :]
+            self._flat = None
+        return self
+
+    def add_valid(self, data: Dataset, name: str) -> "Booster":
+        """Evaluate ``data`` as the validation set ``name`` from now on (binned with
+        the training bins; its scores those of the model so far).  Returns self."""
+        from .engine import training_step
+
+        if not isinstance(data, Dataset):
+            raise TypeError(
+                f"Validation data should be Dataset instance, met {type(data).__name__}"
+            )
+        loop = self._training_loop("add_valid()")
+        training_step(loop, lambda: loop.add_valid(data, name))
+        return self
+
+    def eval(
+        self,
+        data: Dataset,
+        name: str,
+        feval: Callable | list[Callable] | None = None,
+    ) -> list[tuple]:
+        """The metrics (and ``feval``) on ``data``, named ``name``: the training
+        set, a validation set, or new data (added with :meth:`add_valid`).
+        ``(data name, metric name, value, is_higher_better)`` tuples."""
+        if not isinstance(data, Dataset):
+            raise TypeError("Can only eval for Dataset instance")
+        loop = self._training_loop("eval()")
+        if data is loop.train_set:
+            sets = [loop.training_eval_set(name)]
+        else:
+            found = [es for es in loop.valid_list if es.dataset is data]
+            if not found:
+                self.add_valid(data, name)
+                found = loop.valid_list[-1:]
+            es = found[0]
+            sets = [type(es)(name, es.dataset, es.scores, es.label, es.weight, es.queries)]
+        return self._evaluate(loop, sets, feval)
+
+    def eval_train(self, feval: Callable | list[Callable] | None = None) -> list[tuple]:
+        """The metrics (and ``feval``) on the training data (LightGBM's)."""
+        loop = self._training_loop("eval_train()")
+        return self._evaluate(loop, [loop.training_eval_set(self._train_data_name)], feval)
+
+    def eval_valid(self, feval: Callable | list[Callable] | None = None) -> list[tuple]:
+        """The metrics (and ``feval``) on every validation set, in order (LightGBM's)."""
+        loop = self._training_loop("eval_valid()")
+        return self._evaluate(loop, list(loop.valid_list), feval)
+
+    @staticmethod
+    def _evaluate(loop, eval_sets, feval):
+        from .engine import training_step
+
+        return training_step(loop, lambda: loop.evaluate(eval_sets, feval))
+
+    def refit(
+        self,
+        data: Any,
+        label: Any,
+        decay_rate: float = 0.9,
+        reference: Dataset | None = None,
+        weight: Any = None,
+        group: Any = None,
+        init_score: Any = None,
+        feature_name: list[str] | str = "auto",
+        *,
+        categorical_feature: list[int | str] | str = "auto",
+        dataset_params: dict | None = None,
+        free_raw_data: bool = True,
+        validate_features: bool = False,
+        **kwargs: Any,
+    ) -> "Booster":
+        """A new Booster with this one's trees, their leaf values refitted on
+        ``data`` (LightGBM's ``refit``, GBDT::RefitTree).
+
+        Rows fall in the trees' leaves (``predict(pred_leaf=True)``; ``kwargs``
+        go to predict); iteration by iteration, the objective's gradients at the
+        current scores give each leaf its output ``-G / (H + lambda_l2)`` (L1
+        soft-thresholded, capped at max_delta_step, path-smoothed as LightGBM's
+        refit does), and ``new = decay_rate * old + (1 - decay_rate) * output *
+        shrinkage``.  The scores start at ``init_score`` (else 0) and the model's
+        starting score is refitted with its first trees, as LightGBM's, whose
+        first trees hold it.  Parameters (lambda_l1, lambda_l2, ...) are the
+        model's, updated by ``dataset_params``.  The result is a plain model
+        (LightGBM's keeps training on ``data``).
+        """
+        from .boosting import refit_leaf_values
+
+        if not 0.0 <= float(decay_rate) <= 1.0:
+            raise ValueError(f"decay_rate must be in [0, 1], got {decay_rate!r}")
+        leaf_preds = self.predict(
+            data, num_iteration=-1, pred_leaf=True, validate_features=validate_features, **kwargs
+        )
+        train_set = Dataset(
+            data,
+            label=label,
+            weight=weight,
+            init_score=init_score,
+            feature_name=feature_name,
+            reference=reference,
+            categorical_feature=categorical_feature,
+            params=dataset_params,
+            free_raw_data=free_raw_data,
+            group=group,
+        )
+        values = refit_leaf_values(self, train_set, leaf_preds, dataset_params, float(decay_rate))
+        new = self.__copy__()
+        for tree, leaf_value in zip(new.trees, values):
+            tree.leaf_value = leaf_value
+        new.best_iteration = 0
+        new._flat = None
+        return new
+
     # -- inspection -----------------------------------------------------------
     def num_trees(self) -> int:
         """Number of trees (iterations times trees per iteration)."""
@@ -399,6 +591,104 @@ class Booster:
                 np.add.at(out, tree.split_feature, tree.split_gain)
         return out.astype(np.int32) if importance_type == "split" else out
 
+    # -- LightGBM's inspection API --------------------------------------------
+    # Values are the exported LightGBM model's (dgbdt.lightgbm_model): the
+    # starting score is in the first tree of each class, so a row's leaf outputs
+    # sum to its raw score, as in LightGBM, whose first trees hold it.
+    def get_leaf_output(self, tree_id: int, leaf_id: int) -> float:
+        """The output of leaf ``leaf_id`` of tree ``tree_id`` (LightGBM's), the
+        starting score included in the first tree of each class: the outputs of
+        a row's leaves (``predict(X, pred_leaf=True)``) sum to its raw score."""
+        for name, value in (("tree_id", tree_id), ("leaf_id", leaf_id)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an integer, got {value!r}")
+        if not 0 <= tree_id < len(self.trees):
+            raise IndexError(
+                f"tree_id={tree_id} is out of range: the model has {len(self.trees)} trees"
+            )
+        tree = self.trees[tree_id]
+        if not 0 <= leaf_id < tree.n_leaves:
+            raise IndexError(
+                f"leaf_id={leaf_id} is out of range: tree {tree_id} has {tree.n_leaves} leaves"
+            )
+        bias = float(self.init_score[tree_id]) if tree_id < self.num_tree_per_iteration else 0.0
+        return float(np.asarray(tree.leaf_value, np.float64)[leaf_id] + bias)
+
+    def _leaf_bound(self, pick):
+        from .lightgbm_model import exported_trees
+
+        total = 0.0  # GBDT::GetUpperBoundValue: tree by tree, in order
+        for tree, bias in exported_trees(self, 0, len(self.trees)):
+            total += float(pick(np.asarray(tree.leaf_value, np.float64)[: tree.n_leaves] + bias))
+        return total
+
+    def lower_bound(self) -> float:
+        """The smallest raw score the model can give (LightGBM's): the sum over
+        its trees of their smallest leaf output, the starting score included."""
+        return self._leaf_bound(np.min)
+
+    def upper_bound(self) -> float:
+        """The largest raw score the model can give (LightGBM's): the sum over
+        its trees of their largest leaf output, the starting score included."""
+        return self._leaf_bound(np.max)
+
+    def trees_to_dataframe(self) -> "pandas.DataFrame":  # noqa: F821
+        """Every node of the model's trees as a pandas DataFrame, LightGBM's
+        columns and values: tree_index, node_depth, node_index ("0-S1" a split,
+        "0-L3" a leaf), left_child, right_child, parent_index, split_feature
+        (its name), split_gain, threshold, decision_type, missing_direction,
+        missing_type, value, weight, count (see :meth:`dump_model` with
+        ``format="lightgbm"``: the trees of the best iteration, if any)."""
+        import pandas as pd
+
+        from .lightgbm_model import node_records
+
+        if self.num_trees() == 0:
+            raise ValueError("There are no trees in this Booster and thus nothing to parse")
+        rows = node_records(self.dump_model(format="lightgbm"))
+        return pd.DataFrame(rows, columns=list(rows[0]))
+
+    def get_split_value_histogram(
+        self, feature: int | str, bins: int | str | None = None, xgboost_style: bool = False
+    ) -> "tuple[np.ndarray, np.ndarray] | pandas.DataFrame":  # noqa: F821
+        """The histogram of the thresholds of the splits on ``feature`` (an
+        index, or a name), LightGBM's: ``(counts, bin_edges)`` as
+        ``numpy.histogram`` gives them, or with ``xgboost_style=True`` a
+        DataFrame of the non-empty bins' right edges ("SplitValue") and counts
+        ("Count").  ``bins``: None is one bin per distinct threshold; an int
+        (with ``xgboost_style``, at most that many distinct values) or a
+        ``numpy.histogram`` rule name.  A categorical split on the feature is a
+        ValueError, as is a feature the model does not have (LightGBM gives an
+        empty histogram)."""
+        from .lightgbm_model import split_values
+
+        self._check_feature(feature)
+        values = split_values(self.dump_model(format="lightgbm"), feature)
+        if bins is None or (isinstance(bins, int) and xgboost_style):
+            n_unique = len(np.unique(values))
+            bins = max(min(n_unique, bins) if bins is not None else n_unique, 1)
+        hist, bin_edges = np.histogram(values, bins=bins)
+        if not xgboost_style:
+            return hist, bin_edges
+        import pandas as pd
+
+        table = np.column_stack((bin_edges[1:], hist))
+        return pd.DataFrame(table[table[:, 1] > 0], columns=["SplitValue", "Count"])
+
+    def _check_feature(self, feature):
+        """A feature given by name or index must be one of the model's."""
+        if isinstance(feature, str):
+            if feature not in self.feature_names:
+                raise ValueError(f"feature {feature!r} is not one of the model's feature names")
+        elif isinstance(feature, numbers.Integral) and not isinstance(feature, bool):
+            if not 0 <= feature < self.num_feature():
+                raise ValueError(
+                    f"feature index {feature} is out of range: the model has "
+                    f"{self.num_feature()} features"
+                )
+        else:
+            raise TypeError(f"feature must be a name (str) or an index (int), got {feature!r}")
+
     # -- prediction -------------------------------------------------------------
     def _flat_trees(self):
         if self._flat is None:
@@ -424,6 +714,9 @@ class Booster:
                 left_child=cat("left_child", np.int32),
                 right_child=cat("right_child", np.int32),
                 leaf_value=cat("leaf_value", np.float64),
+                # data counts: the weights of SHAP's conditional expectations
+                internal_count=cat("internal_count", np.float64),
+                leaf_count=cat("leaf_count", np.float64),
             )
             self._flat.update(_flat_categories(trees, self._flat["threshold"]))
         return self._flat
@@ -435,15 +728,22 @@ class Booster:
         num_iteration: int | None = None,
         raw_score: bool = False,
         pred_leaf: bool = False,
+        pred_contrib: bool = False,
         *,
         validate_features: bool = True,
         **kwargs,
-    ) -> np.ndarray:
+    ) -> "np.ndarray | sp.spmatrix | list[sp.spmatrix]":
         """Predict.
 
         Returns the probability of class 1 (binary), class probabilities
         (n, num_class) (multiclass), the value (regression), raw scores with
-        ``raw_score=True``, or leaf indices (n, n_trees) with ``pred_leaf=True``.
+        ``raw_score=True``, leaf indices (n, n_trees) with ``pred_leaf=True``,
+        or SHAP feature contributions with ``pred_contrib=True`` (exact
+        path-dependent TreeSHAP as LightGBM's, dgbdt.native.shap), shape (n,
+        num_class * (n_features + 1)): per class a column per feature, then the
+        bias (expected raw score); a row's values add up to its raw score; for
+        scipy.sparse ``data`` LightGBM's sparse result, per class a CSR matrix
+        (CSC for a csc_matrix, float32 for float32 data), a list for several.
         ``num_iteration=None`` uses the best iteration when early stopping set one.
 
         Parameters are LightGBM's, in its order.  ``data`` is a 2-D numpy
@@ -456,27 +756,21 @@ class Booster:
         predicts by column position.  A model trained without feature names
         (dgbdt's ``Column_i``) is not checked.  Keyword parameters as
         LightGBM's ``**kwargs``: ``num_threads`` (or an alias: ``n_jobs``,
-        ``nthread``, ...; <= 0 all cores) threads while predicting.
-        ``pred_contrib`` is not implemented yet; other keyword arguments are a
-        TypeError.
+        ``nthread``, ...; <= 0 all cores) threads while predicting; other
+        keyword arguments are a TypeError.
         """
         threads = _predict_threads(kwargs)
         first, end = self._n_trees_for(num_iteration, start_iteration)
-        old_threads = numba.get_num_threads()
-        numba.set_num_threads(threads)
-        try:
-            chunks = [
-                self._predict_block(block, first, end, pred_leaf)
-                for _, block in _rows_as_float64(
-                    data,
-                    self.num_feature(),
-                    self.feature_names,
-                    validate_features,
-                    self.pandas_categorical,
-                )
-            ]
-        finally:
-            numba.set_num_threads(old_threads)
+        if pred_contrib:
+            if pred_leaf:
+                raise ValueError("pred_leaf and pred_contrib cannot both be True: choose one")
+            return self._predict_contrib(data, first, end, threads, validate_features)
+        chunks = self._map_blocks(
+            data,
+            threads,
+            validate_features,
+            lambda block: self._predict_block(block, first, end, pred_leaf),
+        )
         if chunks:
             result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
         else:
@@ -487,6 +781,73 @@ class Booster:
             return result[:, 0] if self.num_class == 1 else result
         with np.errstate(over="ignore"):  # exp() saturating: probability 0 or 1
             return model_objective(self.objective).output(result, self.objective_params)
+
+    def _map_blocks(self, data, threads, validate_features, fn):
+        """``fn(block)`` of each float64 block of rows of ``data``, in order,
+        with ``threads`` Numba threads."""
+        old_threads = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            return [
+                fn(block)
+                for _, block in _rows_as_float64(
+                    data,
+                    self.num_feature(),
+                    self.feature_names,
+                    validate_features,
+                    self.pandas_categorical,
+                )
+            ]
+        finally:
+            numba.set_num_threads(old_threads)
+
+    def _predict_contrib(self, data, first, end, threads, validate_features):
+        """SHAP contributions of trees [first, end) (see predict); sparse for
+        scipy.sparse ``data``, a block of rows at a time."""
+        n_features, k = self.num_feature(), self.num_class
+        sparse = sp.issparse(data)
+        chunks = self._map_blocks(
+            data,
+            threads,
+            validate_features,
+            lambda block: self._contrib_block(block, first, end, sparse),
+        )
+        if sparse:
+            return _sparse_contributions(chunks, data, k, n_features)
+        if not chunks:
+            return np.zeros((0, k * (n_features + 1)))
+        return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+
+    def _contrib_block(self, block, first, end, sparse=False):
+        """Contributions of trees [first, end) for one float64 block: an array,
+        or with ``sparse`` a CSR matrix per class."""
+        f = self._flat_trees()
+        n_features, k = self.num_feature(), self.num_class
+        out = np.zeros((block.shape[0], k * (n_features + 1)))
+        if first == 0:  # the starting score is part of the bias (LightGBM: the first tree's)
+            out[:, n_features :: n_features + 1] += self.init_score
+        tree_shap(
+            block,
+            f["node_offsets"][first : end + 1],
+            f["leaf_offsets"][first : end + 1],
+            f["split_feature"],
+            f["threshold"],
+            f["default_left"],
+            f["left_child"],
+            f["right_child"],
+            f["cat_boundaries"],
+            f["cat_threshold"],
+            f["leaf_value"],
+            f["internal_count"],
+            f["leaf_count"],
+            end - first,
+            k,
+            out,
+        )
+        if not sparse:
+            return out
+        w = n_features + 1
+        return [sp.csr_matrix(out[:, c * w : (c + 1) * w]) for c in range(k)]
 
     def _predict_block(self, block, first, end, pred_leaf):
         """Leaf indices or raw scores of trees [first, end) for one float64 block."""
@@ -592,9 +953,43 @@ class Booster:
         write_atomic(filename, self.model_to_string(num_iteration, format=format))
         return self
 
-    def dump_model(self, num_iteration=None):
-        """The model as a dict (the parsed JSON model document)."""
-        return json.loads(self.model_to_string(num_iteration))
+    def dump_model(
+        self,
+        num_iteration: int | None = None,
+        start_iteration: int = 0,
+        importance_type: str = "split",
+        object_hook: Callable[[dict], Any] | None = None,
+        *,
+        format: str = "dgbdt",
+    ) -> dict:
+        """The model as a dict.
+
+        ``format="dgbdt"`` (the default): the parsed JSON model document (see
+        :meth:`model_to_string`; ``start_iteration`` must be 0 and
+        ``importance_type`` does not apply).  ``format="lightgbm"``: LightGBM's
+        ``dump_model()`` of the exported model (``tree_info`` with nested
+        ``tree_structure`` records, ``feature_infos``, ``feature_importances``
+        of ``importance_type`` "split" or "gain", ...), iterations
+        [start_iteration, start_iteration + num_iteration), None the best
+        iteration if any, <= 0 all.  ``object_hook`` as ``json.loads``'s.
+        """
+        if importance_type not in ("split", "gain"):
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
+        if format == "dgbdt":
+            if _iteration_arg(start_iteration, "start_iteration"):
+                raise ValueError("start_iteration applies to format='lightgbm' only")
+            return json.loads(self.model_to_string(num_iteration), object_hook=object_hook)
+        if format != "lightgbm":
+            raise ValueError(f"format must be 'dgbdt' or 'lightgbm', got {format!r}")
+        from .lightgbm_model import to_lightgbm_json
+
+        num_iteration = _iteration_arg(num_iteration, "num_iteration")
+        if num_iteration is None:  # LightGBM's dump_model: the best iteration, even from a start
+            num_iteration = self.best_iteration
+        first, end = self._n_trees_for(num_iteration, start_iteration)
+        importance = self.feature_importance(importance_type, iteration=num_iteration)
+        doc = to_lightgbm_json(self, first, end, importance)
+        return doc if object_hook is None else json.loads(json.dumps(doc), object_hook=object_hook)
 
     # -- pickling: the JSON model is the state --------------------------------
     def __getstate__(self):

@@ -4,9 +4,15 @@ Per round: reset_parameter's new params (agreed over ranks), gradients from
 the current scores, the round's bag (dgbdt.sampling), one tree per class
 (grown, renewed, shrunk, added to the training and the validation scores),
 evaluation (dgbdt.evaluation), callbacks and the agreed early stop.
+
+A training Booster keeps its loop: :meth:`Boosting.update` is one more round
+without callbacks, :meth:`Boosting.rollback` takes the last one off the
+scores (LightGBM's RollbackOneIter).  ``refit_leaf_values`` replays a model's
+rounds on new data (LightGBM's RefitTree).
 """
 
 import contextlib
+import copy
 import hashlib
 
 import numpy as np
@@ -15,6 +21,7 @@ from . import callback as cb
 from .comm import SerialComm, agreed
 from .consistency import PER_PROCESS_KEYS, check_same_rows
 from .evaluation import (
+    EvalSet,
     Evaluator,
     init_model_scores,
     make_eval_sets,
@@ -27,6 +34,7 @@ from .learners import make_learner, shards_rows
 from .native import common
 from .native.partition import add_leaf_values
 from .quantization import GradientQuantizer, renew_leaf_values
+from .ranking import query_boundaries
 from .native.histogram import BLOCK_FEATURES, feature_blocks
 from .store import splittable_features
 
@@ -145,6 +153,8 @@ class Boosting:
         self.cfg, self.train_set, self.data, self.booster = run.cfg, run.train_set, data, booster
         self.objective, self.custom_objective = run.objective, run.custom_objective
         self.k_out, self.comm, self.row_comm = run.k_out, run.comm, run.row_comm
+        # kept for what a training Booster asks later (add_valid, update)
+        self.training_run, self.init_booster = run, init_booster
         self.scores = self._starting_scores(init_booster)
         eval_sets = make_eval_sets(
             run, data, self.scores, valid_sets, valid_names, booster, init_booster
@@ -155,6 +165,9 @@ class Boosting:
                 if es.dataset is not self.train_set:
                     check_same_rows(self.comm, es.dataset, f"validation set {es.name!r}")
         self.valid_evals = [es for es in eval_sets if es.dataset is not self.train_set]
+        # LightGBM's valid sets of a training Booster (eval_valid), in order: train's
+        # validation sets but the training set, then those of add_valid
+        self.valid_list = list(self.valid_evals)
         self.evaluator = Evaluator(
             eval_sets, self.cfg, self.objective, self.k_out, self.row_comm, feval
         )
@@ -334,31 +347,7 @@ class Boosting:
         env = cb.CallbackEnv(booster, self.cfg, it, self.first_iter, self.end_iter, None)
         for c in self.before:
             c(env)
-        if self.custom_objective:
-            _custom_gradients(
-                self.custom_objective,
-                self.scores,
-                self.train_set,
-                self.k_out,
-                self.gradients,
-                self.hessians,
-            )
-        else:
-            self.objective.gradients(
-                self.scores,
-                self.data.label,
-                self.data.weight,
-                self.gradients,
-                self.hessians,
-                iteration=it,
-            )
-        if it == self.first_iter:
-            _check_first_gradients(self.gradients, self.hessians)
-        # GOSS amplifies rows of the gradients in place: after they are computed
-        # (custom objectives' too), before any tree quantizes or grows on them.
-        self.sampler.start_round(it, self.first_iter, self.gradients, self.hessians)
-        new_trees = [self.grow_tree(it * self.k_out + k, k) for k in range(self.k_out)]
-        stumps = all(t.n_leaves == 1 for t in new_trees)
+        new_trees, stumps = self.boost_round(it)
         if stumps and booster.trees:
             # Nothing left to split: LightGBM stops here too, and keeps these stumps
             # only when the model has no trees yet.  Asking the model, not this run's
@@ -373,6 +362,35 @@ class Boosting:
             return True
         booster.add_trees(new_trees)
         return self.after_iteration(it) or stumps
+
+    def boost_round(self, it, fobj=None, redraw=False):
+        """Round ``it``'s gradients (of ``fobj(preds, train_set)`` when given, else
+        the objective's), bag and trees, added to the scores but not yet to the
+        model; returns (trees, whether every one is a stump).  ``redraw`` draws
+        the round's bag even between bagging rounds (Booster.update: a rolled-back
+        iteration may have crossed one)."""
+        fobj = fobj or self.custom_objective
+        if fobj:
+            _custom_gradients(
+                fobj, self.scores, self.train_set, self.k_out, self.gradients, self.hessians
+            )
+        else:
+            self.objective.gradients(
+                self.scores,
+                self.data.label,
+                self.data.weight,
+                self.gradients,
+                self.hessians,
+                iteration=it,
+            )
+        if it == self.first_iter:
+            _check_first_gradients(self.gradients, self.hessians)
+        # GOSS amplifies rows of the gradients in place: after they are computed
+        # (custom objectives' too), before any tree quantizes or grows on them.
+        first = it if redraw else self.first_iter
+        self.sampler.start_round(it, first, self.gradients, self.hessians)
+        new_trees = [self.grow_tree(it * self.k_out + k, k) for k in range(self.k_out)]
+        return new_trees, all(t.n_leaves == 1 for t in new_trees)
 
     def grow_tree(self, tree_index, k):
         """Tree ``k`` of this round: grown, renewed, shrunk, and added to the scores."""
@@ -438,6 +456,83 @@ class Boosting:
             return True
         booster.best_score = score_dict(results)  # LightGBM: the last round's results
         return False
+
+    # -- a training Booster's requests (dgbdt.Booster.update & co.) -----------------
+    def update(self, fobj=None):
+        """One more iteration, LightGBM's Booster.update: the next iteration of
+        the model, with ``fobj``'s gradients when given; no callbacks, no
+        evaluation.  Returns True when every new tree is a stump: those are
+        added only to a model without trees (LightGBM's TrainOneIter)."""
+        it = self.booster.current_iteration()
+        self._reset_parameters(it)
+        phase = (
+            self.comm.slow_phase("the first iteration (a cold Numba compile)")
+            if it == self.first_iter
+            else contextlib.nullcontext()
+        )
+        with phase:
+            new_trees, stumps = self.boost_round(it, fobj, redraw=True)
+        if stumps and self.booster.trees:
+            return True
+        self.booster.add_trees(new_trees)
+        return stumps
+
+    def rollback(self):
+        """Remove the last iteration's trees and take them off the training and
+        validation scores (LightGBM's GBDT::RollbackOneIter); the iterations of
+        an init model stay, as LightGBM's do."""
+        booster, k_out = self.booster, self.k_out
+        if booster.current_iteration() <= self.first_iter:
+            return
+        for k, tree in enumerate(booster.trees[-k_out:]):
+            negated = copy.copy(tree)
+            negated.leaf_value = -tree.leaf_value
+            missing = self.data.missing_bins
+            self.learner.add_tree_scores(negated, self.data.store, missing, self.scores[k])
+            for es in self.valid_evals:
+                self.learner.add_tree_scores(negated, es.dataset.store, missing, es.scores[k])
+        del booster.trees[-k_out:]
+        booster.add_trees([])  # forgets the flattened trees
+
+    def add_valid(self, dataset, name):
+        """Evaluate ``dataset`` as validation set ``name`` from now on (LightGBM's
+        Booster.add_valid): binned with the training bins, its scores those of
+        the model so far (its init_score, or the init model's and the starting
+        score, then this training's trees)."""
+        if dataset is self.train_set:
+            es = self.training_eval_set(name)
+        else:
+            if self.cfg["tree_learner"] == "feature" and self.comm.size > 1:
+                check_same_rows(self.comm, dataset, f"validation set {name!r}")
+            es = make_eval_sets(
+                self.training_run,
+                self.data,
+                self.scores,
+                [dataset],
+                [name],
+                self.booster,
+                self.init_booster,
+            )[-1]
+            first_tree = 0 if self.init_booster is None else self.init_booster.num_trees()
+            trees = self.booster.trees[first_tree:]
+            for i, tree in enumerate(trees):
+                k = (first_tree + i) % self.k_out
+                self.learner.add_tree_scores(
+                    tree, dataset.store, self.data.missing_bins, es.scores[k]
+                )
+            self.valid_evals.append(es)
+        self.valid_list.append(es)
+
+    def training_eval_set(self, name):
+        """The training set as an evaluated set named ``name`` (live scores)."""
+        data, group = self.data, self.train_set.group
+        queries = None if group is None else query_boundaries(group)
+        return EvalSet(name, self.train_set, self.scores, data.label, data.weight, queries)
+
+    def evaluate(self, eval_sets, feval=None):
+        """The metrics (and ``feval``) on ``eval_sets`` now, over every rank's rows."""
+        evaluator = Evaluator(eval_sets, self.cfg, self.objective, self.k_out, self.row_comm, feval)
+        return evaluator.results()
 
 
 def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
@@ -576,3 +671,104 @@ def _prepare_callbacks(callbacks, cfg):
             )
         )
     return sorted(callbacks, key=lambda c: getattr(c, "order", 0))
+
+
+# --------------------------------------------------------------------------- #
+# refit (LightGBM's GBDT::RefitTree and SerialTreeLearner::FitByExistingTree)
+# --------------------------------------------------------------------------- #
+#: LightGBM's kEpsilon: the hessian sum of a refitted leaf starts from it
+K_EPSILON = 1e-15
+
+
+def refit_leaf_values(booster, data, leaf_preds, dataset_params, decay_rate):
+    """Each tree's new leaf values, refitted on the Dataset ``data`` (its label,
+    weight, init_score, group), whose rows fall in leaves ``leaf_preds``
+    (n, n_trees), with ``decay_rate`` (Booster.refit).
+
+    As LightGBM's RefitTree: iteration by iteration, the objective's gradients
+    at the current scores (the data's init_score, or 0, at the start), then
+    each tree of the iteration: ``decay * old + (1 - decay) * output * shrinkage``
+    per leaf, and the scores move by the new tree.  dgbdt keeps the starting
+    score apart (``booster.init_score``); LightGBM has it in the first trees, so
+    it is refitted with them here as there (and kept apart again)."""
+    cfg, objective = _refit_objective(booster, data, dataset_params)
+    cfg["refit_decay_rate"] = decay_rate
+    k, n = booster.num_tree_per_iteration, data.n_samples
+    leaf_preds = np.asarray(leaf_preds, np.intp)
+    scores = start_scores(data.init_score, n, k)
+    gradients = np.empty((k, n), common.GRAD_DTYPE)
+    hessians = np.empty((k, n), common.GRAD_DTYPE)
+    values = []
+    for it in range(booster.current_iteration()):
+        objective.gradients(scores, data.label, data.weight, gradients, hessians, iteration=it)
+        for c in range(k):
+            i = it * k + c
+            tree, leaves = booster.trees[i], leaf_preds[:, i]
+            bias = float(booster.init_score[c]) if it == 0 else 0.0
+            new = _refit_tree(tree, leaves, gradients[c], hessians[c], cfg, bias)
+            scores[c] += new[leaves]
+            values.append(new - bias)
+    return values
+
+
+def _refit_objective(booster, data, dataset_params):
+    """(resolved params, objective ready for ``data``) of a refit: the model's
+    params and objective, updated by ``dataset_params``; one process."""
+    from .objectives import make_objective
+    from .params import ALIASES, resolve_params
+    from .ranking import Queries
+
+    if booster.objective in (None, "custom", "none"):
+        raise ValueError(
+            f"Cannot refit a model of objective {booster.objective!r}: refit needs the "
+            "objective's gradients (LightGBM: cannot refit due to null objective function)"
+        )
+    if data.label is None:
+        raise ValueError("refit needs the label of the new data")
+    known = {k: v for k, v in booster.params.items() if k in ALIASES}
+    given = {**known, **booster.objective_params, **(dataset_params or {})}
+    given.update(objective=booster.objective, num_class=booster.num_class)
+    cfg = resolve_params(given)
+    objective, comm = make_objective(cfg), SerialComm()
+    objective.check_labels(data.label, data.weight)
+    objective.set_label_weights(data.label, data.weight, comm)
+    if objective.uses_queries:
+        queries = Queries.of(data, comm, "the refit data")
+        objective.set_queries(queries, data.label, data.position, comm)
+    return cfg, objective
+
+
+def _refit_tree(tree, leaves, gradients, hessians, cfg, bias):
+    """One tree's refitted leaf values (the starting score ``bias`` in them)."""
+    n_leaves = tree.n_leaves
+    sum_g = np.bincount(leaves, weights=gradients.astype(np.float64), minlength=n_leaves)
+    sum_h = K_EPSILON + np.bincount(leaves, weights=hessians.astype(np.float64), minlength=n_leaves)
+    count = np.bincount(leaves, minlength=n_leaves).astype(np.float64)
+    output = _leaf_output(sum_g, sum_h, count, tree, cfg)
+    shrinkage = tree.shrinkage
+    if shrinkage is None:  # the training's learning rate (as dgbdt writes LightGBM models)
+        shrinkage = cfg["learning_rate"]
+    decay = cfg["refit_decay_rate"]
+    return decay * (tree.leaf_value + bias) + (1.0 - decay) * (output * shrinkage)
+
+
+def _leaf_output(sum_g, sum_h, count, tree, cfg):
+    """LightGBM's CalculateSplittedLeafOutput<USE_L1, USE_MAX_OUTPUT, smoothing>:
+    -ThresholdL1(G, l1) / (H + l2) (XGBoost eq. 5 with L1 soft-thresholding),
+    capped at max_delta_step, then path-smoothed for leaves but leaf 0."""
+    l1, l2 = cfg["lambda_l1"], cfg["lambda_l2"]
+    g = np.sign(sum_g) * np.maximum(np.abs(sum_g) - l1, 0.0)
+    output = -g / (sum_h + l2)
+    mds = cfg["max_delta_step"]
+    if mds > 0:
+        output = np.where(np.abs(output) > mds, np.sign(output) * mds, output)
+    smooth = cfg["path_smooth"]
+    if smooth > K_EPSILON and tree.n_leaves > 1:
+        # LightGBM (FitByExistingTree) passes tree->leaf_parent(i), the parent's
+        # node *index*, where the parent's output belongs: followed here, so
+        # that refitted models equal LightGBM's.
+        parent = tree.leaf_parent.astype(np.float64)
+        r = count / smooth
+        smoothed = output * r / (r + 1) + parent / (r + 1)
+        output = np.where(np.arange(len(output)) > 0, smoothed, output)
+    return output

@@ -17,6 +17,12 @@ Query groups (ranking) come from ``group_column``, LibSVM ``qid:`` fields or a
 ``<data>.query`` file, positions from a ``<data>.position`` file; validation files
 have their own.  Byte ranges are cut at query boundaries, so each query is on one
 rank (dgbdt.io.querycuts).
+
+``task=save_binary`` (LightGBM's) reads ``data`` and ``valid_data`` as training
+would and writes each one binned, as ``<data>.bin`` (dgbdt.dataset_file; under
+mpiexec each rank its own share, ``<data>.<rank>.bin``); ``data=`` (and
+``valid_data=``) then take such a file, recognised by its magic bytes, and, as
+in LightGBM, ``data=train.csv`` reads ``train.csv.bin`` when it exists.
 """
 
 import contextlib
@@ -58,6 +64,7 @@ IO_KEYS = {
     "ignore_column": ("ignore_feature", "blacklist"),
     "predict_raw_score": ("is_predict_raw_score", "predict_rawscore", "raw_score"),
     "predict_leaf_index": ("is_predict_leaf_index", "leaf_index"),
+    "predict_contrib": ("is_predict_contrib", "contrib"),
     "num_iteration_predict": (),
     "start_iteration_predict": (),
     "snapshot_freq": ("save_period",),
@@ -75,6 +82,7 @@ IO_DEFAULTS = {
     "label_column": "0",
     "predict_raw_score": "false",
     "predict_leaf_index": "false",
+    "predict_contrib": "false",
     "num_iteration_predict": "-1",
     "start_iteration_predict": "0",
     "snapshot_freq": "-1",
@@ -84,7 +92,10 @@ IO_DEFAULTS = {
 #: what model_format may say (Booster.save_model's formats)
 MODEL_FORMATS = ("dgbdt", "lightgbm")
 IO_HELP = {
-    "task": "train, predict or convert_model (or give it as the command: dgbdt train ...)",
+    "task": "train, predict, convert_model, save_binary or refit (or give it as the command: "
+    "dgbdt train ...); save_binary writes data (and valid_data) binned, as <data>.bin, which "
+    "train then reads instead of <data> (or give data=<data>.bin); refit refits input_model's "
+    "leaf values on data (refit_decay_rate) into output_model",
     "data": "training data, or the data to predict: CSV, TSV, whitespace or LibSVM text, "
     "gzip allowed; side files <data>.weight, <data>.init, <data>.query, <data>.position "
     "are read",
@@ -101,6 +112,9 @@ IO_HELP = {
     "ignore_column": "columns to drop: indices (not counting the label column) or name:a,b",
     "predict_raw_score": "predict raw scores instead of probabilities",
     "predict_leaf_index": "predict the leaf index of every tree",
+    "predict_contrib": "predict SHAP feature contributions (exact TreeSHAP, as LightGBM): per "
+    "class one column per feature, then the expected raw score; a row's values sum to its "
+    "raw score",
     "num_iteration_predict": "predict with the first N iterations (<= 0: all, or the best)",
     "start_iteration_predict": "predict from this iteration on (clamped to the model's iterations; "
     "with a start > 0 every later iteration is used, not the best ones)",
@@ -121,6 +135,7 @@ _IO_ALIAS = {a: k for k, aliases in IO_KEYS.items() for a in (k, *aliases)}
 USAGE = """usage: dgbdt train key=value ... [config=FILE]
        dgbdt predict data=FILE input_model=MODEL [output_result=FILE] [key=value ...]
        dgbdt convert_model input_model=MODEL convert_model=OUT [model_format=dgbdt|lightgbm]
+       dgbdt task=save_binary data=FILE [valid_data=FILES] [key=value ...]  (writes FILE.bin)
        dgbdt config=FILE [key=value ...]        (task=train|predict in the file)
        mpiexec -n K dgbdt train tree_learner=data|voting|feature ...
 
@@ -366,17 +381,11 @@ def _without_label_if_narrow(io, with_columns, n_model):
 
 
 def _read_options(io):
-    ignore = io.get("ignore_column")
-    return dict(
-        header=_flag(io, "header"),
-        label_column=io["label_column"] or None,
-        weight_column=io.get("weight_column"),
-        group_column=io.get("group_column"),
-        ignore_columns=ignore.split(",")
-        if ignore and not ignore.startswith("name:")
-        else (ignore or ()),
-        zero_based=_flag(io, "zero_based"),
-    )
+    """read_data's options from the column keys (dgbdt.io.options: the mapping
+    ``Dataset(path, params=...)`` uses too)."""
+    from .io.options import read_options
+
+    return read_options(io)
 
 
 def _world(n_ranks, params):
@@ -416,14 +425,9 @@ def _read_for_training(path, io, comm, tree_learner, rank_files):
 
 
 def _read_share(path, options, comm, tree_learner, rank_files):
-    from .io import read_column_block, read_data, read_row_part, run_agreed
+    from .io.options import read_for_learner  # Dataset(path)'s rule too
 
-    if tree_learner == "feature":
-        return read_column_block(path, comm, options)
-    if rank_files:
-        own = path.replace("{rank}", str(comm.rank))
-        return run_agreed(comm, lambda: read_data(own, **options)), None
-    return read_row_part(path, comm, options), None
+    return read_for_learner(path, options, comm, tree_learner, rank_files)
 
 
 def _model_format(io):
@@ -462,14 +466,15 @@ def run_convert(io: Dict[str, Any], params: Dict[str, Any]) -> None:
         booster.save_model(io["convert_model"], format=fmt)
 
 
-def _training_world(io, params):
+def _training_world(io, params, check_output=True):
     """(resolved params, the world communicator or None) of a training run, its
     arguments and output path checked before any data is read."""
     from .params import resolve_params
 
     if "data" not in io:
         raise CliError("no training data: give data=FILE")
-    _model_format(io)
+    if check_output:
+        _model_format(io)
     cfg = resolve_params(params)  # unknown names and bad values fail here
     size = launched_size()
     if size > 1 and cfg["tree_learner"] == "serial":
@@ -478,7 +483,8 @@ def _training_world(io, params):
             "tree_learner=data, voting or feature"
         )
     comm = _world(size if cfg["tree_learner"] != "serial" else 1, params)
-    _check_output(io["output_model"], comm)
+    if check_output:
+        _check_output(io["output_model"], comm)
     return cfg, comm
 
 
@@ -486,15 +492,13 @@ def _training_sets(io, cfg, comm):
     """(train_set, valid_sets, valid_names): this rank's share of the training
     data and of each ``valid_data`` file (the training data itself first under
     ``is_provide_training_metric``)."""
-    learner = cfg["tree_learner"]
     rank_files = _flag(io, "pre_partition")
-    loaded, block = _read_for_training(io["data"], io, comm, learner, rank_files)
-    train_set = _dataset(loaded, feature_name=loaded.feature_names or "auto", feature_indices=block)
+    train_set = _data_set(io["data"], io, cfg, comm, rank_files)
     valid_sets, valid_names = [], []
     for path in filter(None, (p.strip() for p in (io.get("valid_data") or "").split(","))):
         # Validation rows are sharded like the training rows ({rank} files only if named so).
         rank_file = rank_files and "{rank}" in path
-        valid_sets.append(_valid_set(path, io, comm, learner, rank_file, train_set))
+        valid_sets.append(_data_set(path, io, cfg, comm, rank_file, reference=train_set))
         valid_names.append(os.path.basename(path))
     if cfg["is_provide_training_metric"]:
         valid_sets.insert(0, train_set)
@@ -502,12 +506,82 @@ def _training_sets(io, cfg, comm):
     return train_set, valid_sets, valid_names
 
 
-def _valid_set(path, io, comm, learner, rank_files, train_set):
-    """This rank's share of the validation file ``path``, binned as ``train_set``."""
-    v, v_block = _read_for_training(path, io, comm, learner, rank_files)
-    if v_block is None:  # LibSVM rows may stop before the training data's last feature
-        v.X = _fit_width(v.X, train_set.n_features, path, io["data"], "training data")
-    return _dataset(v, reference=train_set, feature_indices=v_block)
+def _data_set(path, io, cfg, comm, rank_files, reference=None):
+    """This rank's Dataset of the data file ``path`` (validation data: binned as
+    ``reference``): a binary Dataset file (dgbdt.dataset_file) when ``path`` is
+    one or task=save_binary wrote one beside it, else its text."""
+    binary = _binary_input(path, comm)
+    if binary is not None:
+        return _load_binary(path, binary, cfg, comm, reference)
+    loaded, block = _read_for_training(path, io, comm, cfg["tree_learner"], rank_files)
+    if reference is None:
+        names = loaded.feature_names or "auto"
+        dataset = _dataset(loaded, feature_name=names, feature_indices=block)
+    else:
+        if block is None:  # LibSVM rows may stop before the training data's last feature
+            loaded.X = _fit_width(loaded.X, reference.n_features, path, io["data"], "training data")
+        dataset = _dataset(loaded, reference=reference, feature_indices=block)
+    dataset.read_params = {k: io[k] for k in COLUMN_KEYS if io.get(k) is not None}
+    return dataset
+
+
+def _binary_output(path, comm):
+    """Where task=save_binary writes this rank's Dataset of the data file ``path``:
+    ``<path>.bin`` (LightGBM's name), or ``<path>.<rank>.bin`` for one rank's share
+    of one file read by K ranks (``{rank}`` in ``path``: this rank's own file)."""
+    from .dataset_file import rank_path
+
+    if comm is None or comm.size == 1 or "{rank}" in path:
+        return rank_path(path) + ".bin"
+    return f"{path}.{comm.rank}.bin"
+
+
+def _binary_input(path, comm):
+    """The binary Dataset file to read for ``path`` (None: read the text): ``path``
+    itself (``{rank}`` replaced) when it is one, else the one task=save_binary
+    wrote beside it (LightGBM's command line reads ``<data>.bin`` when it exists).
+    Under mpiexec every rank must find its own, or none."""
+    from .dataset_file import is_dataset_file, is_lightgbm_binary, rank_path
+
+    own = rank_path(path)
+    if is_lightgbm_binary(own):
+        raise CliError(
+            f"{own} is a LightGBM binary Dataset file, which dgbdt does not read: give the "
+            "text data, or a file dgbdt's task=save_binary wrote"
+        )
+    found = own if is_dataset_file(own) else None
+    if found is None and is_dataset_file(_binary_output(path, comm)):
+        found = _binary_output(path, comm)
+    if comm is not None and comm.size > 1:
+        n_found = int(comm.total_int([found is not None])[0])
+        if n_found not in (0, comm.size):
+            raise agreed(
+                CliError(
+                    f"{n_found} of the {comm.size} ranks found a binary Dataset file for "
+                    f"{path}: every rank needs its own (task=save_binary on as many ranks), "
+                    "or none"
+                )
+            )
+    return found
+
+
+def _load_binary(path, binary, cfg, comm, reference):
+    """The Dataset of a binary file (its rank checked by dgbdt.dataset_file); its
+    bins must have been found on as many ranks as the training shards rows over."""
+    from . import Dataset
+
+    if binary != path and cfg["verbosity"] >= 1 and (comm is None or comm.rank == 0):
+        print(f"dgbdt: reading {binary} (a binary Dataset file) instead of {path}", flush=True)
+    dataset = Dataset(binary, reference=reference)
+    row_ranks = comm.size if comm is not None and cfg["tree_learner"] in ("data", "voting") else 1
+    saved = dataset._binning["ranks"] or 1
+    if reference is None and saved != row_ranks:
+        raise CliError(
+            f"{binary} holds bins found on {saved} rank(s) but tree_learner="
+            f"{cfg['tree_learner']} shards rows over {row_ranks}: save each rank's file with "
+            f"task=save_binary on as many ranks and the same tree_learner"
+        )
+    return dataset
 
 
 def _dataset(loaded, **kwargs):
@@ -566,7 +640,7 @@ def run_train(io: Dict[str, Any], params: Dict[str, Any]) -> None:
 
     cfg, comm = _training_world(io, params)
     train_set, valid_sets, valid_names = _training_sets(io, cfg, comm)
-    columns = {k: io[k] for k in COLUMN_KEYS if io.get(k) is not None}
+    columns = _recorded_columns(io, train_set)
     booster = train(
         params,
         train_set,
@@ -577,6 +651,97 @@ def run_train(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     )
     booster.params.update(columns)
     _write_model(booster, io, cfg, comm)
+
+
+def _recorded_columns(io, train_set):
+    """The column keys the model records: those given, else those the training
+    data was read with (a binary file keeps the keys of the text it was saved
+    from), else the defaults."""
+    columns = {k: io[k] for k in COLUMN_KEYS if io.get(k) is not None}
+    for key, value in (train_set.read_params or {}).items():
+        if key in COLUMN_KEYS and key not in io.get("_given", ()):
+            if isinstance(value, (list, tuple)):
+                value = ",".join(map(str, value))
+            columns[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return columns
+
+
+def run_refit(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+    """``task=refit`` (LightGBM's): the trees of ``input_model`` with their leaf
+    values refitted on ``data`` (its label, weight, init score and query side
+    files read as training reads them) with ``refit_decay_rate``
+    (Booster.refit), written to ``output_model``.  One process."""
+    from . import Booster
+    from .io import read_data
+    from .params import resolve_params
+
+    if "data" not in io or "input_model" not in io:
+        raise CliError("refit needs data=FILE and input_model=FILE")
+    if launched_size() > 1:
+        raise CliError("task=refit runs on one process: run it without mpiexec")
+    cfg = resolve_params(params)  # a bad parameter fails before anything is written
+    _model_format(io)
+    _check_output(io["output_model"], None)
+    booster = Booster(model_file=io["input_model"])
+    with_columns = _with_model_columns(io, booster)
+    with _naming_recorded_keys(io, with_columns, io["input_model"]):
+        data = read_data(io["data"], **_read_options(with_columns))
+    x = _fit_width(data.X, booster.num_feature(), io["data"], io["input_model"])
+    refitted = booster.refit(
+        x,
+        data.label,
+        cfg["refit_decay_rate"],
+        weight=data.weight,
+        group=data.group,
+        init_score=data.init_score,
+    )
+    refitted.save_model(io["output_model"], format=io["model_format"])
+    if cfg["verbosity"] >= 1:
+        print(f"dgbdt: refitted model written to {io['output_model']}", flush=True)
+
+
+def run_save_binary(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+    """``task=save_binary`` (LightGBM's): read ``data`` and each ``valid_data`` file
+    (binned with the training data's bins) as training would, and write each one's
+    binary Dataset file beside it (``_binary_output``: ``<data>.bin``); as in
+    LightGBM, a file that exists already is left as it is, with a warning.
+    Under mpiexec each rank writes its own share's file."""
+    import functools
+
+    from .io import run_agreed
+
+    if "data" not in io:
+        raise CliError("no data to save: give data=FILE")
+    cfg, comm = _training_world(io, params, check_output=False)
+    train_set, valid_sets, _ = _training_sets(io, cfg, comm)
+    paths = [io["data"]] + [p.strip() for p in (io.get("valid_data") or "").split(",") if p.strip()]
+    sets = [train_set] + [v for v in valid_sets if v is not train_set]
+    row_comm = comm if cfg["tree_learner"] in ("data", "voting") else None
+    for path, dataset in zip(paths, sets):
+        out = _binary_output(path, comm)
+        if _saved_already(path, out, comm):
+            continue
+        dataset.construct(params, row_comm if dataset is train_set else None)
+        save = functools.partial(dataset.save_binary, out)
+        save() if comm is None else run_agreed(comm, save)
+        if cfg["verbosity"] >= 1 and (comm is None or comm.rank == 0):
+            where = "" if comm is None else f" (each of the {comm.size} ranks wrote its own)"
+            print(f"dgbdt: binary Dataset file {out} written{where}", flush=True)
+
+
+def _saved_already(path, out, comm):
+    """Whether ``path`` is a binary Dataset file itself or ``out`` exists (on any
+    rank: every rank skips alike), with LightGBM's warning."""
+    from .dataset_file import is_dataset_file, rank_path
+
+    binary, exists = is_dataset_file(rank_path(path)), os.path.exists(out)
+    if comm is not None and comm.size > 1:
+        binary, exists = comm.any_rank(binary), comm.any_rank(exists)
+    if binary:
+        warnings.warn(f"{path} is a binary Dataset file already: nothing to save")
+    elif exists:
+        warnings.warn(f"File {out} exists, cannot save binary to it")
+    return binary or exists
 
 
 def _fit_width(X, n_model, data_path, model_path, what="the model"):
@@ -603,9 +768,21 @@ def _fit_width(X, n_model, data_path, model_path, what="the model"):
     return X
 
 
+def _output_kind(io):
+    """(predict_leaf_index, predict_contrib) of a predict task: at most one."""
+    leaf_index, contrib = _flag(io, "predict_leaf_index"), _flag(io, "predict_contrib")
+    if leaf_index and contrib:
+        raise CliError("predict_leaf_index and predict_contrib are both true: choose one")
+    return leaf_index, contrib
+
+
 def _format_predictions(pred, n_rows, leaf_index):
     if n_rows == 0:  # an empty file, or an empty part under mpiexec
         return b""
+    if isinstance(pred, list) or hasattr(pred, "toarray"):
+        # contributions of sparse rows: one sparse matrix per class, written in
+        # full as LightGBM's command line does (class after class)
+        pred = np.hstack([m.toarray() for m in (pred if isinstance(pred, list) else [pred])])
     pred = np.asarray(pred).reshape(n_rows, -1)
     fmt = "%d" if leaf_index else "%.17g"
     return "".join("\t".join(fmt % v for v in row) + "\n" for row in pred).encode()
@@ -666,7 +843,7 @@ def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
         else:
             with comm.slow_phase(f"reading {io['data']}"):
                 X = read_row_part(io["data"], comm, options).X
-    leaf_index = _flag(io, "predict_leaf_index")
+    leaf_index, contrib = _output_kind(io)
     n_iter = _int(io, "num_iteration_predict")
 
     def predict():
@@ -675,6 +852,7 @@ def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
             x,
             raw_score=_flag(io, "predict_raw_score"),
             pred_leaf=leaf_index,
+            pred_contrib=contrib,
             num_iteration=n_iter if n_iter > 0 else None,
             start_iteration=_int(io, "start_iteration_predict"),
         )
@@ -754,7 +932,9 @@ TASKS = {
     "test": "predict",
 }
 TASKS["convert_model"] = "convert_model"
-LIGHTGBM_ONLY_TASKS = ("refit", "refit_tree", "save_binary")
+TASKS["save_binary"] = "save_binary"
+TASKS["refit"] = TASKS["refit_tree"] = "refit"  # LightGBM's alias
+LIGHTGBM_ONLY_TASKS = ()
 
 
 def _the_task(command, io):
@@ -766,8 +946,10 @@ def _the_task(command, io):
     task = names[0] if names else TASKS.get(io["task"], io["task"])
     if task in LIGHTGBM_ONLY_TASKS:
         raise CliError(f"LightGBM's task {task!r} is not supported by dgbdt yet")
-    if task not in ("train", "predict", "convert_model"):
-        raise CliError(f"unknown task {task!r}: use train, predict or convert_model")
+    if task not in ("train", "predict", "convert_model", "save_binary", "refit"):
+        raise CliError(
+            f"unknown task {task!r}: use train, predict, convert_model, save_binary or refit"
+        )
     return task
 
 
@@ -784,7 +966,9 @@ def _run_task(command, args, printer):
             raise
         printer.set_verbosity(params)
         task = _the_task(command, io)
-        {"train": run_train, "predict": run_predict, "convert_model": run_convert}[task](io, params)
+        runs = {"train": run_train, "predict": run_predict, "convert_model": run_convert}
+        runs["save_binary"], runs["refit"] = run_save_binary, run_refit
+        runs[task](io, params)
     except BrokenPipeError:
         raise  # the reader of stdout left: __main__ ends quietly
     except (

@@ -29,15 +29,17 @@ from .binning import (
     category_bin,
     category_bounds,
     gather_samples,
+    same_mapper,
     sampled_values,
     sample_rows,
     zero_bin,
 )
 from .native.binning import map_categories, map_to_bins
 from .native.common import bin_dtype_for
-from .store import Column, build_store, splittable_features
+from .store import Column, build_store, splittable_features, subset_columns
 from .params import resolve_params
 from .io import MAX_SPARSE_COLUMNS
+from .comm import agreed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -293,6 +295,10 @@ class FeatureSource:
             self.data = arr
             self.shape = arr.shape
 
+    def keeps_sparse(self):
+        """Whether (some) columns come sparse: binned one by one, not into one matrix."""
+        return self.kind == "sparse" or (self.kind == "frame" and has_sparse_columns(self.data))
+
     def bytes_per_column(self):
         """About how many bytes one column and its sampled values take while
         bounds are found (sparse: 24 per stored value; else 16 per row)."""
@@ -314,6 +320,123 @@ class FeatureSource:
         else:
             for f in range(self.shape[1]):
                 yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
+
+
+class RowSubset:
+    """The raw data of a :meth:`Dataset.subset`: its parent's FeatureSource at
+    ``rows`` (sorted int64, repeats allowed), sliced column by column as binning
+    reads them, never copied whole.  ``source`` None: the parent's raw data was
+    freed, and the subset is binned from the parent's bin store instead."""
+
+    def __init__(self, source, rows, n_features, auto_categorical):
+        self.source, self.rows = source, rows
+        self.kind = "binned" if source is None else source.kind
+        self.shape = (len(rows), n_features)
+        self.names = None if source is None else source.names
+        self.category_lists = [] if source is None else list(source.category_lists)
+        self.category_columns = list(auto_categorical)
+
+    @property
+    def data(self):
+        """The parent's raw data at the subset's rows (LightGBM's ``get_data``)."""
+        data = self.source.data
+        return data.iloc[self.rows] if self.kind == "frame" else data[self.rows]
+
+    def keeps_sparse(self):
+        return self.source.keeps_sparse()
+
+    def bytes_per_column(self):
+        return 16 * len(self.rows) + 64
+
+    def columns(self):
+        src = self.source
+        if src.kind == "frame":  # coded by this subset's category lists (its reference's)
+            columns = _dataframe_columns(src.data, self.category_lists)
+        else:
+            columns = src.columns()
+        for col in columns:
+            yield _column_rows(col, self.rows)
+
+
+def _column_rows(col, rows):
+    """A FeatureSource column (dense, or sparse (values, ascending rows)) at ``rows``."""
+    if not isinstance(col, tuple):
+        return np.ascontiguousarray(col[rows])
+    values, where = col
+    if not len(where):
+        return values[:0].copy(), np.zeros(0, np.int64)
+    pos = np.minimum(np.searchsorted(where, rows), len(where) - 1)
+    hit = where[pos] == rows
+    return np.ascontiguousarray(values[pos[hit]]), np.flatnonzero(hit).astype(np.int64)
+
+
+def _used_rows(used_indices, n_samples):
+    """``used_indices`` as sorted int64 rows (LightGBM sorts them), each in range."""
+    rows = np.asarray(used_indices)
+    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise ValueError(
+            "used_indices must be a 1-D list of row numbers (integers), got "
+            f"{'shape ' + str(rows.shape) if rows.ndim != 1 else 'dtype ' + str(rows.dtype)}"
+        )
+    rows = np.sort(rows.astype(np.int64), kind="stable")
+    if rows.size and (rows[0] < 0 or rows[-1] >= n_samples):
+        bad = int(rows[0] if rows[0] < 0 else rows[-1])
+        raise ValueError(f"used_indices holds row {bad}; the Dataset has rows 0..{n_samples - 1}")
+    return rows
+
+
+def _used_queries(group, rows):
+    """(query sizes, their query numbers) of a subset's ``rows``, which must take
+    whole queries (as LightGBM: "Data partition error, data didn't match
+    queries"); (None, None) without queries."""
+    if group is None:
+        return None, None
+    bounds = np.concatenate([[0], np.cumsum(group)])
+    query = np.searchsorted(bounds, rows, side="right") - 1
+    used, counts = np.unique(query, return_counts=True)
+    repeated = np.flatnonzero(np.diff(rows) == 0)
+    if len(repeated):
+        raise ValueError(
+            f"used_indices repeats row {int(rows[repeated[0]])} of a Dataset with query "
+            "groups: a subset takes whole queries, each once"
+        )
+    partial = np.flatnonzero(counts != group[used])
+    if len(partial):
+        q = int(used[partial[0]])
+        raise ValueError(
+            f"used_indices takes {int(counts[partial[0]])} of the {int(group[q])} rows of "
+            f"query {q} (rows {int(bounds[q])}..{int(bounds[q + 1]) - 1}): a subset of a "
+            "Dataset with query groups takes whole queries (LightGBM: data didn't match queries)"
+        )
+    return counts.astype(np.int64), used
+
+
+def _rows_of(values, rows):
+    return None if values is None else values[rows]
+
+
+def _init_score_rows(init_score, rows, n_samples):
+    """init_score at ``rows``: per row, or LightGBM's flat class-major layout."""
+    if init_score is None or init_score.ndim == 2 or init_score.size == n_samples:
+        return _rows_of(init_score, rows)
+    if n_samples == 0:
+        return init_score.copy()
+    return init_score.reshape(-1, n_samples)[:, rows].ravel()
+
+
+def raise_on_every_rank(comm, error, what):
+    """Raise ``error`` (an exception or None) on this rank, and on every rank when
+    any rank has one, so that none waits in a collective: a rank's own error, or
+    a ValueError saying which ranks ``what``."""
+    if comm is None or comm.size == 1:
+        if error is not None:
+            raise error
+        return
+    failed = np.flatnonzero(comm.per_rank(error is not None))
+    if error is not None:
+        raise agreed(error)
+    if len(failed):
+        raise agreed(ValueError(f"rank(s) {failed.tolist()} {what} (see their messages)"))
 
 
 def _as_1d(values, name, n_samples):
@@ -416,7 +539,19 @@ class Dataset:
 
     Parameters
     ----------
-    data : array-like (n_samples, n_features), pandas.DataFrame or scipy.sparse matrix
+    data : array-like (n_samples, n_features), pandas.DataFrame, scipy.sparse matrix or path
+        A path (str or os.PathLike) names a data file: one :meth:`save_binary`
+        wrote (recognised by its first bytes), or CSV/TSV/whitespace/LibSVM text
+        (gzip allowed), read as ``dgbdt train`` reads it: the read keys of
+        ``params`` (``header``, ``label_column``, ``weight_column``,
+        ``group_column``, ``ignore_column``, ``zero_based``, LightGBM's aliases)
+        say which columns are what, and the side files ``<path>.weight``,
+        ``.init``, ``.query``, ``.position`` are read; the label, weight, ... come
+        from the file unless given here.  Under mpiexec a ``tree_learner`` of
+        data or voting in ``params`` makes each rank read only its byte range
+        (whole queries; with ``pre_partition`` its own file), feature its block of
+        the columns; without one every rank reads every row (then refused by
+        row-sharded training).  ``{rank}`` in the path is replaced by the rank.
     label : array-like (n_samples,), optional
     weight : array-like (n_samples,), optional
     init_score : array-like (n_samples,) or (n_samples, n_classes), optional
@@ -464,28 +599,55 @@ class Dataset:
     ) -> None:
         self.categorical_feature = parse_categorical_spec(categorical_feature)
         self.pandas_categorical = None  # the category lists of category columns, once binned
-        if isinstance(data, (str, bytes)) or hasattr(data, "read"):
+        # Dataset(path): the read keys of the text file and how this rank read it
+        # (dgbdt.io.options.TextRead); a subset's rows of its reference
+        self.read_params, self._read, self._parent_rows = {}, None, None
+        rows = dict(label=label, weight=weight, init_score=init_score, group=group)
+        rows["position"], query_ids = position, None
+        if isinstance(data, (str, os.PathLike)):
+            given = dict(feature_name=feature_name, reference=reference, params=params)
+            given.update(free_raw_data=free_raw_data, feature_indices=feature_indices)
+            opened = self._open_path(data, rows, given)
+            if opened is None:
+                return  # a binary Dataset file, loaded
+            data, params, feature_indices, feature_name, query_ids = opened
+        elif isinstance(data, bytes) or hasattr(data, "read"):
             raise TypeError(
-                "dgbdt.Dataset takes an array, a DataFrame or a sparse matrix; "
-                "to train from a file use the command line `dgbdt train`"
+                "dgbdt.Dataset takes an array, a DataFrame, a sparse matrix or the path of "
+                f"a data file (str or os.PathLike), not {type(data).__name__}"
             )
-        self._source = FeatureSource(as_pandas_if_arrow(data))
+        self._source = (
+            data if isinstance(data, RowSubset) else FeatureSource(as_pandas_if_arrow(data))
+        )
         self._auto_categorical = tuple(self._source.category_columns)
-        n_samples, n_features = self._source.shape
-        self.n_samples = int(n_samples)
-        self.n_features = int(n_features)
-        self.label = _check_label(_as_1d(label, "label", self.n_samples))
-        self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
-        self.init_score = _check_init_score(init_score, self.n_samples)
-        self.group = _check_group(group, self.n_samples)
-        self.position = _check_position(position, self.n_samples)
-        # the id of each query (read by the command line from a query column or
-        # qid: fields), for the check that no query spans two ranks; None: unknown
-        self.query_ids = None
+        self.n_samples, self.n_features = (int(v) for v in self._source.shape)
+        self._set_rows(rows)
+        # the id of each query (read from a query column or qid: fields), for the
+        # check that no query spans two ranks; None: unknown
+        self.query_ids = query_ids
         self.reference = reference
         self._reference_from_train = False  # see use_training_bins
         self.params = dict(params or {})
         self.free_raw_data = free_raw_data
+        self._set_feature_indices(feature_indices)
+        self.feature_name = self._feature_names(feature_name)
+        self.bin_mapper = None
+        self.store = None  # the binned features (dgbdt.store.BinStore)
+        self.row_offset = 0  # global index of this rank's first row (row-sharded training)
+        self.n_total = self.n_samples
+        self.layout = None  # "row" (C order) or "col" (F order)
+        self._binning = None  # the BINNING_KEYS values the bins were made with
+
+    def _set_rows(self, rows):
+        """The per-row fields (label, weight, init_score, group, position), checked."""
+        n = self.n_samples
+        self.label = _check_label(_as_1d(rows["label"], "label", n))
+        self.weight = _check_weight(_as_1d(rows["weight"], "weight", n))
+        self.init_score = _check_init_score(rows["init_score"], n)
+        self.group = _check_group(rows["group"], n)
+        self.position = _check_position(rows["position"], n)
+
+    def _set_feature_indices(self, feature_indices):
         self.feature_indices = None
         if feature_indices is not None:
             self.feature_indices = np.asarray(feature_indices, dtype=np.int64).ravel()
@@ -494,13 +656,39 @@ class Dataset:
                     f"feature_indices has {len(self.feature_indices)} entries but data "
                     f"has {self.n_features} columns"
                 )
-        self.feature_name = self._feature_names(feature_name)
-        self.bin_mapper = None
-        self.store = None  # the binned features (dgbdt.store.BinStore)
-        self.row_offset = 0  # global index of this rank's first row (row-sharded training)
-        self.n_total = self.n_samples
-        self.layout = None  # "row" (C order) or "col" (F order)
-        self._binning = None  # the BINNING_KEYS values the bins were made with
+
+    def _open_path(self, path, rows, given):
+        """Dataset(path): a binary Dataset file is loaded into self (None is
+        returned), a text file read (``_read_text``'s arrays are returned)."""
+        from . import dataset_file
+
+        path = dataset_file.rank_path(path)
+        if dataset_file.is_dataset_file(path) or dataset_file.is_lightgbm_binary(path):
+            given["categorical_feature"] = self.categorical_feature
+            dataset_file.load_into(self, path, rows, given)
+            return None
+        names, block = given["feature_name"], given["feature_indices"]
+        return self._read_text(path, rows, given["params"], block, names)
+
+    def _read_text(self, path, rows, params, feature_indices, feature_name):
+        """Dataset(path) of a CSV/TSV/whitespace or LibSVM text file, read with the
+        read keys of ``params`` (taken out of them, into ``read_params``) as the
+        command line reads it (dgbdt.io.options.read_text): ``rows`` filled in
+        from the file where not given.  Returns (X, the other params,
+        feature_indices, feature_name, query_ids)."""
+        from .io.options import read_text
+
+        read = read_text(path, dict(params or {}), feature_indices)
+        loaded = read.loaded
+        self.read_params, self._read = read.keys, read
+        ids = loaded.query_ids if rows["group"] is None else None
+        for key in rows:
+            if rows[key] is None:
+                rows[key] = getattr(loaded, key)
+        if feature_name == "auto" and loaded.feature_names:
+            feature_name = loaded.feature_names
+        read.loaded = None  # the arrays now belong to the Dataset
+        return loaded.X, read.params, read.feature_indices, feature_name, ids
 
     def _feature_names(self, feature_name):
         if feature_name == "auto" or feature_name is None:
@@ -544,8 +732,29 @@ class Dataset:
         self._wanted_lists = category_lists
         if self.store is not None and params is None and comm is None:
             return self  # nothing asked of the bins: keep them (LightGBM)
+        comm = self._sharding_comm(comm)
         cfg = resolve_params({**self.params, **(params or {})})
-        if comm is not None:  # training says how rows are sharded (else: as before)
+        self._shard_rows(comm)
+        n_ranks = comm.size if comm is not None else None
+        if self.store is not None:
+            same_lists = category_lists is None or category_lists == self.pandas_categorical
+            if same_lists and self._binned_as(cfg, params, n_ranks):
+                self._follow_forced_layout(cfg)
+                return self
+            self.store = self.bin_mapper = None  # re-bin from the raw data
+        if self.reference is not None:
+            self._bin_with_reference(cfg, params, comm)
+        else:
+            self._find_bins_and_bin(cfg, comm)
+        self._binning = self._binning_of(cfg, n_ranks or 1)
+        if not keep_raw_data:
+            self.release_raw_data()
+        return self
+
+    def _shard_rows(self, comm):
+        """This rank's global row offset and the global row count under ``comm``
+        (training says how rows are sharded; None: as before)."""
+        if comm is not None:
             self.row_offset, self.n_total = 0, self.n_samples
         if comm is not None and comm.size > 1:
             counts = comm.per_rank(self.n_samples)
@@ -556,30 +765,45 @@ class Dataset:
                     f"Ranks hold different numbers of features: {widths.tolist()}; "
                     "with row-sharded training every rank needs all columns"
                 )
-        n_ranks = comm.size if comm is not None else None
-        if self.store is not None:
-            same_lists = category_lists is None or category_lists == self.pandas_categorical
-            if same_lists and self._binned_as(cfg, params, n_ranks):
-                self._follow_forced_layout(cfg)
-                return self
-            self.store = self.bin_mapper = None  # re-bin from the raw data
-        if self.reference is not None:
-            self.reference.construct(params)
-            mapper = self.reference.bin_mapper
-            if mapper.n_features != self.n_features:
-                raise ValueError(
-                    f"Validation data has {self.n_features} features but the "
-                    f"reference training data has {mapper.n_features}"
-                )
-            self.bin_mapper = mapper
-            self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
-            self.store = self._bin_with(mapper, cfg)
-        else:
-            self._find_bins_and_bin(cfg, comm)
-        self._binning = self._binning_of(cfg, n_ranks or 1)
-        if not keep_raw_data:
-            self.release_raw_data()
-        return self
+
+    def _sharding_comm(self, comm):
+        """The comm to bin with: ``comm``, or for a Dataset(path) that read this
+        rank's rows (and bins its own bins), the comm it read with.  Training
+        that shards the rows otherwise than the file was read is refused."""
+        read = self._read
+        if read is None:
+            return comm
+        if comm is None:
+            return read.comm if read.row_sharded and self.reference is None else None
+        error = None
+        if read.row_sharded and comm.size != read.n_ranks:
+            error = ValueError(
+                f"This Dataset holds one rank's share of the rows of {read.path} (read for "
+                f"row-sharded training on {read.n_ranks} ranks) but trains on {comm.size} "
+                "rank(s) of rows: give the Dataset the training's tree_learner"
+            )
+        elif not read.row_sharded and comm.size > 1:
+            error = ValueError(
+                f"Dataset({read.path!r}) read every row of the file on each of the "
+                f"{read.n_ranks} ranks, but the training shards rows over {comm.size} ranks: "
+                "give the Dataset params={'tree_learner': 'data'} (or 'voting') so that "
+                "each rank reads only its own part"
+            )
+        raise_on_every_rank(comm, error, "refused this training's Dataset")
+        return comm
+
+    def _bin_with_reference(self, cfg, params, comm):
+        """Bin with the reference Dataset's bins (constructed first with ``params``)."""
+        self.reference.construct(params)
+        mapper = self.reference.bin_mapper
+        if mapper.n_features != self.n_features:
+            raise ValueError(
+                f"Validation data has {self.n_features} features but the "
+                f"reference training data has {mapper.n_features}"
+            )
+        self.bin_mapper = mapper
+        self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
+        self.store = self._bin_with(mapper, cfg, comm)
 
     def release_raw_data(self) -> None:
         """Drop the raw data now when ``free_raw_data`` says so (what
@@ -620,7 +844,10 @@ class Dataset:
         constructed Dataset handle")."""
         if self.reference is not None:
             self.reference.construct(params)
-            same = self.bin_mapper is self.reference.bin_mapper
+            ref = self.reference.bin_mapper
+            if self.bin_mapper is not ref and same_mapper(self.bin_mapper, ref):
+                self.bin_mapper = ref  # the same bins in another object (a loaded file's)
+            same = self.bin_mapper is ref
             what = (
                 "its bins are not those of its reference Dataset (another one, or re-binned since)"
             )
@@ -648,7 +875,7 @@ class Dataset:
             )
         if same:
             return True
-        if self._source is None:
+        if self._source is None and self._parent_rows is None:  # (a subset: from the parent)
             raise ValueError(
                 f"This Dataset is already binned and {what}; its raw data was freed, "
                 "so it cannot be binned again: create a new Dataset, or create it "
@@ -676,8 +903,7 @@ class Dataset:
     def _binned_matrix(self, dtype):
         """The full binned matrix dense input is binned into (None for sparse input:
         its columns are binned one by one, never densified)."""
-        source = self._source
-        if source.kind == "sparse" or (source.kind == "frame" and has_sparse_columns(source.data)):
+        if self._source.keeps_sparse():
             return None
         order = "C" if self.layout == "row" else "F"
         return np.empty((self.n_samples, self.n_features), dtype=dtype, order=order)
@@ -745,7 +971,12 @@ class Dataset:
         kept = splittable_features(store.counts, store.bin_offsets, min_data, True)
         return tuple(np.flatnonzero(~kept).tolist())
 
-    def _bin_with(self, mapper, cfg):
+    def _bin_with(self, mapper, cfg, comm=None):
+        """The store of this Dataset's rows binned with ``mapper`` (a reference's);
+        ``comm``: row-sharded training, whose store decisions take every rank's
+        counts."""
+        if self._source is None and self._parent_rows is not None:
+            return self._bin_from_parent(mapper, cfg, comm)
         self._code_categories(None)
         binned = self._binned_matrix(mapper.bin_dtype)
         cats = mapper.categories or [None] * mapper.n_features
@@ -753,7 +984,19 @@ class Dataset:
             self._column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned, f, cats[f])
             for f, col in enumerate(self._source.columns())
         ]
-        return self._store(columns, binned, cfg, None)
+        return self._store(columns, binned, cfg, comm)
+
+    def _bin_from_parent(self, mapper, cfg, comm):
+        """A subset's store from its parent's (the parent's raw data was freed): the
+        same bins, bundles and sparse part chosen on the subset's own rows, as for
+        a Dataset made from those rows with ``reference=parent``."""
+        store = self.reference.store
+        binned = None
+        if store.plain:
+            order = "C" if self.layout == "row" else "F"
+            binned = np.empty((self.n_samples, self.n_features), mapper.bin_dtype, order=order)
+        columns = subset_columns(store, self._parent_rows, mapper.default_bins, binned)
+        return self._store(columns, binned, cfg, comm)
 
     def _max_bins(self, cfg):
         """Each feature's max_bin: max_bin_by_feature, or max_bin for all."""
@@ -885,6 +1128,66 @@ class Dataset:
             group=group,
             position=position,
         )
+
+    def subset(
+        self, used_indices: ArrayLike, params: Optional[Mapping[str, Any]] = None
+    ) -> "Dataset":
+        """A Dataset of the rows ``used_indices`` (sorted, as LightGBM does), binned
+        with this Dataset's bins (``reference=self``), lazily: training on it gives
+        the model of ``Dataset(X[rows], ..., reference=self)``.
+
+        It takes the label, weight, init_score, group and position of those rows
+        now; with query groups the rows must be whole queries, each once.  Its raw
+        data is this Dataset's, sliced column by column when it is binned; once
+        that was freed (``free_raw_data`` after construct) the subset is binned
+        from this Dataset's bin store (features feature_pre_filter left out of it
+        stay constant in the subset: they cannot split on fewer rows either).
+        ``params``: the subset's own Dataset params (default: this Dataset's).
+        """
+        rows = _used_rows(used_indices, self.n_samples)
+        group, queries = _used_queries(self.group, rows)
+        source = RowSubset(self._source, rows, self.n_features, self._auto_categorical)
+        subset = Dataset(
+            source,
+            label=_rows_of(self.label, rows),
+            weight=_rows_of(self.weight, rows),
+            init_score=_init_score_rows(self.init_score, rows, self.n_samples),
+            feature_name=self.feature_name,
+            reference=self,
+            params=self.params if params is None else params,
+            free_raw_data=self.free_raw_data,
+            feature_indices=self.feature_indices,
+            categorical_feature=self.categorical_feature,
+            group=group,
+            position=_rows_of(self.position, rows),
+        )
+        subset.pandas_categorical = self.pandas_categorical
+        if self.query_ids is not None and queries is not None:
+            subset.query_ids = self.query_ids[queries]
+        subset._parent_rows = rows
+        if source.source is None:
+            subset._source = None  # binned from this Dataset's store
+        return subset
+
+    def save_binary(self, filename: Union[str, "os.PathLike[str]"]) -> "Dataset":
+        """Write this Dataset, binned (constructed first if it is not), to
+        ``filename`` in dgbdt's own binary format (:mod:`dgbdt.dataset_file`);
+        ``Dataset(filename)`` reads it back (and ``dgbdt train data=filename``):
+        training on it gives the same model.  Returns self.
+
+        The file holds the bin store and the bins, label, weight, init_score,
+        group, position, feature names, categorical features, pandas categories
+        and the binning params.  A row-sharded Dataset (under mpiexec) is saved
+        by each rank to its own file (``{rank}`` in ``filename`` is replaced by
+        the rank), which only that rank of as many ranks may load.  LightGBM's
+        binary Dataset files are another format: neither reads the other's.
+        """
+        from .dataset_file import rank_path, write_dataset_file
+
+        if self.store is None:
+            self.construct()  # (a Dataset(path) of this rank's rows: with its comm)
+        write_dataset_file(self, rank_path(filename))
+        return self
 
     def num_data(self) -> int:
         """Number of rows (this rank's, when rows are sharded)."""

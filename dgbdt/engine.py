@@ -5,8 +5,14 @@ train() alike (dgbdt.consistency), constructs the training set and the empty
 model, loads an init model, runs the boosting loop (dgbdt.boosting) and
 restores the threads and the logging rank afterwards.  An error on one rank
 ends every rank's training.
+
+A training Booster (LightGBM's ``Booster(params, train_set)``, or
+``train(..., keep_training_booster=True)``) keeps the loop: ``training_booster``
+sets one up without running it, and ``training_step`` runs each of its later
+updates, rollbacks and evaluations with the training's threads and rank.
 """
 
+import contextlib
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -50,9 +56,79 @@ def train(
     ``num_iterations`` (or an alias) in ``params`` overrides ``num_boost_round``.
     ``params["objective"]`` may be a callable ``fobj(preds, train_data) -> (grad, hess)``;
     ``feval(preds, eval_data) -> (name, value, is_higher_better)`` or a list of them.
-    ``keep_training_booster`` is accepted for LightGBM's signature (a dgbdt
-    Booster is always a plain model).
+    ``keep_training_booster=True`` returns a Booster that keeps its training
+    state, as LightGBM's: :meth:`Booster.update` continues it,
+    :meth:`Booster.rollback_one_iter` takes iterations off its scores, and
+    :meth:`Booster.eval_valid` evaluates ``valid_sets``; otherwise a plain model.
     """
+    run = _start_run(params, train_set, num_boost_round)
+    valid_sets, valid_names = _as_lists(valid_sets, valid_names)
+    init_model = _from_lightgbm_object(init_model)
+    with training_context(run.cfg, run.comm):
+        agree_on_inputs(run, valid_sets, valid_names, feval, init_model, callbacks)
+        loop = _setup_loop(run, valid_sets, valid_names, feval, init_model, callbacks)
+        booster = loop.run()
+        if run.cfg["check_consistency"] and run.comm.size > 1:
+            check_same_model(run.comm, booster)
+    if keep_training_booster:
+        booster._loop = loop
+    return booster
+
+
+def training_booster(
+    params: Mapping[str, Any] | None,
+    train_set: Dataset,
+    *,
+    init_model: str | os.PathLike | Booster | None = None,
+    callbacks: Sequence[Callable] | None = None,
+) -> Booster:
+    """A Booster without trees that keeps its training state (LightGBM's
+    ``Booster(params, train_set)``): the training set constructed, the
+    starting scores, the loop ready; :meth:`Booster.update` trains one
+    iteration at a time.  ``init_model``: a model it continues (what LightGBM
+    gives through the Dataset's predictor); ``callbacks``: only
+    ``reset_parameter``'s are used (each update applies its round's values)."""
+    run = _start_run(params, train_set, 100)
+    init_model = _from_lightgbm_object(init_model)
+    with training_context(run.cfg, run.comm):
+        agree_on_inputs(run, [], [], None, init_model, callbacks)
+        loop = _setup_loop(run, [], [], None, init_model, callbacks)
+    loop.booster._loop = loop
+    return loop.booster
+
+
+def training_step(loop: Boosting, step: Callable[[], Any]) -> Any:
+    """``step()`` (an update, a rollback, an evaluation of a training Booster's
+    ``loop``) with the training's threads and logging rank; an error on one of
+    several ranks ends every rank, as in train()."""
+    with training_context(loop.cfg, loop.comm):
+        return step()
+
+
+@contextlib.contextmanager
+def training_context(cfg, comm):
+    """The training's Numba threads and logging rank while the block runs, the
+    previous ones restored afterwards; an exception ends every rank (they may
+    be inside collectives) unless every rank raises it alike (AgreedError)."""
+    old_threads, old_rank = numba.get_num_threads(), cb.logging_rank()
+    numba.set_num_threads(_num_threads(cfg, comm))
+    cb.set_logging_rank(comm.rank)
+    try:
+        yield
+    except BaseException as exc:
+        # BaseException: sys.exit() or Ctrl-C on one rank never reaches sys.excepthook.
+        if comm.size > 1 and not isinstance(exc, AgreedError):
+            abort_on_exception(comm, exc)
+        raise
+    finally:
+        numba.set_num_threads(old_threads)
+        cb.set_logging_rank(old_rank)
+
+
+def _start_run(params, train_set, num_boost_round):
+    """The TrainingRun of a call: params checked and resolved, the communicator
+    made (its statistics this training's); an error before any collective of a
+    distributed job ends every rank."""
     try:
         params, cfg, objective, k_out = _check_call(params, train_set, num_boost_round)
         comm = make_comm(cfg)
@@ -68,27 +144,9 @@ def train(
         warnings.warn(
             f"num_machines={cfg['num_machines']} but {comm.size} process(es) run; "
             "dgbdt uses the processes mpiexec started",
-            stacklevel=2,
+            stacklevel=3,
         )
-    old_threads = numba.get_num_threads()
-    numba.set_num_threads(_num_threads(cfg, comm))
-    cb.set_logging_rank(comm.rank)
-    run = TrainingRun(cfg, params, train_set, objective, custom_objective, k_out, comm)
-    valid_sets, valid_names = _as_lists(valid_sets, valid_names)
-    init_model = _from_lightgbm_object(init_model)
-    try:
-        agree_on_inputs(run, valid_sets, valid_names, feval, init_model, callbacks)
-        return _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
-    except BaseException as exc:
-        # Ranks may be inside collectives: bring them all down, unless every
-        # rank raises this same error anyway.  BaseException: sys.exit() or
-        # Ctrl-C on one rank never reaches sys.excepthook.
-        if comm.size > 1 and not isinstance(exc, AgreedError):
-            abort_on_exception(comm, exc)
-        raise
-    finally:
-        numba.set_num_threads(old_threads)
-        cb.set_logging_rank(0)
+    return TrainingRun(cfg, params, train_set, objective, custom_objective, k_out, comm)
 
 
 def _as_lists(valid_sets, valid_names):
@@ -159,8 +217,9 @@ def _num_threads(cfg, comm):
     return min(n, available)
 
 
-def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks):
-    """The training data, the empty model and the init model; then the boosting loop."""
+def _setup_loop(run, valid_sets, valid_names, feval, init_model, callbacks):
+    """The training data, the empty model and the init model: the boosting loop,
+    ready to run."""
     init_booster = None if init_model is None else _as_booster(init_model)
     # the init model's trees were coded by its category lists: so is the data
     lists = None if init_booster is None else init_booster.pandas_categorical
@@ -171,7 +230,7 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
     booster = _new_booster(run, data)
     if init_booster is not None:
         _check_init_model(init_booster, booster, run.k_out)
-    loop = Boosting(
+    return Boosting(
         run,
         data,
         booster,
@@ -181,10 +240,6 @@ def _setup_and_boost(run, valid_sets, valid_names, feval, init_model, callbacks)
         feval=feval,
         callbacks=callbacks,
     )
-    booster = loop.run()
-    if run.cfg["check_consistency"] and run.comm.size > 1:
-        check_same_model(run.comm, booster)
-    return booster
 
 
 def _training_data(run, keep_raw, category_lists=None):

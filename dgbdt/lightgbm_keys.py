@@ -262,7 +262,6 @@ HARMLESS: frozenset[str] = frozenset(
         "uniform_drop",
         "drop_seed",
         "cegb_tradeoff",
-        "refit_decay_rate",
         "pred_early_stop_freq",
         "pred_early_stop_margin",
         "convert_model_language",
@@ -287,7 +286,6 @@ DEFAULTS: dict[str, object] = {
     "use_missing": True,
     "forcedbins_filename": "",
     "parser_config_file": "",
-    "predict_contrib": False,
     "predict_disable_shape_check": False,
     "pred_early_stop": False,
 }

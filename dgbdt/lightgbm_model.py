@@ -104,14 +104,20 @@ def _range_infos(mapper, n_features):
     return infos
 
 
-def _node_lines(tree):
-    """split_feature ... right_child of a tree with internal nodes."""
+def _decision_types(tree):
+    """(LightGBM's decision_type per node, whether each node is categorical)."""
     d = np.asarray(tree.default_left)
     # default_left bit 1: zero is missing too (LightGBM's Zero type); bit 2: a
     # categorical split, whose threshold is its bitset's index
     categorical = (d & CATEGORICAL) != 0
     missing = np.where(d & ZERO_IS_MISSING, MISSING_ZERO, MISSING_NAN)
     decision = np.where(categorical, 1 + MISSING_NAN, missing + DEFAULT_LEFT_MASK * (d & 1))
+    return decision, categorical
+
+
+def _node_lines(tree):
+    """split_feature ... right_child of a tree with internal nodes."""
+    decision, categorical = _decision_types(tree)
     threshold = np.where(tree.threshold >= LARGEST, np.inf, tree.threshold)  # +inf, as stored
     thresholds = [_int(t) if c else _full(t) for t, c in zip(threshold, categorical)]
     return [
@@ -163,7 +169,7 @@ class _Constant:
         self.leaf_count = np.zeros(1)
 
 
-def _exported_trees(booster, first, end):
+def exported_trees(booster, first, end):
     """(tree, bias) of trees [first, end): the starting score folded into the
     first tree of each class, or constant trees when there is none."""
     k = booster.num_tree_per_iteration
@@ -172,6 +178,13 @@ def _exported_trees(booster, first, end):
     if not trees:
         return [(_Constant(float(init[c])), 0.0) for c in range(k)]
     return [(t, float(init[i]) if i < k else 0.0) for i, t in enumerate(trees)]
+
+
+def _shrinkage(booster, tree):
+    """A tree's shrinkage as written: its own (a tree read from LightGBM keeps
+    it), else the training's learning rate."""
+    own = getattr(tree, "shrinkage", None)
+    return booster.params.get("learning_rate", 1.0) if own is None else own
 
 
 def _interaction_text(groups, names):
@@ -222,13 +235,10 @@ def to_lightgbm_text(booster, first, end):
     """Trees [first, end) of ``booster`` as LightGBM's model text."""
     k = booster.num_tree_per_iteration
     names, renamed = lightgbm_feature_names(booster.feature_names)
-    blocks = []
-    shrinkage = booster.params.get("learning_rate", 1.0)
-    for i, (tree, bias) in enumerate(_exported_trees(booster, first, end)):
-        own = getattr(tree, "shrinkage", None)  # a tree read from LightGBM keeps its own
-        blocks.append(
-            f"Tree={i}\n" + tree_text(tree, shrinkage if own is None else own, bias) + "\n"
-        )
+    blocks = [
+        f"Tree={i}\n" + tree_text(tree, _shrinkage(booster, tree), bias) + "\n"
+        for i, (tree, bias) in enumerate(exported_trees(booster, first, end))
+    ]
     header = ["tree", f"version={VERSION}", f"num_class={booster.num_class}"]
     header += [f"num_tree_per_iteration={k}", "label_index=0"]
     header.append(f"max_feature_idx={booster.num_feature() - 1}")
@@ -252,3 +262,214 @@ def to_lightgbm_text(booster, first, end):
         tail.append(NAMES_KEY + json.dumps(list(booster.feature_names)))
     tail.append("pandas_categorical:" + json.dumps(booster.pandas_categorical))
     return "\n".join(header) + "\n\n" + "".join(blocks) + "\n".join(tail) + "\n"
+
+
+# -- LightGBM's JSON dump (Booster.dump_model(format="lightgbm")) ---------------
+#
+# GBDT::DumpModel / Tree::ToJSON write doubles with 17 significant digits (exact)
+# and the Python package parses them with json: integral values come back as
+# int, split gains as LightGBM keeps them (float), +-inf thresholds and ranges
+# as +-1e300 (Common::AvoidInf).  The values are those of the exported model:
+# dgbdt's starting score is in the first tree of each class.
+
+_MISSING_NAMES = {0: "None", 1: "Zero", 2: "NaN"}
+
+
+def _number(value):
+    """A double as LightGBM's dump gives it back: integral values as int."""
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < 1e17 else value
+
+
+def _avoid_inf(value, limit=1e300):
+    """Common::AvoidInf: NaN as 0, beyond +-limit as +-limit."""
+    value = float(value)
+    return 0.0 if np.isnan(value) else max(-limit, min(limit, value))
+
+
+def _gain(value):
+    """A split gain as LightGBM stores it (float) and dumps it (AvoidInf(float))."""
+    return _number(_avoid_inf(np.float32(value), float(np.float32(1e38))))
+
+
+def _categories(tree, bitset):
+    """The categories of a categorical node's bitset, ascending, as "a||b"."""
+    lo, hi = int(tree.cat_boundaries[bitset]), int(tree.cat_boundaries[bitset + 1])
+    words = np.asarray(tree.cat_threshold[lo:hi], np.int64)
+    cats = [32 * w + j for w in range(len(words)) for j in range(32) if words[w] >> j & 1]
+    return "||".join(map(str, cats))
+
+
+def _split_json(tree, k, bias, decision, categorical):
+    """Node k's record (without its children), as Tree::NodeToJSON."""
+    if categorical[k]:
+        threshold, operator = _categories(tree, int(tree.threshold[k])), "=="
+    else:
+        threshold, operator = _number(_avoid_inf(tree.threshold[k])), "<="
+    return {
+        "split_index": k,
+        "split_feature": int(tree.split_feature[k]),
+        "split_gain": _gain(tree.split_gain[k]),
+        "threshold": threshold,
+        "decision_type": operator,
+        "default_left": bool(decision[k] & DEFAULT_LEFT_MASK),
+        "missing_type": _MISSING_NAMES[int(decision[k]) >> 2 & 3],
+        "internal_value": _number(tree.internal_value[k] + bias),
+        "internal_weight": _number(tree.internal_weight[k]),
+        "internal_count": int(tree.internal_count[k]),
+    }
+
+
+def _tree_structure(tree, bias):
+    """A tree's ``tree_structure``: nested split and leaf records."""
+    values = np.asarray(tree.leaf_value, np.float64) + bias
+    if tree.n_leaves == 1:
+        return {"leaf_value": _number(values[0]), "leaf_count": int(tree.leaf_count[0])}
+    leaves = [
+        {
+            "leaf_index": i,
+            "leaf_value": _number(values[i]),
+            "leaf_weight": _number(tree.leaf_weight[i]),
+            "leaf_count": int(tree.leaf_count[i]),
+        }
+        for i in range(tree.n_leaves)
+    ]
+    decision, categorical = _decision_types(tree)
+    nodes = [_split_json(tree, k, bias, decision, categorical) for k in range(tree.n_leaves - 1)]
+    for k, node in enumerate(nodes):
+        for side in ("left_child", "right_child"):
+            child = int(getattr(tree, side)[k])
+            node[side] = nodes[child] if child >= 0 else leaves[~child]
+    return nodes[0]
+
+
+def _json_feature_infos(infos, names):
+    """``feature_infos`` as the dump has them: {name: {min_value, max_value,
+    values}} for the features LightGBM keeps (not the ``none`` ones)."""
+    out = {}
+    for name, info in zip(names, infos):
+        if info.startswith("["):
+            lo, hi = (_number(_avoid_inf(float(v))) for v in info[1:-1].split(":"))
+            out[name] = {"min_value": lo, "max_value": hi, "values": []}
+        elif info != "none":  # a categorical feature: its categories
+            values = [int(v) for v in info.split(":")]
+            out[name] = {"min_value": min(values), "max_value": max(values), "values": values}
+    return out
+
+
+def _monotone(booster):
+    """The training's monotone constraints, one int per feature, or []."""
+    given = booster.params.get("monotone_constraints")
+    if isinstance(given, str):
+        from .params import resolve_params
+
+        given = resolve_params({"monotone_constraints": given})["monotone_constraints"]
+    return [int(c) for c in given] if given else []
+
+
+def to_lightgbm_json(booster, first, end, importance):
+    """Trees [first, end) of ``booster`` as LightGBM's ``dump_model()`` dict,
+    with the feature ``importance`` array (split counts or gains)."""
+    names = list(booster.feature_names)
+    doc = {"name": "tree", "version": VERSION, "num_class": booster.num_class}
+    doc["num_tree_per_iteration"] = booster.num_tree_per_iteration
+    doc.update(label_index=0, max_feature_idx=booster.num_feature() - 1)
+    objective = model_objective(booster.objective).lightgbm_text(
+        booster.objective_params, booster.num_class
+    )
+    if objective is not None:
+        doc["objective"] = objective
+    doc.update(average_output=False, feature_names=names, monotone_constraints=_monotone(booster))
+    doc["feature_infos"] = _json_feature_infos(feature_infos(booster), names)
+    doc["tree_info"] = [
+        {
+            "tree_index": first + i,
+            "num_leaves": int(tree.n_leaves),
+            "num_cat": len(getattr(tree, "cat_boundaries", [0])) - 1,
+            "shrinkage": _number(_shrinkage(booster, tree)),
+            "tree_structure": _tree_structure(tree, bias),
+        }
+        for i, (tree, bias) in enumerate(exported_trees(booster, first, end))
+    ]
+    # GBDT::DumpModel: the importances truncated to integers, the non-zero ones
+    doc["feature_importances"] = {name: int(v) for name, v in zip(names, importance) if int(v) > 0}
+    doc["pandas_categorical"] = json.loads(json.dumps(booster.pandas_categorical))
+    return doc
+
+
+def node_records(doc):
+    """The rows of ``Booster.trees_to_dataframe()`` from a LightGBM dump
+    ``doc``: every node of every tree, depth first, left before right
+    (LightGBM's ``trees_to_dataframe``)."""
+    names = doc["feature_names"]
+    rows = []
+    for tree in doc["tree_info"]:
+        stack = [(tree["tree_structure"], 1, None)]
+        while stack:
+            node, depth, parent = stack.pop()
+            row = _node_record(node, tree["tree_index"], depth, parent, names)
+            rows.append(row)
+            if "split_index" in node:
+                stack.append((node["right_child"], depth + 1, row["node_index"]))
+                stack.append((node["left_child"], depth + 1, row["node_index"]))
+    return rows
+
+
+def _node_index(node, tree_index):
+    split = "split_index" in node
+    number = node.get("split_index" if split else "leaf_index", 0)  # one-leaf tree: L0
+    return f"{tree_index}-{'S' if split else 'L'}{number}"
+
+
+def _node_record(node, tree_index, depth, parent, names):
+    """One row of trees_to_dataframe (LightGBM's ``create_node_record``)."""
+    split = "split_index" in node
+    row = dict.fromkeys(
+        ("tree_index", "node_depth", "node_index", "left_child", "right_child", "parent_index")
+        + ("split_feature", "split_gain", "threshold", "decision_type", "missing_direction")
+        + ("missing_type", "value", "weight", "count")
+    )
+    row.update(tree_index=tree_index, node_depth=depth, node_index=_node_index(node, tree_index))
+    row["parent_index"] = parent
+    if split:
+        row.update(
+            left_child=_node_index(node["left_child"], tree_index),
+            right_child=_node_index(node["right_child"], tree_index),
+            split_feature=names[node["split_feature"]],
+            split_gain=node["split_gain"],
+            threshold=node["threshold"],
+            decision_type=node["decision_type"],
+            missing_direction="left" if node["default_left"] else "right",
+            missing_type=node["missing_type"],
+            value=node["internal_value"],
+            weight=node["internal_weight"],
+            count=node["internal_count"],
+        )
+    else:
+        row["value"] = node["leaf_value"]
+        if "leaf_weight" in node:  # not in a one-leaf tree
+            row.update(weight=node["leaf_weight"], count=node["leaf_count"])
+    return row
+
+
+def split_values(doc, feature):
+    """The thresholds of the numerical splits on ``feature`` (an index, or a
+    name) in a LightGBM dump ``doc``; a categorical split on it is a ValueError."""
+    names = doc["feature_names"]
+    values = []
+    for tree in doc["tree_info"]:
+        stack = [tree["tree_structure"]]
+        while stack:
+            node = stack.pop()
+            if "split_index" not in node:
+                continue
+            used = node["split_feature"]
+            if (names[used] if isinstance(feature, str) else used) == feature:
+                if isinstance(node["threshold"], str):
+                    raise ValueError(
+                        "Cannot compute split value histogram for the categorical feature "
+                        f"{feature!r}"
+                    )
+                values.append(node["threshold"])
+            stack += [node["right_child"], node["left_child"]]
+    return values

@@ -888,6 +888,15 @@ _ROWS = [
         hi_open=True,
     ),
     Param(
+        "refit_decay_rate",
+        0.9,
+        float,
+        (),
+        "refit: a refitted leaf is this times its old value plus (1 - this) times the new data's.",
+        lo=0,
+        hi=1,
+    ),
+    Param(
         "objective_seed",
         5,
         int,

@@ -528,11 +528,17 @@ class DGBDTModel(BaseEstimator):
         return self
 
     # -- predict --------------------------------------------------------------
-    def _predict_raw(self, X, raw_score=False, num_iteration=None, pred_leaf=False):
+    def _predict_raw(
+        self, X, raw_score=False, num_iteration=None, pred_leaf=False, pred_contrib=False
+    ):
         check_is_fitted(self, "booster_")
         X = self._validate_X(X, reset=False)
         return self.booster_.predict(
-            X, raw_score=raw_score, num_iteration=num_iteration, pred_leaf=pred_leaf
+            X,
+            raw_score=raw_score,
+            num_iteration=num_iteration,
+            pred_leaf=pred_leaf,
+            pred_contrib=pred_contrib,
         )
 
     def predict(
@@ -541,11 +547,14 @@ class DGBDTModel(BaseEstimator):
         raw_score: bool = False,
         num_iteration: Optional[int] = None,
         pred_leaf: bool = False,
+        pred_contrib: bool = False,
     ) -> np.ndarray:
         """Predicted values; raw scores with ``raw_score=True``; leaf indices
-        (n_samples, n_trees) with ``pred_leaf=True``. ``num_iteration=None`` uses the
-        best iteration when early stopping found one."""
-        return self._predict_raw(X, raw_score, num_iteration, pred_leaf)
+        (n_samples, n_trees) with ``pred_leaf=True``; SHAP feature contributions
+        with ``pred_contrib=True`` (:meth:`dgbdt.Booster.predict`: per class
+        n_features + 1 columns, the last the bias; sparse matrices for sparse X).
+        ``num_iteration=None`` uses the best iteration when early stopping found one."""
+        return self._predict_raw(X, raw_score, num_iteration, pred_leaf, pred_contrib)
 
     # -- fitted attributes ----------------------------------------------------
     @property
@@ -825,15 +834,18 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         raw_score: bool = False,
         num_iteration: Optional[int] = None,
         pred_leaf: bool = False,
+        pred_contrib: bool = False,
     ) -> np.ndarray:
-        """Class probabilities, shape (n_samples, n_classes).
+        """Class probabilities, shape (n_samples, n_classes); raw scores, leaf
+        indices or SHAP contributions with ``raw_score``, ``pred_leaf`` or
+        ``pred_contrib`` as :meth:`DGBDTModel.predict` (LightGBM's).
 
         With a custom objective the model cannot know the link function: the
         raw scores are returned (with a warning), as in LightGBM.
         """
         custom = self._uses_custom_objective()  # also raises NotFittedError
-        result = self._predict_raw(X, raw_score, num_iteration, pred_leaf)
-        if raw_score or pred_leaf:
+        result = self._predict_raw(X, raw_score, num_iteration, pred_leaf, pred_contrib)
+        if raw_score or pred_leaf or pred_contrib:
             return result
         if custom:
             warnings.warn(
@@ -853,15 +865,17 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         raw_score: bool = False,
         num_iteration: Optional[int] = None,
         pred_leaf: bool = False,
+        pred_contrib: bool = False,
     ) -> np.ndarray:
         """Predicted class labels (the labels given to ``fit``); raw scores with
-        ``raw_score=True``, leaf indices with ``pred_leaf=True``.
+        ``raw_score=True``, leaf indices with ``pred_leaf=True``, SHAP feature
+        contributions (of the raw scores) with ``pred_contrib=True``, as LightGBM.
 
         With a custom objective the labels come from the raw scores: the
         largest score per row (multiclass) or score > 0 (binary).
         """
-        if raw_score or pred_leaf:
-            return self._predict_raw(X, raw_score, num_iteration, pred_leaf)
+        if raw_score or pred_leaf or pred_contrib:
+            return self._predict_raw(X, raw_score, num_iteration, pred_leaf, pred_contrib)
         if self._uses_custom_objective():
             scores = self._predict_raw(X, True, num_iteration)
             index = np.argmax(scores, axis=1) if scores.ndim == 2 else (scores > 0).astype(np.int64)

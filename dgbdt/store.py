@@ -421,3 +421,157 @@ def _fill_sparse(store, columns, features):
     store.indptr = np.concatenate(
         [[0], np.cumsum(np.bincount(rows, minlength=store.n_samples))]
     ).astype(np.int64)
+
+
+# -- subsets and files (Dataset.subset, dgbdt.dataset_file) ----------------------
+def subset_columns(store, rows, default_bins, binned=None):
+    """A Column per feature holding the bins of the store's ``rows`` (int64, in
+    order, repeats allowed), to build the subset's own store from (its bundles
+    and sparse part are then decided on its own rows, as for a Dataset made from
+    those rows with the same bins).  Features the store does not keep
+    (feature_pre_filter) come back constant at their ``default_bins``: with the
+    same min_data_in_leaf they could not split on fewer rows either.
+    ``binned``: a (len(rows), n_features) matrix a plain store's rows are
+    copied into, the dense Columns being its columns."""
+    n, fm = len(rows), store.feature_map
+    if store.plain and binned is not None:
+        binned[...] = store.dense[rows]
+        return [Column(n, dense=binned[:, f]) for f in range(store.n_features)]
+    sparse = _sparse_rows(store, rows)
+    out = np.empty(store.n_samples, np.uint16)
+    rows32 = rows.astype(np.uint32)
+    none = (np.zeros(0, np.int64), np.zeros(0, np.uint16))
+    columns = []
+    for f in range(store.n_features):
+        if not store.kept[f]:
+            columns.append(Column(n, rows=none[0], bins=none[1], fill=int(default_bins[f])))
+        elif fm[f, FM_COL] >= 0:
+            store.bins_of(f, rows32, out)
+            columns.append(Column(n, dense=out[rows]))
+        else:
+            r, b = sparse.get(f, none)
+            columns.append(Column(n, rows=r, bins=b, fill=int(store.most_freq_bins[f])))
+    return columns
+
+
+def _sparse_rows(store, rows):
+    """{feature: (subset rows, bins)} of the sparse part's entries of ``rows``."""
+    indptr, entries = store.indptr, store.entries
+    if not len(entries) or not len(rows):
+        return {}
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    before = np.cumsum(lengths) - lengths
+    pos = np.arange(int(lengths.sum())) + np.repeat(starts - before, lengths)
+    hist_bins = entries[pos].astype(np.int64)
+    new_rows = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    feature = np.searchsorted(store.feature_offsets, hist_bins, side="right") - 1
+    order = np.argsort(feature, kind="stable")  # each feature's rows stay ascending
+    feature, new_rows, hist_bins = feature[order], new_rows[order], hist_bins[order]
+    bins = (hist_bins - store.feature_offsets[feature]).astype(np.uint16)
+    found, starts = np.unique(feature, return_index=True)
+    ends = np.append(starts[1:], len(feature))
+    return {int(f): (new_rows[a:b], bins[a:b]) for f, a, b in zip(found, starts, ends)}
+
+
+def store_arrays(store):
+    """``(arrays, meta)`` describing ``store`` for :func:`store_from_arrays`: the
+    dense columns, the sparse part, and which features each dense column holds
+    (the maps between bins are recomputed from them on loading)."""
+    fm = store.feature_map
+    in_dense = np.flatnonzero(fm[:, FM_COL] >= 0)
+    in_dense = in_dense[np.lexsort((fm[in_dense, FM_LO], fm[in_dense, FM_COL]))]
+    n_cols = store.dense.shape[1]
+    group_offsets = np.searchsorted(fm[in_dense, FM_COL], np.arange(n_cols + 1))
+    arrays = {
+        "dense": store.dense,
+        "indptr": store.indptr.astype(np.int64),
+        "entries": store.entries.astype(ENTRY_DTYPE),
+        "most_freq_bins": store.most_freq_bins.astype(np.int32),
+        "kept": store.kept.astype(np.uint8),
+        "group_features": in_dense.astype(np.int64),
+        "group_offsets": group_offsets.astype(np.int64),
+        "sparse_features": np.flatnonzero((fm[:, FM_COL] < 0) & store.kept).astype(np.int64),
+    }
+    if store.counts is not None:
+        arrays["counts"] = store.counts.astype(np.int64)
+    return arrays, {"n_samples": int(store.n_samples), "layout": store.layout, "plain": store.plain}
+
+
+def store_from_arrays(arrays, meta, mapper):
+    """The BinStore of :func:`store_arrays` (dtypes checked by the caller), every
+    array checked against ``mapper`` so that no kernel reads out of bounds: a
+    ValueError naming the first bad one."""
+    n, n_bins = meta["n_samples"], mapper.n_bins
+    mfb, kept, groups, sparse = _checked_parts(arrays, n_bins)
+    dense = arrays["dense"]
+    if dense.ndim != 2 or dense.shape != (n, len(groups)):
+        raise ValueError(f"dense has shape {dense.shape}, expected ({n}, {len(groups)})")
+    hist_offsets = np.concatenate([[0], np.cumsum(np.where(kept, n_bins, 0))]).astype(np.int64)
+    if meta["plain"]:
+        if not kept.all() or len(sparse) or groups != [[f] for f in range(len(n_bins))]:
+            raise ValueError("a plain store holds every feature in its own column, in order")
+        store = plain_store(dense, mapper.feature_offsets, mfb, meta["layout"])
+    else:
+        store = BinStore(n, hist_offsets, mfb, meta["layout"])
+        store.feature_map[:, FM_DEFAULT] = mfb
+        store.feature_map[:, FM_COL] = -1
+        _map_columns(store, groups)
+        store.plain, store.dense = False, dense
+        for f in sparse:
+            store.feature_map[f] = (-1, 0, 0, 0, mfb[f])
+            store.recovered[f] = 1
+        store.indptr, store.entries = _checked_sparse(arrays, n, hist_offsets, sparse)
+    widths = np.diff(store.col_start)
+    if n and len(widths) and np.any(dense.max(axis=0) >= widths):
+        raise ValueError("dense holds a bin beyond its column's bins")
+    counts = arrays.get("counts")
+    if counts is not None and (counts.shape != (int(n_bins.sum()),) or np.any(counts < 0)):
+        raise ValueError(f"counts must be {int(n_bins.sum())} counts >= 0")
+    store.counts, store.bin_offsets, store.kept = counts, mapper.feature_offsets, kept
+    store.bin_categories = mapper.bin_categories
+    return store
+
+
+def _checked_parts(arrays, n_bins):
+    """(most frequent bins, kept flags, dense groups, sparse features), checked."""
+    n_features = len(n_bins)
+    mfb, kept = arrays["most_freq_bins"], arrays["kept"]
+    if mfb.shape != (n_features,) or np.any(mfb < 0) or np.any(mfb >= n_bins):
+        raise ValueError("most_freq_bins must hold one bin of each feature")
+    if kept.shape != (n_features,) or np.any(kept > 1):
+        raise ValueError(f"kept must hold {n_features} flags (0 or 1)")
+    kept = kept.astype(bool)
+    features, offsets = arrays["group_features"], arrays["group_offsets"]
+    sparse = arrays["sparse_features"]
+    if offsets.ndim != 1 or features.ndim != 1 or sparse.ndim != 1:
+        raise ValueError("group_features, group_offsets and sparse_features must be 1-D")
+    steps = np.diff(offsets)
+    if not len(offsets) or offsets[0] != 0 or offsets[-1] != len(features) or np.any(steps < 1):
+        raise ValueError("group_offsets must rise from 0 to len(group_features), by 1 or more")
+    every = np.concatenate([features, sparse])
+    if np.any(np.diff(sparse) <= 0) or not np.array_equal(np.sort(every), np.flatnonzero(kept)):
+        raise ValueError("every kept feature must be in one dense column or the sparse part")
+    groups = [features[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+    return mfb.astype(np.int32), kept, groups, sparse.tolist()
+
+
+def _checked_sparse(arrays, n, hist_offsets, sparse):
+    """(indptr, entries) of the sparse part: rows' entries ascending, each a
+    histogram bin of a sparse feature."""
+    indptr, entries = arrays["indptr"], arrays["entries"]
+    if indptr.shape != (n + 1,) or indptr[0] != 0 or indptr[-1] != len(entries):
+        raise ValueError(f"indptr must rise from 0 to len(entries) over {n} rows")
+    if np.any(np.diff(indptr) < 0) or entries.ndim != 1:
+        raise ValueError("indptr must never decrease; entries must be 1-D")
+    if len(entries):
+        owner = np.searchsorted(hist_offsets, entries, side="right") - 1
+        is_sparse = np.zeros(len(hist_offsets), bool)
+        is_sparse[sparse] = True
+        if entries.max() >= hist_offsets[-1] or not is_sparse[owner].all():
+            raise ValueError("entries must be histogram bins of the sparse features")
+        row_start = np.zeros(len(entries), bool)
+        row_start[indptr[:-1][indptr[:-1] < len(entries)]] = True
+        if np.any(np.diff(entries.astype(np.int64))[~row_start[1:]] <= 0):
+            raise ValueError("each row's entries must ascend")
+    return indptr, entries

@@ -19,6 +19,7 @@ STREAM_QUANTIZE = 5  # stochastic rounding of each tree's gradients (dgbdt.quant
 STREAM_GOSS = 6  # the small-gradient rows GOSS keeps each round (dgbdt.sampling)
 STREAM_EXTRA_TREES = 7  # extra_trees' threshold of each (tree, leaf, feature) (dgbdt.constraints)
 STREAM_BYNODE = 8  # feature_fraction_bynode's features of each (tree, leaf) (dgbdt.constraints)
+STREAM_CV_FOLDS = 9  # each row's (or query's) fold of keyed cv folds (dgbdt.cv)
 
 #: Keys of one id per round or tree: ``id * STREAM_STRIDE + index``.
 STREAM_STRIDE = 1_000_003

@@ -44,6 +44,18 @@ def _in_bitset(x, j, cat_boundaries, cat_threshold):
 
 
 @njit(cache=True, inline="always")
+def goes_left(x, k, threshold, default_left, cat_boundaries, cat_threshold):
+    """Whether value ``x`` goes left at flat node ``k`` (see the module docstring):
+    the one decision of prediction and of SHAP contributions (native.shap)."""
+    d = default_left[k]
+    if d & CATEGORICAL:
+        return _in_bitset(x, int(threshold[k]), cat_boundaries, cat_threshold)
+    if np.isnan(x) or ((d & ZERO_IS_MISSING) != 0 and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD):
+        return (d & 1) != 0
+    return x <= threshold[k]
+
+
+@njit(cache=True, inline="always")
 def _leaf_of_row(
     X,
     i,
@@ -61,14 +73,9 @@ def _leaf_of_row(
     node = 0
     while node >= 0:
         k = node_begin + node
-        x = X[i, split_feature[k]]
-        d = default_left[k]
-        if d & CATEGORICAL:
-            go_left = _in_bitset(x, int(threshold[k]), cat_boundaries, cat_threshold)
-        elif np.isnan(x) or ((d & ZERO_IS_MISSING) != 0 and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD):
-            go_left = (d & 1) != 0
-        else:
-            go_left = x <= threshold[k]
+        go_left = goes_left(
+            X[i, split_feature[k]], k, threshold, default_left, cat_boundaries, cat_threshold
+        )
         node = left_child[k] if go_left else right_child[k]
     return ~node
 

@@ -99,6 +99,14 @@ def _warm_kernels():
         _warm_rank_metrics()
     except Exception as exc:  # noqa: BLE001
         warnings.warn(f"warming the ranking metric kernels failed: {exc!r}")
+    # --- SHAP contributions (dgbdt.native.shap), reached in MPI ranks by
+    # `dgbdt predict predict_contrib=true` (tests/test_shap.py)
+    try:
+        shap_model = dgbdt.train(base, dgbdt.Dataset(X_nan, label=y_reg), num_boost_round=2)
+        shap_model.predict(X_nan, pred_contrib=True)
+    except Exception as exc:  # noqa: BLE001
+        warnings.warn(f"warming the SHAP kernel failed: {exc!r}")
+    # --- end SHAP
 
 
 def _warm_rank_metrics():

@@ -808,8 +808,9 @@ def test_predict_positional_order_is_lightgbms(named):
     np.testing.assert_array_equal(b.predict(X, 0, None, True), b.predict(X, raw_score=True))
     np.testing.assert_array_equal(b.predict(X, 0, None, False, True), b.predict(X, pred_leaf=True))
     np.testing.assert_array_equal(b.predict(data=X), b.predict(X))
-    with pytest.raises(TypeError):
-        b.predict(X, 0, None, False, False, True)  # LightGBM's 6th is pred_contrib
+    np.testing.assert_array_equal(  # LightGBM's 6th is pred_contrib
+        b.predict(X, 0, None, False, False, True), b.predict(X, pred_contrib=True)
+    )
 
 
 @pytest.mark.parametrize(
@@ -840,8 +841,6 @@ def test_predict_unknown_keyword_arguments(named):
     b, df = named
     with pytest.raises(TypeError, match="'num_treads'"):
         b.predict(df, num_treads=2)
-    with pytest.raises(TypeError, match="pred_contrib.*not implemented"):
-        b.predict(df, pred_contrib=True)
     with pytest.raises(TypeError, match="num_threads must be an integer"):
         b.predict(df, num_threads="2")
     with pytest.raises(TypeError, match="num_threads and n_jobs"):

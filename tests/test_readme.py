@@ -34,6 +34,7 @@ def test_the_readme_objective_constraint_sampling_and_ranking_examples_run():
         "## Constraints and split regularisation",
         "## Sampling: GOSS and balanced bagging",
         "## Learning to rank",
+        "## Explain and inspect",
     ):
         section = text[text.index(title) :]
         section = section[: section.index("\n## ", 1)]

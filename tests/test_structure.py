@@ -83,6 +83,18 @@ def _public_api():
     ):
         yield name, getattr(callback, name)
     yield "log_progress", callback.log_progress
+    for name in dgbdt.plotting.__all__:
+        yield name, getattr(dgbdt.plotting, name)
+    for attr in ("dump_model", "get_leaf_output", "lower_bound", "upper_bound"):
+        yield f"Booster.{attr}", getattr(dgbdt.Booster, attr)
+    yield "cv", dgbdt.cv
+    for attr in ("update", "rollback_one_iter", "add_valid", "eval", "eval_train", "eval_valid"):
+        yield f"Booster.{attr}", getattr(dgbdt.Booster, attr)
+    yield "Booster.refit", dgbdt.Booster.refit
+    for cls in (dgbdt.CVBooster, dgbdt.KeyedKFold):
+        for attr in ("__init__", "model_to_string", "model_from_string", "save_model", "split"):
+            if attr in vars(cls):
+                yield f"{cls.__name__}.{attr}", vars(cls)[attr]
 
 
 @pytest.mark.parametrize(

@@ -156,7 +156,6 @@ def test_train_takes_lightgbms_parameter_order():
     "key, value",
     [
         ("cegb_penalty_split", "1"),
-        ("predict_contrib", "true"),
         ("feature_contri", "0.5,1,1"),
         ("pred_early_stop", "true"),
         ("forcedsplits_filename", "s.json"),
@@ -373,8 +372,8 @@ def test_the_task_of_the_command_and_of_task_must_agree(tmp_path, capsys):
         )
         == 0
     )  # LightGBM's alias
-    assert run([f"data={data}", "task=refit", f"input_model={model}"]) == 1
-    assert "LightGBM's task 'refit' is not supported by dgbdt yet" in capsys.readouterr().err
+    assert run([f"data={data}", "task=refitt", f"input_model={model}"]) == 1
+    assert "unknown task 'refitt'" in capsys.readouterr().err
 
 
 def test_predict_checks_its_parameters_before_writing(tmp_path, capsys):

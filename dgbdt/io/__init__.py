@@ -61,8 +61,9 @@ column roles, :class:`~dgbdt.io.columns.ColumnPlan`), :mod:`~dgbdt.io.libsvm`,
 :mod:`~dgbdt.io.sidefiles`, :mod:`~dgbdt.io.values` (:class:`LoadedData`,
 missing-value tokens, query groups), :mod:`~dgbdt.io.errors`,
 :mod:`~dgbdt.io.reading` (the entry points), :mod:`~dgbdt.io.distributed` (reading
-and writing on K ranks) and :mod:`~dgbdt.io.querycuts` (where K ranks' ranges of a
-file with queries start).
+and writing on K ranks), :mod:`~dgbdt.io.querycuts` (where K ranks' ranges of a
+file with queries start) and :mod:`~dgbdt.io.options` (the read options of the
+command line's keys, which ``Dataset(path, params=...)`` shares).
 """
 
 from .distributed import (

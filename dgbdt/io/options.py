@@ -1,0 +1,167 @@
+"""A data file's read options from LightGBM's I/O keys (``header``, ``label_column``, ...).
+
+One mapping for the command line (its ``key=value`` strings) and for
+``dgbdt.Dataset(path, params=...)`` (Python values too: ``True``, ``0``,
+``[1, 2]``), so that a file reads the same way through both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..lightgbm_keys import LIGHTGBM_ALIASES, parse_bool
+
+#: The keys that say how a file's columns map to features (``zero_based`` is dgbdt's).
+READ_KEYS = (
+    "header",
+    "label_column",
+    "weight_column",
+    "group_column",
+    "ignore_column",
+    "zero_based",
+)
+#: Keys that say which rows a rank reads under mpiexec (not column options).
+SHARE_KEYS = ("pre_partition",)
+_DEFAULTS = {"header": False, "label_column": "0", "zero_based": True}
+
+
+def read_key(key: object) -> str | None:
+    """The canonical name of a read key (``has_header``, ``label``, ``query``, ...:
+    LightGBM's aliases), or None for any other parameter."""
+    text = str(key).strip()
+    name = "zero_based" if text == "zero_based" else LIGHTGBM_ALIASES.get(text)
+    return name if name in READ_KEYS + SHARE_KEYS else None
+
+
+def split_read_params(params: Mapping[str, object]) -> tuple[dict, dict]:
+    """``(read keys by canonical name, the other params)`` of Dataset params; two
+    spellings of one key with different values are an error naming both."""
+    keys, rest, spelled = {}, {}, {}
+    for key, value in params.items():
+        name = read_key(key)
+        if name is None:
+            rest[key] = value
+            continue
+        if name in keys and keys[name] != value:
+            raise ValueError(
+                f"params give {name!r} twice: {spelled[name]!r}={keys[name]!r} and "
+                f"{key!r}={value!r}"
+            )
+        keys[name], spelled[name] = value, key
+    return keys, rest
+
+
+def flag(keys: Mapping[str, object], key: str, default: bool = False) -> bool:
+    """A boolean key: true/false (LightGBM's +/-, 1/0, yes/no, or a bool); anything
+    else is a ValueError naming the key."""
+    value = keys.get(key)
+    if value is None:
+        return default
+    out = parse_bool(value if not isinstance(value, str) else value.strip())
+    if out is None:
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return out
+
+
+def read_options(keys: Mapping[str, object]) -> dict:
+    """:func:`dgbdt.io.read_data`'s keyword arguments from the read keys (canonical
+    names; the command line's strings or Python values): the label in column 0
+    unless ``label_column`` says otherwise (empty: no label column), integer
+    indices of the other columns not counting the label column (LightGBM's rule),
+    ``ignore_column`` as ``"1,2"``, ``"name:a,b"`` or a list."""
+    label = keys.get("label_column", _DEFAULTS["label_column"])
+    ignore = keys.get("ignore_column")
+    if isinstance(ignore, str):
+        ignore = ignore if ignore.startswith("name:") else ignore.split(",")
+    elif ignore is not None and not isinstance(ignore, (list, tuple)):
+        ignore = [ignore]
+    return dict(
+        header=flag(keys, "header", _DEFAULTS["header"]),
+        label_column=None if label is None or label == "" else label,
+        weight_column=keys.get("weight_column"),
+        group_column=keys.get("group_column"),
+        ignore_columns=ignore or (),
+        zero_based=flag(keys, "zero_based", _DEFAULTS["zero_based"]),
+    )
+
+
+def read_for_learner(path, options, comm, tree_learner, rank_files):
+    """``(LoadedData, feature_indices or None)``: this rank's share of ``path`` for
+    ``tree_learner`` on the ranks of ``comm`` (the command line's and
+    ``Dataset(path)``'s rule): a block of the columns of every row (feature),
+    its own file ``path`` with ``{rank}`` replaced (``rank_files``:
+    pre_partition), else its byte range of the file (data, voting)."""
+    from .distributed import read_column_block, read_row_part, run_agreed
+    from .reading import read_data
+
+    if tree_learner == "feature":
+        return read_column_block(path, comm, options)
+    if rank_files:
+        own = path.replace("{rank}", str(comm.rank))
+        return run_agreed(comm, lambda: read_data(own, **options)), None
+    return read_row_part(path, comm, options), None
+
+
+@dataclass
+class TextRead:
+    """How this rank read a text file for ``Dataset(path)``: ``mode`` "whole"
+    (every row: one process, or mpiexec without a distributed tree_learner in
+    the params), "rows" (its byte range), "own file" (pre_partition) or
+    "columns" (its block of the columns, ``feature_indices``); ``n_ranks``
+    ranks were launched, ``comm`` read it (None: no MPI)."""
+
+    loaded: object
+    keys: dict
+    params: dict
+    feature_indices: object
+    mode: str
+    path: str
+    n_ranks: int
+    comm: object = None
+
+    @property
+    def row_sharded(self):
+        return self.mode in ("rows", "own file")
+
+
+def _distributed_learner(params):
+    """The tree_learner the params give when it is not serial, else None."""
+    from ..params import ALIASES, resolve_params
+
+    given = [v for k, v in params.items() if ALIASES.get(str(k).strip()) == "tree_learner"]
+    if not given:
+        return None
+    learner = resolve_params({"tree_learner": given[0]})["tree_learner"]
+    return None if learner == "serial" else learner
+
+
+def read_text(path, params, feature_indices=None) -> TextRead:
+    """Read ``path`` for ``Dataset(path, params=...)``: the read keys of ``params``
+    give the columns' roles, and under mpiexec of K ranks a distributed
+    ``tree_learner`` in ``params`` says which share this rank reads (as
+    ``dgbdt train`` does: :func:`read_for_learner`; that initialises MPI).
+    Without one (or on one process) every rank reads every row."""
+    from ..comm import launched_size, world_comm
+    from ..params import resolve_params
+    from .reading import read_data
+
+    keys, rest = split_read_params(params)
+    options = read_options(keys)
+    size, learner = launched_size(), _distributed_learner(rest)
+    if size <= 1 or learner is None:
+        loaded = read_data(path, **options)
+        return TextRead(loaded, keys, rest, feature_indices, "whole", path, size)
+    comm = world_comm(resolve_params(rest)["time_out"])
+    rank_files = flag(keys, "pre_partition") and learner != "feature"
+    with comm.slow_phase(f"reading {path}"):
+        loaded, block = read_for_learner(path, options, comm, learner, rank_files)
+    if block is not None:
+        if feature_indices is not None:
+            raise ValueError(
+                "Dataset(path) with tree_learner=feature reads this rank's block of the "
+                "columns itself: give no feature_indices"
+            )
+        feature_indices = block
+    mode = "columns" if learner == "feature" else "own file" if rank_files else "rows"
+    return TextRead(loaded, keys, rest, feature_indices, mode, path, size, comm)
