@@ -30,6 +30,7 @@ from .evaluation import (
     start_scores,
 )
 from .grower import TreeGrower
+from .lightgbm_model import tree_shrinkage
 from .learners import make_learner, shards_rows
 from .native import common
 from .native.partition import add_leaf_values
@@ -180,7 +181,7 @@ class Boosting:
         cfg, data, train_set, booster = self.cfg, self.data, self.train_set, self.booster
         scores = start_scores(data.init_score, data.n_samples, self.k_out)
         if init_booster is not None:
-            booster.trees = list(init_booster.trees)
+            booster.trees = _continued_trees(init_booster, cfg["learning_rate"])
             booster.init_score = init_booster.init_score.copy()
             if data.init_score is None:
                 scores += init_model_scores(init_booster, train_set, self.k_out)
@@ -535,6 +536,21 @@ class Boosting:
         return evaluator.results()
 
 
+def _continued_trees(init_booster, learning_rate):
+    """The init model's trees, each keeping its own shrinkage when this training's
+    learning rate is another (copies: the init model is left as it is)."""
+    own_rate = init_booster.params.get("learning_rate")
+    if own_rate is None or own_rate == learning_rate:
+        return list(init_booster.trees)
+    trees = []
+    for tree in init_booster.trees:
+        if tree.shrinkage is None:
+            tree = copy.copy(tree)
+            tree.shrinkage = float(own_rate)
+        trees.append(tree)
+    return trees
+
+
 def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
     """Gradients and hessians of a custom objective ``fobj(preds, train_set)``,
     checked, into the (k_out, n) buffers."""
@@ -745,9 +761,7 @@ def _refit_tree(tree, leaves, gradients, hessians, cfg, bias):
     sum_h = K_EPSILON + np.bincount(leaves, weights=hessians.astype(np.float64), minlength=n_leaves)
     count = np.bincount(leaves, minlength=n_leaves).astype(np.float64)
     output = _leaf_output(sum_g, sum_h, count, tree, cfg)
-    shrinkage = tree.shrinkage
-    if shrinkage is None:  # the training's learning rate (as dgbdt writes LightGBM models)
-        shrinkage = cfg["learning_rate"]
+    shrinkage = tree_shrinkage(tree, bias, cfg["learning_rate"])  # as LightGBM's model has it
     decay = cfg["refit_decay_rate"]
     return decay * (tree.leaf_value + bias) + (1.0 - decay) * (output * shrinkage)
 

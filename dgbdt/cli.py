@@ -694,6 +694,8 @@ def run_refit(io: Dict[str, Any], params: Dict[str, Any]) -> None:
         weight=data.weight,
         group=data.group,
         init_score=data.init_score,
+        # lambda_l1 / l2, max_delta_step, path_smooth... over the model's (the trees stay)
+        dataset_params={k: v for k, v in params.items() if k != "refit_decay_rate"},
     )
     refitted.save_model(io["output_model"], format=io["model_format"])
     if cfg["verbosity"] >= 1:

@@ -348,6 +348,8 @@ def _lightgbm_folds(train_set, nfold, stratified, shuffle, seed, ranking):
     if stratified:
         splitter = StratifiedKFold(n_splits=nfold, shuffle=shuffle, random_state=seed)
         return splitter.split(X=np.empty(n), y=train_set.get_label())
+    if nfold > n:
+        raise ValueError(f"nfold={nfold} is more folds than the {n} rows of train_set")
     order = np.random.RandomState(seed).permutation(n) if shuffle else np.arange(n)
     test = np.array_split(order, nfold)
     train = [np.concatenate([test[i] for i in range(nfold) if i != k]) for k in range(nfold)]

@@ -875,6 +875,12 @@ class Dataset:
             )
         if same:
             return True
+        if getattr(self, "binary_file", None) is not None:
+            raise ValueError(
+                f"This Dataset comes from the binary file {self.binary_file} and {what}: "
+                "its bins are fixed; bin it again from the text data (Dataset(path to the "
+                "text file) or the arrays) with these params"
+            )
         if self._source is None and self._parent_rows is None:  # (a subset: from the parent)
             raise ValueError(
                 f"This Dataset is already binned and {what}; its raw data was freed, "
@@ -1184,9 +1190,13 @@ class Dataset:
         """
         from .dataset_file import rank_path, write_dataset_file
 
+        target = rank_path(filename)
+        if os.path.exists(target):  # LightGBM's rule: an existing file is never replaced
+            warnings.warn(f"File {target} exists, cannot save binary to it", stacklevel=2)
+            return self
         if self.store is None:
             self.construct()  # (a Dataset(path) of this rank's rows: with its comm)
-        write_dataset_file(self, rank_path(filename))
+        write_dataset_file(self, target)
         return self
 
     def num_data(self) -> int:

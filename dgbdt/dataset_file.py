@@ -120,8 +120,10 @@ def _head(path, n):
 
 
 def is_dataset_file(path):
-    """Whether ``path`` is a regular file that starts with dgbdt's Dataset magic."""
-    return _head(path, len(MAGIC)) == MAGIC
+    """Whether ``path`` is a regular file that starts with dgbdt's Dataset magic
+    (a file cut inside the magic itself counts: its load says it is truncated)."""
+    head = _head(path, len(MAGIC))
+    return len(head) > 1 and MAGIC.startswith(head)
 
 
 def is_lightgbm_binary(path):
@@ -204,6 +206,8 @@ def _read_prefix(path, fh, size):
                 f"{path} is a LightGBM binary Dataset file, which dgbdt does not read: "
                 "give the text data, or a file Dataset.save_binary wrote"
             )
+        if len(raw) < len(MAGIC) and MAGIC.startswith(raw):
+            raise _bad(path, f"it is truncated: {len(raw)} bytes, inside its magic bytes")
         raise _bad(path, "it does not start with the magic bytes of one")
     if len(raw) < _PREFIX.size:
         raise _bad(path, f"truncated ({size} bytes, the fixed header alone is {_PREFIX.size})")
@@ -604,6 +608,7 @@ def load_into(dataset, path, rows, given):
     block = arrays.get("feature_indices")
     _check_shard(path, scalars, mapper, block)
     _restore(dataset, scalars, mapper, store)
+    dataset.binary_file = os.fspath(path)  # the bins are fixed: nothing to re-bin from
     dataset.label, dataset.weight = fields["label"], fields["weight"]
     dataset.init_score, dataset.group = fields["init_score"], fields["group"]
     dataset.position, dataset.query_ids = fields["position"], arrays.get("query_ids")

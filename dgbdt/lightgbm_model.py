@@ -180,11 +180,23 @@ def exported_trees(booster, first, end):
     return [(t, float(init[i]) if i < k else 0.0) for i, t in enumerate(trees)]
 
 
-def _shrinkage(booster, tree):
-    """A tree's shrinkage as written: its own (a tree read from LightGBM keeps
-    it), else the training's learning rate."""
+#: LightGBM's kEpsilon (1e-15f): a starting score above it is added to the first trees
+_BIAS_EPSILON = float(np.float32(1e-15))
+
+
+def tree_shrinkage(tree, bias, learning_rate):
+    """A tree's shrinkage in LightGBM's terms: 1 for a tree that carries the
+    starting score ``bias`` (LightGBM's Tree::AddBias sets it so), else its own
+    (a tree read from LightGBM, or trained under a learning-rate schedule or
+    continued from a model of another rate), else the training's ``learning_rate``."""
+    if abs(bias) > _BIAS_EPSILON:
+        return 1.0
     own = getattr(tree, "shrinkage", None)
-    return booster.params.get("learning_rate", 1.0) if own is None else own
+    return learning_rate if own is None else own
+
+
+def _shrinkage(booster, tree, bias):
+    return tree_shrinkage(tree, bias, booster.params.get("learning_rate", 1.0))
 
 
 def _interaction_text(groups, names):
@@ -236,7 +248,7 @@ def to_lightgbm_text(booster, first, end):
     k = booster.num_tree_per_iteration
     names, renamed = lightgbm_feature_names(booster.feature_names)
     blocks = [
-        f"Tree={i}\n" + tree_text(tree, _shrinkage(booster, tree), bias) + "\n"
+        f"Tree={i}\n" + tree_text(tree, _shrinkage(booster, tree, bias), bias) + "\n"
         for i, (tree, bias) in enumerate(exported_trees(booster, first, end))
     ]
     header = ["tree", f"version={VERSION}", f"num_class={booster.num_class}"]
@@ -386,7 +398,7 @@ def to_lightgbm_json(booster, first, end, importance):
             "tree_index": first + i,
             "num_leaves": int(tree.n_leaves),
             "num_cat": len(getattr(tree, "cat_boundaries", [0])) - 1,
-            "shrinkage": _number(_shrinkage(booster, tree)),
+            "shrinkage": _number(_shrinkage(booster, tree, bias)),
             "tree_structure": _tree_structure(tree, bias),
         }
         for i, (tree, bias) in enumerate(exported_trees(booster, first, end))

@@ -177,7 +177,9 @@ def lcg_state(seed, steps):
     return (mul * (np.uint64(seed) & _MASK32) + add) & _MASK32
 
 
-@njit(cache=True)
+# error_model="numpy": a softmax probability of 1 divides by zero as in LightGBM's
+# C++ (inf / NaN gradients), not a Python ZeroDivisionError
+@njit(cache=True, error_model="numpy")
 def _xendcg_query(s, lab, state, lam, hes):
     """One query's rank_xendcg gradients (LightGBM's RankXENDCG::GetGradientsForOneQuery),
     its uniform draws from the LCG at ``state``."""
@@ -213,7 +215,7 @@ def _xendcg_query(s, lab, state, lam, hes):
         hes[i] = np.float32(rho[i] * (1.0 - rho[i]))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def xendcg_gradients(scores, labels, boundaries, seed, first_query, iteration, weights, g, h):
     """rank_xendcg gradients of every query: query q (global index first_query + q)
     draws from LightGBM's generator seeded ``seed + global index``, after the

@@ -59,7 +59,7 @@ SHAP_BLOCK = 64
 UP, DOWN, INV_UP, INV_DOWN, RATIO = 0, 1, 2, 3, 4
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def max_tree_depth(node_offsets, left_child, right_child, n_trees):
     """The largest leaf depth of the first ``n_trees`` trees (0: single leaves).
 
@@ -93,7 +93,7 @@ def max_tree_depth(node_offsets, left_child, right_child, n_trees):
     return largest
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _factor_tables(max_depth):
     """tables[UP | DOWN | INV_UP | INV_DOWN | RATIO, u, i] = (i+1)/(u+1),
     (u-i)/(u+1), (u+1)/(i+1), (u+1)/(u-i), (u-i)/(i+1), for i < u."""
@@ -109,7 +109,7 @@ def _factor_tables(max_depth):
     return tables
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _child_fractions(node_offsets, leaf_offsets, left_child, right_child, counts, n_trees):
     """out[k] = (left, right) child's data count / node k's (LightGBM's
     data_count(child) / data_count(node)), for the nodes of the first n_trees."""
@@ -128,7 +128,7 @@ def _child_fractions(node_offsets, leaf_offsets, left_child, right_child, counts
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _extend(feat, zero, one, pweight, b, u, zero_fraction, one_fraction, feature, tables):
     """EXTEND in place: the path at offset ``b`` (elements 0..u-1) gets element u."""
     feat[b + u] = feature
@@ -147,7 +147,7 @@ def _extend(feat, zero, one, pweight, b, u, zero_fraction, one_fraction, feature
     pweight[b] = carry
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _copy_extend(
     feat, zero, one, pweight, parent, b, u, zero_fraction, one_fraction, feature, tables
 ):
@@ -172,7 +172,7 @@ def _copy_extend(
     pweight[b] = zero_fraction * pweight[parent] * tables[DOWN, u, 0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _unwind(feat, zero, one, pweight, b, u, j, tables):
     """UNWIND: element ``j`` leaves the path at offset ``b`` (elements 0..u)."""
     z = zero[b + j]
@@ -193,7 +193,7 @@ def _unwind(feat, zero, one, pweight, b, u, j, tables):
         one[b + i] = one[b + i + 1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _hot_unwound_sum(pweight, b, u, z, tables):
     """UNWOUNDSUM of an element of one fraction 1 and zero fraction ``z``."""
     next_one = pweight[b + u]
@@ -204,7 +204,7 @@ def _hot_unwound_sum(pweight, b, u, z, tables):
     return total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_leaf(out, i, col0, value, feat, zero, one, pweight, b, u, tables, hot):
     """At a leaf of value ``value``: out[i, col0 + feature] += UNWOUNDSUM
     (one - zero) value of each path element 1..u (0 is the root's)."""
@@ -226,7 +226,7 @@ def _add_leaf(out, i, col0, value, feat, zero, one, pweight, b, u, tables, hot):
         out[i, col0 + feat[b + j]] += _hot_unwound_sum(pweight, b, u, z, tables) * (1.0 - z) * value
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _tree_shap_row(X, i, col0, tree, nodes, fractions, tables, buffers, out):
     """TreeSHAP of row ``i`` in one tree, added to out[i, col0:col0 + n_features].
     ``tree``: (node_begin, leaf_begin); ``nodes``: the tree arrays; ``buffers``:
@@ -311,7 +311,7 @@ def _tree_shap_row(X, i, col0, tree, nodes, fractions, tables, buffers, out):
             top += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_bias(node_offsets, leaf_offsets, counts, leaf_value, n_trees, n_classes, out):
     """out[:, bias column of class t % n_classes] += the expected value of each
     tree t: its leaf values weighted by their data counts over the root's
@@ -332,7 +332,7 @@ def _add_bias(node_offsets, leaf_offsets, counts, leaf_value, n_trees, n_classes
             out[i, col] += bias
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def tree_shap(
     X,
     node_offsets,

@@ -282,3 +282,9 @@ def test_two_ranks_equal_one_process_with_the_keyed_folds(tmp_path):
     # rank 0 alone logs: one line per round trained (early stopping's rounds past the best)
     assert result.stdout.count("valid's auc") == binary["best_iteration"] + 3
     assert "under mpiexec" in info["refused"]
+
+
+def test_more_folds_than_rows_is_an_error_naming_nfold():
+    X = np.arange(6, dtype=float).reshape(3, 2)
+    with pytest.raises(ValueError, match="nfold=5 is more folds than the 3 rows"):
+        dgbdt.cv({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0]), 2, nfold=5, stratified=False)

@@ -535,3 +535,24 @@ def test_cli_save_binary_on_two_ranks_then_train_from_each_ranks_file(tmp_path):
     result = run_mpi(2, "cli.py", *train, f"output_model={model}", timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     assert_same_trees(dgbdt.Booster(model_file=model), dgbdt.Booster(model_file=single))
+
+
+def test_save_binary_leaves_an_existing_file_and_says_so(tmp_path):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    target = tmp_path / "exists.bin"
+    target.write_bytes(b"hello\n")
+    with pytest.warns(UserWarning, match="exists, cannot save binary to it"):
+        dgbdt.Dataset(X, X[:, 0]).save_binary(str(target))
+    assert target.read_bytes() == b"hello\n"  # as LightGBM: nothing written
+
+
+def test_a_binary_file_cut_inside_its_magic_or_rebinned_is_named(tmp_path):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    path = tmp_path / "a.bin"
+    dgbdt.Dataset(X, X[:, 0]).save_binary(str(path))
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(path.read_bytes()[:10])
+    with pytest.raises(ValueError, match="cut.bin.*truncated: 10 bytes"):
+        dgbdt.Dataset(str(cut))
+    with pytest.raises(ValueError, match="comes from the binary file .*a.bin.*bins are fixed"):
+        dgbdt.train({"max_bin": 3, "verbosity": -1}, dgbdt.Dataset(str(path)), 1)

@@ -302,3 +302,17 @@ def test_bagging_by_query_keeps_whole_queries():
     np.testing.assert_array_equal(
         bagged_query_rows(q2, 0.5, 7, 0) + starts[2], rows[rows >= starts[2]]
     )
+
+
+def test_xendcg_with_a_certain_document_trains_on_as_lightgbm():
+    # a softmax probability of 1 divides by zero: inf / NaN as in LightGBM, no error
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0) * 3.0
+    p = {"objective": "rank_xendcg", "num_leaves": 4, "min_data_in_leaf": 1}
+    p.update(min_sum_hessian_in_leaf=0, learning_rate=1.0, verbose=-1, seed=0)
+    ours = dgbdt.train(p, dgbdt.Dataset(X, y, group=[2] * 20), 20)
+    theirs = lgb.train({**p, **LGB_ONLY}, lgb.Dataset(X, y, group=[2] * 20), 20)
+    assert ours.num_trees() == theirs.num_trees()
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))

@@ -77,10 +77,11 @@ def test_refit_of_one_regression_tree_by_hand():
     old = _raw(booster, X_new)  # the starting score is refitted with the first tree
     decay = 0.25
     refitted = booster.refit(X_new, y_new, decay_rate=decay)
-    # gradients at score 0: -y; hessians 1; output -G / (H + l2), shrunk by lr
+    # gradients at score 0: -y; hessians 1; output -G / (H + l2), not shrunk: the
+    # first tree carries the starting score, whose shrinkage LightGBM sets to 1
     sums = np.bincount(leaves, weights=y_new)
     counts = np.bincount(leaves)
-    new_leaf = lr * sums / (counts + 1e-15 + l2)
+    new_leaf = sums / (counts + 1e-15 + l2)
     np.testing.assert_allclose(
         _raw(refitted, X_new), decay * old + (1 - decay) * new_leaf[leaves], rtol=0, atol=1e-12
     )
@@ -271,3 +272,32 @@ def test_command_line_refit_task_equals_booster_refit(tmp_path):
     got = dgbdt.Booster(model_file=out)
     np.testing.assert_allclose(got.predict(X2), want.predict(X2), rtol=1e-12, atol=1e-12)
     assert not np.allclose(got.predict(X2), booster.predict(X2))
+    # the command line's split parameters reach the refit (over the model's)
+    assert run([*refit, "refit_decay_rate=0", "lambda_l2=1000", "verbosity=-1"]) == 0
+    want = booster.refit(
+        X2, y2, 0.0, weight=np.loadtxt(f"{new}.weight"), dataset_params={"lambda_l2": 1000}
+    )
+    np.testing.assert_allclose(
+        dgbdt.Booster(model_file=out).predict(X2), want.predict(X2), atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("continued", [False, True])
+def test_refit_of_a_dgbdt_model_equals_lightgbms_refit_of_its_own_training(continued):
+    # LightGBM's first tree carries the starting score with shrinkage 1 (Tree::AddBias),
+    # and a model continued at another learning rate keeps each tree's own
+    lgb = pytest.importorskip("lightgbm")
+    X, y = prebinned("regression", n=600)
+    X_new, y_new = prebinned("regression", n=500, seed=1)
+    params = {**BASE, "objective": "regression", "learning_rate": 0.1}
+    ours = _train(params, X, y, 2)
+    theirs = lgb.train({**params, **LGB_ONLY}, lgb.Dataset(X, y), 2)
+    if continued:
+        faster = {**params, "learning_rate": 0.5}
+        ours = _train(faster, X, y, 2, init_model=ours)
+        theirs = lgb.train({**faster, **LGB_ONLY}, lgb.Dataset(X, y), 2, init_model=theirs)
+    np.testing.assert_allclose(_raw(ours, X), theirs.predict(X, raw_score=True), atol=1e-12)
+    for decay_rate in (0.0, 0.5):
+        want = theirs.refit(X_new, y_new, decay_rate=decay_rate).predict(X, raw_score=True)
+        got = _raw(ours.refit(X_new, y_new, decay_rate=decay_rate), X)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)

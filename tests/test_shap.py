@@ -329,3 +329,14 @@ def test_cli_predict_contrib_under_mpiexec_keeps_the_input_order(tmp_path):
     result = run_mpi(2, "cli.py", *common, f"output_result={tmp_path / 'dist.txt'}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "dist.txt").read_text() == (tmp_path / "serial.txt").read_text()
+
+
+def test_zero_node_counts_give_nan_as_lightgbm_not_an_error():
+    X, y = _data(n=200, n_features=4, seed=4)
+    booster = dgbdt.train({**QUIET, "num_leaves": 4}, dgbdt.Dataset(X, y), 2)
+    for tree in booster.trees:  # a hand-written or converted model without counts
+        tree.internal_count[:] = 0
+        tree.leaf_count[:] = 0
+    booster._flat = None
+    contrib = booster.predict(X[:5], pred_contrib=True)
+    assert contrib.shape == (5, 5) and np.isnan(contrib).any()
