@@ -155,7 +155,12 @@ def run_group(cmds, timeout, env=None):
         )
         for cmd, log in zip(cmds, logs)
     ]
-    timed_out = not _wait_all(procs, time.monotonic() + timeout)
+    try:
+        timed_out = not _wait_all(procs, time.monotonic() + timeout)
+    except BaseException:
+        # Ctrl-C or a signal in the parent: the groups do not get it, so end them here.
+        _kill_groups(procs)
+        raise
     if timed_out or any(p.returncode not in (0, None) for p in procs):
         # One failed or hung: bring every group down (a LightGBM peer would wait forever).
         _kill_groups(procs)
