@@ -4,7 +4,9 @@ Every data set that meets the same model (training, validation, a continued
 training) is binned with the same mapper.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -148,6 +150,130 @@ class BinMapper:
         if cats is not None:
             cats = [None if c is None else np.asarray(c, np.int64) for c in cats]
         return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32), ranges, categories=cats)
+
+
+class Spread(Sequence):
+    """A per-feature list over every column of a wide Dataset from the list of its
+    binned columns (``used``, sorted): ``default`` at the other columns, built
+    on access only, so a model of 2**24 columns does not hold 2**24 objects."""
+
+    def __init__(self, items, used, n, default):
+        self.items, self.used, self.n, self.default = items, used, n, default
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, f):
+        if isinstance(f, slice):
+            return [self[i] for i in range(*f.indices(self.n))]
+        f = int(f) + (self.n if f < 0 else 0)
+        if not 0 <= f < self.n:
+            raise IndexError(f"feature {f} of {self.n}")
+        i = int(np.searchsorted(self.used, f))
+        return self.items[i] if i < len(self.used) and self.used[i] == f else self.default
+
+
+def _spread_array(values, used, n, fill):
+    out = np.full((n,) + np.shape(values)[1:], fill, np.asarray(values).dtype)
+    out[used] = values
+    return out
+
+
+class WideBinMapper:
+    """The bins of every column of a Dataset that binned only some of them
+    (``used``, the columns holding values of a wide sparse matrix; see
+    dgbdt.dataset): ``inner`` (a BinMapper of those) at them, and the bins an
+    empty numeric column gets at the others (one bin; value range
+    ``empty_range``), so that models speak of the original columns and read
+    as those of a Dataset that binned every column.  What is per column is
+    made on access (model files, LightGBM's feature_infos), not at training."""
+
+    def __init__(self, inner, used, n_features, empty_range):
+        self.inner, self.used, self._n = inner, np.asarray(used, np.int64), int(n_features)
+        self.empty_range = empty_range
+        self.upper_bounds = Spread(inner.upper_bounds, self.used, self._n, np.array([np.inf]))
+        self.categories = None  # (a Dataset with categorical features bins every column)
+
+    @property
+    def n_features(self):
+        return self._n
+
+    def position(self, feature):
+        """The inner (binned) index of column ``feature``, -1 for an empty column."""
+        i = int(np.searchsorted(self.used, feature))
+        return i if i < len(self.used) and self.used[i] == feature else -1
+
+    def threshold_value(self, feature, threshold_bin):
+        i = self.position(feature)
+        if i < 0:
+            return LARGEST  # an empty column's one bin reaches +inf
+        return self.inner.threshold_value(i, threshold_bin)
+
+    @cached_property
+    def nan_bins(self):
+        return _spread_array(self.inner.nan_bins.astype(np.int32), self.used, self._n, -1)
+
+    @cached_property
+    def value_ranges(self):
+        if self.inner.value_ranges is None:
+            return None
+        out = np.empty((self._n, 2), np.float64)
+        out[:] = self.empty_range
+        out[self.used] = self.inner.value_ranges
+        return out
+
+    @cached_property
+    def zero_missing(self):
+        zm = self.inner.zero_missing
+        return None if zm is None else _spread_array(zm.astype(bool), self.used, self._n, False)
+
+    @property
+    def is_categorical(self):
+        return np.zeros(self._n, bool)
+
+    @property
+    def n_bins(self):
+        return _spread_array(self.inner.n_bins, self.used, self._n, 1)
+
+    @property
+    def feature_offsets(self):
+        return np.concatenate([[0], np.cumsum(self.n_bins)]).astype(np.int64)
+
+    @property
+    def zero_bins(self):
+        return _spread_array(self.inner.zero_bins, self.used, self._n, -1)
+
+    @property
+    def missing_bins(self):
+        return _spread_array(self.inner.missing_bins, self.used, self._n, -1)
+
+    @property
+    def default_bins(self):
+        return _spread_array(self.inner.default_bins, self.used, self._n, 0)
+
+    @property
+    def bin_categories(self):
+        return np.zeros(self._n + 1, np.int64), np.zeros(0, np.int64)
+
+    @property
+    def bin_dtype(self):
+        return self.inner.bin_dtype
+
+    def to_dict(self):
+        inner = self.inner.to_dict()
+        ub = [[]] * self._n
+        nb = [-1] * self._n
+        for i, f in enumerate(self.used.tolist()):
+            ub[f], nb[f] = inner["upper_bounds"][i], inner["nan_bins"][i]
+        d = {"upper_bounds": ub, "nan_bins": nb}
+        if "value_ranges" in inner:
+            lo, hi = self.empty_range
+            empty = None if np.isnan(lo) else [lo, hi]
+            vr = [empty] * self._n
+            for i, f in enumerate(self.used.tolist()):
+                vr[f] = inner["value_ranges"][i]
+            d["value_ranges"] = vr
+        return d
 
 
 def sample_rows(n_samples, sample_cnt, seed, row_offset=0, n_total=None):

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .categorical import category_codes
-from .dataset import Dataset
+from .dataset import ColumnNames, Dataset
 from .model_io import load_model_file, model_from_json, model_to_json, write_atomic
 from .native.predict import predict_leaf_index, predict_raw
 from .native.shap import tree_shap
@@ -24,6 +24,8 @@ PREDICT_CHUNK_ROWS = 1 << 17
 # Sparse input is made dense a block of rows at a time, at most this many bytes
 # (a 20,000-column matrix: 200 rows per block).
 SPARSE_BLOCK_BYTES = 32 << 20
+# Sparse data wider than this is predicted from the columns the trees split on.
+NARROW_MIN_COLUMNS = 1 << 16
 
 
 def _default_names(names):
@@ -324,7 +326,10 @@ class Booster:
         self.num_class = int(num_class)
         self.num_tree_per_iteration = int(num_tree_per_iteration)
         self.init_score = np.asarray(init_score, dtype=np.float64).reshape(self.num_class)
-        self.feature_names = list(feature_names)
+        # (a wide Dataset's default names are made on access: kept as they are)
+        self.feature_names = (
+            feature_names if isinstance(feature_names, ColumnNames) else list(feature_names)
+        )
         self.bin_mapper = bin_mapper
         self.params = params
 
@@ -765,11 +770,16 @@ class Booster:
             if pred_leaf:
                 raise ValueError("pred_leaf and pred_contrib cannot both be True: choose one")
             return self._predict_contrib(data, first, end, threads, validate_features)
+        flat, width = None, None
+        if sp.issparse(data) and self.num_feature() > NARROW_MIN_COLUMNS:
+            data, flat = self._narrowed(data)
+            width = data.shape[1]
         chunks = self._map_blocks(
             data,
             threads,
             validate_features,
-            lambda block: self._predict_block(block, first, end, pred_leaf),
+            lambda block: self._predict_block(block, first, end, pred_leaf, flat),
+            width,
         )
         if chunks:
             result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
@@ -782,9 +792,27 @@ class Booster:
         with np.errstate(over="ignore"):  # exp() saturating: probability 0 or 1
             return model_objective(self.objective).output(result, self.objective_params)
 
-    def _map_blocks(self, data, threads, validate_features, fn):
+    def _narrowed(self, X):
+        """(X as a CSR of the columns the trees split on, the flat trees renumbered
+        to them): a block of rows of a wide matrix (hashed text of 2**24
+        columns) made dense would take 128 MiB a row."""
+        X = _as_2d(X, self.num_feature(), self.feature_names, False)
+        flat = dict(self._flat_trees())
+        columns = np.unique(flat["split_feature"])
+        X = sp.csr_matrix(X)
+        pos = np.searchsorted(columns, X.indices)
+        keep = pos < len(columns)
+        keep[keep] = columns[pos[keep]] == X.indices[keep]
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep]
+        narrow = sp.csr_matrix(
+            (X.data[keep], (rows, pos[keep])), shape=(X.shape[0], max(len(columns), 1))
+        )
+        flat["split_feature"] = np.searchsorted(columns, flat["split_feature"]).astype(np.int32)
+        return narrow, flat
+
+    def _map_blocks(self, data, threads, validate_features, fn, width=None):
         """``fn(block)`` of each float64 block of rows of ``data``, in order,
-        with ``threads`` Numba threads."""
+        with ``threads`` Numba threads (``width``: of narrowed data)."""
         old_threads = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:
@@ -792,7 +820,7 @@ class Booster:
                 fn(block)
                 for _, block in _rows_as_float64(
                     data,
-                    self.num_feature(),
+                    self.num_feature() if width is None else width,
                     self.feature_names,
                     validate_features,
                     self.pandas_categorical,
@@ -849,9 +877,10 @@ class Booster:
         w = n_features + 1
         return [sp.csr_matrix(out[:, c * w : (c + 1) * w]) for c in range(k)]
 
-    def _predict_block(self, block, first, end, pred_leaf):
-        """Leaf indices or raw scores of trees [first, end) for one float64 block."""
-        f = self._flat_trees()
+    def _predict_block(self, block, first, end, pred_leaf, flat=None):
+        """Leaf indices or raw scores of trees [first, end) for one float64 block
+        (``flat``: trees renumbered to a narrowed block's columns)."""
+        f = self._flat_trees() if flat is None else flat
         # Trees [first, end) only: shift the offset arrays.
         node_offsets = f["node_offsets"][first : end + 1]
         n_trees = end - first
@@ -907,7 +936,7 @@ class Booster:
             "num_tree_per_iteration": self.num_tree_per_iteration,
             "init_score": self.init_score.tolist(),
             "num_features": self.num_feature(),
-            "feature_names": self.feature_names,
+            "feature_names": list(self.feature_names),
             # a best iteration beyond the iterations saved is no best one
             "best_iteration": int(self.best_iteration)
             if n_iterations is None or self.best_iteration <= n_iterations

@@ -97,7 +97,7 @@ class TrainingData:
         self.recovered = store.recovered
         self.bin_mapper = mapper
         self.n_samples = dataset.n_samples
-        self.n_features = dataset.n_features
+        self.n_features = store.n_features  # (a wide Dataset's: the columns it binned)
         # Histogram layout: the store's (features it does not keep take no bins)
         self.feature_offsets = store.feature_offsets
         self.nan_bins = mapper.nan_bins.astype(np.int32)

@@ -25,6 +25,7 @@ from .categorical import (
 )
 from .binning import (
     BinMapper,
+    WideBinMapper,
     bounds_of,
     category_bin,
     category_bounds,
@@ -251,6 +252,36 @@ def frame_category_lists(df):
     return [c for _, c in found], [i for i, _ in found]
 
 
+class ColumnNames(Sequence):
+    """The default feature names ``Column_0``, ``Column_1``, ... made on access:
+    a hashed-text matrix of 2**24 columns does not hold 2**24 strings."""
+
+    def __init__(self, n):
+        self.n = int(n)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [f"Column_{j}" for j in range(*i.indices(self.n))]
+        j = int(i) + (self.n if i < 0 else 0)
+        if not 0 <= j < self.n:
+            raise IndexError(f"feature {i} of {self.n}")
+        return f"Column_{j}"
+
+    def __eq__(self, other):
+        if isinstance(other, ColumnNames):
+            return self.n == other.n
+        return isinstance(other, (list, tuple)) and list(self) == list(other)
+
+    def __hash__(self):
+        return hash(("ColumnNames", self.n))
+
+    def __repr__(self):
+        return f"ColumnNames({self.n})"
+
+
 class FeatureSource:
     """Uniform column access over numpy arrays, pandas DataFrames and scipy.sparse.
 
@@ -268,9 +299,10 @@ class FeatureSource:
         if sp.issparse(data):
             _check_sparse_shape(data.shape)
             self.kind = "sparse"
-            self.data = sp.csc_matrix(data)
-            self.data.sum_duplicates()
-            self.shape = self.data.shape
+            # Only the columns holding entries, and which they are: a hashed-text
+            # matrix of 2**24 columns costs its non-zeros, not its width.
+            self.compact, self.used = compact_columns(data)
+            self.shape = tuple(int(v) for v in data.shape)
         elif _is_dataframe(data):
             self.kind = "frame"
             self.data = data
@@ -295,31 +327,93 @@ class FeatureSource:
             self.data = arr
             self.shape = arr.shape
 
+    @property
+    def data(self):
+        """The data as given (sparse: a CSC matrix of every column, made on request)."""
+        if self.kind != "sparse":
+            return self._data
+        m, counts = self.compact, np.zeros(self.shape[1], np.int64)
+        counts[self.used] = np.diff(m.indptr)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return sp.csc_matrix((m.data, m.indices, indptr), shape=self.shape)
+
+    @data.setter
+    def data(self, value):
+        self._data = value
+
     def keeps_sparse(self):
         """Whether (some) columns come sparse: binned one by one, not into one matrix."""
         return self.kind == "sparse" or (self.kind == "frame" and has_sparse_columns(self.data))
+
+    def used_columns(self):
+        """Sorted int64 columns that may hold a value other than 0.0 (sparse
+        input: those with entries); None: every column."""
+        return self.used if self.kind == "sparse" else None
 
     def bytes_per_column(self):
         """About how many bytes one column and its sampled values take while
         bounds are found (sparse: 24 per stored value; else 16 per row)."""
         if self.kind == "sparse":
-            return 24 * self.data.nnz // max(self.shape[1], 1) + 64
+            return 24 * self.compact.nnz // max(len(self.used), 1) + 64
         return 16 * self.shape[0] + 64
 
-    def columns(self):
+    def columns(self, used=None):
+        """Each column in order, or each of ``used`` (sorted column indices)."""
         if self.kind == "sparse":
-            m = self.data
-            for f in range(self.shape[1]):
-                lo, hi = m.indptr[f], m.indptr[f + 1]
-                yield (
-                    np.ascontiguousarray(m.data[lo:hi], dtype=np.float64),
-                    np.ascontiguousarray(m.indices[lo:hi], dtype=np.int64),
-                )
+            yield from _sparse_columns(self.compact, self.used, used, self.shape[1])
         elif self.kind == "frame":
-            yield from _dataframe_columns(self.data, self.category_lists)
+            yield from _only(_dataframe_columns(self.data, self.category_lists), used)
         else:
-            for f in range(self.shape[1]):
+            for f in range(self.shape[1]) if used is None else used:
                 yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
+
+
+def _only(columns, used):
+    """The columns of ``used`` (sorted indices; None: all) among ``columns``, in
+    order (a frame's category columns are coded in column order)."""
+    if used is None:
+        yield from columns
+        return
+    wanted = set(np.asarray(used).tolist())
+    for f, col in enumerate(columns):
+        if f in wanted:
+            yield col
+
+
+def compact_columns(data):
+    """(CSC matrix of the columns of sparse ``data`` holding entries, duplicates
+    summed; their sorted int64 indices), in time and memory of the non-zeros
+    (a CSC copy of every column would take a pointer per column)."""
+    if data.format == "csc":
+        m = sp.csc_matrix(data)
+        m.sum_duplicates()
+        used = np.flatnonzero(np.diff(m.indptr)).astype(np.int64)
+        indptr = np.append(m.indptr[used], m.indptr[-1]).astype(m.indptr.dtype)
+        return sp.csc_matrix((m.data, m.indices, indptr), shape=(m.shape[0], len(used))), used
+    coo = sp.coo_matrix(data)
+    used, col = np.unique(coo.col, return_inverse=True)
+    m = sp.csc_matrix((coo.data, (coo.row, col.reshape(-1))), shape=(coo.shape[0], len(used)))
+    m.sum_duplicates()
+    return m, used.astype(np.int64)
+
+
+def _sparse_columns(m, have, used, width):
+    """(values, rows) of each column of ``used`` (None: all ``width``) of the
+    compact CSC ``m`` holding the columns ``have``; a column not among them is
+    empty."""
+    empty = (np.zeros(0, np.float64), np.zeros(0, np.int64))
+    wanted = range(width) if used is None else used
+    pos = np.searchsorted(have, np.asarray(wanted, np.int64))
+    pos = np.minimum(pos, max(len(have) - 1, 0))
+    for f, i in zip(wanted, pos.tolist()):
+        if not len(have) or have[i] != f:
+            yield empty
+            continue
+        lo, hi = m.indptr[i], m.indptr[i + 1]
+        yield (
+            np.ascontiguousarray(m.data[lo:hi], dtype=np.float64),
+            np.ascontiguousarray(m.indices[lo:hi], dtype=np.int64),
+        )
 
 
 class RowSubset:
@@ -345,15 +439,18 @@ class RowSubset:
     def keeps_sparse(self):
         return self.source.keeps_sparse()
 
+    def used_columns(self):
+        return self.source.used_columns()
+
     def bytes_per_column(self):
         return 16 * len(self.rows) + 64
 
-    def columns(self):
+    def columns(self, used=None):
         src = self.source
         if src.kind == "frame":  # coded by this subset's category lists (its reference's)
-            columns = _dataframe_columns(src.data, self.category_lists)
+            columns = _only(_dataframe_columns(src.data, self.category_lists), used)
         else:
-            columns = src.columns()
+            columns = src.columns(used)
         for col in columns:
             yield _column_rows(col, self.rows)
 
@@ -632,6 +729,11 @@ class Dataset:
         self._set_feature_indices(feature_indices)
         self.feature_name = self._feature_names(feature_name)
         self.bin_mapper = None
+        # The columns binned, sorted, when only those holding values were (wide
+        # sparse data: _wide_columns); None: every column.  bin_mapper and the
+        # store then describe these; models speak of every column (model_mapper).
+        self.used_features = None
+        self._empty_range = (np.nan, np.nan)
         self.store = None  # the binned features (dgbdt.store.BinStore)
         self.row_offset = 0  # global index of this rank's first row (row-sharded training)
         self.n_total = self.n_samples
@@ -692,10 +794,14 @@ class Dataset:
 
     def _feature_names(self, feature_name):
         if feature_name == "auto" or feature_name is None:
-            columns = (
-                self.feature_indices if self.feature_indices is not None else range(self.n_features)
-            )
-            names = self._source.names or [f"Column_{i}" for i in columns]
+            if self._source.names:
+                names = self._source.names
+            elif self.feature_indices is not None:
+                names = [f"Column_{i}" for i in self.feature_indices]
+            else:
+                return ColumnNames(self.n_features)  # distinct by construction
+        elif isinstance(feature_name, ColumnNames) and len(feature_name) == self.n_features:
+            return feature_name
         else:
             names = [str(n) for n in feature_name]
             if len(names) != self.n_features:
@@ -796,13 +902,17 @@ class Dataset:
         """Bin with the reference Dataset's bins (constructed first with ``params``)."""
         self.reference.construct(params)
         mapper = self.reference.bin_mapper
-        if mapper.n_features != self.n_features:
+        if self.reference.n_features != self.n_features:
             raise ValueError(
                 f"Validation data has {self.n_features} features but the "
-                f"reference training data has {mapper.n_features}"
+                f"reference training data has {self.reference.n_features}"
             )
         self.bin_mapper = mapper
-        self.layout = choose_layout(cfg, int(mapper.feature_offsets[-1]))
+        self.used_features = self.reference.used_features
+        # (the columns a wide reference left out have one bin each)
+        self.layout = choose_layout(
+            cfg, int(mapper.feature_offsets[-1]) + self.n_features - mapper.n_features
+        )
         self.store = self._bin_with(mapper, cfg, comm)
 
     def release_raw_data(self) -> None:
@@ -836,6 +946,9 @@ class Dataset:
         binning["ranks"] = n_ranks
         binning["filtered"] = self._filtered(cfg)
         binning["categorical"] = tuple(np.flatnonzero(self.categorical_columns(cfg)).tolist())
+        # A Dataset that binned only the columns holding values: whether the
+        # params still allow it (None: every column binned, right for any params)
+        binning["wide"] = None if self.used_features is None else _may_leave_out(cfg)
         return binning
 
     def _binned_as(self, cfg, params, n_ranks=None):
@@ -870,6 +983,10 @@ class Dataset:
                 else "feature_pre_filter left out features that can split with the new "
                 "min_data_in_leaf (LightGBM: set feature_pre_filter=false to change it)"
                 if k == "filtered"
+                else "it binned only the columns holding values, and the params speak of "
+                "every column (monotone or interaction constraints, extra_trees, "
+                "feature_fraction_bynode)"
+                if k == "wide"
                 else f"the params ask for {k}={wanted[k]} (was {self._binning[k]})"
                 for k in changed
             )
@@ -918,7 +1035,8 @@ class Dataset:
         """One feature's bins as a store Column (into ``binned[:, f]`` for dense
         input); ``categories``: a categorical feature's (BinMapper.categories)."""
         if categories is not None:
-            check_category_values(col[0] if isinstance(col, tuple) else col, self.feature_name[f])
+            name = self.feature_name[f]  # (categorical data bins every column)
+            check_category_values(col[0] if isinstance(col, tuple) else col, name)
             order = np.argsort(categories, kind="stable")
             lookup = (categories[order], (order + 1).astype(np.int64))
 
@@ -956,6 +1074,7 @@ class Dataset:
             comm=comm if sharded else None,
             offset=self.row_offset if sharded else 0,
             binned=binned,
+            wide_columns=self.used_features,
         )
         store.bin_categories = mapper.bin_categories
         return store
@@ -984,11 +1103,12 @@ class Dataset:
         if self._source is None and self._parent_rows is not None:
             return self._bin_from_parent(mapper, cfg, comm)
         self._code_categories(None)
-        binned = self._binned_matrix(mapper.bin_dtype)
+        used = self.used_features
+        binned = self._binned_matrix(mapper.bin_dtype) if used is None else None
         cats = mapper.categories or [None] * mapper.n_features
         columns = [
             self._column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned, f, cats[f])
-            for f, col in enumerate(self._source.columns())
+            for f, col in enumerate(self._source.columns(used))
         ]
         return self._store(columns, binned, cfg, comm)
 
@@ -997,6 +1117,7 @@ class Dataset:
         same bins, bundles and sparse part chosen on the subset's own rows, as for
         a Dataset made from those rows with ``reference=parent``."""
         store = self.reference.store
+        self.used_features = self.reference.used_features
         binned = None
         if store.plain:
             order = "C" if self.layout == "row" else "F"
@@ -1004,11 +1125,15 @@ class Dataset:
         columns = subset_columns(store, self._parent_rows, mapper.default_bins, binned)
         return self._store(columns, binned, cfg, comm)
 
-    def _max_bins(self, cfg):
-        """Each feature's max_bin: max_bin_by_feature, or max_bin for all."""
+    def _max_bins(self, cfg, used=None):
+        """Each feature's max_bin (of the ``used`` columns; None: every one):
+        max_bin_by_feature, or max_bin for all."""
         by_feature = cfg["max_bin_by_feature"]
         if by_feature is None:
-            return [cfg["max_bin"]] * self.n_features
+            return [cfg["max_bin"]] * (self.n_features if used is None else len(used))
+        if used is not None:
+            every = self._max_bins(cfg)  # (checks the length)
+            return [every[g] for g in used.tolist()]
         if self.feature_indices is not None:  # a block of the columns: global indices
             if len(by_feature) <= int(self.feature_indices.max(initial=-1)):
                 raise ValueError(
@@ -1065,15 +1190,24 @@ class Dataset:
         self.pandas_categorical = list(src.category_lists) or None
 
     def _find_bins_and_bin(self, cfg, comm):
-        """One pass over the columns: each one's bounds, then its bins."""
+        """One pass over the columns (of a wide sparse matrix, those holding
+        values: see ``_wide_columns``): each one's bounds, then its bins."""
         self._code_categories(comm)
-        max_bins = self._max_bins(cfg)
+        used = self.used_features = self._wide_columns(cfg, comm)
+        max_bins = self._max_bins(cfg, used)
         max_bin = max(max_bins, default=cfg["max_bin"])
         # Every feature has at most its max_bin bins (NaN bin included), so the
-        # dtype and the layout are known before any bounds are.
+        # dtype and the layout are known before any bounds are; the layout as if
+        # every column were binned (an empty one: at most max_bin bins too).
         total_bins_bound = sum(max_bins)
+        if used is not None:
+            total_bins_bound = (
+                sum(self._max_bins(cfg))
+                if cfg["max_bin_by_feature"]
+                else (cfg["max_bin"] * self.n_features)
+            )
         self.layout = choose_layout(cfg, total_bins_bound)
-        binned = self._binned_matrix(bin_dtype_for(max_bin))
+        binned = None if used is not None else self._binned_matrix(bin_dtype_for(max_bin))
         sample = sample_rows(
             self.n_samples,
             cfg["bin_construct_sample_cnt"],
@@ -1081,12 +1215,33 @@ class Dataset:
             self.row_offset,
             self.n_total,
         )
-        upper_bounds, nan_bins, ranges, columns, cats = [], [], [], [], []
+        found = self._bounds_and_columns(cfg, comm, sample, max_bins, binned)
+        upper_bounds, nan_bins, ranges, columns, cats = found
+        categorical = any(c is not None for c in cats)
+        # Missing type Zero needs more than two bins (LightGBM: else None).
+        zero_missing = cfg["use_missing"] and cfg["zero_as_missing"]
+        self.bin_mapper = BinMapper(
+            upper_bounds,
+            np.asarray(nan_bins, dtype=np.int32),
+            np.array(ranges, np.float64).reshape(-1, 2),
+            np.array([zero_missing and len(ub) > 2 for ub in upper_bounds], bool),
+            cats if categorical else None,
+        )
+        self._empty_range = self._range_of_empty(sample, comm)
+        self.store = self._store(columns, binned, cfg, comm)
+
+    def _bounds_and_columns(self, cfg, comm, sample, max_bins, binned):
+        """(upper bounds, NaN bins, value ranges, store Columns, categories) of
+        every binned column."""
+        used = self.used_features
+        out = ([], [], [], [], [])
         # LightGBM bins NaN as 0.0 for zero_as_missing too
         use_missing = cfg["use_missing"] and not cfg["zero_as_missing"]
         categorical = self.categorical_columns(cfg)
+        if used is not None:
+            categorical = categorical[used]
         for f, col, found in _bounds_in_batches(
-            self._source, self.n_samples, sample, (use_missing, categorical), comm
+            self._source, self.n_samples, sample, (use_missing, categorical, used), comm
         ):
             if categorical[f]:
                 ub, nan_bin, value_range, c = category_bounds(
@@ -1096,21 +1251,51 @@ class Dataset:
             else:
                 ub, nan_bin, value_range = bounds_of(*found, max_bins[f], cfg["min_data_in_bin"])
                 c = None
-            columns.append(self._column(col, ub, nan_bin, binned, f, c))
-            upper_bounds.append(ub)
-            nan_bins.append(nan_bin)
-            ranges.append(value_range)
-            cats.append(c)
-        # Missing type Zero needs more than two bins (LightGBM: else None).
-        zero_missing = cfg["use_missing"] and cfg["zero_as_missing"]
-        self.bin_mapper = BinMapper(
-            upper_bounds,
-            np.asarray(nan_bins, dtype=np.int32),
-            np.array(ranges, np.float64).reshape(-1, 2),
-            np.array([zero_missing and len(ub) > 2 for ub in upper_bounds], bool),
-            cats if categorical.any() else None,
+            for part, value in zip(out, (ub, nan_bin, value_range, None, c)):
+                part.append(value)
+            out[3][-1] = self._column(col, ub, nan_bin, binned, f, c)
+        return out
+
+    def _range_of_empty(self, sample, comm):
+        """The value range a column without values gets: (0, 0) when the bin
+        sample has rows (its implicit zeros), else NaN (binning.value_range)."""
+        n = self.n_samples if sample is None else len(sample)
+        if comm is not None and comm.size > 1:
+            n = int(comm.total_int([n])[0])
+        return (0.0, 0.0) if n else (np.nan, np.nan)
+
+    def _wide_columns(self, cfg, comm):
+        """The sorted columns to bin, those of sparse input that hold entries (on
+        any rank), when some hold none; else None: every column.  The others
+        are empty (one bin, never split on): leaving them out makes the cost of
+        wide hashed data its non-zeros, not its width, with the same model.
+        Every column is binned for what speaks of columns by position
+        (feature_indices, categorical features, monotone and interaction
+        constraints) and for the per-feature draws of extra_trees and
+        feature_fraction_bynode."""
+        if self.reference is not None:
+            return self.reference.used_features
+        used = self._source.used_columns()
+        ok = used is not None and self.feature_indices is None and _may_leave_out(cfg)
+        ok = ok and not self.categorical_columns(cfg).any()
+        if comm is not None and comm.size > 1:
+            if int(comm.total_int([not ok])[0]):
+                return None  # every rank alike
+            used = np.unique(comm.concat(used, np.int64)).astype(np.int64)
+        if not ok or len(used) == self.n_features:
+            return None
+        return used
+
+    @property
+    def model_mapper(self):
+        """The bins of every column, as models speak of them: ``bin_mapper``, or
+        for a Dataset that binned only the columns holding values, a view of
+        it over all of them (dgbdt.binning.WideBinMapper)."""
+        if self.used_features is None or self.bin_mapper is None:
+            return self.bin_mapper
+        return WideBinMapper(
+            self.bin_mapper, self.used_features, self.n_features, self._empty_range
         )
-        self.store = self._store(columns, binned, cfg, comm)
 
     # -- LightGBM-style accessors ------------------------------------------
     def create_valid(
@@ -1258,6 +1443,17 @@ class Dataset:
         return self
 
 
+def _may_leave_out(cfg):
+    """Whether training with ``cfg`` may see only the columns that hold values
+    (see Dataset._wide_columns): nothing in it speaks of columns by position."""
+    return (
+        cfg["monotone_constraints"] is None
+        and not cfg["interaction_constraints"]
+        and not cfg["extra_trees"]
+        and cfg["feature_fraction_bynode"] >= 1.0
+    )
+
+
 # Bytes of columns and sampled values one batch of _bounds_in_batches holds
 # (on average: the batch is a number of features, the same on every rank).
 BOUNDS_BATCH_BYTES = 32 << 20
@@ -1271,17 +1467,18 @@ def _bounds_batch(source, comm):
 
 
 def _bounds_in_batches(source, n_samples, sample, kinds, comm):
-    """(index, column, global sampled_values) of every column, in order
-    (``kinds``: use_missing, and the categorical mask); under
+    """(index, column, global sampled_values) of every column (of ``used``), in
+    order (``kinds``: use_missing, the categorical mask, ``used``); under
     MPI the samples of a batch of columns travel in two collectives (a wide
     sparse matrix has tens of thousands of features: not 3 collectives each)."""
     sharded = comm is not None and comm.size > 1
     size = _bounds_batch(source, comm) if sharded else 1
-    use_missing, categorical = kinds
+    use_missing, categorical, used = kinds
+    n_columns = source.shape[1] if used is None else len(used)
     batch = []
-    for f, col in enumerate(source.columns()):
+    for f, col in enumerate(source.columns(used)):
         batch.append((f, col, sampled_values(col, n_samples, sample, use_missing, categorical[f])))
-        if len(batch) == size or f == source.shape[1] - 1:
+        if len(batch) == size or f == n_columns - 1:
             found = [b[2] for b in batch]
             if sharded:
                 found = gather_samples(found, comm)

@@ -304,7 +304,10 @@ def _new_booster(run, data):
         objective_params=spec.saved_params(cfg),
         num_class=run.k_out,
         feature_names=data.feature_names,
-        bin_mapper=data.global_mapper,
+        # (a wide Dataset's mapper describes the columns it binned; models, all)
+        bin_mapper=data.global_mapper
+        if run.train_set.used_features is None
+        else run.train_set.model_mapper,
         params={k: v for k, v in cfg.items() if k != "objective"} | {"objective": spec.name},
         comm_stats=run.comm.stats,
     )

@@ -221,9 +221,11 @@ class TreeGrower:
         # Exact (global) row counts; the split record's counts are estimates.
         left_count, right_count = self.learner.global_counts(n_left, count - n_left)
         parent_totals = leaves.totals[leaf]
+        # A wide Dataset binned only its columns holding values: trees speak of columns.
+        columns = self.data.store.columns
         right = tree.split(
             leaf,
-            feature=feature,
+            feature=feature if columns is None else int(columns[feature]),
             threshold_bin=threshold_bin,
             threshold=threshold,
             default_left=default_left,

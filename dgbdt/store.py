@@ -138,6 +138,9 @@ class BinStore:
         (the bin mapper's offsets; None: not counted)
     kept : bool[n_features] the features stored (feature_pre_filter drops the
         others, which then take no histogram bins in ``feature_offsets``)
+    columns : int64[n_features] the original column of each feature, sorted, for
+        a wide Dataset that binned only the columns holding values (trees speak
+        of columns: add_tree maps them); None: feature f is column f
     """
 
     def __init__(self, n_samples, feature_offsets, most_freq_bins, layout):
@@ -155,6 +158,7 @@ class BinStore:
         self.counts = None
         self.bin_offsets = feature_offsets
         self.kept = np.ones(n_features, bool)
+        self.columns = None
         # The category of each bin of the categorical features (BinMapper.bin_categories)
         self.bin_categories = (np.zeros(n_features + 1, np.int64), np.zeros(0, np.int64))
 
@@ -200,6 +204,21 @@ class BinStore:
         out = np.empty(self.n_samples, np.uint16)
         return self.bins_of(feature, np.arange(self.n_samples, dtype=np.uint32), out)
 
+    def features_of(self, columns):
+        """The features of a tree's split ``columns`` (int32); a ValueError for a
+        column this wide store did not bin (it holds no value here)."""
+        columns = np.asarray(columns)
+        if self.columns is None:
+            return columns
+        pos = np.minimum(np.searchsorted(self.columns, columns), len(self.columns) - 1)
+        bad = self.columns[pos] != columns if len(self.columns) else columns == columns
+        if np.any(bad):
+            raise ValueError(
+                f"the model splits on column(s) {np.unique(columns[bad]).tolist()[:10]}, "
+                "which hold no value in this Dataset (it bins only the columns that do)"
+            )
+        return pos.astype(columns.dtype)
+
     def check_stored(self, features):
         """A ValueError when one of ``features`` (a tree's splits) is not stored."""
         missing = np.unique(np.asarray(features)[~self.kept[features]])
@@ -213,7 +232,8 @@ class BinStore:
 
     def add_tree(self, tree, nan_bins, scores):
         """scores += the tree's leaf value for every row."""
-        self.check_stored(tree.split_feature)
+        features = self.features_of(tree.split_feature)
+        self.check_stored(features)
         add_tree_stored(
             self.dense,
             self.indptr,
@@ -221,7 +241,7 @@ class BinStore:
             self.feature_map,
             self.feature_offsets,
             nan_bins,
-            tree.split_feature,
+            features,
             tree.threshold_bin,
             tree.default_left,
             tree.left_child,
@@ -252,6 +272,7 @@ def build_store(
     comm=None,
     offset=0,
     binned=None,
+    wide_columns=None,
 ):
     """A store of ``columns`` (a Column per feature, this rank's rows).
 
@@ -264,6 +285,9 @@ def build_store(
     (``feature_offsets`` of the store give them none).  ``comm`` (row-sharded
     training, else None) sums the counts and gathers the non-default rows of
     the bundling candidates, whose global rows start at ``offset`` here.
+    ``wide_columns``: the original columns of a wide Dataset's features
+    (BinStore.columns); such a store is never ``plain`` (the plain kernels would read
+    trees' columns as features).
     """
     enable_bundle, enable_sparse, pre_filter = options
     n_bins = np.diff(feature_offsets)
@@ -282,8 +306,10 @@ def build_store(
         rate = off_rows[g].sum() / max(n_total, 1)
         (sparse if enable_sparse and rate < DENSE_RATE else dense_groups).append(g)
     dense_groups.sort(key=lambda g: g[0])
-    if len(dense_groups) == len(columns) and all(
-        len(g) == 1 and g[0] == f for f, g in enumerate(dense_groups)
+    if (
+        wide_columns is None
+        and len(dense_groups) == len(columns)
+        and all(len(g) == 1 and g[0] == f for f, g in enumerate(dense_groups))
     ):
         if binned is None:
             binned = _plain_matrix(
@@ -298,6 +324,7 @@ def build_store(
         _fill_dense(store, columns, dense_groups)
         _fill_sparse(store, columns, sorted(f for g in sparse for f in g))
     store.counts, store.bin_offsets, store.kept = counts, feature_offsets, kept
+    store.columns = wide_columns
     return store
 
 

@@ -17,7 +17,7 @@ They read files the way LightGBM's CLI does:
 * LibSVM: ``label [qid:N] idx:val ...``; indices zero-based unless
   ``zero_based=False``; ``#`` starts a comment; explicit zeros are kept; ``X`` is
   a CSR matrix with ``max index + 1`` (or ``n_features``) columns, at most
-  ``MAX_SPARSE_COLUMNS`` (the rows are binned dense).  An index repeated on one
+  ``MAX_SPARSE_COLUMNS`` (2**30: a Dataset bins only the columns holding values).  An index repeated on one
   line is an error (LightGBM would sum the values).
 * Side files as LightGBM: ``<path>.weight``, ``<path>.init`` (one value per line,
   or K per line for multiclass), ``<path>.query`` (query sizes) and

@@ -29,10 +29,7 @@ def _looks_like_libsvm(data, max_lines=50):
 _INT64_MAX = 2**63 - 1
 
 
-_CAP_NOTE = (
-    f"above the limit of {MAX_SPARSE_COLUMNS} columns (LibSVM rows are binned "
-    "as a dense matrix: dgbdt.io.MAX_SPARSE_COLUMNS)"
-)
+_CAP_NOTE = f"above the limit of {MAX_SPARSE_COLUMNS} columns (dgbdt.io.MAX_SPARSE_COLUMNS)"
 
 
 def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_only=False):

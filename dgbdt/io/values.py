@@ -15,12 +15,11 @@ from .filebytes import _line_at
 
 
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
-#: given to ``Dataset`` may have.  Sparse rows are binned into a dense
-#: (n_samples, n_features) matrix (one byte per value at max_bin <= 255), and each
-#: column costs ~25 us of binning and a histogram slot in every leaf: 2**20
-#: columns are already 1 GiB of bins per 1,000 rows.  Without the cap an index
-#: like 2000000000 asked for 15 GiB of column pointers before anything else.
-MAX_SPARSE_COLUMNS = 1 << 20
+#: given to ``Dataset`` may have.  A Dataset bins only the columns that hold
+#: values (dgbdt.dataset), so hashed text of 2**24 columns costs its non-zeros;
+#: the cap keeps an index like 2000000000 (a typo, or a file that is not
+#: LibSVM) an error rather than a model of two billion features.
+MAX_SPARSE_COLUMNS = 1 << 30
 
 
 def _case_variants(word):
