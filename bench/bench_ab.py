@@ -227,7 +227,7 @@ def all_benches():
             {
                 "full": sparse_cfg(100_000, 20_000, 1_000_000, 20, 2),
                 "quick": sparse_cfg(20_000, 5_000, 200_000, 20, 2),
-                "warm": sparse_cfg(5_000, 2_000, 50_000, 2, 1),
+                "warm": sparse_cfg(20_000, 5_000, 200_000, 2, 1),
             },
         ),
     ]
@@ -282,7 +282,7 @@ def make_worktree(rev, folder, name):
     subject = subprocess.run(
         [*git, "log", "-1", "--format=%h %s", sha], capture_output=True, text=True
     ).stdout.strip()
-    return tree, subject[:100]
+    return tree, subject[:72]
 
 
 def remove_worktree(tree):
