@@ -63,6 +63,7 @@ PHASES = {
     ],
     "fix bins": [("dgbdt.histograms", "fix_most_frequent_bins")],
     "split scan": [("dgbdt.learners.serial", "find_best_split")],
+    "decode bins": [("dgbdt.learners.serial", "SerialLearner.feature_column")],
     "partition": [("dgbdt.learners.serial", "partition_rows")],
     "score update": [
         ("dgbdt.boosting", "add_leaf_values"),
@@ -73,11 +74,20 @@ PHASES = {
         for n in ("allreduce", "reduce_scatter", "allgather", "allgatherv", "bcast")
     ],
 }
-INSIDE_GROW = ("gather", "histogram", "subtract", "fix bins", "split scan", "partition")
+INSIDE_GROW = (
+    "gather", "histogram", "subtract", "fix bins", "split scan", "decode bins", "partition",
+)  # fmt: skip
 
 
 def parse_args(argv):
     ap = common.arg_parser(__doc__)
+    ap.add_argument(
+        "--data",
+        choices=("higgs", "flights-onehot"),
+        default="higgs",
+        help="higgs-like dense (--rows x --features), or bench_flights' one-hot CSR "
+        "(use with --leaves 63 --params learning_rate=0.05,min_data_in_leaf=50)",
+    )
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--features", type=int, default=28)
     ap.add_argument("--rounds", type=int, default=30)
@@ -141,7 +151,7 @@ def physical_limit(rows, features, threads):
     for label, idx in (("all rows", every), ("1/8 of rows, scattered", scattered)):
         for n_threads in sorted({1, threads}):
             numba.set_num_threads(n_threads)
-            args = (binned, idx, g, h, offsets, chunks, hist)
+            args = (binned, idx, g, h, offsets, n_threads, chunks, hist)
             H.build_histogram_rowwise(*args)  # compile / warm
             t = _best_of(3, H.build_histogram_rowwise, *args)
             out[f"float row-wise, {label}, {n_threads} thr"] = len(idx) * features / t
@@ -241,12 +251,10 @@ class PhaseTimer:
 
 def run_fit(args):
     """One timed fit with the phase timers in; returns the profile dict."""
-    import numpy as np  # noqa: PLC0415
 
     import dgbdt  # noqa: PLC0415
 
-    ds = common.load_datasets_module()
-    X, y = ds.make_higgs_like(args.rows, n_features=args.features, seed=0)
+    X, y = _data(args)
     comm_rank, n_ranks = 0, 1
     if args.ranks > 1:
         from mpi4py import MPI  # noqa: PLC0415
@@ -286,8 +294,18 @@ def run_fit(args):
         "seconds": dict(timer.seconds),
         "calls": dict(timer.calls),
         "updates": timer.updates,
-        "rows": int(np.asarray(X).shape[0]),
+        "rows": int(X.shape[0]),
     }
+
+
+def _data(args):
+    if args.data == "flights-onehot":
+        import bench_flights  # noqa: PLC0415
+
+        X, y, _, _ = bench_flights.load_flights("onehot")
+        return X, y
+    ds = common.load_datasets_module()
+    return ds.make_higgs_like(args.rows, n_features=args.features, seed=0)
 
 
 def phase_rows(prof, limit):

@@ -141,6 +141,9 @@ class BinMapper:
 
     @classmethod
     def from_dict(cls, d):
+        wide = _wide_from_dict(d)
+        if wide is not None:
+            return wide
         ubs = [np.append(np.asarray(u, dtype=np.float64), np.inf) for u in d["upper_bounds"]]
         ranges = d.get("value_ranges")
         if ranges is not None:
@@ -150,6 +153,44 @@ class BinMapper:
         if cats is not None:
             cats = [None if c is None else np.asarray(c, np.int64) for c in cats]
         return cls(ubs, np.asarray(d["nan_bins"], dtype=np.int32), ranges, categories=cats)
+
+
+#: From this many features a model's bins are read as a WideBinMapper when at
+#: least half the columns are empty (a model of a wide Dataset).
+WIDE_MIN_COLUMNS = 1 << 16
+
+
+def _wide_from_dict(d):
+    """The WideBinMapper of a model of a wide Dataset (``BinMapper.to_dict``'s
+    fields; an empty column has no bounds, no NaN bin and the range of the
+    first such column), else None: per-column objects for used columns only."""
+    bounds, nan_bins = d["upper_bounds"], d["nan_bins"]
+    ranges = d.get("value_ranges")
+    n = len(bounds)
+    if n < WIDE_MIN_COLUMNS or d.get("categories") is not None or len(nan_bins) != n:
+        return None
+    if ranges is not None and len(ranges) != n:
+        return None  # (BinMapper reports the mismatch)
+    first = next((f for f in range(n) if not bounds[f] and nan_bins[f] == -1), None)
+    if first is None:
+        return None
+    r0 = None if ranges is None else ranges[first]
+    used = [
+        f
+        for f in range(n)
+        if bounds[f] or nan_bins[f] != -1 or (ranges is not None and ranges[f] != r0)
+    ]
+    if 2 * len(used) > n:
+        return None
+    inner = BinMapper.from_dict(
+        {
+            "upper_bounds": [bounds[f] for f in used],
+            "nan_bins": [nan_bins[f] for f in used],
+            "value_ranges": None if ranges is None else [ranges[f] for f in used],
+        }
+    )
+    empty = (np.nan, np.nan) if r0 is None else (float(r0[0]), float(r0[1]))
+    return WideBinMapper(inner, np.asarray(used, np.int64), n, empty)
 
 
 class Spread(Sequence):

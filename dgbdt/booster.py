@@ -785,12 +785,14 @@ class Booster:
             result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
         else:
             result = np.zeros((0, end - first if pred_leaf else self.num_class))
-        if pred_leaf:
-            return result
+        return result if pred_leaf else self._output(result, raw_score)
+
+    def _output(self, raw, raw_score):
+        """Raw scores (n, num_class) as predict returns them."""
         if raw_score:
-            return result[:, 0] if self.num_class == 1 else result
+            return raw[:, 0] if self.num_class == 1 else raw
         with np.errstate(over="ignore"):  # exp() saturating: probability 0 or 1
-            return model_objective(self.objective).output(result, self.objective_params)
+            return model_objective(self.objective).output(raw, self.objective_params)
 
     def _narrowed(self, X):
         """(X as a CSR of the columns the trees split on, the flat trees renumbered

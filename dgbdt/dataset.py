@@ -256,11 +256,17 @@ class ColumnNames(Sequence):
     """The default feature names ``Column_0``, ``Column_1``, ... made on access:
     a hashed-text matrix of 2**24 columns does not hold 2**24 strings."""
 
+    #: LightGBM takes these names as they are (dgbdt.lightgbm_model)
+    clean = True
+
     def __init__(self, n):
         self.n = int(n)
 
     def __len__(self):
         return self.n
+
+    def __iter__(self):
+        return map("Column_{}".format, range(self.n))
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -728,6 +734,9 @@ class Dataset:
         self.free_raw_data = free_raw_data
         self._set_feature_indices(feature_indices)
         self.feature_name = self._feature_names(feature_name)
+        self._not_binned_yet()
+
+    def _not_binned_yet(self):
         self.bin_mapper = None
         # The columns binned, sorted, when only those holding values were (wide
         # sparse data: _wide_columns); None: every column.  bin_mapper and the

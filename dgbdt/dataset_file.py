@@ -359,6 +359,9 @@ def _dataset_fields(dataset):
 
     arrays, meta = store_arrays(dataset.store)
     arrays.update(mapper_arrays(dataset.bin_mapper))
+    if dataset.used_features is not None:  # a wide Dataset: its binned columns
+        arrays["used_features"] = np.asarray(dataset.used_features, np.int64)
+        arrays["empty_range"] = np.asarray(dataset._empty_range, np.float64)
     for name in (*ROW_FIELDS, "query_ids", "feature_indices"):
         value = getattr(dataset, name)
         if value is not None:
@@ -369,7 +372,8 @@ def _dataset_fields(dataset):
         n_features=int(dataset.n_features),
         layout=dataset.layout,
         plain=bool(meta["plain"]),
-        feature_name=list(dataset.feature_name),
+        # Default names of a wide Dataset are made on load, not stored.
+        feature_name=None if _default_names(dataset) else list(dataset.feature_name),
         categorical_feature=spec if spec == "auto" else list(spec),
         auto_categorical=[int(c) for c in dataset._auto_categorical],
         pandas_categorical=_jsonable(dataset.pandas_categorical, "pandas_categorical"),
@@ -384,6 +388,12 @@ def _dataset_fields(dataset):
         sharded=_shard_of(dataset),
     )
     return scalars, arrays
+
+
+def _default_names(dataset):
+    from .dataset import ColumnNames
+
+    return isinstance(dataset.feature_name, ColumnNames)
 
 
 def write_dataset_file(dataset, path):
@@ -412,10 +422,16 @@ def _check_scalars(d):
     if d["rank"] >= max(d["n_ranks"], 1) or d["row_offset"] + d["n_samples"] > d["n_total"]:
         raise ValueError("fields rank, n_ranks, row_offset, n_samples, n_total disagree")
     names = d.get("feature_name")
+    if names is None:  # default names (Column_0, ...), made on load
+        return _check_rest(d)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ValueError("field 'feature_name' must be a list of names")
     if len(names) != d["n_features"] or len(set(names)) != len(names):
         raise ValueError(f"field 'feature_name' must hold {d['n_features']} distinct names")
+    return _check_rest(d)
+
+
+def _check_rest(d):
     auto = d.get("auto_categorical")
     if not isinstance(auto, list) or not all(
         type(c) is int and 0 <= c < d["n_features"] for c in auto
@@ -458,13 +474,20 @@ def _checked_binning(binning, n_features):
     from .dataset import BINNING_KEYS
 
     keys = (*BINNING_KEYS, "ranks", "filtered", "categorical")
-    if not isinstance(binning, dict) or set(binning) != set(keys):
+    if isinstance(binning, dict) and set(binning) == {*keys, "wide"}:
+        # (files of a Dataset that binned only the columns holding values)
+        if binning["wide"] not in (None, True, False):
+            raise ValueError(f"field binning['wide'] = {binning['wide']!r}")
+        keys = (*keys, "wide")
+    elif not isinstance(binning, dict) or set(binning) != set(keys):
         raise ValueError(f"field 'binning' must hold exactly {list(keys)}")
-    out = {}
+    out = {"wide": None}
     for key in keys:
         value = binning[key]
         is_int = type(value) is int
-        if key in ("max_bin_by_feature", "filtered", "categorical"):
+        if key == "wide":
+            ok = True  # checked above
+        elif key in ("max_bin_by_feature", "filtered", "categorical"):
             ok = (value is None and key == "max_bin_by_feature") or (
                 isinstance(value, list) and all(type(v) is int for v in value)
             )
@@ -527,12 +550,15 @@ def _checked_fields(path, scalars, arrays):
             raise ValueError("field 'categorical_feature' must be 'auto' or a list")
         scalars["categorical_feature"] = parse_categorical_spec(spec)
         mapper = mapper_from_arrays(arrays)
-        if mapper.n_features != n_features:
-            raise ValueError(f"the bins describe {mapper.n_features} features, not {n_features}")
+        used = _used_features(arrays, n_features)
+        n_binned = n_features if used is None else len(used)
+        if mapper.n_features != n_binned:
+            raise ValueError(f"the bins describe {mapper.n_features} features, not {n_binned}")
         meta = dict(n_samples=n, layout=scalars["layout"], plain=scalars["plain"])
         order = np.ascontiguousarray if scalars["layout"] == "row" else np.asfortranarray
         arrays["dense"] = order(arrays["dense"])
         store = store_from_arrays(arrays, meta, mapper)
+        store.columns = used
         rows = _row_fields(arrays, n)
         block = arrays.get("feature_indices")
         if block is not None and (block.shape != (n_features,) or np.any(block < 0)):
@@ -540,6 +566,22 @@ def _checked_fields(path, scalars, arrays):
     except (ValueError, TypeError) as exc:
         raise _bad(path, str(exc)) from None
     return scalars, mapper, store, rows
+
+
+def _used_features(arrays, n_features):
+    """The binned columns of a wide Dataset's file (sorted, distinct, in range),
+    else None."""
+    used = arrays.get("used_features")
+    if used is None:
+        return None
+    if used.dtype != np.int64 or used.ndim != 1 or np.any(np.diff(used) <= 0):
+        raise ValueError("used_features must be increasing int64 column numbers")
+    if len(used) and not 0 <= used[0] <= used[-1] < n_features:
+        raise ValueError(f"used_features must be column numbers below {n_features}")
+    empty = arrays.get("empty_range")
+    if empty is None or empty.shape != (2,) or empty.dtype != np.float64:
+        raise ValueError("a file with used_features needs empty_range (2 float64)")
+    return used
 
 
 def _shard_digest(scalars, mapper, block):
@@ -613,11 +655,16 @@ def load_into(dataset, path, rows, given):
     dataset.init_score, dataset.group = fields["init_score"], fields["group"]
     dataset.position, dataset.query_ids = fields["position"], arrays.get("query_ids")
     dataset.feature_indices = block
+    dataset.used_features = store.columns
+    if store.columns is not None:
+        dataset._empty_range = tuple(arrays["empty_range"].tolist())
     _apply_given(dataset, path, rows, given)
 
 
 def _restore(dataset, scalars, mapper, store):
     """The Dataset's attributes as the constructor and construct() set them."""
+    from .dataset import ColumnNames
+
     dataset.categorical_feature = scalars["categorical_feature"]
     dataset.pandas_categorical = scalars["pandas_categorical"]
     dataset.read_params = scalars["read_params"]
@@ -627,7 +674,8 @@ def _restore(dataset, scalars, mapper, store):
     dataset.reference, dataset._reference_from_train = None, False
     dataset.params = scalars["params"]
     dataset.free_raw_data = scalars["free_raw_data"]
-    dataset.feature_name = list(scalars["feature_name"])
+    names = scalars["feature_name"]
+    dataset.feature_name = ColumnNames(dataset.n_features) if names is None else list(names)
     dataset.bin_mapper, dataset.store = mapper, store
     dataset.row_offset, dataset.n_total = scalars["row_offset"], scalars["n_total"]
     dataset.layout = scalars["layout"]

@@ -194,14 +194,16 @@ class TreeGrower:
         # Build the smaller child (by global count), subtract for the larger; on a
         # tie the right one is built, as LightGBM (the same float sums, bit for bit).
         small, large = (leaf, right) if left_count < right_count else (right, leaf)
-        # Every feature of the tree: voting's splittable lists differ between ranks,
-        # and a rank sends the bins of every elected feature.
-        small_hist = self._histogram(small, leaves.totals[small], leaves.tree_features)
+        # The features the children scan: those splittable in the parent (voting:
+        # every feature of the tree, its splittable lists differ between ranks and
+        # a rank sends the bins of every elected feature).
+        candidates = leaves.features[leaf]
+        built = candidates if self.learner.builds_parent_splittable else leaves.tree_features
+        small_hist = self._histogram(small, leaves.totals[small], built)
         leaves.hists[small] = self.hists.subtract(
             parent_hist, small_hist, self.learner.subtracted_bins
         )
         leaves.hists[large] = parent_hist
-        candidates = leaves.features[leaf]
         for child in (leaf, right):
             if ok[child]:
                 self._scan(leaves, child, candidates)

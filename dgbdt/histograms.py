@@ -19,6 +19,7 @@ read what comes back (``from_wire``), and the learner sends it.  Every buffer
 a kind needs is allocated on first use and reused across leaves and trees.
 """
 
+import numba
 import numpy as np
 
 from .native.common import GRAD_DTYPE, HIST_DTYPE, HIST_WIDTH
@@ -128,29 +129,36 @@ class FloatHistograms(_Kind):
             float(n),
         )
 
+    def _build_store(self, learner, rows, feature_indices, into):
+        store = learner.data.store
+        chunks = (
+            self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
+            if learner.row_wise
+            else self.scratch("no_chunks", (1, 1, HIST_WIDTH), HIST_DTYPE)
+        )
+        cols, sparse = learner.store_columns(feature_indices)
+        build_store_histogram(
+            store.dense,
+            store.indptr,
+            store.entries,
+            store.col_start,
+            store.col_map,
+            cols,
+            sparse,
+            rows,
+            self.ordered_gradients,
+            self.ordered_hessians,
+            learner.row_wise,
+            numba.get_num_threads(),
+            chunks,
+            into,
+        )
+
     def build_local(self, learner, rows, feature_indices, count, into):
         """This rank's histogram of the (gathered) rows, built into ``into``."""
         data = learner.data
-        store = data.store
-        if not store.plain:
-            chunks = (
-                self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
-                if learner.row_wise
-                else self.scratch("no_chunks", (1, 1, HIST_WIDTH), HIST_DTYPE)
-            )
-            build_store_histogram(
-                store.dense,
-                store.indptr,
-                store.entries,
-                store.col_start,
-                store.col_map,
-                rows,
-                self.ordered_gradients,
-                self.ordered_hessians,
-                learner.row_wise,
-                chunks,
-                into,
-            )
+        if not data.store.plain:
+            self._build_store(learner, rows, feature_indices, into)
         elif data.blocks is not None:
             features = learner.histogram_features(feature_indices)
             build_histogram_blocks(
@@ -170,6 +178,7 @@ class FloatHistograms(_Kind):
                 self.ordered_gradients,
                 self.ordered_hessians,
                 data.feature_offsets,
+                numba.get_num_threads(),
                 chunks,
                 into,
             )
@@ -283,7 +292,7 @@ class QuantizedHistograms(_Kind):
             "narrow" if narrow else "wide", self.total_bins, NARROW_DTYPE if narrow else WIDE_DTYPE
         )
         if not learner.data.store.plain:
-            self._build_store(learner.data, rows, shift, hist)
+            self._build_store(learner, rows, feature_indices, shift, hist)
         elif learner.row_wise:
             self._build_rowwise(learner.data, rows, narrow, hist)
         else:
@@ -296,7 +305,9 @@ class QuantizedHistograms(_Kind):
         q, offsets = self.quant, data.feature_offsets
         chunks = self.scratch("narrow_chunks", (MAX_CHUNKS, self.total_bins), NARROW_DTYPE)
         if narrow:
-            build_int_histogram_rowwise(data.binned, rows, q.row_words, offsets, chunks, hist)
+            build_int_histogram_rowwise(
+                data.binned, rows, q.row_words, offsets, numba.get_num_threads(), chunks, hist
+            )
             return
         partials = self.scratch("wide_chunks", (MAX_CHUNKS, self.total_bins), WIDE_DTYPE)
         build_wide_histogram_rowwise(
@@ -310,8 +321,9 @@ class QuantizedHistograms(_Kind):
             hist,
         )
 
-    def _build_store(self, data, rows, shift, hist):
+    def _build_store(self, learner, rows, feature_indices, shift, hist):
         # Words gathered in row order, in the leaf's width (exact in any order).
+        data = learner.data
         q, store = self.quant, data.store
         narrow = shift == NARROW_SHIFT
         words = self.scratch("narrow_words" if narrow else "wide_words", data.n_samples, hist.dtype)
@@ -320,12 +332,15 @@ class QuantizedHistograms(_Kind):
         chunks = self.scratch(
             "narrow_chunks" if narrow else "wide_chunks", (MAX_CHUNKS, self.total_bins), hist.dtype
         )
+        cols, sparse = learner.store_columns(feature_indices)
         build_store_int_histogram(
             store.dense,
             store.indptr,
             store.entries,
             store.col_start,
             store.col_map,
+            cols,
+            sparse,
             rows,
             words,
             chunks,

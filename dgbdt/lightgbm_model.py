@@ -65,6 +65,8 @@ def _int(value):
 def lightgbm_feature_names(names):
     """(names LightGBM can hold, whether any changed): bad characters become
     ``_``, and a name made equal to an earlier one gets a ``_2``, ``_3``... suffix."""
+    if getattr(names, "clean", False):  # default names (dgbdt.dataset.ColumnNames)
+        return names, False
     out, seen = [], set()
     for name in names:
         clean = _BAD_NAME_CHARS.sub("_", name) or "_"
@@ -83,6 +85,12 @@ def feature_infos(booster):
     mapper = booster.bin_mapper
     if (mapper is None or mapper.value_ranges is None) and booster.lightgbm_feature_infos:
         return list(booster.lightgbm_feature_infos)
+    if hasattr(mapper, "used"):  # a wide Dataset's (dgbdt.binning.WideBinMapper)
+        # Its empty columns are "none" (no values, or the one value 0.0).
+        infos = ["none"] * booster.num_feature()
+        for f, info in zip(mapper.used.tolist(), _range_infos(mapper.inner, len(mapper.used))):
+            infos[f] = info
+        return infos
     return _range_infos(mapper, booster.num_feature())
 
 
@@ -239,8 +247,9 @@ def _importances(booster, first, end, names):
     counts = np.zeros(booster.num_feature(), np.int64)
     for tree in booster.trees[first:end]:
         np.add.at(counts, np.asarray(tree.split_feature, np.int64), 1)
-    order = sorted((i for i in range(len(counts)) if counts[i] > 0), key=lambda i: -counts[i])
-    return [f"{names[i]}={int(counts[i])}" for i in order]
+    used = np.flatnonzero(counts > 0)
+    order = used[np.argsort(-counts[used], kind="stable")]  # ties: by feature
+    return [f"{names[i]}={int(counts[i])}" for i in order.tolist()]
 
 
 def to_lightgbm_text(booster, first, end):
@@ -391,7 +400,9 @@ def to_lightgbm_json(booster, first, end, importance):
     )
     if objective is not None:
         doc["objective"] = objective
-    doc.update(average_output=False, feature_names=names, monotone_constraints=_monotone(booster))
+    doc.update(
+        average_output=False, feature_names=list(names), monotone_constraints=_monotone(booster)
+    )
     doc["feature_infos"] = _json_feature_infos(feature_infos(booster), names)
     doc["tree_info"] = [
         {

@@ -301,13 +301,35 @@ def build_store(
     groups = _groups(
         columns, off_rows, n_bins, mfb, n_total, enable_bundle, kept, comm=comm, offset=offset
     )
+    store = _store_of_groups(
+        columns,
+        groups,
+        (off_rows, n_total) if enable_sparse else None,
+        (n_bins, mfb, feature_offsets, hist_offsets),
+        (n_samples, layout),
+        binned=binned,
+        wide=wide_columns is not None,
+    )
+    store.counts, store.bin_offsets, store.kept = counts, feature_offsets, kept
+    store.columns = wide_columns
+    return store
+
+
+def _store_of_groups(columns, groups, off_rows, bins, shape, *, binned, wide):
+    """The BinStore of the feature ``groups`` (bundles): a group whose rows off
+    their default bins are rarer than DENSE_RATE is stored sparse (``off_rows``:
+    (rows off the default bin per feature, all rows), None when sparse storage
+    is off), the rest dense; plain (``binned`` as it is) when every feature is
+    a dense group of its own and the Dataset is not wide."""
+    n_bins, mfb, feature_offsets, hist_offsets = bins
+    n_samples, layout = shape
     dense_groups, sparse = [], []
     for g in groups:
-        rate = off_rows[g].sum() / max(n_total, 1)
-        (sparse if enable_sparse and rate < DENSE_RATE else dense_groups).append(g)
+        rare = off_rows is not None and off_rows[0][g].sum() / max(off_rows[1], 1) < DENSE_RATE
+        (sparse if rare else dense_groups).append(g)
     dense_groups.sort(key=lambda g: g[0])
     if (
-        wide_columns is None
+        not wide
         and len(dense_groups) == len(columns)
         and all(len(g) == 1 and g[0] == f for f, g in enumerate(dense_groups))
     ):
@@ -315,16 +337,13 @@ def build_store(
             binned = _plain_matrix(
                 columns, n_samples, layout, bin_dtype_for(int(n_bins.max(initial=1)))
             )
-        store = plain_store(binned, feature_offsets, mfb, layout)
-    else:
-        store = BinStore(n_samples, hist_offsets, mfb, layout)
-        store.plain = False
-        store.feature_map[:, FM_DEFAULT] = mfb  # and FM_COL -1: not stored
-        store.feature_map[:, FM_COL] = -1
-        _fill_dense(store, columns, dense_groups)
-        _fill_sparse(store, columns, sorted(f for g in sparse for f in g))
-    store.counts, store.bin_offsets, store.kept = counts, feature_offsets, kept
-    store.columns = wide_columns
+        return plain_store(binned, feature_offsets, mfb, layout)
+    store = BinStore(n_samples, hist_offsets, mfb, layout)
+    store.plain = False
+    store.feature_map[:, FM_DEFAULT] = mfb  # and FM_COL -1: not stored
+    store.feature_map[:, FM_COL] = -1
+    _fill_dense(store, columns, dense_groups)
+    _fill_sparse(store, columns, sorted(f for g in sparse for f in g))
     return store
 
 

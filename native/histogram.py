@@ -4,12 +4,12 @@ Two layouts of the binned data, each fastest somewhere (LightGBM picks per
 data set, and so do we, see ``Dataset``):
 
 * row-wise: ``binned_rows`` is (n_samples, n_features), one cache miss per
-  row rather than per value.  A small leaf is summed by one thread; a larger
-  one is cut into a number of row chunks that depends only on its row count
-  (never on the number of threads), each chunk fills a private histogram and
-  the chunks are summed in chunk order.  (Splitting the features between
-  threads instead, with no private copies, was measured slower on 1M x 28:
-  each thread then walks every row.)
+  row rather than per value.  A small leaf is summed in row order, its
+  features shared between threads; a larger one is cut into a number of row
+  chunks that depends only on its row count (never on the number of
+  threads), each chunk fills a private histogram and the chunks are summed in
+  chunk order.  (Sharing the features on large leaves was measured slower on
+  1M x 28: each thread then walks every row, and they no longer fit in cache.)
 * column-wise: ``binned_cols`` is (n_features, n_samples); ``prange`` over
   features, so each feature's bins are summed by one thread in row order.
 
@@ -30,6 +30,11 @@ from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
 # threads wait for each other at the barrier).  Measured best of 8192, 16384,
 # 32768 on 1M x 28.
 PARALLEL_MIN_ROWS = 16384
+# Leaves below PARALLEL_MIN_ROWS are built with the features shared between
+# threads from this many bin updates (about 300 rows of 28 features): on 1M x 28
+# (rocketlake, 2 threads) 1.5-1.7x faster than one thread from 500 to 16,000
+# rows, where private row chunks lose (they also change the sums).
+PARALLEL_MIN_FEATURE_UPDATES = 8192
 # Column-wise builds go parallel (over features) from this many bin updates:
 # PARALLEL_MIN_ROWS rows of 28 features, the case the row threshold was
 # measured on, or 230 rows of 2,000 features (wide data: every leaf counts).
@@ -256,6 +261,30 @@ def _rowwise_chunked(
         hist[b, 1] = h
 
 
+@njit(cache=True, parallel=True)
+def _rowwise_by_features(
+    binned_rows, sample_indices, ordered_gradients, ordered_hessians, feature_offsets, n_parts,
+    hist,
+):  # fmt: skip
+    # Each thread walks every row of the leaf for its own share of the features:
+    # every bin is still summed by one thread in row order (the one-chunk sum,
+    # bit for bit, for any number of threads), and no private copies.
+    n_features = binned_rows.shape[1]
+    for t in prange(n_parts):
+        _accumulate_rows(
+            binned_rows,
+            sample_indices,
+            ordered_gradients,
+            ordered_hessians,
+            feature_offsets,
+            0,
+            sample_indices.shape[0],
+            t * n_features // n_parts,
+            (t + 1) * n_features // n_parts,
+            hist,
+        )
+
+
 @njit(cache=True)
 def build_histogram_rowwise(
     binned_rows,
@@ -263,6 +292,7 @@ def build_histogram_rowwise(
     ordered_gradients,
     ordered_hessians,
     feature_offsets,
+    n_threads,
     chunk_hists,
     hist,
 ):
@@ -274,12 +304,21 @@ def build_histogram_rowwise(
     sample_indices : uint32[n_rows]                     # IN
     ordered_gradients, ordered_hessians : float32[>= n_rows]  # IN
     feature_offsets : int64[n_features + 1]             # IN
+    n_threads : int  # IN  numba.get_num_threads() (a Numba kernel asking makes
+                     #     itself uncacheable); the sums do not depend on it
     chunk_hists : float64[MAX_CHUNKS, total_bins, 2]    # scratch
     hist : float64[total_bins, 2]                       # OUT
     """
     n_rows = sample_indices.shape[0]
     n_chunks = n_row_chunks(n_rows)
-    if n_chunks == 1:
+    by_features = n_rows * binned_rows.shape[1] >= PARALLEL_MIN_FEATURE_UPDATES
+    n_parts = min(binned_rows.shape[1], n_threads)
+    if n_chunks == 1 and by_features and n_parts > 1:
+        _rowwise_by_features(
+            binned_rows, sample_indices, ordered_gradients, ordered_hessians, feature_offsets,
+            n_parts, hist,
+        )  # fmt: skip
+    elif n_chunks == 1:
         _accumulate_rows(
             binned_rows,
             sample_indices,

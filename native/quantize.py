@@ -27,7 +27,13 @@ wide words of row pieces that fit (:func:`add_words_to_pairs`).
 import numpy as np
 from numba import njit, prange
 
-from .histogram import CHUNK_ROWS, PARALLEL_MIN_ROWS, PARALLEL_MIN_UPDATES, n_row_chunks
+from .histogram import (
+    CHUNK_ROWS,
+    PARALLEL_MIN_FEATURE_UPDATES,
+    PARALLEL_MIN_ROWS,
+    PARALLEL_MIN_UPDATES,
+    n_row_chunks,
+)
 from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
 from .random import _splitmix64
 
@@ -215,16 +221,17 @@ def gather_packed(q_g, q_h, sample_indices, shift, out):
 
 
 @njit(cache=True, inline="always")
-def _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets, lo, hi, hist):
-    """Rows lo..hi-1 into hist (zeroed first).
+def _accumulate_rows_int(
+    binned_rows, sample_indices, row_words, feature_offsets, lo, hi, f_lo, f_hi, hist
+):
+    """Rows lo..hi-1, features f_lo..f_hi-1 into hist (their bins zeroed first).
 
     Bin indices are computed unsigned: with signed ones Numba adds a
     negative-index wraparound to every add (measured 1.5x slower on rows in
     cache).  An integer add is quick, so rows are prefetched further ahead
     than in the float kernels (INT_PREFETCH_DISTANCE)."""
-    for b in range(hist.shape[0]):
+    for b in range(feature_offsets[f_lo], feature_offsets[f_hi]):
         hist[b] = 0
-    n_features = binned_rows.shape[1]
     for i in range(lo, hi):
         if i + INT_PREFETCH_DISTANCE < hi:
             ahead = sample_indices[i + INT_PREFETCH_DISTANCE]
@@ -233,7 +240,7 @@ def _accumulate_rows_int(binned_rows, sample_indices, row_words, feature_offsets
         r = sample_indices[i]
         row = binned_rows[r]
         w = row_words[r]
-        for f in range(n_features):
+        for f in range(f_lo, f_hi):
             hist[np.uint64(feature_offsets[f]) + np.uint64(row[f])] += w
 
 
@@ -252,6 +259,8 @@ def _rowwise_chunked_int(
             feature_offsets,
             lo,
             min(n_rows, lo + chunk),
+            0,
+            binned_rows.shape[1],
             chunk_hists[c],
         )
     for b in prange(hist.shape[0]):
@@ -261,9 +270,30 @@ def _rowwise_chunked_int(
         hist[b] = total
 
 
+@njit(cache=True, parallel=True)
+def _rowwise_by_features_int(
+    binned_rows, sample_indices, row_words, feature_offsets, n_parts, hist
+):
+    # Small leaves: each thread walks every row for its share of the features
+    # (native.histogram._rowwise_by_features; integer sums are exact anyway).
+    n_features = binned_rows.shape[1]
+    for t in prange(n_parts):
+        _accumulate_rows_int(
+            binned_rows,
+            sample_indices,
+            row_words,
+            feature_offsets,
+            0,
+            sample_indices.shape[0],
+            t * n_features // n_parts,
+            (t + 1) * n_features // n_parts,
+            hist,
+        )
+
+
 @njit(cache=True)
 def build_int_histogram_rowwise(
-    binned_rows, sample_indices, row_words, feature_offsets, chunk_hists, hist
+    binned_rows, sample_indices, row_words, feature_offsets, n_threads, chunk_hists, hist
 ):
     """Narrow integer histogram of the rows ``sample_indices``, all features,
     row-wise (the caller knows the leaf fits narrow words: packed_width).
@@ -274,15 +304,23 @@ def build_int_histogram_rowwise(
     sample_indices : uint32[n_rows]                     # IN
     row_words : int32[n_samples]                        # IN  every row's narrow word (pack_words)
     feature_offsets : int64[n_features + 1]             # IN
+    n_threads : int  # IN  numba.get_num_threads() (build_histogram_rowwise)
     chunk_hists : int32[MAX_CHUNKS, total_bins]         # scratch (C order, whole rows:
                                                         # a sliced view would be indexed with strides)
     hist : int32[total_bins]                            # OUT
     """
     n_rows = sample_indices.shape[0]
     n_chunks = n_row_chunks(n_rows)
-    if n_chunks == 1:
+    n_features = binned_rows.shape[1]
+    by_features = n_rows * n_features >= PARALLEL_MIN_FEATURE_UPDATES
+    n_parts = min(n_features, n_threads)
+    if n_chunks == 1 and by_features and n_parts > 1:
+        _rowwise_by_features_int(
+            binned_rows, sample_indices, row_words, feature_offsets, n_parts, hist
+        )
+    elif n_chunks == 1:
         _accumulate_rows_int(
-            binned_rows, sample_indices, row_words, feature_offsets, 0, n_rows, hist
+            binned_rows, sample_indices, row_words, feature_offsets, 0, n_rows, 0, n_features, hist
         )
     else:
         _rowwise_chunked_int(
@@ -339,6 +377,8 @@ def build_wide_histogram_rowwise(
                 feature_offsets,
                 lo,
                 min(n_rows, lo + piece),
+                0,
+                binned_rows.shape[1],
                 scratch,
             )
             for b in range(total_bins):

@@ -36,9 +36,6 @@ from .histogram import n_row_chunks
 from .predict import binned_goes_left
 from .quantize import WIDE_SHIFT, word_halves
 
-# Threads of the column-layout sparse build each add one slice of the bins.
-SPARSE_SLICES = 8
-
 
 @njit(cache=True, inline="always")
 def stored_bin(dense, indptr, entries, feature_map, feature_offsets, f, r):
@@ -122,29 +119,73 @@ def add_tree_stored(
 
 
 # -- histograms -------------------------------------------------------------------
+# A leaf's histogram needs only the bins of the features its split scan reads
+# (LightGBM builds only ``is_feature_used`` ones): the builders take the dense
+# columns holding them (``cols``, from store_columns) and whether any is in the
+# sparse part.  The bins of other columns are left 0.  Wide one-hot data is
+# where this pays: after a few splits most of its thousands of features hold
+# too few rows of a leaf to split, and their bundles and sparse entries are
+# skipped.  Which columns are built does not change a sum.
+
+
+@njit(cache=True)
+def store_columns(features, feature_map, seen, cols):
+    """The dense columns holding any of ``features``, ascending, and whether
+    any of them is in the sparse part.
+
+    Parameters
+    ----------
+    features : int32|int64[n_used]       # IN
+    feature_map : int64[n_features, FEATURE_MAP_SIZE]  # IN
+    seen : uint8[n_cols]                 # scratch (any contents)
+    cols : int64[n_cols]                 # OUT cols[:n] the columns
+
+    Returns
+    -------
+    n : int; sparse : bool
+    """
+    seen[:] = 0
+    sparse = False
+    for j in range(features.shape[0]):
+        c = feature_map[features[j], FM_COL]
+        if c >= 0:
+            seen[c] = 1
+        else:
+            sparse = True
+    n = 0
+    for c in range(seen.shape[0]):
+        if seen[c]:
+            cols[n] = c
+            n += 1
+    return n, sparse
 
 
 @njit(cache=True, inline="always")
-def _add_rows(dense, indptr, entries, col_start, col_map, rows, og, oh, lo, hi, hist):
-    """Rows lo..hi-1 (positions in ``rows``) added into ``hist``: every dense
-    column through its map, then the row's sparse entries."""
-    n_cols = dense.shape[1]
+def _add_rows(dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, lo, hi, hist):
+    """Rows lo..hi-1 (positions in ``rows``) added into ``hist``: the dense
+    columns ``cols`` through their maps, then (``sparse``) the row's sparse
+    entries."""
+    n_cols = cols.shape[0]
     for i in range(lo, hi):
         r = rows[i]
         g = og[i]
         h = oh[i]
-        for c in range(n_cols):
+        for j in range(n_cols):
+            c = cols[j]
             b = col_map[col_start[c] + np.int64(dense[r, c])]
             hist[b, 0] += g
             hist[b, 1] += h
-        for k in range(indptr[r], indptr[r + 1]):
-            b = entries[k]
-            hist[b, 0] += g
-            hist[b, 1] += h
+        if sparse:
+            for k in range(indptr[r], indptr[r + 1]):
+                b = entries[k]
+                hist[b, 0] += g
+                hist[b, 1] += h
 
 
 @njit(cache=True, parallel=True)
-def _rows_chunked(dense, indptr, entries, col_start, col_map, rows, og, oh, n_chunks, chunks, hist):
+def _rows_chunked(
+    dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, n_chunks, chunks, hist
+):
     n_rows = rows.shape[0]
     chunk = (n_rows + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
@@ -156,6 +197,8 @@ def _rows_chunked(dense, indptr, entries, col_start, col_map, rows, og, oh, n_ch
             entries,
             col_start,
             col_map,
+            cols,
+            sparse,
             rows,
             og,
             oh,
@@ -175,20 +218,27 @@ def _rows_chunked(dense, indptr, entries, col_start, col_map, rows, og, oh, n_ch
 
 
 @njit(cache=True, parallel=True)
-def _columns_and_slices(dense, indptr, entries, col_start, col_map, rows, og, oh, hist):
+def _columns_and_slices(
+    dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, n_slices, hist
+):
     # Column layout: each dense column by one thread, rows in order; the sparse
-    # part by bin slices, each thread adding only its slice's entries of every
-    # row (sorted within a row), so every bin is summed in row order.
+    # part by bin slices, one a thread, each thread adding only its slice's
+    # entries of every row (sorted within a row), so every bin is summed in row
+    # order whatever the number of threads.  (A slice walks every row: more
+    # slices than threads only repeat that walk.)
     n_rows = rows.shape[0]
-    for c in prange(dense.shape[1]):
+    for j in prange(cols.shape[0]):
+        c = cols[j]
         base = col_start[c]
         for i in range(n_rows):
             b = col_map[base + np.int64(dense[rows[i], c])]
             hist[b, 0] += og[i]
             hist[b, 1] += oh[i]
+    if not sparse:
+        return
     total = hist.shape[0]
-    step = (total + SPARSE_SLICES - 1) // SPARSE_SLICES
-    for s in prange(SPARSE_SLICES):
+    step = (total + n_slices - 1) // n_slices
+    for s in prange(n_slices):
         lo_bin = s * step
         hi_bin = min(total, lo_bin + step)
         for i in range(n_rows):
@@ -205,51 +255,68 @@ def _columns_and_slices(dense, indptr, entries, col_start, col_map, rows, og, oh
 
 @njit(cache=True)
 def build_store_histogram(
-    dense, indptr, entries, col_start, col_map, rows, og, oh, row_layout, chunks, hist
-):
-    """Float histogram of the rows ``rows`` over a whole store.
+    dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, row_layout,
+    n_threads, chunks, hist,
+):  # fmt: skip
+    """Float histogram of the rows ``rows`` over the columns ``cols`` of a store.
 
     Parameters
     ----------
     dense : uint8|uint16[n_samples, n_cols]   # IN
     indptr : int64[n_samples + 1]; entries : uint32[nnz]  # IN
     col_start : int64[n_cols + 1]; col_map : int64[...]   # IN  group bin -> histogram bin
+    cols : int64[n_built]                     # IN  dense columns to build (store_columns)
+    sparse : bool                             # IN  build the sparse part too
     rows : uint32[n_rows]                     # IN
     og, oh : float32[>= n_rows]               # IN  gradients of rows[i], in order
     row_layout : bool                         # IN  sum as the row-wise kernel (chunks)
+    n_threads : int                           # IN  numba.get_num_threads(): slices of
+                                              # the sparse part (sums do not depend on it)
     chunks : float64[MAX_CHUNKS, total_bins, 2]  # scratch (row layout)
     hist : float64[total_bins, 2]             # OUT (the most frequent bins of bundled
-                                              # and sparse features hold no sums)
+                                              # and sparse features hold no sums;
+                                              # bins of other columns 0)
     """
     n_rows = rows.shape[0]
     n_chunks = n_row_chunks(n_rows) if row_layout else 1
     if n_chunks > 1:
         _rows_chunked(
-            dense, indptr, entries, col_start, col_map, rows, og, oh, n_chunks, chunks, hist
-        )
+            dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, n_chunks,
+            chunks, hist,
+        )  # fmt: skip
         return
     hist[:, :] = 0.0
     if row_layout or n_rows < 16384:
-        _add_rows(dense, indptr, entries, col_start, col_map, rows, og, oh, 0, n_rows, hist)
+        _add_rows(
+            dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, 0, n_rows,
+            hist,
+        )  # fmt: skip
     else:
-        _columns_and_slices(dense, indptr, entries, col_start, col_map, rows, og, oh, hist)
+        _columns_and_slices(
+            dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh,
+            max(1, n_threads), hist,
+        )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
-def _add_rows_int(dense, indptr, entries, col_start, col_map, rows, words, lo, hi, hist):
-    n_cols = dense.shape[1]
+def _add_rows_int(
+    dense, indptr, entries, col_start, col_map, cols, sparse, rows, words, lo, hi, hist
+):
+    n_cols = cols.shape[0]
     for i in range(lo, hi):
         r = rows[i]
         w = words[i]
-        for c in range(n_cols):
+        for j in range(n_cols):
+            c = cols[j]
             hist[col_map[col_start[c] + np.int64(dense[r, c])]] += w
-        for k in range(indptr[r], indptr[r + 1]):
-            hist[entries[k]] += w
+        if sparse:
+            for k in range(indptr[r], indptr[r + 1]):
+                hist[entries[k]] += w
 
 
 @njit(cache=True, parallel=True)
 def _rows_chunked_int(
-    dense, indptr, entries, col_start, col_map, rows, words, n_chunks, chunks, hist
+    dense, indptr, entries, col_start, col_map, cols, sparse, rows, words, n_chunks, chunks, hist
 ):
     n_rows = rows.shape[0]
     chunk = (n_rows + n_chunks - 1) // n_chunks
@@ -262,6 +329,8 @@ def _rows_chunked_int(
             entries,
             col_start,
             col_map,
+            cols,
+            sparse,
             rows,
             words,
             lo,
@@ -277,13 +346,13 @@ def _rows_chunked_int(
 
 @njit(cache=True)
 def build_store_int_histogram(
-    dense, indptr, entries, col_start, col_map, rows, words, chunks, hist
+    dense, indptr, entries, col_start, col_map, cols, sparse, rows, words, chunks, hist
 ):
     """Integer histogram (packed words, exact in any order) of the rows ``rows``.
 
     Parameters
     ----------
-    (the store as build_store_histogram)
+    (the store, ``cols`` and ``sparse`` as build_store_histogram)
     words : int32|int64[>= n_rows]      # IN  packed word of rows[i] (gather_packed)
     chunks : int32|int64[MAX_CHUNKS, total_bins]  # scratch, the words' dtype
     hist : int32|int64[total_bins]      # OUT the words' dtype
@@ -292,11 +361,14 @@ def build_store_int_histogram(
     n_chunks = n_row_chunks(n_rows)
     if n_chunks > 1:
         _rows_chunked_int(
-            dense, indptr, entries, col_start, col_map, rows, words, n_chunks, chunks, hist
-        )
+            dense, indptr, entries, col_start, col_map, cols, sparse, rows, words, n_chunks,
+            chunks, hist,
+        )  # fmt: skip
         return
     hist[:] = 0
-    _add_rows_int(dense, indptr, entries, col_start, col_map, rows, words, 0, n_rows, hist)
+    _add_rows_int(
+        dense, indptr, entries, col_start, col_map, cols, sparse, rows, words, 0, n_rows, hist
+    )
 
 
 @njit(cache=True)

@@ -163,7 +163,7 @@ def _warm_direct_calls():
     _warm_voting_scans(split, features, offsets)
     for dtype in (common.BIN_DTYPE_SMALL, common.BIN_DTYPE_LARGE):
         binned_rows = np.zeros((10, 2), dtype)
-        histogram.build_histogram_rowwise(binned_rows, rows, g, g, offsets, chunk_hists, hist)
+        histogram.build_histogram_rowwise(binned_rows, rows, g, g, offsets, 2, chunk_hists, hist)
         histogram.build_histogram_colwise(
             np.ascontiguousarray(binned_rows.T), rows, g, g, features, offsets, hist
         )

@@ -95,14 +95,14 @@ def colwise(binned_cols, offsets, rows, gradients, hessians, features):
     return hist
 
 
-def rowwise(binned_cols, offsets, rows, gradients, hessians):
+def rowwise(binned_cols, offsets, rows, gradients, hessians, n_threads=2):
     binned_rows = np.ascontiguousarray(binned_cols.T)
     og = gradients[rows].copy()
     oh = hessians[rows].copy()
     hist = np.full((offsets[-1], common.HIST_WIDTH), SENTINEL, common.HIST_DTYPE)
     # Scratch: garbage in it must not leak into the result.
     chunk_hists = np.full((MAX_CHUNKS, offsets[-1], common.HIST_WIDTH), np.nan, common.HIST_DTYPE)
-    build_histogram_rowwise(binned_rows, rows, og, oh, offsets, chunk_hists, hist)
+    build_histogram_rowwise(binned_rows, rows, og, oh, offsets, n_threads, chunk_hists, hist)
     return hist
 
 
@@ -177,6 +177,26 @@ def _thread_counts():
 
 # Large leaves: 2 chunks (uneven last chunk), 5 chunks, and capped at MAX_CHUNKS.
 LARGE_ROWS = [PARALLEL_MIN_ROWS + 1001, 5 * CHUNK_ROWS + 777, (MAX_CHUNKS + 2) * CHUNK_ROWS + 3]
+
+
+@pytest.mark.parametrize("layout", ["32", "mixed_uint16"])
+@pytest.mark.parametrize("n_rows", [1, 300, 2000, PARALLEL_MIN_ROWS - 1])
+def test_small_leaves_with_features_shared_between_threads_sum_in_row_order(layout, n_rows):
+    # From PARALLEL_MIN_FEATURE_UPDATES bin updates a one-chunk leaf's features
+    # are shared between threads: any n_threads (and any Numba thread count)
+    # gives the row-order twin, bit for bit.
+    binned_cols, offsets, g, h, rows = _large_leaf(layout, n_rows, seed=n_rows)
+    features = np.arange(binned_cols.shape[0])
+    expected = twin_histogram(binned_cols, offsets, rows, g, h, features, int(offsets[-1]))
+    old = numba.get_num_threads()
+    try:
+        for threads in _thread_counts():
+            numba.set_num_threads(threads)
+            for n_threads in (1, 2, 3, 64):
+                got = rowwise(binned_cols, offsets, rows, g, h, n_threads=n_threads)
+                np.testing.assert_array_equal(got, expected)
+    finally:
+        numba.set_num_threads(old)
 
 
 @pytest.mark.parametrize(

@@ -234,6 +234,7 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
                 rows,
                 row_words,
                 offsets,
+                2,  # features shared by 2 threads where the leaf is small
                 np.empty((MAX_CHUNKS, total), np.int32),
                 hist,
             )

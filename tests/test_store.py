@@ -19,6 +19,7 @@ from dgbdt.native.store import (
     build_store_int_histogram,
     find_bundles,
     recover_int_bins,
+    store_columns,
 )
 from dgbdt.native.histogram import MAX_CHUNKS
 
@@ -185,6 +186,10 @@ def naive_histogram(full, offsets, rows, g, h):
     return hist
 
 
+def _every_column(store):
+    return np.arange(store.dense.shape[1], dtype=np.int64), True
+
+
 def _store_inputs(seed):
     X, y = one_hot_data(1200, seed)
     store = stores(X, y)["default"]
@@ -204,7 +209,7 @@ def test_store_histogram_with_recovered_bins_equals_direct_accumulation(seed, ro
     hist = np.empty((offsets[-1], 2), HIST_DTYPE)
     chunks = np.empty((MAX_CHUNKS, offsets[-1], 2), HIST_DTYPE)
     args = (store.dense, store.indptr, store.entries, store.col_start, store.col_map)
-    build_store_histogram(*args, rows, g, h, row_layout, chunks, hist)
+    build_store_histogram(*args, *_every_column(store), rows, g, h, row_layout, 2, chunks, hist)
     want = naive_histogram(full, offsets, rows, g.astype(float), h.astype(float))
     mfb_slot = offsets[:-1] + store.most_freq_bins
     kept = np.ones(len(hist), bool)
@@ -233,7 +238,7 @@ def test_integer_store_histogram_with_recovered_bins_is_exact():
     hist = np.empty(offsets[-1], np.int64)
     chunks = np.empty((MAX_CHUNKS, offsets[-1]), np.int64)
     args = (store.dense, store.indptr, store.entries, store.col_start, store.col_map)
-    build_store_int_histogram(*args, rows, words, chunks, hist)
+    build_store_int_histogram(*args, *_every_column(store), rows, words, chunks, hist)
     features = np.arange(store.n_features, dtype=np.int32)
     recover_int_bins(
         hist,
@@ -248,6 +253,81 @@ def test_integer_store_histogram_with_recovered_bins_is_exact():
     got = np.array([word_halves(w, WIDE_SHIFT) for w in hist])
     np.testing.assert_array_equal(got, want)
     assert (store.feature_map[:, FM_COL] < 0).any() and store.recovered.any()
+
+
+def naive_store_columns(features, feature_map, n_cols):
+    cols = sorted({int(feature_map[f, FM_COL]) for f in features if feature_map[f, FM_COL] >= 0})
+    return cols, any(feature_map[f, FM_COL] < 0 for f in features)
+
+
+def _feature_subsets(store, rng):
+    n = store.n_features
+    yield np.arange(n, dtype=np.int32)
+    yield np.zeros(0, np.int32)
+    sparse = np.flatnonzero(store.feature_map[:, FM_COL] < 0).astype(np.int32)
+    yield sparse
+    yield np.flatnonzero(store.feature_map[:, FM_COL] >= 0).astype(np.int32)
+    for _ in range(4):
+        yield np.sort(rng.choice(n, rng.integers(1, n), replace=False)).astype(np.int32)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_store_columns_equals_naive(seed):
+    store, _, _, rng = _store_inputs(seed)
+    n_cols = store.dense.shape[1]
+    seen = np.full(n_cols, 7, np.uint8)  # any contents
+    cols = np.empty(n_cols, np.int64)
+    for features in _feature_subsets(store, rng):
+        n, sparse = store_columns(features, store.feature_map, seen, cols)
+        want_cols, want_sparse = naive_store_columns(features, store.feature_map, n_cols)
+        assert cols[:n].tolist() == want_cols and bool(sparse) == want_sparse
+
+
+def _bins_of(store, features):
+    """bool per histogram bin: the bins of ``features``."""
+    offsets = store.feature_offsets
+    mask = np.zeros(offsets[-1], bool)
+    for f in features:
+        mask[offsets[f] : offsets[f + 1]] = True
+    return mask
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("n_rows", [700, 40000])
+@pytest.mark.parametrize("row_layout", [False, True])
+def test_store_histogram_of_some_columns_equals_every_column(seed, n_rows, row_layout):
+    """Building only the columns of some features gives those features' bins bit
+    for bit (every layout path: one row block, row chunks, columns and bin
+    slices) and zeros elsewhere; integer words the same."""
+    store, _, _, rng = _store_inputs(seed)
+    rows = np.sort(rng.choice(store.n_samples, min(n_rows, store.n_samples), replace=False))
+    rows = np.resize(rows, n_rows).astype(np.uint32)  # large leaves repeat rows
+    g = rng.normal(size=n_rows).astype(np.float32)
+    h = rng.random(n_rows).astype(np.float32)
+    words = (rng.integers(-2, 3, n_rows) << WIDE_SHIFT) + rng.integers(0, 5, n_rows)
+    total = store.feature_offsets[-1]
+    chunks = np.empty((MAX_CHUNKS, total, 2), HIST_DTYPE)
+    int_chunks = np.empty((MAX_CHUNKS, total), np.int64)
+    args = (store.dense, store.indptr, store.entries, store.col_start, store.col_map)
+    full, full_int = np.empty((total, 2)), np.empty(total, np.int64)
+    build_store_histogram(*args, *_every_column(store), rows, g, h, row_layout, 2, chunks, full)
+    build_store_int_histogram(*args, *_every_column(store), rows, words, int_chunks, full_int)
+    n_cols = store.dense.shape[1]
+    seen, cols = np.empty(n_cols, np.uint8), np.empty(n_cols, np.int64)
+    for features in _feature_subsets(store, rng):
+        n, sparse = store_columns(features, store.feature_map, seen, cols)
+        hist, hist_int = np.full((total, 2), np.nan), np.full(total, -1, np.int64)
+        build_store_histogram(*args, cols[:n], sparse, rows, g, h, row_layout, 2, chunks, hist)
+        build_store_int_histogram(*args, cols[:n], sparse, rows, words, int_chunks, hist_int)
+        wanted = _bins_of(store, features)
+        np.testing.assert_array_equal(hist[wanted], full[wanted])
+        np.testing.assert_array_equal(hist_int[wanted], full_int[wanted])
+        built = np.zeros(total, bool)
+        for c in cols[:n]:
+            built[store.col_map[store.col_start[c] : store.col_start[c + 1]]] = True
+        if sparse:
+            built[store.entries] = True
+        assert not hist[~built].any() and not hist_int[~built].any()
 
 
 def test_feature_pre_filter_drops_what_cannot_split():

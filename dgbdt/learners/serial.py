@@ -10,6 +10,7 @@ import numpy as np
 from ..native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
 from ..native.partition import partition_rows
 from ..native.split import find_best_split
+from ..native.store import store_columns
 from .base import left_mask_of
 
 
@@ -25,6 +26,11 @@ class SerialLearner:
     """
 
     subtracted_bins = slice(None)
+    # A child's histogram is built for the features splittable in its parent
+    # only (LightGBM's is_feature_used): the child and its own children scan no
+    # other, and the larger child's (parent - smaller) bins of those are exact.
+    # Voting sends bins of features elected by the vote, so it builds all.
+    builds_parent_splittable = True
 
     def __init__(self, data, split_params):
         self.data = data
@@ -36,6 +42,9 @@ class SerialLearner:
         # A feature's bins at a leaf's rows, for features not in a plain column.
         self._bins = None if data.store.plain else np.empty(data.n_samples, np.uint16)
         self._flags = np.zeros(len(data.feature_offsets) - 1, np.uint8)
+        n_cols = 0 if data.store.plain else data.store.dense.shape[1]
+        self._seen = np.empty(n_cols, np.uint8)
+        self._cols = np.empty(n_cols, np.int64)
 
     @staticmethod
     def builds_row_wise(data):
@@ -59,6 +68,13 @@ class SerialLearner:
     def histogram_features(self, feature_indices):
         """The (local) features whose bins this rank builds."""
         return feature_indices
+
+    def store_columns(self, feature_indices):
+        """(dense columns, whether the sparse part) of the bin store that hold
+        the features this rank builds (native.store.store_columns)."""
+        features = self.histogram_features(feature_indices)
+        n, sparse = store_columns(features, self.data.store.feature_map, self._seen, self._cols)
+        return self._cols[:n], sparse
 
     def scanned_features(self, feature_indices):
         """The (local) features whose bins this rank's split scan reads."""

@@ -65,6 +65,10 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
     """Rows sharded as in data-parallel; histograms stay local (the serial
     learner's) until the vote, then only the elected features' bins are sent."""
 
+    # Each rank's splittable features are its own: the elected ones need not be
+    # among them, so every feature of the tree is built.
+    builds_parent_splittable = False
+
     def __init__(self, data, split_params, comm, top_k, rule):
         self.comm = comm  # before SerialLearner's init: it sums bin counts over ranks
         super().__init__(data, split_params)
