@@ -300,6 +300,26 @@ class WideBinMapper:
     def bin_dtype(self):
         return self.inner.bin_dtype
 
+    def to_compact_dict(self):
+        """The model file's form (version 4): the binned columns' bins and
+        ``used``; every other column is an empty numeric one (``empty_range``)."""
+        lo, hi = self.empty_range
+        d = self.inner.to_dict()
+        d["used"] = self.used.tolist()
+        d["empty_range"] = None if np.isnan(lo) else np.clip([lo, hi], -LARGEST, LARGEST).tolist()
+        return d
+
+    @classmethod
+    def from_compact_dict(cls, d, n_features):
+        """Inverse of to_compact_dict (fields checked by dgbdt.model_io)."""
+        inner = BinMapper.from_dict(
+            {k: d.get(k) for k in ("upper_bounds", "nan_bins", "value_ranges")}
+        )
+        r = d.get("empty_range")
+        empty = (np.nan, np.nan) if r is None else tuple(float(v) for v in r)
+        empty = tuple(v * np.inf if abs(v) >= LARGEST else v for v in empty)
+        return cls(inner, np.asarray(d["used"], np.int64), n_features, empty)
+
     def to_dict(self):
         inner = self.inner.to_dict()
         ub = [[]] * self._n

@@ -334,10 +334,23 @@ class Booster:
         self.params = params
 
     def _load(self, header, trees):
-        from .binning import BinMapper
+        from .binning import BinMapper, WideBinMapper
 
-        mapper = None
-        if "bin_upper_bounds" in header and "nan_bins" in header:
+        mapper, names = None, header["feature_names"]
+        if "used_features" in header:  # a wide model (format version 4)
+            mapper = WideBinMapper.from_compact_dict(
+                {
+                    "used": header["used_features"],
+                    "empty_range": header["empty_value_range"],
+                    "upper_bounds": header["bin_upper_bounds"],
+                    "nan_bins": header["nan_bins"],
+                    "value_ranges": header.get("value_ranges"),
+                },
+                header["num_features"],
+            )
+            if names is None:
+                names = ColumnNames(header["num_features"])
+        elif "bin_upper_bounds" in header and "nan_bins" in header:
             mapper = BinMapper.from_dict(
                 {
                     "upper_bounds": header["bin_upper_bounds"],
@@ -352,7 +365,7 @@ class Booster:
             header["num_class"],
             header["num_tree_per_iteration"],
             header["init_score"],
-            header["feature_names"],
+            names,
             mapper,
             header.get("params", {}),
         )
@@ -925,7 +938,10 @@ class Booster:
 
     # -- model file -------------------------------------------------------------
     def _header(self, n_iterations=None):
-        mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
+        wide = hasattr(self.bin_mapper, "to_compact_dict")  # a WideBinMapper
+        mapper = None
+        if self.bin_mapper is not None:
+            mapper = self.bin_mapper.to_compact_dict() if wide else self.bin_mapper.to_dict()
         params = {
             k: _recorded(v)
             for k, v in self.params.items()
@@ -938,7 +954,10 @@ class Booster:
             "num_tree_per_iteration": self.num_tree_per_iteration,
             "init_score": self.init_score.tolist(),
             "num_features": self.num_feature(),
-            "feature_names": list(self.feature_names),
+            # (a wide model's default Column_i names: null, not 2**24 strings)
+            "feature_names": None
+            if wide and isinstance(self.feature_names, ColumnNames)
+            else list(self.feature_names),
             # a best iteration beyond the iterations saved is no best one
             "best_iteration": int(self.best_iteration)
             if n_iterations is None or self.best_iteration <= n_iterations
@@ -949,6 +968,9 @@ class Booster:
             header["pandas_categorical"] = self.pandas_categorical
         if self.lightgbm_feature_infos is not None:
             header["lightgbm_feature_infos"] = list(self.lightgbm_feature_infos)
+        if wide:  # model format version 4: the bins of the used columns only
+            header["used_features"] = mapper["used"]
+            header["empty_value_range"] = mapper["empty_range"]
         if mapper is not None:
             header["bin_upper_bounds"] = mapper["upper_bounds"]
             header["nan_bins"] = mapper["nan_bins"]

@@ -1,7 +1,8 @@
 """The model file: one versioned JSON document, readable without pickle.
 
 Layout (version 3; versions 1 (no categorical features) and 2 (the first five
-objectives only) still load)::
+objectives only) still load; version 4 is version 3 plus ``used_features``,
+written only for a model of a wide Dataset, see below)::
 
     {
       "format": "dgbdt-model",          # identifies the file
@@ -24,6 +25,14 @@ objectives only) still load)::
       "params": {...},                  # training parameters, for the record
       "trees": [ {tree}, ... ]          # see dgbdt.tree.Tree.to_dict
     }
+
+A model of a wide Dataset (dgbdt.binning.WideBinMapper: hashed text of 2**24
+columns) is written as version 4: ``"used_features": [...]`` (sorted) are
+the columns whose bins ``bin_upper_bounds``, ``nan_bins`` and ``value_ranges``
+hold, one entry each; every other column has one bin and the value range
+``"empty_value_range"`` ([lo, hi] or null); ``feature_names`` may be null
+(the default ``Column_i`` names).  Such a file grows with the used columns,
+not the width (3 trees at 2**24 columns: 25 kB, not 559 MB).
 
 Tree arrays: split_feature, threshold, threshold_bin, default_left,
 left_child, right_child (``c < 0`` is leaf ``~c``), split_gain,
@@ -62,7 +71,7 @@ from .objectives import model_objective, model_objective_names
 from .tree import CATEGORICAL, LARGEST, LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # the newest version read; see model_to_json for the one written
 _REQUIRED = (
     "objective",
     "num_class",
@@ -327,6 +336,8 @@ def _check_objective(source, doc):
 
 def _check_features(source, doc):
     n = _int_value(source, "", "'num_features'", doc["num_features"], 0, _INT32_MAX)
+    if doc["feature_names"] is None and "used_features" in doc:
+        return n  # a wide model's default names Column_0, Column_1, ...
     names = _list_value(source, "", "'feature_names'", doc["feature_names"], n)
     if not set(map(type, names)) <= {str}:
         k = next(k for k, name in enumerate(names) if type(name) is not str)
@@ -387,6 +398,30 @@ def _check_bins(source, doc, n_features):
         np.minimum(flat, LARGEST),
         categorical,
     )
+
+
+def _check_used_features(source, doc, n_features):
+    """Optional ``used_features`` (version 4, a wide model): the sorted columns
+    whose bins the bin fields hold, every other column an empty numeric one
+    whose value range is ``empty_value_range``; None when absent."""
+    if "used_features" not in doc:
+        return None
+    for key in ("bin_upper_bounds", "empty_value_range"):
+        if key not in doc:
+            _fail(source, f"field {key!r} is missing while 'used_features' is given")
+    if "bin_categories" in doc:
+        _fail(source, "field 'bin_categories' cannot go with 'used_features'")
+    raw = _list_value(source, "", "'used_features'", doc["used_features"])
+    used = _int_array(source, "", "'used_features'", raw, 0, max(n_features, 1), np.int64)
+    if len(used) > n_features or (np.diff(used) <= 0).any():
+        _fail(source, "field 'used_features' must list distinct columns in increasing order")
+    r = doc["empty_value_range"]
+    if r is not None:
+        field = "'empty_value_range'"
+        lo, hi = _float_array(source, "", field, _list_value(source, "", field, r, 2))
+        if not lo <= hi:
+            _fail(source, f"field {field} = [{lo!r}, {hi!r}]: the smallest value is the larger")
+    return used
 
 
 def _check_bin_categories(source, doc, n_value_bins, nan_bins):
@@ -456,13 +491,34 @@ def _check_lightgbm_infos(source, doc, n_features):
 
 class _Bins:
     """The bin mapper as the tree checks need it: value bins per feature, and
-    the threshold of each (feature, bin) at ``thresholds[offsets[f] + bin]``."""
+    the threshold of each (feature, bin) at ``thresholds[offsets[f] + bin]``;
+    the features are those of ``index``."""
 
-    __slots__ = ("n_value_bins", "offsets", "thresholds", "categorical")
+    __slots__ = ("n_value_bins", "offsets", "thresholds", "categorical", "used")
 
     def __init__(self, n_value_bins, offsets, thresholds, categorical):
         self.n_value_bins, self.offsets, self.thresholds = n_value_bins, offsets, thresholds
         self.categorical = categorical
+        self.used = None
+
+    def widened(self, used):
+        """These bins as those of the used columns of a wide model, with one
+        more entry, last, for every empty column (one bin, reaching +inf)."""
+        self.n_value_bins = np.append(self.n_value_bins, 1)
+        self.offsets = np.append(self.offsets, len(self.thresholds))
+        self.thresholds = np.append(self.thresholds, LARGEST)
+        self.categorical = np.append(self.categorical, False)
+        self.used = used
+        return self
+
+    def index(self, feature):
+        """The entries of the model's columns ``feature`` (int64 array)."""
+        if self.used is None:
+            return feature
+        pos = np.searchsorted(self.used, feature)
+        found = pos < len(self.used)
+        found[found] = self.used[pos[found]] == feature[found]
+        return np.where(found, pos, len(self.used))
 
 
 def _is_scalar(value):
@@ -598,7 +654,7 @@ def _check_categorical_nodes(source, where, arrays, bins):
     threshold_bin is its bitset index (binned replay reads it); a numeric node
     a numeric feature.  Returns the numeric nodes' mask."""
     categorical = (arrays["default_left"] & CATEGORICAL) != 0
-    on_categories = bins.categorical[arrays["split_feature"].astype(np.int64)]
+    on_categories = bins.categorical[bins.index(arrays["split_feature"].astype(np.int64))]
     bad = np.flatnonzero(categorical != on_categories)
     if len(bad):
         k = int(bad[0])
@@ -653,7 +709,8 @@ def _check_thresholds(source, where, feature, threshold_bin, threshold, bins):
     """threshold_bin within the feature's value bins, and threshold the bound of
     that bin: binned replay (init_model) follows the bin, predict the threshold."""
     feature = feature.astype(np.int64)
-    limit = bins.n_value_bins[feature]
+    entry = bins.index(feature)
+    limit = bins.n_value_bins[entry]
     bad = np.flatnonzero(threshold_bin >= limit)
     if len(bad):
         k = int(bad[0])
@@ -662,7 +719,7 @@ def _check_thresholds(source, where, feature, threshold_bin, threshold, bins):
             f"{where}field 'threshold_bin'[{k}] = {threshold_bin[k]} is outside "
             f"[0, {limit[k]}) (the value bins of feature {feature[k]})",
         )
-    expected = bins.thresholds[bins.offsets[feature] + threshold_bin]
+    expected = bins.thresholds[bins.offsets[entry] + threshold_bin]
     bad = np.flatnonzero(threshold != expected)
     if len(bad):
         k = int(bad[0])
@@ -726,8 +783,12 @@ def model_from_json(text, source="model string"):
     _check_kind(source, doc)
     k, init_score = _check_objective(source, doc)
     n_features = _check_features(source, doc)
-    bins = _check_bins(source, doc, n_features)
-    _check_value_ranges(source, doc, n_features)
+    used = _check_used_features(source, doc, n_features)
+    n_binned = n_features if used is None else len(used)
+    bins = _check_bins(source, doc, n_binned)
+    if used is not None:
+        bins = bins.widened(used)
+    _check_value_ranges(source, doc, n_binned)
     check_pandas_categorical(source, doc)
     _check_lightgbm_infos(source, doc, n_features)
     _check_params(source, doc)
@@ -739,9 +800,10 @@ def model_from_json(text, source="model string"):
 
 
 def model_to_json(header, trees):
+    # version 4 only where its field is used, so that older dgbdt reads the rest
     doc = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        "version": 4 if "used_features" in header else 3,
         **header,
         "trees": [t.to_dict() for t in trees],
     }

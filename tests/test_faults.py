@@ -67,10 +67,15 @@ CASES = {
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch):
-    """A copy of the session's warmed Numba cache for this case alone."""
+    """A copy of the session's warmed Numba cache for this case alone.
+
+    The session's NUMBA_CACHE_DIR is dgbdt's keyed folder (dgbdt.jit_cache);
+    the copy keeps its name, else every rank would key a new, empty folder
+    inside it and compile every kernel (30 s a case)."""
     source = os.environ.get("NUMBA_CACHE_DIR")
     target = tmp_path / "numba-cache"
     if source and os.path.isdir(source):
+        target = target / os.path.basename(os.path.normpath(source))
         shutil.copytree(source, target)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(target))
     return target

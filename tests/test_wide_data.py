@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 import dgbdt
 from dgbdt.binning import WideBinMapper
+from dgbdt.model_io import ModelFormatError
 
 WIDTH = 1 << 24
 PARAMS = {"objective": "binary", "num_leaves": 15, "verbosity": -1, "num_threads": 1}
@@ -119,6 +120,58 @@ def test_validation_set_and_early_stopping(trained):
     np.testing.assert_array_equal(
         ev_w["valid_0"]["binary_logloss"], ev_c["valid_0"]["binary_logloss"]
     )
+
+
+def test_wide_model_file_holds_only_the_used_columns(trained, tmp_path):
+    X, Xw, y, used, compact, ds, wide = trained
+    text = wide.model_to_string()
+    assert len(text) < 20 * len(compact.model_to_string())  # not 2**24 entries per field
+    doc = json.loads(text)
+    assert doc["version"] == 4 and doc["used_features"] == used.tolist()
+    assert doc["feature_names"] is None and len(doc["nan_bins"]) == len(used)
+    assert json.loads(compact.model_to_string())["version"] == 3  # others: as before
+    again = dgbdt.Booster(model_str=text)
+    assert isinstance(again.bin_mapper, WideBinMapper) and again.num_feature() == WIDTH
+    assert again.feature_name()[-1] == f"Column_{WIDTH - 1}"
+    np.testing.assert_array_equal(again.predict(Xw[:300]), wide.predict(Xw[:300]))
+    assert again.model_to_string() == text
+    # binned replay from the reloaded model: continued training gives the same trees
+    more = dgbdt.train(PARAMS, dgbdt.Dataset(Xw, y), 2, init_model=again)
+    direct = dgbdt.train(PARAMS, dgbdt.Dataset(Xw, y), 2, init_model=wide)
+    assert more.model_to_string() == direct.model_to_string()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.update(used_features=d["used_features"][::-1]), "increasing order"),
+        (lambda d: d["used_features"].__setitem__(0, -1), "used_features"),
+        (lambda d: d["used_features"].__setitem__(-1, WIDTH), "used_features"),
+        (lambda d: d.update(used_features=d["used_features"][:-1]), "nan_bins|bin_upper_bounds"),
+        (lambda d: d.pop("empty_value_range"), "empty_value_range"),
+        (lambda d: d.update(empty_value_range=[1.0, 0.0]), "empty_value_range"),
+        (lambda d: d.update(bin_categories=[None] * len(d["nan_bins"])), "bin_categories"),
+    ],
+)
+def test_a_damaged_wide_model_file_is_refused_by_field(trained, change, message):
+    doc = json.loads(trained[-1].model_to_string())
+    change(doc)
+    with pytest.raises(ModelFormatError, match=message):
+        dgbdt.Booster(model_str=json.dumps(doc))
+
+
+def test_a_tree_split_on_an_empty_column_is_checked_against_its_one_bin(trained):
+    used, wide = trained[3], trained[-1]
+    doc = json.loads(wide.model_to_string())
+    empty = int(np.setdiff1d(np.arange(len(used) + 1), used)[0])
+    tree = doc["trees"][0]
+    tree["split_feature"][0] = empty  # an empty column has one bin: threshold_bin 0 only
+    with pytest.raises(ModelFormatError, match="threshold"):
+        dgbdt.Booster(model_str=json.dumps(doc))
+    narrow = json.loads(trained[4].model_to_string())
+    narrow["feature_names"] = None  # default names as null: wide models only
+    with pytest.raises(ModelFormatError, match="feature_names"):
+        dgbdt.Booster(model_str=json.dumps(narrow))
 
 
 def test_narrower_width_lightgbm_export_and_shap():
