@@ -1484,9 +1484,14 @@ def _bounds_in_batches(source, n_samples, sample, kinds, comm):
     size = _bounds_batch(source, comm) if sharded else 1
     use_missing, categorical, used = kinds
     n_columns = source.shape[1] if used is None else len(used)
+    mask = None
+    if sample is not None:
+        mask = np.zeros(n_samples, bool)
+        mask[sample] = True
     batch = []
     for f, col in enumerate(source.columns(used)):
-        batch.append((f, col, sampled_values(col, n_samples, sample, use_missing, categorical[f])))
+        one = sampled_values(col, n_samples, sample, use_missing, categorical[f], mask)
+        batch.append((f, col, one))
         if len(batch) == size or f == n_columns - 1:
             found = [b[2] for b in batch]
             if sharded:
