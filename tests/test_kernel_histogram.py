@@ -369,3 +369,38 @@ def test_take_and_put_bins_equal_fancy_indexing(dtype, width, seed):
     want = np.full_like(hist, 7)
     want[index] = hist[index]
     np.testing.assert_array_equal(target, want)
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_the_timed_small_leaf_threading_never_changes_a_model(monkeypatch, quantized):
+    # dgbdt.histograms times one thread against feature-shared threads for small
+    # leaves (the machine decides); whichever it picks, the model is the same.
+    import dgbdt
+    from dgbdt import histograms
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20_000, 12))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=len(X)) > 0).astype(float)
+    params = {
+        "objective": "binary",
+        "num_leaves": 31,
+        "force_row_wise": True,
+        "num_threads": 2,
+        "use_quantized_grad": quantized,
+        "verbosity": -1,
+    }
+    picked = {}
+    timed = histograms._Kind.small_leaf_threads
+
+    def spy(self, build):
+        picked["threads"] = timed(self, build)
+        return picked["threads"]
+
+    monkeypatch.setattr(histograms._Kind, "small_leaf_threads", spy)
+    models = []
+    for forced in (None, 1, 2):
+        if forced is not None:
+            monkeypatch.setattr(histograms._Kind, "small_leaf_threads", lambda s, b, t=forced: t)
+        models.append(dgbdt.train(params, dgbdt.Dataset(X, y), 8).model_to_string())
+    assert picked["threads"] in (1, 2)
+    assert models[0] == models[1] == models[2]
