@@ -421,7 +421,9 @@ def _check_scalars(d):
         raise ValueError(f"field 'layout' must be 'row' or 'col', got {d.get('layout')!r}")
     if d["rank"] >= max(d["n_ranks"], 1) or d["row_offset"] + d["n_samples"] > d["n_total"]:
         raise ValueError("fields rank, n_ranks, row_offset, n_samples, n_total disagree")
-    names = d.get("feature_name")
+    if "feature_name" not in d:
+        raise ValueError("field 'feature_name' is missing")
+    names = d["feature_name"]
     if names is None:  # default names (Column_0, ...), made on load
         return _check_rest(d)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

@@ -406,21 +406,27 @@ def _check_used_features(source, doc, n_features):
     whose value range is ``empty_value_range``; None when absent."""
     if "used_features" not in doc:
         return None
+    if doc["version"] < 4:
+        _fail(source, f"field 'used_features' needs format version 4, not {doc['version']}")
     for key in ("bin_upper_bounds", "empty_value_range"):
         if key not in doc:
             _fail(source, f"field {key!r} is missing while 'used_features' is given")
     if "bin_categories" in doc:
         _fail(source, "field 'bin_categories' cannot go with 'used_features'")
     raw = _list_value(source, "", "'used_features'", doc["used_features"])
-    used = _int_array(source, "", "'used_features'", raw, 0, max(n_features, 1), np.int64)
-    if len(used) > n_features or (np.diff(used) <= 0).any():
+    why = f" (the model's {n_features} columns)"
+    used = _int_array(source, "", "'used_features'", raw, 0, n_features, np.int64, why)
+    if (np.diff(used) <= 0).any():
         _fail(source, "field 'used_features' must list distinct columns in increasing order")
     r = doc["empty_value_range"]
     if r is not None:
         field = "'empty_value_range'"
         lo, hi = _float_array(source, "", field, _list_value(source, "", field, r, 2))
         if not lo <= hi:
-            _fail(source, f"field {field} = [{lo!r}, {hi!r}]: the smallest value is the larger")
+            _fail(
+                source,
+                f"field {field} = [{float(lo)!r}, {float(hi)!r}]: the smallest value is the larger",
+            )
     return used
 
 

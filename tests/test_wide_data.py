@@ -151,6 +151,8 @@ def test_wide_model_file_holds_only_the_used_columns(trained, tmp_path):
         (lambda d: d.pop("empty_value_range"), "empty_value_range"),
         (lambda d: d.update(empty_value_range=[1.0, 0.0]), "empty_value_range"),
         (lambda d: d.update(bin_categories=[None] * len(d["nan_bins"])), "bin_categories"),
+        (lambda d: d.update(version=3), "version 4"),
+        (lambda d: d.update(num_features=0), "outside"),
     ],
 )
 def test_a_damaged_wide_model_file_is_refused_by_field(trained, change, message):
