@@ -300,9 +300,10 @@ class WideBinMapper:
     def bin_dtype(self):
         return self.inner.bin_dtype
 
-    def to_compact_dict(self):
-        """The model file's form (version 4): the binned columns' bins and
-        ``used``; every other column is an empty numeric one (``empty_range``)."""
+    def to_dict(self):
+        """The model file's form (version 4): the binned columns' bins as
+        BinMapper.to_dict gives them, ``used``, and ``empty_range`` for every
+        other column (an empty numeric one); nothing per column of the width."""
         lo, hi = self.empty_range
         d = self.inner.to_dict()
         d["used"] = self.used.tolist()
@@ -310,8 +311,8 @@ class WideBinMapper:
         return d
 
     @classmethod
-    def from_compact_dict(cls, d, n_features):
-        """Inverse of to_compact_dict (fields checked by dgbdt.model_io)."""
+    def from_dict(cls, d, n_features):
+        """Inverse of to_dict (fields checked by dgbdt.model_io)."""
         inner = BinMapper.from_dict(
             {k: d.get(k) for k in ("upper_bounds", "nan_bins", "value_ranges")}
         )
@@ -319,22 +320,6 @@ class WideBinMapper:
         empty = (np.nan, np.nan) if r is None else tuple(float(v) for v in r)
         empty = tuple(v * np.inf if abs(v) >= LARGEST else v for v in empty)
         return cls(inner, np.asarray(d["used"], np.int64), n_features, empty)
-
-    def to_dict(self):
-        inner = self.inner.to_dict()
-        ub = [[]] * self._n
-        nb = [-1] * self._n
-        for i, f in enumerate(self.used.tolist()):
-            ub[f], nb[f] = inner["upper_bounds"][i], inner["nan_bins"][i]
-        d = {"upper_bounds": ub, "nan_bins": nb}
-        if "value_ranges" in inner:
-            lo, hi = self.empty_range
-            empty = None if np.isnan(lo) else [lo, hi]
-            vr = [empty] * self._n
-            for i, f in enumerate(self.used.tolist()):
-                vr[f] = inner["value_ranges"][i]
-            d["value_ranges"] = vr
-        return d
 
 
 def sample_rows(n_samples, sample_cnt, seed, row_offset=0, n_total=None):

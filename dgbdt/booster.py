@@ -10,6 +10,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .binning import BinMapper, WideBinMapper
 from .categorical import category_codes
 from .dataset import ColumnNames, Dataset
 from .model_io import load_model_file, model_from_json, model_to_json, write_atomic
@@ -334,11 +335,9 @@ class Booster:
         self.params = params
 
     def _load(self, header, trees):
-        from .binning import BinMapper, WideBinMapper
-
         mapper, names = None, header["feature_names"]
         if "used_features" in header:  # a wide model (format version 4)
-            mapper = WideBinMapper.from_compact_dict(
+            mapper = WideBinMapper.from_dict(
                 {
                     "used": header["used_features"],
                     "empty_range": header["empty_value_range"],
@@ -938,10 +937,8 @@ class Booster:
 
     # -- model file -------------------------------------------------------------
     def _header(self, n_iterations=None):
-        wide = hasattr(self.bin_mapper, "to_compact_dict")  # a WideBinMapper
-        mapper = None
-        if self.bin_mapper is not None:
-            mapper = self.bin_mapper.to_compact_dict() if wide else self.bin_mapper.to_dict()
+        mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
+        wide = mapper is not None and "used" in mapper  # a WideBinMapper's
         params = {
             k: _recorded(v)
             for k, v in self.params.items()

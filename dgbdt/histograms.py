@@ -352,14 +352,7 @@ class QuantizedHistograms(_Kind):
         q, offsets = self.quant, data.feature_offsets
         chunks = self.scratch("narrow_chunks", (MAX_CHUNKS, self.total_bins), NARROW_DTYPE)
         if narrow:
-            probe = self.scratch("narrow_probe", hist.shape, hist.dtype)
-
-            def build(threads, probe_rows):
-                build_int_histogram_rowwise(
-                    data.binned, probe_rows, q.row_words, offsets, threads, chunks, probe
-                )
-
-            threads = self._small_threads or self.small_leaf_threads(build)
+            threads = self._rowwise_threads(data, chunks)
             build_int_histogram_rowwise(
                 data.binned, rows, q.row_words, offsets, threads, chunks, hist
             )
@@ -375,6 +368,24 @@ class QuantizedHistograms(_Kind):
             partials,
             hist,
         )
+
+    def _rowwise_threads(self, data, chunks):
+        if self._small_threads is not None:
+            return self._small_threads
+        probe = np.empty(self.total_bins, NARROW_DTYPE)
+
+        def build(threads, rows):
+            build_int_histogram_rowwise(
+                data.binned,
+                rows,
+                self.quant.row_words,
+                data.feature_offsets,
+                threads,
+                chunks,
+                probe,
+            )
+
+        return self.small_leaf_threads(build)
 
     def _build_store(self, learner, rows, feature_indices, shift, hist):
         # Words gathered in row order, in the leaf's width (exact in any order).
