@@ -735,6 +735,10 @@ class Booster:
                 internal_count=cat("internal_count", np.float64),
                 leaf_count=cat("leaf_count", np.float64),
             )
+            # (left, right) per node: the predict kernels' next node by index
+            self._flat["children"] = np.stack(
+                [self._flat["left_child"], self._flat["right_child"]], axis=1
+            )
             self._flat.update(_flat_categories(trees, self._flat["threshold"]))
         return self._flat
 
@@ -906,8 +910,7 @@ class Booster:
                 f["split_feature"],
                 f["threshold"],
                 f["default_left"],
-                f["left_child"],
-                f["right_child"],
+                f["children"],
                 f["cat_boundaries"],
                 f["cat_threshold"],
                 n_trees,
@@ -924,8 +927,7 @@ class Booster:
             f["split_feature"],
             f["threshold"],
             f["default_left"],
-            f["left_child"],
-            f["right_child"],
+            f["children"],
             f["cat_boundaries"],
             f["cat_threshold"],
             f["leaf_value"],

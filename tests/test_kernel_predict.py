@@ -86,7 +86,7 @@ def flatten(trees):
     def cat(name, dtype):
         return np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]), dtype=dtype)
 
-    return dict(
+    flat = dict(
         node_offsets=np.concatenate([[0], np.cumsum([t.n_leaves - 1 for t in trees])]).astype(
             np.int64
         ),
@@ -98,6 +98,8 @@ def flatten(trees):
         right_child=cat("right_child", common.NODE_INDEX_DTYPE),
         leaf_value=cat("leaf_value", common.SCORE_DTYPE),
     )
+    flat["children"] = np.stack([flat["left_child"], flat["right_child"]], axis=1)
+    return flat
 
 
 def make_case(rng, n_value_bins, with_nan, n_samples=2 * PREDICT_BLOCK + 37, n_features=4):
@@ -145,8 +147,7 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
             flat["split_feature"],
             flat["threshold"],
             flat["default_left"],
-            flat["left_child"],
-            flat["right_child"],
+            flat["children"],
             *NO_CATEGORIES,
             n_trees,
             out,
@@ -162,8 +163,7 @@ def test_predict_kernels_match_tree_walk(n_value_bins, with_nan, seed):
             flat["split_feature"],
             flat["threshold"],
             flat["default_left"],
-            flat["left_child"],
-            flat["right_child"],
+            flat["children"],
             *NO_CATEGORIES,
             flat["leaf_value"],
             n_trees,
@@ -221,8 +221,7 @@ def test_nan_follows_default_left():
             flat["split_feature"],
             flat["threshold"],
             flat["default_left"],
-            flat["left_child"],
-            flat["right_child"],
+            flat["children"],
             *NO_CATEGORIES,
             1,
             out,
