@@ -226,40 +226,45 @@ def _rows_chunked(
         hist[b, 1] = h
 
 
-@njit(cache=True, parallel=True)
-def _columns_and_slices(
-    dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, n_slices, hist
-):
-    # Column layout: each dense column by one thread, rows in order; the sparse
-    # part by bin slices, one a thread, each thread adding only its slice's
-    # entries of every row (sorted within a row), so every bin is summed in row
-    # order whatever the number of threads.  (A slice walks every row: more
-    # slices than threads only repeat that walk.)
-    n_rows = rows.shape[0]
-    for j in prange(cols.shape[0]):
-        c = cols[j]
-        base = col_start[c]
-        for i in range(n_rows):
-            b = col_map[base + np.int64(dense[rows[i], c])]
+@njit(cache=True, inline="always")
+def _add_column(dense, col_start, col_map, c, rows, og, oh, hist):
+    base = col_start[c]
+    for i in range(rows.shape[0]):
+        b = col_map[base + np.int64(dense[rows[i], c])]
+        hist[b, 0] += og[i]
+        hist[b, 1] += oh[i]
+
+
+@njit(cache=True, inline="always")
+def _add_sparse(indptr, entries, rows, og, oh, hist):
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for k in range(indptr[r], indptr[r + 1]):
+            b = entries[k]
             hist[b, 0] += og[i]
             hist[b, 1] += oh[i]
-    if not sparse:
-        return
-    total = hist.shape[0]
-    step = (total + n_slices - 1) // n_slices
-    for s in prange(n_slices):
-        lo_bin = s * step
-        hi_bin = min(total, lo_bin + step)
-        for i in range(n_rows):
-            r = rows[i]
-            k, end = indptr[r], indptr[r + 1]
-            while k < end and np.int64(entries[k]) < lo_bin:
-                k += 1
-            while k < end and np.int64(entries[k]) < hi_bin:
-                b = entries[k]
-                hist[b, 0] += og[i]
-                hist[b, 1] += oh[i]
-                k += 1
+
+
+@njit(cache=True, parallel=True)
+def _columns_and_sparse(
+    dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, n_threads, hist
+):  # fmt: skip
+    # Column layout: every bin summed by one thread in row order, whatever the
+    # number of threads.  A thread takes a run of dense columns; the last also
+    # walks the sparse part once, weighed as 2 + 2 x its entries per row
+    # columns (measured on the flights one-hot table: 1.3x faster than
+    # cutting the sparse part into bin slices, each walking every row).
+    n_cols = cols.shape[0]
+    weight = 2.0 + 2.0 * indptr[-1] / max(1, indptr.shape[0] - 1) if sparse else 0.0
+    n_parts = max(1, min(n_threads, n_cols + 1))
+    share = (n_cols + weight) / n_parts
+    for p in prange(n_parts):
+        lo = min(n_cols, int(p * share + 0.5))
+        hi = n_cols if p == n_parts - 1 else min(n_cols, int((p + 1) * share + 0.5))
+        for j in range(lo, hi):
+            _add_column(dense, col_start, col_map, cols[j], rows, og, oh, hist)
+        if sparse and p == n_parts - 1:
+            _add_sparse(indptr, entries, rows, og, oh, hist)
 
 
 @njit(cache=True)
@@ -279,8 +284,8 @@ def build_store_histogram(
     rows : uint32[n_rows]                     # IN
     og, oh : float32[>= n_rows]               # IN  gradients of rows[i], in order
     row_layout : bool                         # IN  sum as the row-wise kernel (chunks)
-    n_threads : int                           # IN  numba.get_num_threads(): slices of
-                                              # the sparse part (sums do not depend on it)
+    n_threads : int                           # IN  numba.get_num_threads(): runs of
+                                              # columns (sums do not depend on it)
     chunks : float64[MAX_CHUNKS, total_bins, 2]  # scratch (row layout)
     hist : float64[total_bins, 2]             # OUT (the most frequent bins of bundled
                                               # and sparse features hold no sums;
@@ -301,7 +306,7 @@ def build_store_histogram(
             hist,
         )  # fmt: skip
     else:
-        _columns_and_slices(
+        _columns_and_sparse(
             dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh,
             max(1, n_threads), hist,
         )  # fmt: skip

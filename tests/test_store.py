@@ -292,6 +292,28 @@ def _bins_of(store, features):
     return mask
 
 
+@pytest.mark.parametrize("n_threads", [1, 2, 3, 8])
+def test_column_layout_sums_a_large_leaf_in_row_order_on_any_threads(n_threads):
+    """A large leaf in column layout (each thread a run of dense columns, the
+    last one the sparse part too) sums every bin in row order: the naive sums
+    bit for bit, whatever the number of threads."""
+    store, full, _, rng = _store_inputs(2)
+    assert store.n_sparse and store.bundles
+    rows = np.resize(np.sort(rng.choice(store.n_samples, 900, replace=False)), 40000)
+    rows = rows.astype(np.uint32)  # above the single-thread limit: the parallel path
+    g = rng.normal(size=len(rows)).astype(np.float32)
+    h = rng.random(len(rows)).astype(np.float32)
+    offsets = store.feature_offsets
+    hist = np.full((offsets[-1], 2), np.nan, HIST_DTYPE)
+    chunks = np.empty((MAX_CHUNKS, offsets[-1], 2), HIST_DTYPE)
+    args = (store.dense, store.indptr, store.entries, store.col_start, store.col_map)
+    build_store_histogram(*args, *_every_column(store), rows, g, h, False, n_threads, chunks, hist)
+    want = naive_histogram(full, offsets, rows, g.astype(float), h.astype(float))
+    kept = np.ones(len(hist), bool)
+    kept[(offsets[:-1] + store.most_freq_bins)[store.recovered.astype(bool)]] = False
+    np.testing.assert_array_equal(hist[kept], want[kept])
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("n_rows", [700, 40000])
 @pytest.mark.parametrize("row_layout", [False, True])
