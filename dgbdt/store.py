@@ -33,6 +33,7 @@ from .native.common import (
     FM_DEFAULT,
     FM_LO,
     FM_SKIP,
+    FM_WIDTH,
     bin_dtype_for,
 )
 from .native.store import add_tree_stored, decode_feature, find_bundles
@@ -182,6 +183,16 @@ class BinStore:
             f"with {len(self.entries)} entries, {int((~self.kept).sum())} features left "
             f"out (feature_pre_filter), {self.nbytes() / 2**20:.1f} MiB"
         )
+
+    def decoder(self, feature):
+        """(store column, lo, width, skip, default) of a feature in a dense
+        column, which native.partition decodes row by row; None for one of the
+        sparse part (decoded into a column first: bins_of)."""
+        m = self.feature_map[feature]
+        if m[FM_COL] < 0:
+            return None
+        fields = (FM_LO, FM_WIDTH, FM_SKIP, FM_DEFAULT)
+        return (self.dense[:, int(m[FM_COL])], *(int(m[k]) for k in fields))
 
     def bins_of(self, feature, rows, out):
         """out[rows] = the bins of ``feature`` at ``rows`` (uint16[n_samples])."""

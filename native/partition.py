@@ -9,7 +9,8 @@ same result as the serial one for any number of blocks or threads.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from .prefetch import PREFETCH_DISTANCE, prefetch_item
 
@@ -23,6 +24,39 @@ def _goes_left(b, threshold_bin, nan_left, nan_bin):
     # mispredict about half the time.
     is_nan = np.int64(b == nan_bin)
     return is_nan * nan_left + (1 - is_nan) * np.int64(b <= threshold_bin)
+
+
+def _bin_at(column, row):
+    """The split feature's bin in ``row``: ``column`` is its binned column, or
+    (the store column holding it, lo, width, skip, default): a feature of an
+    EFB bundle (dgbdt.store's FM_* fields), decoded here rather than into a
+    column first."""
+
+
+@overload(_bin_at, inline="always")
+def _bin_at_impl(column, row):
+    if isinstance(column, types.Array):
+        return lambda column, row: np.int64(column[row])
+
+    def bundled(column, row):
+        # arithmetic, not branches, as _goes_left
+        s = np.int64(column[0][row]) - column[1]
+        inside = np.int64(s >= 0) & np.int64(s < column[2])
+        b = s + np.int64(s >= column[3])
+        return column[4] + inside * (b - column[4])
+
+    return bundled
+
+
+def _prefetch_bin(column, row):
+    """Prefetch what ``_bin_at`` will read."""
+
+
+@overload(_prefetch_bin, inline="always")
+def _prefetch_bin_impl(column, row):
+    if isinstance(column, types.Array):
+        return lambda column, row: prefetch_item(column, row)
+    return lambda column, row: prefetch_item(column[0], row)
 
 
 @njit(cache=True, inline="always")
@@ -48,12 +82,12 @@ def _split_block(
     by_mask = left_mask.shape[0] > 0
     for i in range(lo, hi):
         if i + PREFETCH_DISTANCE < hi:
-            prefetch_item(column, sample_indices[i + PREFETCH_DISTANCE])
+            _prefetch_bin(column, sample_indices[i + PREFETCH_DISTANCE])
         row = sample_indices[i]
         if by_mask:
-            step = np.int64(left_mask[column[row]])
+            step = np.int64(left_mask[_bin_at(column, row)])
         else:
-            step = _goes_left(np.int64(column[row]), threshold_bin, nan_left, nan_bin)
+            step = _goes_left(_bin_at(column, row), threshold_bin, nan_left, nan_bin)
         left_out[left_at + n_left] = row
         right_out[right_at + n_right] = row
         n_left += step
@@ -120,7 +154,9 @@ def partition_rows(
     Parameters
     ----------
     sample_indices : uint32[n_rows]     # IN/OUT the leaf's slice
-    column : uint8|uint16[n_samples]    # IN  binned values of the split feature (may be strided)
+    column : uint8|uint16[n_samples]    # IN  binned values of the split feature (may be
+                                        # strided), or a bundled feature's (store column,
+                                        # lo, width, skip, default): see _bin_at
     threshold_bin : int                 # IN
     default_left : bool                 # IN
     nan_bin : int                       # IN  -1 when the feature has no NaN bin

@@ -2,7 +2,9 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
+import dgbdt
 from dgbdt.native import common
 from dgbdt.native.partition import add_leaf_values, partition_rows
 
@@ -108,3 +110,30 @@ def test_add_leaf_values(n_leaves, seed):
     expected[root] += leaf_values[leaf_of_row[root]]
     add_leaf_values(scores, order, leaf_begin, leaf_count, leaf_values)
     np.testing.assert_array_equal(scores, expected)
+
+
+@pytest.mark.parametrize("n_rows", [700, 70000])
+def test_partition_decoding_a_bin_store_equals_the_decoded_column(n_rows):
+    """partition_rows given a store's decoder (a feature of a dense column,
+    bundled or not, decoded row by row) moves the rows as given its column."""
+    rng = np.random.default_rng(3)
+    n = 70000
+    X = np.zeros((n, 12))
+    X[np.arange(n), rng.integers(0, 6, n)] = 1.0  # one-hot: bundled
+    X[:, 6:] = rng.random((n, 6)) * (rng.random((n, 6)) < 0.05)  # sparse numeric
+    store = dgbdt.Dataset(sp.csr_matrix(X), rng.random(n) < 0.5).construct().store
+    assert not store.plain and store.bundles and store.n_sparse
+    rows = np.sort(rng.choice(n, n_rows, replace=False)).astype(common.INDEX_DTYPE)
+    decoded = [f for f in range(X.shape[1]) if store.decoder(f) is not None]
+    assert len(decoded) == X.shape[1] - store.n_sparse  # the sparse part: None
+    for f in decoded:
+        column = store.column(f)
+        n_bins = int(store.feature_offsets[f + 1] - store.feature_offsets[f])
+        mask = (rng.random(n_bins) < 0.5).astype(np.uint8)
+        for threshold_bin, left_mask in ((0, None), (n_bins // 2, None), (0, mask)):
+            got, want = rows.copy(), rows.copy()
+            scratch = np.empty((2, n), common.INDEX_DTYPE)
+            args = (threshold_bin, True, -1, 2, scratch, left_mask)
+            n_left = partition_rows(got, store.decoder(f), *args)
+            assert n_left == partition_rows(want, column, *args)
+            np.testing.assert_array_equal(got, want)

@@ -137,9 +137,14 @@ class SerialLearner:
     def partition(self, sample_indices, record, scratch):
         feature = int(record[SPLIT_FEATURE])
         offsets = self.data.feature_offsets
+        store = self.data.store
+        # a feature of a dense column is decoded row by row inside the partition
+        column = None if store.plain else store.decoder(feature)
+        if column is None:
+            column = self.feature_column(feature, sample_indices)
         return partition_rows(
             sample_indices,
-            self.feature_column(feature, sample_indices),
+            column,
             int(record[SPLIT_BIN]),
             bool(record[SPLIT_DEFAULT_LEFT]),
             int(self.data.missing_bins[feature]),
