@@ -185,7 +185,7 @@ class Boosting:
             booster.init_score = init_booster.init_score.copy()
             if data.init_score is None:
                 scores += init_model_scores(init_booster, train_set, self.k_out)
-            if not same_bins(init_booster.bin_mapper, train_set.bin_mapper):
+            if not same_bins(init_booster.bin_mapper, train_set.model_mapper):
                 # The init model's trees have bin thresholds of other bins: the model
                 # claims no bins at all, so it is never replayed on bins again.
                 booster.bin_mapper = None

@@ -7,8 +7,11 @@ not sums over rows, gather labels, predictions and weights first (one helper,
 on each rank: they add up over the ranks too.
 """
 
+import copy
+
 import numpy as np
 
+from .binning import WideBinMapper
 from .comm import agreed
 from .dataset import Dataset
 from .metrics import get_metric
@@ -105,7 +108,16 @@ def start_scores(init_score, n, k_out):
 
 
 def same_bins(a, b):
-    """Whether two bin mappers (either may be None) bin alike."""
+    """Whether two bin mappers (either may be None) bin alike: wide ones
+    (dgbdt.binning.WideBinMapper) by their used columns and the bins of those."""
+    if isinstance(a, WideBinMapper) or isinstance(b, WideBinMapper):
+        return (
+            isinstance(a, WideBinMapper)
+            and isinstance(b, WideBinMapper)
+            and a.n_features == b.n_features
+            and np.array_equal(a.used, b.used)
+            and same_bins(a.inner, b.inner)
+        )
     return (
         a is not None
         and b is not None
@@ -134,7 +146,7 @@ def init_model_scores(init_booster, dataset, k_out):
             np.float64,
         )
         return raw.reshape(dataset.n_samples, k_out).T.copy()
-    if same_bins(init_booster.bin_mapper, dataset.bin_mapper):
+    if same_bins(init_booster.bin_mapper, dataset.model_mapper):
         return _binned_raw_scores(init_booster, dataset, k_out)
     raise ValueError(
         "init_model was binned differently from this Dataset, whose raw data was "
@@ -147,7 +159,13 @@ def _binned_raw_scores(booster, dataset, k_out):
     scores = np.zeros((k_out, dataset.n_samples), np.float64)
     scores += booster.init_score[:, None]
     missing_bins = dataset.bin_mapper.missing_bins
+    columns = dataset.store.columns  # a wide Dataset's used columns: the store's features
     for i, tree in enumerate(booster.trees):
+        if columns is not None:
+            tree = copy.copy(tree)  # split on columns, replayed on the store's features
+            tree.split_feature = np.searchsorted(columns, tree.split_feature).astype(
+                tree.split_feature.dtype
+            )
         tree.add_binned_scores(dataset.store, missing_bins, scores[i % k_out])
     return scores
 

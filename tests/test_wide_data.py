@@ -89,6 +89,23 @@ def test_wide_model_speaks_of_original_columns(trained):
     assert len(mapper.upper_bounds[f + 1 if f + 1 not in used else f - 1]) == 1  # empty: one bin
 
 
+@pytest.mark.parametrize("free_raw_data", [False, True])
+def test_training_continues_from_a_wide_model(trained, tmp_path, free_raw_data):
+    """init_model= a wide model on a wide Dataset: the compacted model's
+    continuation, still a wide model (its bins kept; replayed on the bins when
+    the raw data was freed)."""
+    X, Xw, y, used, compact, ds, wide = trained
+    compact_more = dgbdt.train(PARAMS, dgbdt.Dataset(X, y), 4, init_model=compact)
+    data = dgbdt.Dataset(Xw, y, free_raw_data=free_raw_data)
+    more = dgbdt.train(PARAMS, data, 4, init_model=wide)
+    assert_same_model(compact_more, more, used)
+    assert isinstance(more.bin_mapper, WideBinMapper)
+    path = tmp_path / "more.json"
+    more.save_model(path)
+    assert json.loads(path.read_text())["version"] == 4
+    assert path.stat().st_size < 200_000  # the used columns only
+
+
 def test_predict_at_full_width(trained):
     X, Xw, y, used, compact, ds, wide = trained
     want = compact.predict(X[:300], raw_score=True)
