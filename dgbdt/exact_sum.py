@@ -14,31 +14,26 @@ import math
 
 import numpy as np
 
-from .native.exact import grouped_exponent_sums
+from .native.exact import exponent_sums64, grouped_exponent_sums
 
-# x = M * 2**(e - 53) with |M| < 2**53 and e >= -1073 (subnormals): scaled by
-# 2**_BIAS every term is an integer.
+# x = M * 2**(e - 1075) with |M| < 2**53 and a biased exponent e >= 1
+# (subnormals): scaled by 2**_BIAS every term is an integer.
 _BIAS = 1126
 
 
 def local_exact_sum(values):
     """The exact sum of ``values`` times 2**_BIAS, as a Python int."""
-    x = np.asarray(values, np.float64).ravel()
-    x = x[x != 0]
-    if len(x) == 0:
-        return 0
+    x = np.ascontiguousarray(np.asarray(values, np.float64).ravel())
     if not np.all(np.isfinite(x)):
         raise ValueError("cannot sum non-finite values exactly")
-    mantissa, exponent = np.frexp(x)
-    m = (mantissa * 2.0**53).astype(np.int64)  # exact
-    shift = exponent.astype(np.int64) - 53 + _BIAS  # >= 0
-    # Sum mantissas per exponent in int64 without overflow: 32-bit halves.
-    shifts, group = np.unique(shift, return_inverse=True)
-    high = np.zeros(len(shifts), np.int64)
-    low = np.zeros(len(shifts), np.int64)
-    np.add.at(high, group, m >> 32)
-    np.add.at(low, group, m & 0xFFFFFFFF)
-    return sum(((int(h) << 32) + int(lo)) << int(s) for h, lo, s in zip(high, low, shifts))
+    # float64 m * 2**(e - 1075): significands summed per exponent by a kernel
+    high = np.zeros(2048, np.int64)
+    low = np.zeros(2048, np.int64)
+    exponent_sums64(x.view(np.uint64), high, low)
+    return sum(
+        ((int(high[e]) << 32) + int(low[e])) << (int(e) - 1075 + _BIAS)
+        for e in np.flatnonzero(high | low)
+    )
 
 
 def global_exact_sums(comm, arrays):
