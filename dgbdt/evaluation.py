@@ -7,8 +7,6 @@ not sums over rows, gather labels, predictions and weights first (one helper,
 on each rank: they add up over the ranks too.
 """
 
-import copy
-
 import numpy as np
 
 from .binning import WideBinMapper
@@ -159,13 +157,8 @@ def _binned_raw_scores(booster, dataset, k_out):
     scores = np.zeros((k_out, dataset.n_samples), np.float64)
     scores += booster.init_score[:, None]
     missing_bins = dataset.bin_mapper.missing_bins
-    columns = dataset.store.columns  # a wide Dataset's used columns: the store's features
     for i, tree in enumerate(booster.trees):
-        if columns is not None:
-            tree = copy.copy(tree)  # split on columns, replayed on the store's features
-            tree.split_feature = np.searchsorted(columns, tree.split_feature).astype(
-                tree.split_feature.dtype
-            )
+        # (a wide store maps the trees' split columns to its features: BinStore.features_of)
         tree.add_binned_scores(dataset.store, missing_bins, scores[i % k_out])
     return scores
 

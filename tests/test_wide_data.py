@@ -97,6 +97,9 @@ def test_training_continues_from_a_wide_model(trained, tmp_path, free_raw_data):
     X, Xw, y, used, compact, ds, wide = trained
     compact_more = dgbdt.train(PARAMS, dgbdt.Dataset(X, y), 4, init_model=compact)
     data = dgbdt.Dataset(Xw, y, free_raw_data=free_raw_data)
+    if free_raw_data:  # a training frees the raw data: init_model is replayed on bins
+        dgbdt.train(PARAMS, data, 1)
+        assert data.get_data() is None
     more = dgbdt.train(PARAMS, data, 4, init_model=wide)
     assert_same_model(compact_more, more, used)
     assert isinstance(more.bin_mapper, WideBinMapper)
