@@ -99,6 +99,19 @@ def _walk_rows(X, i0, m, node_begin, split_feature, threshold, default_left, chi
         nodes[r] = ~nodes[r]
 
 
+@njit(cache=True, inline="always")
+def _block_leaves(X, lo, hi, t, node_offsets, split_feature, threshold, default_left, children,
+                  cat_boundaries, cat_threshold, leaves):  # fmt: skip
+    """The leaves of rows lo..hi-1 in tree ``t``, into ``leaves[:hi - lo]``,
+    ROWS_IN_STEP rows at a time."""
+    node_begin = node_offsets[t] if node_offsets[t + 1] > node_offsets[t] else -1
+    for i0 in range(lo, hi, ROWS_IN_STEP):
+        _walk_rows(
+            X, i0, min(ROWS_IN_STEP, hi - i0), node_begin, split_feature, threshold,
+            default_left, children, cat_boundaries, cat_threshold, leaves[i0 - lo :],
+        )  # fmt: skip
+
+
 @njit(cache=True, parallel=True)
 def predict_raw(
     X,
@@ -134,19 +147,16 @@ def predict_raw(
     for blk in prange(n_blocks):
         lo = blk * PREDICT_BLOCK
         hi = min(n_samples, lo + PREDICT_BLOCK)
-        leaves = np.empty(ROWS_IN_STEP, np.int64)
+        leaves = np.empty(PREDICT_BLOCK, np.int64)
         for t in range(n_trees):
-            node_begin = node_offsets[t] if node_offsets[t + 1] > node_offsets[t] else -1
+            _block_leaves(
+                X, lo, hi, t, node_offsets, split_feature, threshold, default_left, children,
+                cat_boundaries, cat_threshold, leaves,
+            )  # fmt: skip
             leaf_begin = leaf_offsets[t]
             c = t % n_classes
-            for i0 in range(lo, hi, ROWS_IN_STEP):
-                m = min(ROWS_IN_STEP, hi - i0)
-                _walk_rows(
-                    X, i0, m, node_begin, split_feature, threshold, default_left, children,
-                    cat_boundaries, cat_threshold, leaves,
-                )  # fmt: skip
-                for r in range(m):
-                    out[i0 + r, c] += leaf_value[leaf_begin + leaves[r]]
+            for i in range(lo, hi):
+                out[i, c] += leaf_value[leaf_begin + leaves[i - lo]]
 
 
 @njit(cache=True, parallel=True)
@@ -175,17 +185,14 @@ def predict_leaf_index(
     for blk in prange(n_blocks):
         lo = blk * PREDICT_BLOCK
         hi = min(n_samples, lo + PREDICT_BLOCK)
-        leaves = np.empty(ROWS_IN_STEP, np.int64)
+        leaves = np.empty(PREDICT_BLOCK, np.int64)
         for t in range(n_trees):
-            node_begin = node_offsets[t] if node_offsets[t + 1] > node_offsets[t] else -1
-            for i0 in range(lo, hi, ROWS_IN_STEP):
-                m = min(ROWS_IN_STEP, hi - i0)
-                _walk_rows(
-                    X, i0, m, node_begin, split_feature, threshold, default_left, children,
-                    cat_boundaries, cat_threshold, leaves,
-                )  # fmt: skip
-                for r in range(m):
-                    out[i0 + r, t] = leaves[r]
+            _block_leaves(
+                X, lo, hi, t, node_offsets, split_feature, threshold, default_left, children,
+                cat_boundaries, cat_threshold, leaves,
+            )  # fmt: skip
+            for i in range(lo, hi):
+                out[i, t] = leaves[i - lo]
 
 
 @njit(cache=True, inline="always")
