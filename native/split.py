@@ -42,7 +42,7 @@ No fastmath here: the gains are compared for equality across ranks.
 """
 
 import numpy as np
-from numba import njit, prange, types
+from numba import get_num_threads, njit, prange, types
 from numba.extending import overload
 
 from .common import (
@@ -592,9 +592,28 @@ def _keep_int(
     best[_F_RC] = _round_count(np.float64(total_h - lh) * cnt_factor)
 
 
-# Leaves with this many candidate features are scanned by several threads (each
-# feature by one: the same result for any number of threads).
+# A leaf's features are scanned by the parallel loop (each feature by one
+# thread: the same result for any number of threads) when there are this many
+# of them (even on one thread that loop is faster there: 100 features of 16
+# bins, 11 against 22 us), or with several threads this many bins to scan (a
+# launch costs about 5 us, a bin about 4 ns: rocketlake, 2 threads).
 PARALLEL_MIN_FEATURES = 64
+PARALLEL_MIN_BINS = 1024
+
+
+@njit(cache=True)
+def scan_in_parallel(feature_indices, feature_offsets):
+    """Whether a scan of ``feature_indices`` takes the parallel loop."""
+    if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
+        return True
+    if feature_indices.shape[0] < 2 or get_num_threads() < 2:
+        return False
+    bins = 0
+    for f in feature_indices:
+        bins += feature_offsets[f + 1] - feature_offsets[f]
+        if bins >= PARALLEL_MIN_BINS:
+            return True
+    return False
 
 
 @njit(cache=True, inline="always")
@@ -724,7 +743,7 @@ def _scan_leaf_impl(
             shift = _shift(sum_gradients, sum_h, count, l1, l2, max_delta, split_params, node)
             sums = np.array([sum_gradients, sum_h, count])
             limits = np.array([l1, l2, max_delta, min_data, min_hess, shift])
-            if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
+            if scan_in_parallel(feature_indices, feature_offsets):
                 _float_features_parallel(
                     hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
                     sums, limits, bests, splittable, split_params, node, monotone, rand,
@@ -761,7 +780,7 @@ def _scan_leaf_impl(
             node,
         )
         limits = np.array([count, g_scale, h_scale, l1, l2, max_delta, min_data, min_hess, shift])
-        if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
+        if scan_in_parallel(feature_indices, feature_offsets):
             _int_features_parallel(
                 hist, feature_indices, feature_offsets, nan_bins, zero_bins, most_freq_bins,
                 total_g, total_h, limits, bests, splittable, split_params, node, monotone, rand,
@@ -1293,7 +1312,7 @@ def fix_most_frequent_bins(
     most_freq_bins : int32[n_features]     # IN
     sum_gradients, sum_hessians : float    # IN  the leaf's totals
     """
-    if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
+    if scan_in_parallel(feature_indices, feature_offsets):
         _fix_parallel(
             hist, feature_indices, feature_offsets, most_freq_bins, sum_gradients, sum_hessians
         )
