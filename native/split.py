@@ -42,7 +42,7 @@ No fastmath here: the gains are compared for equality across ranks.
 """
 
 import numpy as np
-from numba import get_num_threads, njit, prange, types
+from numba import njit, prange, types
 from numba.extending import overload
 
 from .common import (
@@ -594,9 +594,11 @@ def _keep_int(
 
 # A leaf's features are scanned by the parallel loop (each feature by one
 # thread: the same result for any number of threads) when there are this many
-# of them (even on one thread that loop is faster there: 100 features of 16
-# bins, 11 against 22 us), or with several threads this many bins to scan (a
-# launch costs about 5 us, a bin about 4 ns: rocketlake, 2 threads).
+# of them, or this many bins to scan: a launch costs about 5 us, a bin about
+# 4 ns (rocketlake: 28 features x 255 bins, 2 threads 35 -> 19 us; on one
+# thread the loop costs no more than the plain one, and 100 features of 16
+# bins take 11 against 22 us).  (The thread count cannot decide it here: a
+# kernel that asks Numba for it is not cached.)
 PARALLEL_MIN_FEATURES = 64
 PARALLEL_MIN_BINS = 1024
 
@@ -606,7 +608,7 @@ def scan_in_parallel(feature_indices, feature_offsets):
     """Whether a scan of ``feature_indices`` takes the parallel loop."""
     if feature_indices.shape[0] >= PARALLEL_MIN_FEATURES:
         return True
-    if feature_indices.shape[0] < 2 or get_num_threads() < 2:
+    if feature_indices.shape[0] < 2:
         return False
     bins = 0
     for f in feature_indices:

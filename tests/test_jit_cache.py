@@ -202,3 +202,27 @@ def test_a_data_file_of_another_signature_recompiles(tmp_path):
     again = _run(SUMS, NUMBA_CACHE_DIR=str(tmp_path))
     assert again.returncode == 0, again.stderr[-2000:]
     assert "sums 10.0 10.0 compiled 1" in again.stdout, again.stdout
+
+
+# A fit of each histogram kind and a prediction, every warning kept: a kernel
+# Numba cannot cache (one asking for the thread count, a ctypes pointer) is
+# compiled again in every process, and says so each time.
+EVERY_KIND = (
+    "import warnings, numpy as np, dgbdt\n"
+    "warnings.simplefilter('always')\n"
+    "rng = np.random.default_rng(0); X = rng.random((400, 4)); X[:, 3] = rng.integers(0, 5, 400)\n"
+    "with warnings.catch_warnings(record=True) as seen:\n"
+    "    for q in (False, True):\n"
+    "        p = {'verbosity': -1, 'num_leaves': 4, 'use_quantized_grad': q}\n"
+    "        ds = dgbdt.Dataset(X, X[:, 0], categorical_feature=[3])\n"
+    "        dgbdt.train(p, ds, 2).predict(X, pred_contrib=q)\n"
+    "bad = [str(w.message) for w in seen if 'Cannot cache' in str(w.message)]\n"
+    "print('uncached', bad)\n"
+)
+
+
+def test_every_kernel_of_a_fit_is_cached():
+    _run(EVERY_KIND)  # fills the cache where it is cold
+    out = _run(EVERY_KIND)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "uncached []" in out.stdout, out.stdout[-3000:]
