@@ -4,10 +4,9 @@ A histogram GBDT with Numba kernels, LightGBM's parameters and API shape,
 scikit-learn estimators, and MPI tree learners.
 """
 
-__version__ = "0.1.0"
-
-from . import jit_cache  # noqa: E402
-from .comm import install_abort_hook, under_launcher  # noqa: E402
+from . import jit_cache
+from .version import __version__
+from .comm import install_abort_hook, under_launcher
 
 # Before any kernel is defined: Numba's cache folder (keyed on the version and
 # native/, private, fault-tolerant; see dgbdt.jit_cache).

@@ -16,10 +16,9 @@ from .native.binning import (
     map_to_bins,
     map_sparse_to_bins,
 )
-from .native.common import bin_dtype_for
+from .native.common import LARGEST, bin_dtype_for
 from .native.random import uniform_fill
 from .streams import STREAM_BIN_SAMPLE
-from .tree import LARGEST
 
 
 @dataclass

@@ -15,6 +15,7 @@ import contextlib
 import copy
 import hashlib
 
+import numba
 import numpy as np
 
 from . import callback as cb
@@ -34,6 +35,7 @@ from .lightgbm_model import tree_shrinkage
 from .learners import make_learner, shards_rows
 from .native import common
 from .native.partition import add_leaf_values
+from .params import threads_for
 from .quantization import GradientQuantizer, renew_leaf_values
 from .ranking import query_boundaries
 from .native.histogram import BLOCK_FEATURES, feature_blocks
@@ -316,11 +318,7 @@ class Boosting:
                 # current fraction: drawn now, as a run resumed here draws it.
                 self.sampler.start_round(it, it)
         if "num_threads" in changed:
-            import numba
-
-            from .engine import _num_threads
-
-            numba.set_num_threads(_num_threads(self.cfg, self.comm))
+            numba.set_num_threads(threads_for(self.cfg, self.comm.local_size))
         if "time_out" in changed:
             self.comm.set_time_out(self.cfg["time_out"])
 

@@ -561,7 +561,7 @@ SCHEDULE_KEY = "reset_parameter_rounds"
 
 
 def _dataset_keys():
-    from .dataset import BINNING_KEYS
+    from .params import BINNING_KEYS
 
     # the binned layout is chosen when the Dataset is constructed too
     return (*BINNING_KEYS, "categorical_feature", "force_col_wise", "force_row_wise")

@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from .comm import AgreedError, agreed, launched_rank, launched_size
+from .io.columns import COLUMN_KEYS
 
 # I/O keys of LightGBM's CLI (canonical name: aliases); everything else is a model parameter.
 IO_KEYS = {
@@ -327,19 +328,6 @@ def _unsupported_or_unknown(key, value):
         alias_of = f" (alias of {canonical!r})" if canonical != close[0] else ""
         hint = f" Did you mean {close[0]!r}{alias_of}?"
     raise CliError(f"unknown parameter {key!r}.{hint}")
-
-
-#: I/O keys that say how a data file's columns map to features (which are not
-#: features; LibSVM's first index); training records them in the model, and
-#: predict reads files the same way by default.
-COLUMN_KEYS = (
-    "header",
-    "label_column",
-    "weight_column",
-    "group_column",
-    "ignore_column",
-    "zero_based",
-)
 
 
 def _record_columns(columns):

@@ -18,6 +18,7 @@ training-score update); evaluation traffic counts in the totals only.
 """
 
 import contextlib
+import importlib.util
 import os
 import sys
 import traceback
@@ -425,6 +426,12 @@ def abort_job(exc, with_traceback=True):
 
 #: How long a failing rank waits for the others to start MPI, just to abort them.
 ABORT_START_SECONDS = 60.0
+
+
+def mpi_installed():
+    """Whether mpi4py can be imported (found, not imported: importing it may
+    start MPI)."""
+    return importlib.util.find_spec("mpi4py") is not None
 
 
 def start_mpi(limit_seconds):

@@ -11,11 +11,11 @@ import json
 
 import numpy as np
 
-from .booster import Booster
+from .model import Model
 from .callback import scheduled_parameters
 from .comm import agree_on_errors, agreed
-from .dataset import BINNING_KEYS, Dataset
-from .params import resolve_params
+from .dataset import Dataset
+from .params import BINNING_KEYS, resolve_params
 
 #: Parameters each process may set for itself (LightGBM's too: threads, logging,
 #: the deadline, the local data layout): they do not change the model.
@@ -82,7 +82,7 @@ def _init_model_digest(init_model):
     """None, or a hash of the init model (the same model must continue on every rank)."""
     if init_model is None:
         return None
-    if isinstance(init_model, Booster):
+    if isinstance(init_model, Model):
         text = init_model.model_to_string(-1)
     else:
         try:

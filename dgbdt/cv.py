@@ -39,7 +39,7 @@ from .booster import Booster
 from .boosting import _agreed_stop, _prepare_callbacks
 from .comm import SerialComm, agreed
 from .dataset import Dataset
-from .engine import make_comm, training_booster, training_context
+from .training import make_comm, training_booster, training_context
 from .learners import shards_rows
 from .native.random import uniform_fill
 from .params import ALIASES, resolve_params
@@ -230,7 +230,7 @@ def cv(
         cvbooster = CVBooster()
         for train_idx, test_idx in folds:
             train, valid, fold_params = _fold_sets(train_set, train_idx, test_idx, fpreproc, params)
-            booster = training_booster(fold_params, train, init_model=init_model, callbacks=resets)
+            booster = _fold_booster(fold_params, train, init_model, resets)
             _add_fold_valid(booster, train, valid, eval_train_metric)
             cvbooster.boosters.append(booster)
         train_set.release_raw_data()  # every fold is binned (free_raw_data decides)
@@ -238,6 +238,14 @@ def cv(
     if return_cvbooster:
         results["cvbooster"] = cvbooster
     return results
+
+
+def _fold_booster(fold_params, train, init_model, resets):
+    """A fold's training Booster (its reset_parameter callbacks applied by each
+    update)."""
+    return training_booster(
+        fold_params, train, model_class=Booster, init_model=init_model, callbacks=resets
+    )
 
 
 def _add_fold_valid(booster, train, valid, eval_train_metric):

@@ -38,9 +38,23 @@ from .binning import (
 from .native.binning import map_categories, map_to_bins
 from .native.common import bin_dtype_for
 from .store import Column, build_store, splittable_features, subset_columns
-from .params import resolve_params
+from .params import BINNING_KEYS, resolve_params
+from . import dataset_file
 from .io import MAX_SPARSE_COLUMNS
-from .comm import agreed
+from .io.options import read_text
+from .data.checks import (
+    as_1d,
+    check_group,
+    check_init_score,
+    check_label,
+    check_position,
+    check_weight,
+    complex_error,
+    is_complex,
+    is_dataframe,
+    raise_on_every_rank,
+)
+from .data.names import ColumnNames
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,21 +76,6 @@ InitScoreType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
 # kernel's sequential per-feature scan wins (measured: bench/README.md).
 ROW_WISE_MAX_TOTAL_BINS = 65536
 
-#: Parameters that decide a Dataset's bins (``seed`` picks the bin-finding
-#: sample, so it matters only when the sample is not every row).
-BINNING_KEYS = (
-    "max_bin",
-    "max_bin_by_feature",
-    "min_data_in_bin",
-    "bin_construct_sample_cnt",
-    "seed",
-    "use_missing",
-    "zero_as_missing",
-    "enable_bundle",
-    "is_enable_sparse",
-    "feature_pre_filter",
-)
-
 
 def choose_layout(cfg, total_bins):
     """'row' or 'col': the binned layout for these params and this many bins.
@@ -92,10 +91,6 @@ def choose_layout(cfg, total_bins):
     return "row" if total_bins <= ROW_WISE_MAX_TOTAL_BINS else "col"
 
 
-def _is_dataframe(data):
-    return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
-
-
 def as_pandas_if_arrow(data):
     """A polars DataFrame or a pyarrow Table as a pandas DataFrame (names kept;
     polars Categorical/Enum and Arrow dictionary columns become category
@@ -106,47 +101,6 @@ def as_pandas_if_arrow(data):
     if module.startswith("pyarrow") and hasattr(data, "to_pandas") and hasattr(data, "schema"):
         return data.to_pandas()
     return data
-
-
-def _is_complex(values):
-    """Whether ``values`` (array, DataFrame, Series, list) holds complex numbers: a cast
-    to float64 would drop the imaginary part with only a warning."""
-    if _is_dataframe(values):
-        return any(getattr(d, "kind", "") == "c" for d in values.dtypes)
-    dtype = getattr(values, "dtype", None)
-    if dtype is None:
-        try:
-            dtype = np.asarray(values).dtype
-        except (TypeError, ValueError):
-            return False  # ragged and the like: the float conversion says what is wrong
-    return getattr(dtype, "kind", "") == "c"
-
-
-def _complex_error(values, name):
-    if _is_dataframe(values):
-        column = next(c for c, d in values.dtypes.items() if getattr(d, "kind", "") == "c")
-        what = f"{name} column {column!r} is complex"
-    else:
-        dtype = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype
-        what = f"{name} is complex ({dtype})"
-    return TypeError(
-        f"{what}; dgbdt takes real numbers only (casting would drop the imaginary part)"
-    )
-
-
-def _as_float(values, name):
-    """``values`` as a float64 ndarray; complex numbers are a TypeError and numbers
-    beyond float64 (a Python int over 1e308) a ValueError, both naming ``name``."""
-    if _is_complex(values):
-        raise _complex_error(values, name)
-    if _is_dataframe(values):
-        values = values.to_numpy()
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except OverflowError as exc:
-        raise ValueError(f"{name} holds a number beyond float64: {exc}") from None
-    except TypeError as exc:
-        raise TypeError(f"{name} must be numeric: {exc}") from None
 
 
 def _human_bytes(n):
@@ -252,42 +206,6 @@ def frame_category_lists(df):
     return [c for _, c in found], [i for i, _ in found]
 
 
-class ColumnNames(Sequence):
-    """The default feature names ``Column_0``, ``Column_1``, ... made on access:
-    a hashed-text matrix of 2**24 columns does not hold 2**24 strings."""
-
-    #: LightGBM takes these names as they are (dgbdt.lightgbm_model)
-    clean = True
-
-    def __init__(self, n):
-        self.n = int(n)
-
-    def __len__(self):
-        return self.n
-
-    def __iter__(self):
-        return map("Column_{}".format, range(self.n))
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [f"Column_{j}" for j in range(*i.indices(self.n))]
-        j = int(i) + (self.n if i < 0 else 0)
-        if not 0 <= j < self.n:
-            raise IndexError(f"feature {i} of {self.n}")
-        return f"Column_{j}"
-
-    def __eq__(self, other):
-        if isinstance(other, ColumnNames):
-            return self.n == other.n
-        return isinstance(other, (list, tuple)) and list(self) == list(other)
-
-    def __hash__(self):
-        return hash(("ColumnNames", self.n))
-
-    def __repr__(self):
-        return f"ColumnNames({self.n})"
-
-
 class FeatureSource:
     """Uniform column access over numpy arrays, pandas DataFrames and scipy.sparse.
 
@@ -300,8 +218,8 @@ class FeatureSource:
         # pandas category columns: their positions and the category lists their
         # values are coded by (the frame's own until training agrees on others)
         self.category_lists, self.category_columns = [], []
-        if _is_complex(data):
-            raise _complex_error(data, "data")
+        if is_complex(data):
+            raise complex_error(data, "data")
         if sp.issparse(data):
             _check_sparse_shape(data.shape)
             self.kind = "sparse"
@@ -309,7 +227,7 @@ class FeatureSource:
             # matrix of 2**24 columns costs its non-zeros, not its width.
             self.compact, self.used = compact_columns(data)
             self.shape = tuple(int(v) for v in data.shape)
-        elif _is_dataframe(data):
+        elif is_dataframe(data):
             self.kind = "frame"
             self.data = data
             self.shape = data.shape
@@ -527,116 +445,6 @@ def _init_score_rows(init_score, rows, n_samples):
     return init_score.reshape(-1, n_samples)[:, rows].ravel()
 
 
-def raise_on_every_rank(comm, error, what):
-    """Raise ``error`` (an exception or None) on this rank, and on every rank when
-    any rank has one, so that none waits in a collective: a rank's own error, or
-    a ValueError saying which ranks ``what``."""
-    if comm is None or comm.size == 1:
-        if error is not None:
-            raise error
-        return
-    failed = np.flatnonzero(comm.per_rank(error is not None))
-    if error is not None:
-        raise agreed(error)
-    if len(failed):
-        raise agreed(ValueError(f"rank(s) {failed.tolist()} {what} (see their messages)"))
-
-
-def _as_1d(values, name, n_samples):
-    """One value per row; a column vector (n, 1), e.g. a one-column DataFrame, is
-    flattened with a warning (as LightGBM does), any other 2-D shape refused."""
-    if values is None:
-        return None
-    arr = _as_float(values, name)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        warnings.warn(
-            f"{name} is a column vector of shape {arr.shape}; using it as 1-D", stacklevel=3
-        )
-    elif arr.ndim > 1:
-        raise ValueError(f"{name} must be 1-D (one value per row), got shape {arr.shape}")
-    arr = arr.ravel()
-    if arr.shape[0] != n_samples:
-        raise ValueError(f"{name} has {arr.shape[0]} entries but data has {n_samples} rows")
-    return arr
-
-
-def _check_init_score(init_score, n_samples):
-    """``init_score`` as float64 of (n,), (n, n_classes) or LightGBM's flat class-major
-    (n * n_classes,): every value finite, since it *is* the starting score (a NaN
-    one trained and then failed to save the model)."""
-    if init_score is None:
-        return None
-    init = _as_float(init_score, "init_score")
-    if (init.size == 0) != (n_samples == 0) or init.size % max(n_samples, 1):  # empty shard: none
-        raise ValueError(
-            f"init_score has {init.size} values; expected a multiple of "
-            f"the {n_samples} rows (n_samples or n_samples x n_classes)"
-        )
-    bad = np.flatnonzero(~np.isfinite(init.ravel()))
-    if len(bad):
-        where = np.unravel_index(int(bad[0]), init.shape)
-        raise ValueError(
-            f"init_score[{', '.join(str(int(i)) for i in where)}] is "
-            f"{init[where]}; init scores must be finite"
-        )
-    return init
-
-
-def _check_group(group, n_samples):
-    """Query sizes as int64, non-negative and summing to the ``n_samples`` rows."""
-    if group is None:
-        return None
-    sizes = np.asarray(group)
-    if sizes.ndim != 1:
-        raise ValueError(f"group must be 1-D (one size per query), got shape {sizes.shape}")
-    if sizes.size and (
-        sizes.dtype.kind not in "iuf" or not np.all(np.isfinite(sizes)) or np.any(sizes % 1)
-    ):
-        raise ValueError("group must hold integer query sizes")
-    sizes = sizes.astype(np.int64)
-    if np.any(sizes < 0):
-        bad = int(np.flatnonzero(sizes < 0)[0])
-        raise ValueError(f"group[{bad}] is {sizes[bad]}; query sizes must be >= 0")
-    if int(sizes.sum()) != n_samples:
-        raise ValueError(
-            f"group sizes sum to {int(sizes.sum())} but data has {n_samples} rows "
-            "(group holds the number of rows of each query, in order)"
-        )
-    return sizes
-
-
-def _check_position(position, n_samples):
-    """Positions as int64, one per row."""
-    if position is None:
-        return None
-    pos = np.asarray(position)
-    if pos.ndim != 1 or pos.shape[0] != n_samples:
-        raise ValueError(
-            f"position must have one value per row ({n_samples}), got shape {pos.shape}"
-        )
-    if pos.size and (
-        pos.dtype.kind not in "iuf" or not np.all(np.isfinite(pos)) or np.any(pos % 1)
-    ):
-        raise ValueError("position must hold integers")
-    return pos.astype(np.int64)
-
-
-def _check_label(label):
-    if label is not None and not np.all(np.isfinite(label)):
-        bad = int(np.flatnonzero(~np.isfinite(label))[0])
-        raise ValueError(f"label contains {label[bad]} at row {bad}; labels must be finite")
-    return label
-
-
-def _check_weight(weight):
-    if weight is not None and (not np.all(np.isfinite(weight)) or np.any(weight < 0)):
-        bad = int(np.flatnonzero(~(np.isfinite(weight) & (weight >= 0)))[0])
-        raise ValueError(
-            f"weight contains {weight[bad]} at row {bad}; weights must be finite and >= 0"
-        )
-    return weight
-
-
 class Dataset:
     """Training or validation data, binned lazily with the training params.
 
@@ -752,11 +560,11 @@ class Dataset:
     def _set_rows(self, rows):
         """The per-row fields (label, weight, init_score, group, position), checked."""
         n = self.n_samples
-        self.label = _check_label(_as_1d(rows["label"], "label", n))
-        self.weight = _check_weight(_as_1d(rows["weight"], "weight", n))
-        self.init_score = _check_init_score(rows["init_score"], n)
-        self.group = _check_group(rows["group"], n)
-        self.position = _check_position(rows["position"], n)
+        self.label = check_label(as_1d(rows["label"], "label", n))
+        self.weight = check_weight(as_1d(rows["weight"], "weight", n))
+        self.init_score = check_init_score(rows["init_score"], n)
+        self.group = check_group(rows["group"], n)
+        self.position = check_position(rows["position"], n)
 
     def _set_feature_indices(self, feature_indices):
         self.feature_indices = None
@@ -771,8 +579,6 @@ class Dataset:
     def _open_path(self, path, rows, given):
         """Dataset(path): a binary Dataset file is loaded into self (None is
         returned), a text file read (``_read_text``'s arrays are returned)."""
-        from . import dataset_file
-
         path = dataset_file.rank_path(path)
         if dataset_file.is_dataset_file(path) or dataset_file.is_lightgbm_binary(path):
             given["categorical_feature"] = self.categorical_feature
@@ -787,8 +593,6 @@ class Dataset:
         command line reads it (dgbdt.io.options.read_text): ``rows`` filled in
         from the file where not given.  Returns (X, the other params,
         feature_indices, feature_name, query_ids)."""
-        from .io.options import read_text
-
         read = read_text(path, dict(params or {}), feature_indices)
         loaded = read.loaded
         self.read_params, self._read = read.keys, read
@@ -1382,15 +1186,13 @@ class Dataset:
         the rank), which only that rank of as many ranks may load.  LightGBM's
         binary Dataset files are another format: neither reads the other's.
         """
-        from .dataset_file import rank_path, write_dataset_file
-
-        target = rank_path(filename)
+        target = dataset_file.rank_path(filename)
         if os.path.exists(target):  # LightGBM's rule: an existing file is never replaced
             warnings.warn(f"File {target} exists, cannot save binary to it", stacklevel=2)
             return self
         if self.store is None:
             self.construct()  # (a Dataset(path) of this rank's rows: with its comm)
-        write_dataset_file(self, target)
+        dataset_file.write_dataset_file(self, target)
         return self
 
     def num_data(self) -> int:
@@ -1419,17 +1221,17 @@ class Dataset:
 
     def set_label(self, label: Optional[RowValuesType]) -> "Dataset":
         """Replace the label (checked as in the constructor); returns self."""
-        self.label = _check_label(_as_1d(label, "label", self.n_samples))
+        self.label = check_label(as_1d(label, "label", self.n_samples))
         return self
 
     def set_weight(self, weight: Optional[RowValuesType]) -> "Dataset":
         """Replace the row weights (checked as in the constructor); returns self."""
-        self.weight = _check_weight(_as_1d(weight, "weight", self.n_samples))
+        self.weight = check_weight(as_1d(weight, "weight", self.n_samples))
         return self
 
     def set_init_score(self, init_score: Optional[InitScoreType]) -> "Dataset":
         """Replace the starting raw scores (checked as in the constructor); returns self."""
-        self.init_score = _check_init_score(init_score, self.n_samples)
+        self.init_score = check_init_score(init_score, self.n_samples)
         return self
 
     def get_group(self) -> Optional[np.ndarray]:
@@ -1438,7 +1240,7 @@ class Dataset:
 
     def set_group(self, group: Optional[ArrayLike]) -> "Dataset":
         """Replace the query sizes (checked as in the constructor); returns self."""
-        self.group = _check_group(group, self.n_samples)
+        self.group = check_group(group, self.n_samples)
         self.query_ids = None
         return self
 
@@ -1448,7 +1250,7 @@ class Dataset:
 
     def set_position(self, position: Optional[ArrayLike]) -> "Dataset":
         """Replace the positions (checked as in the constructor); returns self."""
-        self.position = _check_position(position, self.n_samples)
+        self.position = check_position(position, self.n_samples)
         return self
 
 

@@ -43,8 +43,26 @@ import json
 import math
 import os
 import struct
+import warnings
 
 import numpy as np
+
+from .binning import mapper_arrays, mapper_from_arrays
+from .categorical import parse_categorical_spec
+from .comm import agreed, launched_rank, launched_size, world_comm
+from .data.checks import (
+    check_group,
+    check_init_score,
+    check_label,
+    check_position,
+    check_weight,
+    raise_on_every_rank,
+)
+from .data.names import ColumnNames
+from .files import check_regular_file, check_writable_target, publish, temp_beside
+from .params import BINNING_KEYS, resolve_params
+from .store import store_arrays, store_from_arrays
+from .version import __version__
 
 MAGIC = b"DGBDT-DATASET\r\n\x1a"
 FORMAT_VERSION = 1
@@ -103,8 +121,6 @@ class DatasetFileError(ValueError):
 def rank_path(path):
     """``path`` (str or os.PathLike) as a str, ``{rank}`` replaced by this rank
     (0 when not under mpiexec)."""
-    from .comm import launched_rank
-
     text = os.fsdecode(os.fspath(path))
     return text.replace("{rank}", str(launched_rank())) if "{rank}" in text else text
 
@@ -155,9 +171,6 @@ def _views(arrays):
 
 def write_container(path, scalars, arrays):
     """Write the file ``path`` (atomically: a temp file beside it, renamed)."""
-    from . import __version__
-    from .files import publish, temp_beside
-
     table, views, payload_bytes = _views(arrays)
     doc = {"format": "dgbdt-dataset", "version": FORMAT_VERSION, "dgbdt": __version__}
     doc.update(dataset=scalars, arrays=table)
@@ -308,8 +321,6 @@ def _read_arrays(path, fh, table, n_payload, payload_sha):
 
 def read_container(path):
     """(the header's ``dataset`` dict, {name: array}) of the file ``path``."""
-    from .files import check_regular_file
-
     check_regular_file(path, "Dataset file")
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -341,8 +352,6 @@ def _jsonable(value, name):
 def _shard_of(dataset):
     """Whether the Dataset holds one rank's share of the data (saved under mpiexec:
     row-sharded bins, a block of columns, or a text file read by byte range)."""
-    from .comm import launched_size
-
     read = dataset._read
     return launched_size() > 1 and (
         (dataset._binning or {}).get("ranks", 1) not in (None, 1)
@@ -353,10 +362,6 @@ def _shard_of(dataset):
 
 def _dataset_fields(dataset):
     """(scalars, arrays) of a constructed Dataset."""
-    from .binning import mapper_arrays
-    from .comm import launched_rank, launched_size
-    from .store import store_arrays
-
     arrays, meta = store_arrays(dataset.store)
     arrays.update(mapper_arrays(dataset.bin_mapper))
     if dataset.used_features is not None:  # a wide Dataset: its binned columns
@@ -391,15 +396,12 @@ def _dataset_fields(dataset):
 
 
 def _default_names(dataset):
-    from .dataset import ColumnNames
 
     return isinstance(dataset.feature_name, ColumnNames)
 
 
 def write_dataset_file(dataset, path):
     """Write a constructed Dataset to ``path`` (see the module docstring)."""
-    from .files import check_writable_target
-
     check_writable_target(path)
     scalars, arrays = _dataset_fields(dataset)
     write_container(path, scalars, arrays)
@@ -450,10 +452,6 @@ def _check_rest(d):
 
 def _check_params(params):
     """The saved Dataset params must be valid ones (training resolves them)."""
-    import warnings
-
-    from .params import resolve_params
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (LightGBM-only keys: warned about at training)
         try:
@@ -473,8 +471,6 @@ def _check_pandas_categorical(value):
 
 def _checked_binning(binning, n_features):
     """The binning params as Dataset._binning holds them (lists back to tuples)."""
-    from .dataset import BINNING_KEYS
-
     keys = (*BINNING_KEYS, "ranks", "filtered", "categorical")
     if isinstance(binning, dict) and set(binning) == {*keys, "wide"}:
         # (files of a Dataset that binned only the columns holding values)
@@ -510,14 +506,6 @@ def _checked_binning(binning, n_features):
 
 def _row_fields(arrays, n_samples):
     """The per-row fields, checked as the Dataset constructor checks them."""
-    from .dataset import (
-        _check_group,
-        _check_init_score,
-        _check_label,
-        _check_position,
-        _check_weight,
-    )
-
     for name in ("label", "weight", "position"):
         value = arrays.get(name)
         if value is not None and value.shape != (n_samples,):
@@ -526,11 +514,11 @@ def _row_fields(arrays, n_samples):
     if init is not None and init.ndim == 2 and init.shape[0] != n_samples:
         raise ValueError(f"init_score has shape {init.shape}: one row per sample")
     out = dict(
-        label=_check_label(arrays.get("label")),
-        weight=_check_weight(arrays.get("weight")),
-        init_score=_check_init_score(init, n_samples),
-        group=_check_group(arrays.get("group"), n_samples),
-        position=_check_position(arrays.get("position"), n_samples),
+        label=check_label(arrays.get("label")),
+        weight=check_weight(arrays.get("weight")),
+        init_score=check_init_score(init, n_samples),
+        group=check_group(arrays.get("group"), n_samples),
+        position=check_position(arrays.get("position"), n_samples),
     )
     ids = arrays.get("query_ids")
     if ids is not None and (out["group"] is None or len(ids) != len(out["group"])):
@@ -540,10 +528,6 @@ def _row_fields(arrays, n_samples):
 
 def _checked_fields(path, scalars, arrays):
     """(scalars, mapper, store, row fields) of a file, all checked."""
-    from .binning import mapper_from_arrays
-    from .categorical import parse_categorical_spec
-    from .store import store_from_arrays
-
     try:
         scalars = _check_scalars(scalars)
         n, n_features = scalars["n_samples"], scalars["n_features"]
@@ -589,8 +573,6 @@ def _used_features(arrays, n_features):
 def _shard_digest(scalars, mapper, block):
     """What every rank's file of one save shares: the binning, the global row count
     and (rows sharded: every rank holds all features) the bins."""
-    from .binning import mapper_arrays
-
     digest = hashlib.sha256(
         json.dumps([scalars["binning"], scalars["n_total"], scalars["n_ranks"]]).encode()
     )
@@ -604,9 +586,6 @@ def _check_shard(path, scalars, mapper, block):
     """A file of one rank's share loads on that rank of as many ranks only, and
     all ranks' files must come from one save (checked together: every rank
     raises alike)."""
-    from .comm import agreed, launched_rank, launched_size, world_comm
-    from .dataset import raise_on_every_rank
-
     saved, here = (scalars["rank"], scalars["n_ranks"]), (launched_rank(), launched_size())
     if not scalars["sharded"]:
         return
@@ -665,8 +644,6 @@ def load_into(dataset, path, rows, given):
 
 def _restore(dataset, scalars, mapper, store):
     """The Dataset's attributes as the constructor and construct() set them."""
-    from .dataset import ColumnNames
-
     dataset.categorical_feature = scalars["categorical_feature"]
     dataset.pandas_categorical = scalars["pandas_categorical"]
     dataset.read_params = scalars["read_params"]

@@ -21,7 +21,7 @@ import numpy as np
 from .jit_cache import kernels_compiled
 
 from . import Booster, Dataset, log_evaluation, train
-from .comm import launched_size, under_launcher
+from .comm import launched_size, mpi_installed, under_launcher
 from .datasets import make_higgs_like
 from .metrics import get_metric
 
@@ -29,11 +29,7 @@ from .metrics import get_metric
 def _relaunch(args, argv):
     """Run this demo under the mpiexec beside sys.executable; None if there is none."""
     mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        mpiexec = None
-    if mpiexec is None or not mpiexec.exists():
+    if not mpi_installed() or not mpiexec.exists():
         print(
             "dgbdt demo: mpi4py/mpiexec not installed (pip install 'dgbdt[mpi]'); "
             "training in one process"

@@ -67,6 +67,7 @@ import sys
 import numpy as np
 
 from .files import check_regular_file, publish, temp_beside
+from .io.columns import COLUMN_KEYS
 from .objectives import model_objective, model_objective_names
 from .tree import CATEGORICAL, LARGEST, LEAF_FIELDS, NODE_FIELDS, Tree
 
@@ -147,7 +148,7 @@ def _fail(source, msg):
     raise ModelFormatError(f"{source}: {msg}")
 
 
-def _lightgbm_text_version(text):
+def lightgbm_text_version(text):
     """LightGBM's text model starts with a line ``tree``, then ``version=v4``
     among the header lines; returns the version, or None for other text."""
     lines = text[:4096].lstrip("\ufeff").splitlines()
@@ -167,7 +168,7 @@ def model_file_format(path):
     """ "lightgbm" for a LightGBM text model file, else "dgbdt" (by content)."""
     with open(path, "rb") as fh:
         head = fh.read(4096).decode("utf-8", errors="replace")
-    return "lightgbm" if _lightgbm_text_version(head) is not None else "dgbdt"
+    return "lightgbm" if lightgbm_text_version(head) is not None else "dgbdt"
 
 
 def _unique_keys(source):
@@ -535,9 +536,7 @@ def _is_scalar(value):
 
 def _check_params(source, doc):
     """Training parameters: JSON scalars or lists of them; the column keys the
-    CLI reads data files with (dgbdt.cli.COLUMN_KEYS) are strings."""
-    from .cli import COLUMN_KEYS
-
+    CLI reads data files with (dgbdt.io.columns.COLUMN_KEYS) are strings."""
     params = doc.get("params", {})
     if type(params) is not dict:
         _fail(source, f"field 'params' must be an object, got {_show(params)}")
@@ -773,18 +772,13 @@ def check_score_bound(source, init_score, trees, k):
 
 
 def model_from_json(text, source="model string"):
-    """Parse and validate a model: dgbdt's JSON document or LightGBM's text
-    model (dgbdt.lightgbm_import), told apart by content; returns (header
-    dict, list of Tree).
+    """Parse and validate dgbdt's JSON model document; returns (header dict,
+    list of Tree).  (dgbdt.model_files reads either format, told by content.)
 
     Raises ModelFormatError naming the field (and tree) of the first problem.
     """
     if isinstance(text, (bytes, bytearray)):
-        text = _decode(bytes(text), source)
-    if _lightgbm_text_version(text) is not None:
-        from .lightgbm_import import from_lightgbm_text
-
-        return from_lightgbm_text(text, source)
+        text = decode_model(bytes(text), source)
     doc = _parse(text, source)
     _check_kind(source, doc)
     k, init_score = _check_objective(source, doc)
@@ -816,7 +810,9 @@ def model_to_json(header, trees):
     return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
 
-def _decode(data, source):
+def decode_model(data, source):
+    """A model file's bytes as text; ModelFormatError naming the first byte that
+    is not UTF-8."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -826,8 +822,8 @@ def _decode(data, source):
         )
 
 
-def load_model_file(path):
-    """(header, trees) of the model file ``path``; FileNotFoundError when it is
+def read_model_file(path):
+    """The text of the model file ``path``; FileNotFoundError when it is
     missing, ModelFormatError for anything but a regular UTF-8 model file of at
     most MAX_MODEL_BYTES (a FIFO or device is refused without reading it)."""
     path = os.fspath(path)
@@ -848,4 +844,4 @@ def load_model_file(path):
             f"larger than {MAX_MODEL_BYTES} bytes, the most a model file may hold "
             "(dgbdt.model_io.MAX_MODEL_BYTES)",
         )
-    return model_from_json(_decode(data, path), source=path)
+    return decode_model(data, path)

@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from .lightgbm_keys import DEFAULTS as LIGHTGBM_DEFAULTS
@@ -32,6 +33,32 @@ from .categorical import parse_categorical_spec
 from .metrics import METRIC_ALIASES, METRICS
 from .objectives import OBJECTIVES
 from .registry import Registry
+
+#: Parameters that decide a Dataset's bins (``seed`` picks the bin-finding
+#: sample, so it matters only when the sample is not every row).
+BINNING_KEYS = (
+    "max_bin",
+    "max_bin_by_feature",
+    "min_data_in_bin",
+    "bin_construct_sample_cnt",
+    "seed",
+    "use_missing",
+    "zero_as_missing",
+    "enable_bundle",
+    "is_enable_sparse",
+    "feature_pre_filter",
+)
+
+
+def threads_for(cfg: Mapping, ranks_on_machine: int) -> int:
+    """The threads a training uses: ``num_threads``, or (when <= 0) this
+    machine's cores shared by its ``ranks_on_machine`` ranks."""
+    n = cfg["num_threads"]
+    available = numba.config.NUMBA_NUM_THREADS
+    if n <= 0:
+        return max(1, available // ranks_on_machine)
+    return min(n, available)
+
 
 __all__ = [
     "Param",

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .booster import Booster, _frame_as_float64
+from .booster import Booster
+from .model import _frame_as_float64
 
 if TYPE_CHECKING:
     from graphviz import Digraph

@@ -15,7 +15,7 @@ appends the right child as a new leaf:
 
 import numpy as np
 
-from .native.common import FEATURE_INDEX_DTYPE, NODE_INDEX_DTYPE
+from .native.common import FEATURE_INDEX_DTYPE, LARGEST, NODE_INDEX_DTYPE
 from .native.predict import CATEGORICAL, ZERO_IS_MISSING, add_tree_binned
 
 NODE_FIELDS = (
@@ -36,8 +36,6 @@ LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
 #: default_left bits (native.predict): bit 0 NaN goes left; bit 1
 #: ZERO_IS_MISSING (LightGBM's missing type Zero); bit 2 CATEGORICAL
 __all__ = ["CATEGORICAL", "LARGEST", "LEAF_FIELDS", "NODE_FIELDS", "ZERO_IS_MISSING", "Tree"]
-#: the largest float: stands for a +inf threshold in trees and model files (strict JSON)
-LARGEST = float(np.finfo(np.float64).max)
 
 
 def _no_categories():

@@ -5,6 +5,10 @@ Tests import these names; nothing else hard-codes a dtype.
 
 import numpy as np
 
+# The largest float: stands for a +inf threshold in bin mappers, trees and model
+# files (strict JSON has no infinity).
+LARGEST = float(np.finfo(np.float64).max)
+
 # Binned feature values: one byte per value while a feature has <= 256 bins
 # (max_bin <= 255 plus the NaN bin), two bytes above.
 BIN_DTYPE_SMALL = np.uint8

@@ -850,7 +850,7 @@ def test_predict_unknown_keyword_arguments(named):
 def test_predict_num_threads_applies_while_predicting_and_is_restored(named, monkeypatch):
     """LightGBM's predict takes num_threads through **kwargs; <= 0 is all cores."""
     import numba
-    import dgbdt.booster as booster_module
+    import dgbdt.model as booster_module
 
     b, df = named
     seen, kernel = [], booster_module.predict_raw
@@ -884,7 +884,7 @@ def test_predict_num_threads_with_two_threads_available(tmp_path):
         "rng = np.random.default_rng(0); X = rng.normal(size=(300, 3))\n"
         "b = dgbdt.train({'verbosity': -1}, dgbdt.Dataset(X, X[:, 0]), 3)\n"
         "numba.set_num_threads(2)\n"
-        "import dgbdt.booster as m; seen = []; k = m.predict_raw\n"
+        "import dgbdt.model as m; seen = []; k = m.predict_raw\n"
         "m.predict_raw = lambda *a: (seen.append(numba.get_num_threads()), k(*a))[1]\n"
         "p = b.predict(X, num_threads=1); q = b.predict(X, num_threads=-1)\n"
         "assert seen == [1, 2] and numba.get_num_threads() == 2, seen\n"

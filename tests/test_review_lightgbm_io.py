@@ -167,7 +167,8 @@ def test_a_huge_max_feature_idx_without_feature_infos_is_refused_cheaply(tmp_pat
         f"""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-        from dgbdt.model_io import ModelFormatError, load_model_file
+        from dgbdt.model_files import load_model_file
+        from dgbdt.model_io import ModelFormatError
         try:
             load_model_file({str(path)!r})
         except ModelFormatError as exc:

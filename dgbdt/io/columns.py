@@ -5,6 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: I/O keys that say how a data file's columns map to features (which are not
+#: features; LibSVM's first index); training records them in the model, and
+#: predict reads files the same way by default.
+COLUMN_KEYS = (
+    "header",
+    "label_column",
+    "weight_column",
+    "group_column",
+    "ignore_column",
+    "zero_based",
+)
+
 
 def _resolve_column(spec, names, what, label_idx, path):
     """File column index of a column spec, or None."""

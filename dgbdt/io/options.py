@@ -11,16 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..lightgbm_keys import LIGHTGBM_ALIASES, parse_bool
+from .columns import COLUMN_KEYS
 
 #: The keys that say how a file's columns map to features (``zero_based`` is dgbdt's).
-READ_KEYS = (
-    "header",
-    "label_column",
-    "weight_column",
-    "group_column",
-    "ignore_column",
-    "zero_based",
-)
+READ_KEYS = COLUMN_KEYS
 #: Keys that say which rows a rank reads under mpiexec (not column options).
 SHARE_KEYS = ("pre_partition",)
 _DEFAULTS = {"header": False, "label_column": "0", "zero_based": True}
