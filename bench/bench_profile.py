@@ -136,7 +136,6 @@ def physical_limit(rows, features, threads):
     """Bin updates per second of plain kernels on this machine (dict by name)."""
     import numba  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
-
     from dgbdt.native import histogram as H  # noqa: PLC0415
 
     rng = np.random.default_rng(0)
@@ -236,9 +235,8 @@ class PhaseTimer:
         TreeGrower.grow = timed_grow
 
     def _count_updates(self):
-        from dgbdt.learners.serial import SerialLearner  # noqa: PLC0415
-
         import dgbdt.histograms as hm  # noqa: PLC0415
+        from dgbdt.learners.serial import SerialLearner  # noqa: PLC0415
 
         for cls in (hm.FloatHistograms, hm.QuantizedHistograms):
             build = cls.build_local

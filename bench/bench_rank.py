@@ -29,7 +29,6 @@ import statistics
 import time
 
 import numpy as np
-
 from common import print_machine, verdict
 
 

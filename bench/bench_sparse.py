@@ -28,11 +28,11 @@ import numpy as np
 from common import (
     arg_parser,
     auc_of,
+    child_env,
     machine_info,
     print_machine,
     print_rows,
     run_worker,
-    child_env,
     verdict,
     write_json,
 )

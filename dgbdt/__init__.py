@@ -5,8 +5,8 @@ scikit-learn estimators, and MPI tree learners.
 """
 
 from . import jit_cache
-from .version import __version__
 from .comm import install_abort_hook, under_launcher
+from .version import __version__
 
 # Before any kernel is defined: Numba's cache folder (keyed on the version and
 # native/, private, fault-tolerant; see dgbdt.jit_cache).
@@ -26,8 +26,8 @@ from .callback import (  # noqa: E402
     record_evaluation,
     reset_parameter,
 )
-from .dataset import Dataset  # noqa: E402
 from .cv import CVBooster, KeyedKFold, cv  # noqa: E402
+from .dataset import Dataset  # noqa: E402
 from .engine import train  # noqa: E402
 from .plotting import (  # noqa: E402
     create_tree_digraph,
@@ -67,7 +67,7 @@ def __getattr__(name):
     # The estimators import scikit-learn (about 100 MB of modules): load them
     # only when asked for, so `dgbdt.train` users do not pay for it.
     if name in ("DGBDTClassifier", "DGBDTRegressor", "DGBDTRanker"):
-        from . import sklearn as _sklearn
+        from . import sklearn as _sklearn  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
         return getattr(_sklearn, name)
     raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")

@@ -13,8 +13,8 @@ import numpy as np
 from .native.binning import (
     distinct_counts,
     find_bin_upper_bounds,
-    map_to_bins,
     map_sparse_to_bins,
+    map_to_bins,
 )
 from .native.common import LARGEST, bin_dtype_for
 from .native.random import uniform_fill

@@ -31,17 +31,17 @@ from .evaluation import (
     start_scores,
 )
 from .grower import TreeGrower
-from .lightgbm_model import tree_shrinkage
 from .learners import make_learner, shards_rows
+from .lightgbm_model import tree_shrinkage
 from .native import common
-from .native.partition import add_leaf_values
-from .params import threads_for
-from .quantization import GradientQuantizer, renew_leaf_values
-from .ranking import query_boundaries
 from .native.histogram import BLOCK_FEATURES, feature_blocks
-from .store import splittable_features
-
+from .native.partition import add_leaf_values
+from .objectives import make_objective
+from .params import ALIASES, resolve_params, threads_for
+from .quantization import GradientQuantizer, renew_leaf_values
+from .ranking import Queries, query_boundaries
 from .sampling import Sampler
+from .store import splittable_features
 
 # From this many features, column-layout data keeps a blocked copy (4 blocks).
 BLOCKED_MIN_FEATURES = 4 * BLOCK_FEATURES
@@ -728,10 +728,6 @@ def refit_leaf_values(booster, data, leaf_preds, dataset_params, decay_rate):
 def _refit_objective(booster, data, dataset_params):
     """(resolved params, objective ready for ``data``) of a refit: the model's
     params and objective, updated by ``dataset_params``; one process."""
-    from .objectives import make_objective
-    from .params import ALIASES, resolve_params
-    from .ranking import Queries
-
     if booster.objective in (None, "custom", "none"):
         raise ValueError(
             f"Cannot refit a model of objective {booster.objective!r}: refit needs the "

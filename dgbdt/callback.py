@@ -30,6 +30,9 @@ from collections import namedtuple
 from functools import partial
 from typing import Any, Callable, Dict, List, Tuple, Union
 
+from .lightgbm_keys import lightgbm_canonical
+from .params import ALIASES, BINNING_KEYS, canonical_name, resolve_params
+
 __all__ = [
     "CallbackEnv",
     "EarlyStopException",
@@ -561,8 +564,6 @@ SCHEDULE_KEY = "reset_parameter_rounds"
 
 
 def _dataset_keys():
-    from .params import BINNING_KEYS
-
     # the binned layout is chosen when the Dataset is constructed too
     return (*BINNING_KEYS, "categorical_feature", "force_col_wise", "force_row_wise")
 
@@ -586,9 +587,6 @@ def _refusal(name):
 def _canonical(key):
     """A parameter name's canonical name; a LightGBM-only key as given (it goes to
     resolve_params, which warns or refuses); ValueError for an unknown one."""
-    from .lightgbm_keys import lightgbm_canonical
-    from .params import ALIASES, canonical_name
-
     if isinstance(key, str) and key.strip() not in ALIASES and lightgbm_canonical(key):
         return key.strip()
     return canonical_name(key)
@@ -602,8 +600,6 @@ def resolve_reset(cfg, values, objective=None):
     dgbdt.params.resolve_params with the rest of ``cfg`` (and by the
     objective's own checks); a parameter that cannot change mid-training
     raises ValueError naming it."""
-    from .params import resolve_params
-
     given = {_canonical(key): value for key, value in values.items()}
     new = resolve_params({**cfg, **given})
     changed = {k: v for k, v in new.items() if not _same(v, cfg.get(k))}

@@ -26,15 +26,35 @@ in LightGBM, ``data=train.csv`` reads ``train.csv.bin`` when it exists.
 """
 
 import contextlib
+import difflib
+import functools
 import os
 import sys
+import textwrap
 import warnings
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from .comm import AgreedError, agreed, launched_rank, launched_size
+from . import Dataset, checkpoint, log_evaluation, log_progress, train
+from . import comm as comm_module
+from .booster import Booster
+from .comm import AgreedError, agreed, launched_rank, launched_size, world_comm
+from .dataset_file import is_dataset_file, is_lightgbm_binary, rank_path
+from .files import check_regular_file, check_writable_target
+from .io import (
+    DataFormatError,
+    first_row_width,
+    read_data,
+    read_row_part,
+    run_agreed,
+    write_parts_in_order,
+)
 from .io.columns import COLUMN_KEYS
+from .io.options import read_for_learner, read_options
+from .lightgbm_keys import lightgbm_canonical, parse_bool
+from .model_io import ModelFormatError, model_file_format, write_atomic
+from .params import ALIASES, lightgbm_only_key, params_table_text, resolve_params
 
 # I/O keys of LightGBM's CLI (canonical name: aliases); everything else is a model parameter.
 IO_KEYS = {
@@ -151,8 +171,6 @@ class CliError(Exception):
 def _flag(io, key):
     """A boolean I/O key: true/false (LightGBM's +/-, and 1/0, yes/no: the one
     parser of dgbdt.lightgbm_keys); anything else is an error naming the key."""
-    from .lightgbm_keys import parse_bool
-
     value = parse_bool(str(io[key]))
     if value is None:
         raise CliError(f"{key} must be true or false, got {io[key]!r}")
@@ -168,9 +186,6 @@ def _int(io, key):
 
 def help_text(width: int = 100) -> str:
     """Usage, the I/O keys and every model parameter (from the one parameter table)."""
-    import textwrap
-    from .params import params_table_text
-
     io = []
     for key, aliases in IO_KEYS.items():
         head = key + (f" (aliases: {', '.join(aliases)})" if aliases else "")
@@ -195,8 +210,6 @@ CONFIG_MAX_BYTES = 1 << 24
 
 
 def read_config_file(path: str) -> List[Tuple[str, str]]:
-    from .files import check_regular_file
-
     try:
         check_regular_file(path, "config file")  # a FIFO would block open()
         with open(path, "rb") as fh:
@@ -301,8 +314,6 @@ def _split_io_and_params(given):
 
 
 def _is_model_param(key):
-    from .params import ALIASES
-
     return key in ALIASES
 
 
@@ -311,10 +322,6 @@ def _unsupported_or_unknown(key, value):
     nothing, an error when it changes the model or the output (the Python
     API's rule, dgbdt.params.lightgbm_only_key); any other key is an error
     naming the closest valid key."""
-    import difflib
-    from .lightgbm_keys import lightgbm_canonical
-    from .params import ALIASES, lightgbm_only_key
-
     if lightgbm_canonical(key) is not None:
         try:
             warnings.warn(lightgbm_only_key(key, value), stacklevel=2)
@@ -355,8 +362,6 @@ def _without_label_if_narrow(io, with_columns, n_model):
     """LightGBM's predict reads a delimited file whose lines hold exactly the
     model's features as having no label (parser.cpp GetLabelIdxForCSV): so
     here, unless label_column is given or other columns have roles."""
-    from .io import first_row_width
-
     if (
         "label_column" in io.get("_given", ())
         or not with_columns.get("label_column")
@@ -371,8 +376,6 @@ def _without_label_if_narrow(io, with_columns, n_model):
 def _read_options(io):
     """read_data's options from the column keys (dgbdt.io.options: the mapping
     ``Dataset(path, params=...)`` uses too)."""
-    from .io.options import read_options
-
     return read_options(io)
 
 
@@ -381,8 +384,6 @@ def _world(n_ranks, params):
     its collectives wait ``time_out`` minutes (from the params)."""
     if n_ranks <= 1:
         return None
-    from .comm import world_comm
-    from .params import resolve_params
 
     return world_comm(resolve_params(params)["time_out"])
 
@@ -390,20 +391,14 @@ def _world(n_ranks, params):
 def _check_output(path, comm):
     """Refuse an output path that cannot be written before any work is done
     (rank 0 writes outputs; every rank then raises alike)."""
-    from .files import check_writable_target
-
     if comm is None:
         check_writable_target(path)
     else:
-        from .io import run_agreed
-
         run_agreed(comm, lambda: check_writable_target(path) if comm.rank == 0 else None)
 
 
 def _read_for_training(path, io, comm, tree_learner, rank_files):
     """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
-    from .io import read_data
-
     options = _read_options(io)
     if comm is None:
         return read_data(path, **options), None
@@ -413,8 +408,6 @@ def _read_for_training(path, io, comm, tree_learner, rank_files):
 
 
 def _read_share(path, options, comm, tree_learner, rank_files):
-    from .io.options import read_for_learner  # Dataset(path)'s rule too
-
     return read_for_learner(path, options, comm, tree_learner, rank_files)
 
 
@@ -430,9 +423,6 @@ def _model_format(io):
 def run_convert(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     """``task=convert_model``: write ``input_model`` to ``convert_model`` in
     ``model_format`` (by default the format the input is not in)."""
-    from .booster import Booster
-    from .model_io import model_file_format
-
     if io.get("convert_model_language"):
         raise CliError(
             f"convert_model_language={io['convert_model_language']!r}: dgbdt converts "
@@ -457,8 +447,6 @@ def run_convert(io: Dict[str, Any], params: Dict[str, Any]) -> None:
 def _training_world(io, params, check_output=True):
     """(resolved params, the world communicator or None) of a training run, its
     arguments and output path checked before any data is read."""
-    from .params import resolve_params
-
     if "data" not in io:
         raise CliError("no training data: give data=FILE")
     if check_output:
@@ -517,8 +505,6 @@ def _binary_output(path, comm):
     """Where task=save_binary writes this rank's Dataset of the data file ``path``:
     ``<path>.bin`` (LightGBM's name), or ``<path>.<rank>.bin`` for one rank's share
     of one file read by K ranks (``{rank}`` in ``path``: this rank's own file)."""
-    from .dataset_file import rank_path
-
     if comm is None or comm.size == 1 or "{rank}" in path:
         return rank_path(path) + ".bin"
     return f"{path}.{comm.rank}.bin"
@@ -529,8 +515,6 @@ def _binary_input(path, comm):
     itself (``{rank}`` replaced) when it is one, else the one task=save_binary
     wrote beside it (LightGBM's command line reads ``<data>.bin`` when it exists).
     Under mpiexec every rank must find its own, or none."""
-    from .dataset_file import is_dataset_file, is_lightgbm_binary, rank_path
-
     own = rank_path(path)
     if is_lightgbm_binary(own):
         raise CliError(
@@ -556,8 +540,6 @@ def _binary_input(path, comm):
 def _load_binary(path, binary, cfg, comm, reference):
     """The Dataset of a binary file (its rank checked by dgbdt.dataset_file); its
     bins must have been found on as many ranks as the training shards rows over."""
-    from . import Dataset
-
     if binary != path and cfg["verbosity"] >= 1 and (comm is None or comm.rank == 0):
         print(f"dgbdt: reading {binary} (a binary Dataset file) instead of {path}", flush=True)
     dataset = Dataset(binary, reference=reference)
@@ -577,8 +559,6 @@ def _dataset(loaded, **kwargs):
     weights, init scores, query sizes and positions, and the query ids where the
     file names them (group_column, qid:), for the check that no query spans two
     ranks (dgbdt.ranking)."""
-    from . import Dataset
-
     dataset = Dataset(
         loaded.X,
         loaded.label,
@@ -595,8 +575,6 @@ def _dataset(loaded, **kwargs):
 def _training_callbacks(io, cfg, columns):
     """The logging callbacks (verbosity >= 1) and, with ``snapshot_freq``, the
     snapshot callbacks (snapshots record the column keys too)."""
-    from . import checkpoint, log_evaluation, log_progress
-
     # Metric and progress lines are information: verbosity >= 1, as LightGBM's
     callbacks = (
         [log_evaluation(cfg["metric_freq"]), log_progress(cfg["metric_freq"])]
@@ -624,8 +602,6 @@ def _write_model(booster, io, cfg, comm):
 def run_train(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     """``dgbdt train``: train on ``io["data"]`` (this rank's share under mpiexec)
     and write the model to ``io["output_model"]``."""
-    from . import train
-
     cfg, comm = _training_world(io, params)
     train_set, valid_sets, valid_names = _training_sets(io, cfg, comm)
     columns = _recorded_columns(io, train_set)
@@ -659,10 +635,6 @@ def run_refit(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     values refitted on ``data`` (its label, weight, init score and query side
     files read as training reads them) with ``refit_decay_rate``
     (Booster.refit), written to ``output_model``.  One process."""
-    from . import Booster
-    from .io import read_data
-    from .params import resolve_params
-
     if "data" not in io or "input_model" not in io:
         raise CliError("refit needs data=FILE and input_model=FILE")
     if launched_size() > 1:
@@ -696,10 +668,6 @@ def run_save_binary(io: Dict[str, Any], params: Dict[str, Any]) -> None:
     binary Dataset file beside it (``_binary_output``: ``<data>.bin``); as in
     LightGBM, a file that exists already is left as it is, with a warning.
     Under mpiexec each rank writes its own share's file."""
-    import functools
-
-    from .io import run_agreed
-
     if "data" not in io:
         raise CliError("no data to save: give data=FILE")
     cfg, comm = _training_world(io, params, check_output=False)
@@ -722,8 +690,6 @@ def run_save_binary(io: Dict[str, Any], params: Dict[str, Any]) -> None:
 def _saved_already(path, out, comm):
     """Whether ``path`` is a binary Dataset file itself or ``out`` exists (on any
     rank: every rank skips alike), with LightGBM's warning."""
-    from .dataset_file import is_dataset_file, rank_path
-
     binary, exists = is_dataset_file(rank_path(path)), os.path.exists(out)
     if comm is not None and comm.size > 1:
         binary, exists = comm.any_rank(binary), comm.any_rank(exists)
@@ -803,11 +769,6 @@ def _naming_recorded_keys(io, with_columns, model_path):
 
 
 def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
-    from . import Booster
-    from .io import read_data, read_row_part, run_agreed, write_parts_in_order
-    from .model_io import write_atomic
-    from .params import resolve_params
-
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
     cfg = resolve_params(params)  # a bad parameter fails before anything is written
@@ -899,8 +860,6 @@ class _WarningPrinter:
     def set_verbosity(self, params):
         """From the raw params (LightGBM's verbosity key or alias; 1 when absent or
         not a number), then print what waited."""
-        from .params import ALIASES
-
         self.verbosity = 1
         for key, value in params.items():
             if ALIASES.get(key) == "verbosity":
@@ -944,9 +903,6 @@ def _the_task(command, io):
 
 
 def _run_task(command, args, printer):
-    from .model_io import ModelFormatError
-    from .io import DataFormatError
-
     distributed = launched_size() > 1  # train and predict both run on every rank
     try:
         try:
@@ -989,8 +945,6 @@ def _run_task(command, args, printer):
 def _abort_others(is_agreed, exc, distributed):
     """Under mpiexec the other ranks may be waiting in a collective, or in
     MPI_Init when this rank failed before starting MPI: end them."""
-    from . import comm as comm_module
-
     if is_agreed:
         return
     if not comm_module.abort_world(1) and distributed:

@@ -18,6 +18,8 @@ training-score update); evaluation traffic counts in the totals only.
 """
 
 import contextlib
+import faulthandler
+import hashlib
 import importlib.util
 import os
 import sys
@@ -163,8 +165,6 @@ class SerialComm:
     def ranks_unlike_rank0(self, text):
         """The ranks whose ``text`` differs from rank 0's, compared by SHA-256 (32
         bytes per rank); every rank gets the same list."""
-        import hashlib
-
         digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
         digests = self.allgather(digest)
         return [r for r in range(self.size) if not np.array_equal(digests[r], digests[0])]
@@ -179,7 +179,7 @@ class MPIComm(SerialComm):
 
     def __init__(self, comm=None, watchdog=None):
         super().__init__()
-        from mpi4py import MPI
+        from mpi4py import MPI  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
 
         self._MPI = MPI
         self._comm = comm if comm is not None else MPI.COMM_WORLD
@@ -442,8 +442,6 @@ def start_mpi(limit_seconds):
     thread can.  After ``limit_seconds`` it dumps the stack (naming
     ``_wait_for_every_rank_to_start_mpi``) and ends the process (exit 1).
     """
-    import faulthandler
-
     if "mpi4py.MPI" in sys.modules:
         return sys.modules["mpi4py.MPI"]
     faulthandler.dump_traceback_later(limit_seconds, exit=True)
@@ -454,7 +452,7 @@ def start_mpi(limit_seconds):
 
 
 def _wait_for_every_rank_to_start_mpi():
-    from mpi4py import MPI  # MPI_Init: a fence of every rank
+    from mpi4py import MPI  # MPI_Init: a fence of every rank  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
 
     return MPI
 

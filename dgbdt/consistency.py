@@ -11,10 +11,10 @@ import json
 
 import numpy as np
 
-from .model import Model
 from .callback import scheduled_parameters
 from .comm import agree_on_errors, agreed
 from .dataset import Dataset
+from .model import Model
 from .params import BINNING_KEYS, resolve_params
 
 #: Parameters each process may set for itself (LightGBM's too: threads, logging,

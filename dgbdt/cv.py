@@ -39,11 +39,11 @@ from .booster import Booster
 from .boosting import _agreed_stop, _prepare_callbacks
 from .comm import SerialComm, agreed
 from .dataset import Dataset
-from .training import make_comm, training_booster, training_context
 from .learners import shards_rows
 from .native.random import uniform_fill
 from .params import ALIASES, resolve_params
 from .streams import STREAM_CV_FOLDS
+from .training import make_comm, training_booster, training_context
 
 __all__ = ["CVBooster", "KeyedKFold", "cv"]
 
@@ -341,7 +341,7 @@ def _given_folds(train_set, folds):
 
 def _lightgbm_folds(train_set, nfold, stratified, shuffle, seed, ranking):
     """LightGBM 4.7's folds (engine.py _make_n_folds)."""
-    from sklearn.model_selection import GroupKFold, StratifiedKFold
+    from sklearn.model_selection import GroupKFold, StratifiedKFold  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
     n = train_set.num_data()
     if ranking:

@@ -16,13 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .categorical import (
-    categorical_mask,
-    category_codes,
-    check_category_values,
-    parse_categorical_spec,
-    union_categories,
-)
+from . import dataset_file
 from .binning import (
     BinMapper,
     WideBinMapper,
@@ -31,17 +25,17 @@ from .binning import (
     category_bounds,
     gather_samples,
     same_mapper,
-    sampled_values,
     sample_rows,
+    sampled_values,
     zero_bin,
 )
-from .native.binning import map_categories, map_to_bins
-from .native.common import bin_dtype_for
-from .store import Column, build_store, splittable_features, subset_columns
-from .params import BINNING_KEYS, resolve_params
-from . import dataset_file
-from .io import MAX_SPARSE_COLUMNS
-from .io.options import read_text
+from .categorical import (
+    categorical_mask,
+    category_codes,
+    check_category_values,
+    parse_categorical_spec,
+    union_categories,
+)
 from .data.checks import (
     as_1d,
     check_group,
@@ -55,6 +49,12 @@ from .data.checks import (
     raise_on_every_rank,
 )
 from .data.names import ColumnNames
+from .io import MAX_SPARSE_COLUMNS
+from .io.options import read_text
+from .native.binning import map_categories, map_to_bins
+from .native.common import bin_dtype_for
+from .params import BINNING_KEYS, resolve_params
+from .store import Column, build_store, splittable_features, subset_columns
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -18,11 +18,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .jit_cache import kernels_compiled
-
 from . import Booster, Dataset, log_evaluation, train
-from .comm import launched_size, mpi_installed, under_launcher
+from .comm import launched_size, mpi_installed, under_launcher, world_comm
 from .datasets import make_higgs_like
+from .jit_cache import kernels_compiled
 from .metrics import get_metric
 
 
@@ -64,7 +63,6 @@ def _world_position():
     """(distributed, rank, size): this process's place among the launched ranks."""
     if launched_size() <= 1:
         return False, 0, 1
-    from .comm import world_comm
 
     comm = world_comm()
     return True, comm.rank, comm.size

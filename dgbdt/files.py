@@ -13,8 +13,10 @@ check_writable_target, temp_beside and publish.
 import errno
 import os
 import re
+import socket
 import stat
 import tempfile
+import time
 
 
 def check_regular_file(path, what):
@@ -130,9 +132,6 @@ def remove_stale_temps(path):
     """Remove temp files of ``path`` left by writers that were killed: those of a
     dead process on this machine, and any older than STALE_SECONDS.  Only names
     that fully match what temp_beside creates are touched."""
-    import socket
-    import time
-
     target = resolve_target(path)
     folder, pattern = os.path.dirname(target), _temp_pattern(target)
     host = socket.gethostname()
@@ -154,8 +153,6 @@ def temp_beside(path):
     """(fd, temp path) of a new private (0600) file beside the file ``path``
     resolves to, named ``.tmp-<name>-<host>-<pid>-<random>`` so that a later
     write can tell a killed writer's leftovers (removed here first)."""
-    import socket
-
     folder = check_writable_target(path)
     target = resolve_target(path)
     remove_stale_temps(target)

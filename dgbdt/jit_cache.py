@@ -24,6 +24,7 @@ is not keyed twice.
 """
 
 import hashlib
+import importlib.util
 import os
 import pathlib
 import pickle
@@ -31,14 +32,14 @@ import stat
 import sys
 import tempfile
 
+from .comm import launched_rank
+
 NATIVE = pathlib.Path(__file__).resolve().parent.parent / "native"
 _FOLDER = None
 
 
 def native_folder():
     """The installed kernels' folder (``dgbdt.native``), found without importing it."""
-    import importlib.util
-
     spec = importlib.util.find_spec("dgbdt.native")
     if spec is not None and spec.submodule_search_locations:
         return pathlib.Path(list(spec.submodule_search_locations)[0])
@@ -119,8 +120,6 @@ def choose_folder(key):
 
 
 def _warn(text):
-    from .comm import launched_rank
-
     if launched_rank() == 0:
         sys.stderr.write(f"dgbdt: warning: {text}\n")
         sys.stderr.flush()
@@ -139,7 +138,7 @@ def configure(version):
             "so kernels compile again in every process"
         )
     os.environ["NUMBA_CACHE_DIR"] = folder
-    from numba.core import config
+    from numba.core import config  # noqa: PLC0415 - numba is imported once NUMBA_CACHE_DIR is set
 
     config.CACHE_DIR = folder
     _guard_cache(folder)
@@ -153,7 +152,7 @@ def _guard_cache(folder):
     skipped, and every data file carries a SHA-256 checked before it is loaded
     (a corrupted file can unpickle into machine code that crashes the process).
     Other libraries' Numba caches are left to Numba."""
-    from numba.core import caching
+    from numba.core import caching  # noqa: PLC0415 - numba is imported once NUMBA_CACHE_DIR is set
 
     cls = caching.Cache
     if getattr(cls, "_dgbdt_guarded", None) is not None:
@@ -259,7 +258,7 @@ def _remove(path):
 def kernels_compiled():
     """How many kernel variants this process compiled (Numba cache misses of
     dgbdt.native's kernels); 0 when every kernel came from the cache."""
-    from numba.core.registry import CPUDispatcher
+    from numba.core.registry import CPUDispatcher  # noqa: PLC0415 - numba is imported once NUMBA_CACHE_DIR is set
 
     count = 0
     for name, module in list(sys.modules.items()):

@@ -26,9 +26,9 @@ import numpy as np
 
 from .lightgbm_model import DEFAULT_LEFT_MASK, NAMES_KEY
 from .model_io import ModelFormatError, check_links, check_pandas_categorical, check_score_bound
+from .native.predict import ZERO_THRESHOLD
 from .objectives import OBJECTIVES
 from .params import PARAMS
-from .native.predict import ZERO_THRESHOLD
 from .tree import CATEGORICAL, LARGEST, NODE_FIELDS, ZERO_IS_MISSING, Tree
 
 VERSIONS = ("v2", "v3", "v4")

@@ -16,6 +16,10 @@ tests/test_lightgbm_keys.py checks it against the installed lightgbm.
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 __all__ = [
     "DEFAULTS",
     "HARMLESS",
@@ -310,10 +314,6 @@ LIGHTGBM_ONLY_METRICS: frozenset[str] = frozenset()
 
 def parse_bool(value: object) -> bool | None:
     """True/False for a boolean spelling (text, bool, numpy bool, 0/1), else None."""
-    import numbers
-
-    import numpy as np
-
     if isinstance(value, str):
         text = value.strip().lower()
         return True if text in TRUE_WORDS else False if text in FALSE_WORDS else None
@@ -328,8 +328,6 @@ def is_lightgbm_default(key: str, value: object) -> bool:
     """Whether ``value`` (text from a config file, or a Python value: numpy scalars
     and arrays included; None means "the default", as LightGBM's Python package
     drops it) is LightGBM's default of the canonical ``key`` listed in :data:`DEFAULTS`."""
-    import numbers
-
     default = DEFAULTS[key]
     if value is None:
         return True

@@ -33,6 +33,7 @@ import numpy as np
 
 from .lightgbm_keys import LIGHTGBM_PARAMS
 from .objectives import model_objective
+from .params import resolve_params
 from .tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING
 
 VERSION = "v4"
@@ -211,8 +212,6 @@ def _interaction_text(groups, names):
     """interaction_constraints as LightGBM writes them, ``[0,1],[2]``: feature
     names as their indices (LightGBM's Python package reads the line as JSON)."""
     if isinstance(groups, str):
-        from .params import resolve_params
-
         groups = resolve_params({"interaction_constraints": groups})["interaction_constraints"]
     if not groups:
         return ""
@@ -382,8 +381,6 @@ def _monotone(booster):
     """The training's monotone constraints, one int per feature, or []."""
     given = booster.params.get("monotone_constraints")
     if isinstance(given, str):
-        from .params import resolve_params
-
         given = resolve_params({"monotone_constraints": given})["monotone_constraints"]
     return [int(c) for c in given] if given else []
 

@@ -15,13 +15,20 @@ from .binning import BinMapper, WideBinMapper
 from .categorical import category_codes
 from .data.names import ColumnNames
 from .dataset import Dataset, as_pandas_if_arrow
+from .lightgbm_model import (
+    exported_trees,
+    node_records,
+    split_values,
+    to_lightgbm_json,
+    to_lightgbm_text,
+)
 from .model_files import load_model_file, model_from_text
 from .model_io import model_to_json, write_atomic
 from .native.predict import predict_leaf_index, predict_raw
 from .native.shap import tree_shap
 from .objectives import model_objective
+from .params import ALIASES
 from .tree import CATEGORICAL, LARGEST
-
 
 # Rows converted to float64 at a time when predicting (bounds the extra memory).
 PREDICT_CHUNK_ROWS = 1 << 17
@@ -79,7 +86,7 @@ def _fills_zero(value):
 
 
 def pd_sparse_dtype():
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
 
     return pd.SparseDtype
 
@@ -181,8 +188,6 @@ def _predict_threads(kwargs):
     """The threads predict uses, from its keyword arguments: ``num_threads`` or
     an alias (LightGBM passes them as parameters), <= 0 all cores; any other
     keyword is a TypeError."""
-    from .params import ALIASES
-
     threads = [(k, v) for k, v in kwargs.items() if ALIASES.get(k) == "num_threads"]
     others = [k for k in kwargs if ALIASES.get(k) != "num_threads"]
     if others:
@@ -453,8 +458,6 @@ class Model:
         return float(np.asarray(tree.leaf_value, np.float64)[leaf_id] + bias)
 
     def _leaf_bound(self, pick):
-        from .lightgbm_model import exported_trees
-
         total = 0.0  # GBDT::GetUpperBoundValue: tree by tree, in order
         for tree, bias in exported_trees(self, 0, len(self.trees)):
             total += float(pick(np.asarray(tree.leaf_value, np.float64)[: tree.n_leaves] + bias))
@@ -477,9 +480,7 @@ class Model:
         (its name), split_gain, threshold, decision_type, missing_direction,
         missing_type, value, weight, count (see :meth:`dump_model` with
         ``format="lightgbm"``: the trees of the best iteration, if any)."""
-        import pandas as pd
-
-        from .lightgbm_model import node_records
+        import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
 
         if self.num_trees() == 0:
             raise ValueError("There are no trees in this Booster and thus nothing to parse")
@@ -498,8 +499,6 @@ class Model:
         ``numpy.histogram`` rule name.  A categorical split on the feature is a
         ValueError, as is a feature the model does not have (LightGBM gives an
         empty histogram)."""
-        from .lightgbm_model import split_values
-
         self._check_feature(feature)
         values = split_values(self.dump_model(format="lightgbm"), feature)
         if bins is None or (isinstance(bins, int) and xgboost_style):
@@ -508,7 +507,7 @@ class Model:
         hist, bin_edges = np.histogram(values, bins=bins)
         if not xgboost_style:
             return hist, bin_edges
-        import pandas as pd
+        import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
 
         table = np.column_stack((bin_edges[1:], hist))
         return pd.DataFrame(table[table[:, 1] > 0], columns=["SplitValue", "Count"])
@@ -811,8 +810,6 @@ class Model:
         when early stopping found one, else all.
         """
         if format == "lightgbm":
-            from .lightgbm_model import to_lightgbm_text
-
             first, end = self._n_trees_for(num_iteration)
             return to_lightgbm_text(self, first, end)
         if format != "dgbdt":
@@ -854,7 +851,6 @@ class Model:
             return json.loads(self.model_to_string(num_iteration), object_hook=object_hook)
         if format != "lightgbm":
             raise ValueError(f"format must be 'dgbdt' or 'lightgbm', got {format!r}")
-        from .lightgbm_model import to_lightgbm_json
 
         num_iteration = _iteration_arg(num_iteration, "num_iteration")
         if num_iteration is None:  # LightGBM's dump_model: the best iteration, even from a start

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import re
 import textwrap
 import warnings
 from collections.abc import Callable, Mapping
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .categorical import parse_categorical_spec
 from .lightgbm_keys import DEFAULTS as LIGHTGBM_DEFAULTS
 from .lightgbm_keys import (
     HARMLESS,
@@ -29,7 +31,6 @@ from .lightgbm_keys import (
     lightgbm_canonical,
     parse_bool,
 )
-from .categorical import parse_categorical_spec
 from .metrics import METRIC_ALIASES, METRICS
 from .objectives import OBJECTIVES
 from .registry import Registry
@@ -269,8 +270,6 @@ def _convert_interactions(p: Param, value: object) -> tuple[tuple, ...] | None:
     if value is None or (isinstance(value, str) and value.strip() == ""):
         return None
     if isinstance(value, str):
-        import re
-
         groups = re.findall(r"\[([^\[\]]*)\]", value)
         rest = re.sub(r"\[[^\[\]]*\]", "", value).replace(",", "").strip()
         if not groups or rest:

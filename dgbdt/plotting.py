@@ -31,11 +31,11 @@ from .booster import Booster
 from .model import _frame_as_float64
 
 if TYPE_CHECKING:
-    from graphviz import Digraph
-    from matplotlib.axes import Axes
+    from graphviz import Digraph  # noqa: PLC0415 - optional dependency
+    from matplotlib.axes import Axes  # noqa: PLC0415 - optional dependency
     from pandas import DataFrame
 
-    from .sklearn import DGBDTModel
+    from .sklearn import DGBDTModel  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 else:
     # The optional packages (and scikit-learn, pandas) stay unimported until a
     # plot is made: at run time the hints resolve to Any (typing.get_type_hints),
@@ -57,7 +57,7 @@ _SHOW_INFO_NODE = ("split_gain", "internal_value", "internal_weight")
 
 def _pyplot(what):
     try:
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # noqa: PLC0415 - optional dependency
     except ImportError as exc:
         raise ImportError(f"{what} needs matplotlib: pip install matplotlib") from exc
     return plt
@@ -67,10 +67,10 @@ def _as_booster(booster):
     """(the Booster, the estimator or None) of a Booster or a fitted estimator."""
     if isinstance(booster, Booster):
         return booster, None
-    from .sklearn import DGBDTModel
+    from .sklearn import DGBDTModel  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
     if isinstance(booster, DGBDTModel):
-        from sklearn.utils.validation import check_is_fitted
+        from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
         check_is_fitted(booster, "booster_")
         return booster.booster_, booster
@@ -215,7 +215,7 @@ def plot_split_value_histogram(
     matplotlib Axes.
     """
     plt = _pyplot("plot_split_value_histogram")
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415 - optional dependency
 
     booster, _ = _as_booster(booster)
     hist, split_bins = booster.get_split_value_histogram(
@@ -449,7 +449,7 @@ def _example_row(booster, example_case):
 
 def _graphviz_digraph(what):
     try:
-        from graphviz import Digraph
+        from graphviz import Digraph  # noqa: PLC0415 - optional dependency
     except ImportError as exc:
         raise ImportError(f"{what} needs graphviz: pip install graphviz") from exc
     return Digraph
@@ -529,7 +529,7 @@ def plot_tree(
     otherwise).  Returns the matplotlib Axes.
     """
     plt = _pyplot("plot_tree")
-    import matplotlib.image
+    import matplotlib.image  # noqa: PLC0415 - optional dependency
 
     graph = create_tree_digraph(
         booster,
@@ -540,7 +540,7 @@ def plot_tree(
         example_case=example_case,
         **kwargs,
     )
-    import graphviz
+    import graphviz  # noqa: PLC0415 - optional dependency
 
     try:
         png = graph.pipe(format="png")

@@ -13,7 +13,6 @@ import numpy as np
 from .exact_sum import grouped_exact_sums
 from .native.quantize import NARROW_DTYPE, QUANT_DTYPE, pack_words, quantize_gradients
 from .native.split import leaf_output
-
 from .streams import STREAM_QUANTIZE, stream_key
 
 

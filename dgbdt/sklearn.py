@@ -32,10 +32,12 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .booster import Booster
 from .callback import record_evaluation
 from .categorical import category_codes
+from .comm import world_comm
 from .dataset import Dataset
 from .engine import train
+from .learners import shards_rows
 from .objectives import OBJECTIVES
-from .params import ALIASES, default_metric
+from .params import ALIASES, PARAMS, canonical_name, default_metric, resolve_params
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -572,18 +574,12 @@ class DGBDTModel(BaseEstimator):
     def _sharded_comm(self):
         """The world communicator when rows are sharded over several ranks
         (data- and voting-parallel under mpiexec), else None."""
-        from .params import PARAMS, canonical_name
-
-        from .learners import shards_rows
-
         learner = self.tree_learner
         for key, value in self._other_params.items():
             if canonical_name(key) == "tree_learner":
                 learner = value
         if not shards_rows(PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial")):
             return None
-        from .comm import world_comm
-        from .params import ALIASES, resolve_params
 
         time_out = [
             v for k, v in self._other_params.items() if ALIASES.get(str(k).strip()) == "time_out"

@@ -27,6 +27,8 @@ from .comm import (
     SerialComm,
     abort_job,
     abort_on_exception,
+    launched_size,
+    world_comm,
 )
 from .consistency import agree_on_inputs, check_same_rows
 from .dataset import Dataset
@@ -131,8 +133,6 @@ def _check_call(params, train_set, num_boost_round):
 def _asks_for_ranks(params):
     """Whether raw (maybe invalid) params ask for a distributed tree learner
     under an MPI launcher of several ranks."""
-    from .comm import launched_size
-
     if launched_size() <= 1 or not isinstance(params, Mapping):
         return False
     # anything but "serial" (a typo included) asks for ranks
@@ -150,8 +150,6 @@ def make_comm(cfg):
     if cfg["tree_learner"] == "serial":
         return SerialComm()
     try:
-        from .comm import world_comm
-
         return world_comm(cfg["time_out"])
     except ImportError as exc:
         raise ImportError(

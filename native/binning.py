@@ -12,7 +12,6 @@ same data alike; tests/test_binning_lightgbm.py checks them against LightGBM.
 import numpy as np
 from numba import njit, prange
 
-
 # While bounds are found, |v| <= K_ZERO_THRESHOLD counts as zero, as in
 # LightGBM (kZeroThreshold in include/LightGBM/meta.h; its C API leaves such
 # values out of the bin sample), and zero keeps a bin of its own,

@@ -10,8 +10,8 @@ A float64 is ``m * 2**(e - 1075)`` with ``|m| < 2**53``: its significand is
 summed in two 32-bit halves, which cannot overflow below 2**31 values.
 """
 
-from numba import njit
 import numpy as np
+from numba import njit
 
 
 @njit(cache=True)

@@ -20,7 +20,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-
 # Binned layouts (see dgbdt.dataset.choose_layout): each compiles its own variants.
 LAYOUTS = ({"force_row_wise": True}, {"force_col_wise": True})
 # Every input of a leaf context: bounds, penalty, draws, usable features.
@@ -173,8 +172,9 @@ def _warm_voting_scans(split, features, offsets):
     """The split scans with a leaf context for every histogram kind: voting's
     local vote and the distributed learners' scans of reduced histograms are
     reached only in MPI ranks, which would each compile them at once."""
-    from dgbdt.constraints import LeafContext
     from dgbdt.native import common
+
+    from dgbdt.constraints import LeafContext
 
     node = LeafContext(np.array([0.0, -np.inf, np.inf, 1.0]), np.zeros(2, np.int8), None, None)
     zeros = np.zeros(2, np.int32)

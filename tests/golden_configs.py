@@ -21,7 +21,6 @@ import json
 import pathlib
 
 import numpy as np
-
 from dgbdt.datasets import make_higgs_like
 
 MANIFEST = pathlib.Path(__file__).resolve().parent / "golden" / "manifest.json"

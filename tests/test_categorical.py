@@ -5,18 +5,18 @@ under mpiexec equal to one process."""
 
 import importlib.util
 import itertools
-import re
 import json
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
-
-import dgbdt
-from dgbdt.binning import category_bins
 from dgbdt.native import common
 from dgbdt.native.split import K_EPSILON, find_best_split, leaf_gain
 from mpi_launch import TESTS, run_mpi
+
+import dgbdt
+from dgbdt.binning import category_bins
 
 _spec = importlib.util.spec_from_file_location(
     "categorical_data", TESTS / "mpi" / "categorical_data.py"

@@ -7,9 +7,9 @@ import pytest
 
 import dgbdt
 from dgbdt.__main__ import main
-from dgbdt.params import PARAMS
 from dgbdt.cli import run
 from dgbdt.io import read_data
+from dgbdt.params import PARAMS
 
 BINARY_CONF = """# written like LightGBM's examples/binary_classification/train.conf
 task = train

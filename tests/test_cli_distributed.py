@@ -9,12 +9,12 @@ import time
 
 import numpy as np
 import pytest
+from mpi_launch import run_mpi
+from test_distributed import assert_same_trees
 
 import dgbdt
 from dgbdt.cli import run
 from dgbdt.io import read_data
-from mpi_launch import run_mpi
-from test_distributed import assert_same_trees
 
 TRAIN = [
     "objective=binary",

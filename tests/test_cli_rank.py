@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 import pytest
+from mpi_launch import run_mpi
 
 import dgbdt
 import dgbdt.objectives
@@ -37,7 +38,6 @@ from dgbdt.io import (
     read_row_part,
 )
 from dgbdt.io.querycuts import _nearest_boundary
-from mpi_launch import run_mpi
 
 
 def _lightgbm_examples():

@@ -3,9 +3,9 @@
 import json
 
 import numpy as np
+from mpi_launch import run_mpi
 
 from dgbdt.comm import SerialComm
-from mpi_launch import run_mpi
 
 
 def test_one_process_helpers_are_the_local_values():

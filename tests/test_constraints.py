@@ -7,14 +7,14 @@ import sys
 
 import numpy as np
 import pytest
-
-import dgbdt
+from dgbdt.native.predict import CATEGORICAL
+from dgbdt.native.random import uniform_fill
+from mpi_launch import TESTS
 from prebinned import BASE as _SHARED
 from prebinned import LGB_ONLY, prebinned
-from dgbdt.native.random import uniform_fill
-from dgbdt.native.predict import CATEGORICAL
+
+import dgbdt
 from dgbdt.streams import STREAM_BYNODE, STREAM_EXTRA_TREES, stream_key
-from mpi_launch import TESTS
 
 sys.path.insert(0, str(TESTS / "mpi"))
 from constraint_cases import SWEEP_MONO, sweep_data  # noqa: E402

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
-
-import dgbdt
 from mpi_launch import TESTS, run_mpi
 from prebinned import BASE, LGB_ONLY, prebinned
+
+import dgbdt
 
 _spec = importlib.util.spec_from_file_location("cv_ranks", TESTS / "mpi" / "cv.py")
 cv_ranks = importlib.util.module_from_spec(_spec)

@@ -20,12 +20,12 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from mpi_launch import run_mpi
+from test_distributed import assert_same_trees
 
 import dgbdt
 from dgbdt import dataset_file
 from dgbdt.cli import run
-from mpi_launch import run_mpi
-from test_distributed import assert_same_trees
 
 FUZZ = settings(
     deadline=None,

@@ -6,9 +6,9 @@ import copy
 import json
 
 import numpy as np
+from mpi_launch import run_mpi
 
 import dgbdt
-from mpi_launch import run_mpi
 
 
 def _snapshot(ds):

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from dgbdt.datasets import (
     DISCRETE_FEATURES,
     find_shared_datasets,

@@ -10,9 +10,9 @@ import json
 
 import numpy as np
 import pytest
+from mpi_launch import TESTS, run_mpi, run_mpi_file
 
 import dgbdt
-from mpi_launch import TESTS, run_mpi, run_mpi_file
 
 _spec = importlib.util.spec_from_file_location("shard_data", TESTS / "mpi" / "shard_data.py")
 shard_data = importlib.util.module_from_spec(_spec)
@@ -145,6 +145,7 @@ def test_a_failing_rank_ends_every_rank(mode, message):
 def test_demo_runs_distributed_on_two_ranks():
     import subprocess
     import sys
+
     from mpi_launch import mpiexec_path
 
     mpiexec_path()  # skips without the mpich wheel

@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from mpi_launch import TESTS, run_mpi
 
 import dgbdt
-from mpi_launch import TESTS, run_mpi
 
 sys.path.insert(0, str(TESTS / "mpi"))
 from constraint_cases import CASES, SWEEP_MONO, case_params, sweep_data  # noqa: E402

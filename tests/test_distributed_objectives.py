@@ -11,9 +11,9 @@ import warnings
 
 import numpy as np
 import pytest
+from mpi_launch import TESTS, run_mpi
 
 import dgbdt
-from mpi_launch import TESTS, run_mpi
 
 sys.path.insert(0, str(TESTS / "mpi"))
 from objective_cases import CASES, case_data, case_params  # noqa: E402

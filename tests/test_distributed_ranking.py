@@ -12,9 +12,9 @@ import warnings
 
 import numpy as np
 import pytest
+from mpi_launch import TESTS, run_mpi
 
 import dgbdt
-from mpi_launch import TESTS, run_mpi
 
 sys.path.insert(0, str(TESTS / "mpi"))
 from rank_cases import CASES, case_datasets, case_params, queries_seen, rank_data  # noqa: E402

@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 import pytest
+from mpi_launch import TESTS, run_mpi
 
 import dgbdt
-from mpi_launch import TESTS, run_mpi
 
 _spec = importlib.util.spec_from_file_location("sparse_data", TESTS / "mpi" / "sparse_data.py")
 sparse_data = importlib.util.module_from_spec(_spec)

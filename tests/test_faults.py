@@ -13,7 +13,6 @@ import shutil
 import time
 
 import pytest
-
 from mpi_launch import run_mpi
 
 pytestmark = pytest.mark.slow

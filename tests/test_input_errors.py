@@ -13,9 +13,16 @@ import pytest
 import scipy.sparse as sp
 
 import dgbdt
-from dgbdt.io import delimited, filebytes, libsvm
 from dgbdt.cli import run
-from dgbdt.io import MAX_SPARSE_COLUMNS, DataFormatError, parse_text, read_data
+from dgbdt.io import (
+    MAX_SPARSE_COLUMNS,
+    DataFormatError,
+    delimited,
+    filebytes,
+    libsvm,
+    parse_text,
+    read_data,
+)
 
 
 def write(tmp_path, name, text):

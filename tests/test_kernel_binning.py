@@ -3,9 +3,6 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
-
-from dgbdt.binning import find_bin_mapper
 from dgbdt.native import common
 from dgbdt.native.binning import (
     K_ZERO_THRESHOLD,
@@ -15,6 +12,10 @@ from dgbdt.native.binning import (
     map_to_bins,
     value_to_bin,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dgbdt.binning import find_bin_mapper
 
 SEEDS = [0, 1, 2]
 

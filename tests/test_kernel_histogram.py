@@ -10,7 +10,6 @@ in row order, then the chunks are added in chunk order (= ``twin_chunked``).
 import numba
 import numpy as np
 import pytest
-
 from dgbdt.native import common
 from dgbdt.native.histogram import (
     CHUNK_ROWS,

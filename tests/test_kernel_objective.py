@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from dgbdt.native import common
 from dgbdt.native.objective import compute_gradients
 

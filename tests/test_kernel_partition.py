@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-import dgbdt
 from dgbdt.native import common
 from dgbdt.native.partition import add_leaf_values, partition_rows
+
+import dgbdt
 
 SEEDS = [0, 1, 2]
 

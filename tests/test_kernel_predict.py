@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-
-import dgbdt
 from dgbdt.native import common
 from dgbdt.native.binning import map_to_bins
 from dgbdt.native.predict import PREDICT_BLOCK, add_tree_binned, predict_leaf_index, predict_raw
+
+import dgbdt
 from dgbdt.tree import Tree
 
 # (cat_boundaries, cat_threshold) of trees without categorical splits

@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from dgbdt.native.random import uniform_fill, uniform_from_counter
+from scipy import stats
 
 
 def fill(seed, stream, first, n):

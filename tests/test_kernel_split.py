@@ -33,8 +33,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from dgbdt.native import common
 from dgbdt.native.split import (
     K_EPSILON,
@@ -44,6 +42,8 @@ from dgbdt.native.split import (
     leaf_gain,
     leaf_output,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SEEDS = [0, 1, 2, 3]
 EPS = float(np.float32(1e-15))

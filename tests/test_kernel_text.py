@@ -4,9 +4,6 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from dgbdt.native.text import (
     LINE_BAD_QID,
     LINE_BLANK,
@@ -18,6 +15,8 @@ from dgbdt.native.text import (
     field_counts,
     libsvm_qids,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ALPHABET = b"0123456789,,,..\t\t   \r\n\n\n::#qid-+eE\x0b\x0cx\x00\xff"
 

@@ -25,10 +25,10 @@ What the comparisons rely on:
 
 import numpy as np
 import pytest
-
-import dgbdt
 from prebinned import BASE as _SHARED
 from prebinned import LGB_ONLY, prebinned
+
+import dgbdt
 
 lgb = pytest.importorskip("lightgbm")
 

@@ -10,10 +10,10 @@ import warnings
 
 import numpy as np
 import pytest
-
-import dgbdt
 from prebinned import BASE as _SHARED
 from prebinned import LGB_ONLY
+
+import dgbdt
 
 lgb = pytest.importorskip("lightgbm")
 

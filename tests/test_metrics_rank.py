@@ -10,15 +10,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from dgbdt.native import rank_metric
+from mpi_launch import TESTS, run_mpi
 
 import dgbdt
 from dgbdt.comm import SerialComm
 from dgbdt.evaluation import EvalSet, Evaluator
 from dgbdt.metrics import get_metric
-from dgbdt.native import rank_metric
 from dgbdt.params import resolve_params
 from dgbdt.ranking import default_label_gain, discounts, query_boundaries
-from mpi_launch import TESTS, run_mpi
 
 sys.path.insert(0, str(TESTS / "mpi"))
 from rank_metrics import EVAL_AT, query_cut, rank_data  # noqa: E402

@@ -277,6 +277,7 @@ def test_save_is_atomic_and_replaces(tmp_path, model_text):
 def test_saved_files_get_ordinary_permissions(tmp_path):
     import os
     import stat
+
     from dgbdt.model_io import write_atomic
 
     path = tmp_path / "m.json"
@@ -850,6 +851,7 @@ def test_predict_unknown_keyword_arguments(named):
 def test_predict_num_threads_applies_while_predicting_and_is_restored(named, monkeypatch):
     """LightGBM's predict takes num_threads through **kwargs; <= 0 is all cores."""
     import numba
+
     import dgbdt.model as booster_module
 
     b, df = named

@@ -5,8 +5,6 @@ import sys
 
 import numpy as np
 import pytest
-
-import dgbdt
 from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
 from dgbdt.native.quantize import (
     NARROW_SHIFT,
@@ -27,6 +25,8 @@ from dgbdt.native.quantize import (
     widen_words,
 )
 from mpi_launch import TESTS, run_mpi
+
+import dgbdt
 
 sys.path.insert(0, str(TESTS / "mpi"))  # tests/mpi/force_pairs.py
 
@@ -346,8 +346,9 @@ def test_pairs_for_large_leaves_give_the_same_model(monkeypatch, layout):
     # as int64 pairs from wide pieces: the same sums, the same model.
     import sys
 
-    import dgbdt.histograms as histograms_module
     from force_pairs import force_pairs
+
+    import dgbdt.histograms as histograms_module
 
     X, y = higgs()
     params = {**QUANT, layout: True}
@@ -564,6 +565,7 @@ def test_voting_parallel_quantized(tmp_path):
 @pytest.mark.parametrize("script", ["train_shards.py", "train_blocks.py"])
 def test_feature_parallel_quantized_equals_serial(tmp_path, script):
     import importlib.util
+
     from mpi_launch import TESTS
 
     params = {**DIST, "tree_learner": "feature"}

@@ -11,13 +11,13 @@ import warnings
 
 import numpy as np
 import pytest
+from mpi_launch import TESTS, run_mpi
+from prebinned import BASE, LGB_ONLY, prebinned
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.utils import get_tags
 
 import dgbdt
 from dgbdt import DGBDTRanker
-from mpi_launch import TESTS, run_mpi
-from prebinned import BASE, LGB_ONLY, prebinned
 
 sys.path.insert(0, str(TESTS / "mpi"))
 from ranker import FIT, PARAMS, rank_data  # noqa: E402

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from dgbdt.native import rank as rk
+from prebinned import BASE, LGB_ONLY, prebinned
 
 import dgbdt
-from dgbdt.native import rank as rk
 from dgbdt.ranking import default_label_gain, discounts, query_boundaries
-from prebinned import BASE, LGB_ONLY, prebinned
 
 F32 = np.float32
 

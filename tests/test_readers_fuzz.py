@@ -29,9 +29,15 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dgbdt.io import delimited, filebytes
 from dgbdt.dataset import _check_sparse_shape
-from dgbdt.io import MAX_SPARSE_COLUMNS, DataFormatError, LoadedData, read_data
+from dgbdt.io import (
+    MAX_SPARSE_COLUMNS,
+    DataFormatError,
+    LoadedData,
+    delimited,
+    filebytes,
+    read_data,
+)
 
 FUZZ = settings(
     deadline=None,

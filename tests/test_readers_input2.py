@@ -127,10 +127,10 @@ def test_a_column_index_out_of_range_is_counted_as_the_key_counts(tmp_path, opti
 
 # ------------------------------------------------------------------ line ends, BOMs, NaN spellings
 import numpy as np  # noqa: E402
+from dgbdt.native.text import lone_cr_count  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dgbdt.native.text import lone_cr_count  # noqa: E402
 from dgbdt.io import count_lines, split_parts  # noqa: E402
 
 

@@ -5,9 +5,9 @@ leaf values; otherwise against dgbdt.train and hand-computed values."""
 
 import numpy as np
 import pytest
+from prebinned import BASE, LGB_ONLY, prebinned
 
 import dgbdt
-from prebinned import BASE, LGB_ONLY, prebinned
 
 
 def _train(params, X, y, rounds, **kwargs):

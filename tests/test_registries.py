@@ -4,11 +4,11 @@ import json
 
 import numpy as np
 import pytest
+from dgbdt.native import common
 
 import dgbdt
 from dgbdt.lightgbm_keys import LIGHTGBM_ONLY_METRICS, LIGHTGBM_ONLY_OBJECTIVES
 from dgbdt.metrics import METRIC_ALIASES, METRICS
-from dgbdt.native import common
 from dgbdt.objectives import OBJECTIVES, Regression, model_objective, model_objective_names
 from dgbdt.params import PARAMS, params_table_text, resolve_params
 from dgbdt.registry import Registry

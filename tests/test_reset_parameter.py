@@ -9,13 +9,13 @@ import re
 
 import numpy as np
 import pytest
+from mpi_launch import TESTS, run_mpi
+from prebinned import BASE as PREBINNED_BASE
+from prebinned import LGB_ONLY, prebinned
 
 import dgbdt
 from dgbdt.callback import SCHEDULE_KEY, CallbackEnv
 from dgbdt.tree import LEAF_FIELDS, NODE_FIELDS
-from mpi_launch import TESTS, run_mpi
-from prebinned import BASE as PREBINNED_BASE
-from prebinned import LGB_ONLY, prebinned
 
 N = 6
 PARAMS = {"objective": "regression", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1}

@@ -10,16 +10,16 @@ import warnings
 
 import numpy as np
 import pytest
+from dgbdt.native import common
+from dgbdt.native.random import uniform_from_counter
+from mpi_launch import TESTS, run_mpi
 
 import dgbdt
 from dgbdt.comm import SerialComm
-from dgbdt.native import common
-from dgbdt.native.random import uniform_from_counter
 from dgbdt.params import resolve_params
 from dgbdt.quantization import GradientQuantizer
 from dgbdt.sampling import Sampler, global_top_threshold
 from dgbdt.streams import STREAM_BAGGING, STREAM_GOSS, stream_key
-from mpi_launch import TESTS, run_mpi
 
 QUIET = {"verbosity": -1}
 
@@ -459,9 +459,8 @@ def test_boosting_goss_is_lightgbms_deprecated_spelling():
 # accuracy
 # --------------------------------------------------------------------------- #
 def test_goss_and_balanced_bagging_reach_plain_gbdts_auc():
-    from sklearn.metrics import roc_auc_score
-
     from dgbdt.datasets import make_higgs_like
+    from sklearn.metrics import roc_auc_score
 
     X, y = make_higgs_like(16000, seed=3)
     X_test, y_test = X[12000:], y[12000:]

@@ -18,12 +18,12 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from dgbdt.native.binning import K_ZERO_THRESHOLD
+from mpi_launch import run_mpi
 
 import dgbdt
-from dgbdt.native.binning import K_ZERO_THRESHOLD
 from dgbdt.cli import run
 from dgbdt.tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING
-from mpi_launch import run_mpi
 
 QUIET = {"verbosity": -1, "min_data_in_leaf": 5}
 TOL = 1e-9

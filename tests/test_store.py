@@ -8,10 +8,8 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-import dgbdt
-from mpi_launch import TESTS
 from dgbdt.native.common import FM_COL, HIST_DTYPE
+from dgbdt.native.histogram import MAX_CHUNKS
 from dgbdt.native.quantize import WIDE_SHIFT, word_halves
 from dgbdt.native.split import fix_most_frequent_bins
 from dgbdt.native.store import (
@@ -21,7 +19,9 @@ from dgbdt.native.store import (
     recover_int_bins,
     store_columns,
 )
-from dgbdt.native.histogram import MAX_CHUNKS
+from mpi_launch import TESTS
+
+import dgbdt
 
 _spec = importlib.util.spec_from_file_location("sparse_data", TESTS / "mpi" / "sparse_data.py")
 sparse_data = importlib.util.module_from_spec(_spec)

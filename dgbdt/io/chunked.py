@@ -5,10 +5,13 @@ the text back to the serial reader (:mod:`dgbdt.io.delimited`), which names it."
 from __future__ import annotations
 
 import io
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
+from ..native.text import CR, NEWLINE, WHITESPACE_SEP, byte_counts, count_rows, field_counts
 from .columns import ColumnPlan, plan_columns
 from .errors import DataFormatError
 from .fields import _header_names, _read_csv_kwargs
@@ -18,8 +21,6 @@ from .values import LoadedData, _group_sizes
 
 def _n_threads():
     try:
-        import numba
-
         return max(1, int(numba.get_num_threads()))
     except Exception:  # noqa: BLE001 - no threading layer: one thread
         return 1
@@ -56,10 +57,6 @@ def _read_delimited_chunked(path, data, *, sep, header, header_text, spec, chunk
     parallel, or None whenever a check fails (the serial reader then names the
     problem).  Same result because chunks are cut at line ends and pandas, with
     quoting off, reads every line on its own."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ..native.text import WHITESPACE_SEP
-
     sep_code = WHITESPACE_SEP if sep is None else ord(sep)
     buf = np.frombuffer(data, np.uint8)
     found = _columns_of(data, buf, sep, sep_code, header, header_text)
@@ -85,8 +82,6 @@ def _read_delimited_chunked(path, data, *, sep, header, header_text, spec, chunk
 
 def _line_fields(buf, lo, hi, sep_code):
     """Fields of the line ``buf[lo:hi]``, -1 when it holds a stray ``\\r``."""
-    from ..native.text import field_counts
-
     one = np.zeros(1, np.int64)
     stray = field_counts(buf[lo:hi], sep_code, one)
     return -1 if stray >= 0 else int(one[0])
@@ -119,9 +114,7 @@ def _columns_of(data, buf, sep, sep_code, header, header_text):
 def _parse_chunks(pool, job):
     """The LoadedData of the chunks of ``job`` parsed on ``pool``'s threads, each
     written at its first line, or None when a check fails."""
-    import pandas as pd  # noqa: F401 - loaded here, before the threads use it
-
-    from ..native.text import count_rows  # noqa: F401 - the same
+    import pandas as pd  # noqa: PLC0415, F401 - loaded here, before the threads use it
 
     plan = job.plan
     position = plan.position
@@ -169,9 +162,7 @@ def _chunk_values(job, k, kwargs, tally, cheap_check, n_lines):
     """The converted values of chunk ``k``, a row per data line, or None when a check
     fails.  ``tally``: its (newlines, separators, '\\r') counts, ``n_lines`` its lines;
     ``cheap_check``: the tally may prove the field counts instead of the scan."""
-    import pandas as pd
-
-    from ..native.text import count_rows
+    import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
 
     lo, hi = job.bounds[k]
     n_used = len(job.plan.used)
@@ -211,8 +202,6 @@ def _chunk_lines(pool, data, buf, bounds, sep, sep_code):
     """``(tallies, lines, line_offsets)`` of the chunks: (newlines, separators, '\r')
     counts, lines, and the line each chunk starts at.  Rows are written at the chunk's
     first *line*: exact unless there are blank lines, whose gaps are closed at the end."""
-    from ..native.text import CR, NEWLINE, byte_counts
-
     # 256 matches no byte: whitespace text has no separator byte
     tallies = list(
         pool.map(

@@ -118,7 +118,7 @@ def _checked_lines(path, data, sep, header_in_data, header_text, first_line):
 def _converted(rows, used, n_cols, skip):
     """The values of the file columns ``used`` of every row, ``(rows, len(used))``,
     converted by pandas' C parser (``skip``: header lines to skip)."""
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
 
     n_rows = len(rows.line_no)
     if n_rows == 0 or not used:

@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 
+from ..native.text import WHITESPACE_SEP, field_counts
 from .filebytes import count_lines
 from .values import NA_TOKENS
 
@@ -32,8 +33,6 @@ def _field_counts(data, sep):
     """``(counts, stray)``: fields per line of ``data`` (0 for a blank line) and the
     0-based line of the first stray ``\\r`` inside a line (-1: none).  One pass in
     Numba over the bytes."""
-    from ..native.text import WHITESPACE_SEP, field_counts
-
     counts = np.empty(count_lines(data), np.int64)
     stray = field_counts(
         np.frombuffer(data, np.uint8), WHITESPACE_SEP if sep is None else ord(sep), counts

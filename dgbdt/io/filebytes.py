@@ -9,8 +9,8 @@ import zlib
 import numpy as np
 
 from ..files import check_regular_file
+from ..native.text import lone_cr_count
 from .errors import _bad_gzip
-
 
 _GZIP_ERRORS = (OSError, EOFError, zlib.error)  # gzip.BadGzipFile is an OSError
 
@@ -71,7 +71,6 @@ _LINE_END = re.compile(rb"\n|\r(?!\n)")
 def _lone_cr_count(data):
     if b"\r" not in data:  # a memchr: most files have no '\r'
         return 0
-    from ..native.text import lone_cr_count
 
     return int(lone_cr_count(np.frombuffer(data, np.uint8)))
 

@@ -6,6 +6,7 @@ import io
 import numpy as np
 import scipy.sparse as sp
 
+from ..native.text import LINE_BAD_QID, LINE_BLANK, LINE_QID, libsvm_qids
 from .errors import DataFormatError, _clip, _error
 from .filebytes import _lines, count_lines
 from .values import MAX_SPARSE_COLUMNS, LoadedData, _group_sizes, _to_float
@@ -33,7 +34,7 @@ _CAP_NOTE = f"above the limit of {MAX_SPARSE_COLUMNS} columns (dgbdt.io.MAX_SPAR
 
 
 def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_only=False):
-    from sklearn.datasets import load_svmlight_file
+    from sklearn.datasets import load_svmlight_file  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
     if n_features is not None and int(n_features) > MAX_SPARSE_COLUMNS:
         raise ValueError(f"n_features={n_features} for {path} is {_CAP_NOTE}")
@@ -80,8 +81,6 @@ def _libsvm_groups(path, data, n_rows, features_only):
     False where the exact parser must decide (a bad or missing qid, a query seen
     again).  ``features_only``: qids are not used, only checked to be tokens the
     exact parser skips too."""
-    from ..native.text import LINE_BAD_QID, LINE_BLANK, LINE_QID, libsvm_qids
-
     n_lines = count_lines(data)
     qids = np.zeros(n_lines, np.int64)
     kinds = np.zeros(n_lines, np.int8)

@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..comm import launched_size, world_comm
 from ..lightgbm_keys import LIGHTGBM_ALIASES, parse_bool
+from ..params import ALIASES, resolve_params
 from .columns import COLUMN_KEYS
+from .distributed import read_column_block, read_row_part, run_agreed
+from .reading import read_data
 
 #: The keys that say how a file's columns map to features (``zero_based`` is dgbdt's).
 READ_KEYS = COLUMN_KEYS
@@ -86,9 +90,6 @@ def read_for_learner(path, options, comm, tree_learner, rank_files):
     ``Dataset(path)``'s rule): a block of the columns of every row (feature),
     its own file ``path`` with ``{rank}`` replaced (``rank_files``:
     pre_partition), else its byte range of the file (data, voting)."""
-    from .distributed import read_column_block, read_row_part, run_agreed
-    from .reading import read_data
-
     if tree_learner == "feature":
         return read_column_block(path, comm, options)
     if rank_files:
@@ -121,8 +122,6 @@ class TextRead:
 
 def _distributed_learner(params):
     """The tree_learner the params give when it is not serial, else None."""
-    from ..params import ALIASES, resolve_params
-
     given = [v for k, v in params.items() if ALIASES.get(str(k).strip()) == "tree_learner"]
     if not given:
         return None
@@ -136,10 +135,6 @@ def read_text(path, params, feature_indices=None) -> TextRead:
     ``tree_learner`` in ``params`` says which share this rank reads (as
     ``dgbdt train`` does: :func:`read_for_learner`; that initialises MPI).
     Without one (or on one process) every rank reads every row."""
-    from ..comm import launched_size, world_comm
-    from ..params import resolve_params
-    from .reading import read_data
-
     keys, rest = split_read_params(params)
     options = read_options(keys)
     size, learner = launched_size(), _distributed_learner(rest)

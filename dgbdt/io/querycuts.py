@@ -36,6 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..comm import agreed
+from ..native import text
+from ..native.text import libsvm_qids
 from .columns import ColumnSpec, plan_columns
 from .errors import DataFormatError
 from .fields import _field_counts, _header_names, _split
@@ -211,15 +214,11 @@ class Part:
 
 
 def _libsvm_kind(name):
-    from ..native import text
-
     return getattr(text, name)
 
 
 def _libsvm_lines(text):
     """(kind, qid) of every line of LibSVM ``text`` (lines end at ``\\n``)."""
-    from ..native.text import libsvm_qids
-
     n_lines = count_lines(text)
     qids = np.zeros(n_lines, np.int64)
     kinds = np.zeros(n_lines, np.int8)
@@ -301,8 +300,6 @@ def _cut_after_query(summary, r, size):
 def check_queries_contiguous(comm, ids, path):
     """Every rank's query ids (one per query, in order): an id on two ranks is a
     query whose rows are not contiguous: a DataFormatError on every rank."""
-    from ..comm import agreed
-
     every, counts = comm.allgatherv(np.asarray(ids))
     unique, first_at = np.unique(every, return_index=True)
     if len(unique) == len(every):

@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from .errors import DataFormatError, _clip
 from .filebytes import _line_at
 
-
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
 #: given to ``Dataset`` may have.  A Dataset bins only the columns that hold
 #: values (dgbdt.dataset), so hashed text of 2**24 columns costs its non-zeros;

@@ -15,7 +15,6 @@ from .feature_blocks import FeatureBlockLearner
 from .serial import SerialLearner
 from .voting import VotingParallelLearner
 
-
 #: The learners that shard rows over ranks (feature-parallel replicates them).
 ROW_SHARDING = ("data", "voting")
 

@@ -6,9 +6,10 @@ argv: K, mode   (mode: callback | bad_label | before_train | params)
 import sys
 import time
 
+from shard_data import make_data, shard_bounds
+
 import dgbdt
 from dgbdt.comm import world_comm
-from shard_data import make_data, shard_bounds
 
 k, mode = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()

@@ -13,6 +13,7 @@ import time
 case, out_dir = sys.argv[2], sys.argv[3]
 if case == "raise_before_dgbdt":
     from mpi4py import MPI
+
     import dgbdt  # installs the abort hook under mpiexec
 
     if MPI.COMM_WORLD.Get_rank() == 2:
@@ -25,9 +26,10 @@ if case == "raise_before_mpi":
     if os.environ.get("PMI_RANK") == "2":
         raise RuntimeError("rank script failed before starting MPI")
 
+from shard_data import make_data, shard_bounds  # noqa: E402
+
 import dgbdt  # noqa: E402
 from dgbdt.comm import world_comm  # noqa: E402
-from shard_data import make_data, shard_bounds  # noqa: E402
 
 if case == "estimator_rank_away":
     # the estimator's time_out bounds MPI_Init too: rank 2 never starts MPI

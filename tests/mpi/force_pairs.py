@@ -7,8 +7,9 @@ which every learner's width choice goes through), and the pieces summed into
 pairs are made small so a leaf has several.
 """
 
-import dgbdt.histograms as histograms
 from dgbdt.native.quantize import PAIRS, packed_width
+
+import dgbdt.histograms as histograms
 
 
 def force_pairs(above, set_attr=setattr):

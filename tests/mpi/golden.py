@@ -10,8 +10,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from dgbdt.comm import world_comm  # noqa: E402
 from golden_configs import DISTRIBUTED, canonical, entry, is_quantized, train  # noqa: E402
+
+from dgbdt.comm import world_comm  # noqa: E402
 
 k, out_dir = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()

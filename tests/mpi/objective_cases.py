@@ -2,7 +2,6 @@
 (shared by tests/mpi/train_objectives.py and tests/test_distributed_objectives.py)."""
 
 import numpy as np
-
 from shard_data import make_data
 
 #: name -> params (the objective and its own settings)

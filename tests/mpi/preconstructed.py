@@ -10,9 +10,10 @@ argv: K, out_dir, freed|kept
 import json
 import sys
 
+from shard_data import make_data, shard_bounds
+
 import dgbdt
 from dgbdt.comm import world_comm
-from shard_data import make_data, shard_bounds
 
 k, out_dir, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 comm = world_comm()

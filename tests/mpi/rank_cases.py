@@ -3,7 +3,6 @@ tests/mpi/train_ranking.py and tests/test_distributed_ranking.py): queries of
 1..29 rows, graded labels 0..4, shards cut at query boundaries."""
 
 import numpy as np
-
 from shard_data import make_data, shard_bounds
 
 #: name -> params

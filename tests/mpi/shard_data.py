@@ -1,7 +1,6 @@
 """Data and row shards shared by the MPI rank scripts and the tests."""
 
 import numpy as np
-
 from dgbdt.datasets import make_higgs_like
 
 

@@ -8,10 +8,10 @@ import json
 import sys
 
 import numpy as np
+from shard_data import make_data
 
 import dgbdt
 from dgbdt.comm import world_comm
-from shard_data import make_data
 
 k, out_dir, params, n_rounds = (
     int(sys.argv[1]),

@@ -9,11 +9,11 @@ import json
 import sys
 
 import numpy as np
+from categorical_data import CATEGORICAL, as_frame, make_categorical_data
+from shard_data import shard_bounds
 
 import dgbdt
-from categorical_data import CATEGORICAL, as_frame, make_categorical_data
 from dgbdt.comm import world_comm
-from shard_data import shard_bounds
 
 k, out_dir, params, n_rounds, mode = (
     int(sys.argv[1]),

@@ -6,10 +6,11 @@ import json
 import pathlib
 import sys
 
-import dgbdt
 from constraint_cases import CASES, case_params, sweep_data
-from dgbdt.comm import world_comm
 from shard_data import shard_bounds
+
+import dgbdt
+from dgbdt.comm import world_comm
 
 k, out_dir, n_rounds = int(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 comm = world_comm()

@@ -10,11 +10,11 @@ import json
 import sys
 
 import numpy as np
+from shard_data import make_data, shard_bounds
 
 import dgbdt
 from dgbdt.comm import world_comm
 from dgbdt.sampling import Sampler
-from shard_data import make_data, shard_bounds
 
 k, out_dir, params, n_rounds = (
     int(sys.argv[1]),

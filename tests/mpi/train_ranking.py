@@ -10,9 +10,10 @@ import pathlib
 import sys
 import warnings
 
+from rank_cases import CASES, case_datasets, case_params, queries_seen
+
 import dgbdt
 from dgbdt.comm import world_comm
-from rank_cases import CASES, case_datasets, case_params, queries_seen
 
 k, out_dir, n_rounds = int(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 comm = world_comm()

@@ -9,10 +9,10 @@ import os
 import sys
 
 import numpy as np
+from shard_data import make_data, shard_bounds
 
 import dgbdt
 from dgbdt.comm import world_comm
-from shard_data import make_data, shard_bounds
 
 k, out_dir, params, n_rounds = (
     int(sys.argv[1]),

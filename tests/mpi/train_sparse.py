@@ -10,11 +10,11 @@ import json
 import sys
 
 import numpy as np
+from shard_data import shard_bounds
+from sparse_data import make_sparse_data, store_summary
 
 import dgbdt
 from dgbdt.comm import world_comm
-from shard_data import shard_bounds
-from sparse_data import make_sparse_data, store_summary
 
 k, out_dir, params, n_rounds, mode = (
     int(sys.argv[1]),
