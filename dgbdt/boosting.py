@@ -222,7 +222,7 @@ class Boosting:
         # The Dataset's splittable features (feature_pre_filter): fixed for the training.
         self.splittable = self._splittable_features()
         self._build_parts()
-        callbacks = _prepare_callbacks(callbacks, cfg)
+        callbacks = prepare_callbacks(callbacks, cfg)
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
         self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
         booster = self.booster
@@ -448,7 +448,7 @@ class Boosting:
         # Rank 0 may still be writing a snapshot: the others wait longer for it.
         writing = any(c.writes_at(it) for c in self.after if hasattr(c, "writes_at"))
         with comm.slow_phase("rank 0 writing a snapshot") if writing else contextlib.nullcontext():
-            stop_at = _agreed_stop(comm, stop)
+            stop_at = agreed_stop(comm, stop)
         if stop_at is not None:
             booster.best_iteration = stop_at + 1
             booster.best_score = score_dict(stop.best_score if stop else results)
@@ -614,7 +614,7 @@ def _update_scores(tree, grower, learner, data, bagged, scores):
         )
 
 
-def _agreed_stop(comm, stop):
+def agreed_stop(comm, stop):
     """The iteration every rank stops at, or None: any rank's early stop (with
     global metrics they all stop together) ends every rank's loop at the
     earliest best iteration, so no rank is left in a collective alone."""
@@ -671,7 +671,7 @@ def _reset_mismatch(it, every, outcomes):
     )
 
 
-def _prepare_callbacks(callbacks, cfg):
+def prepare_callbacks(callbacks, cfg):
     """The user's callbacks, with early stopping when the params ask for it, in
     their order."""
     callbacks = list(callbacks or [])

@@ -36,7 +36,7 @@ import numpy as np
 
 from . import callback as cb
 from .booster import Booster
-from .boosting import _agreed_stop, _prepare_callbacks
+from .boosting import agreed_stop, prepare_callbacks
 from .comm import SerialComm, agreed
 from .dataset import Dataset
 from .learners import shards_rows
@@ -226,7 +226,7 @@ def cv(
         folds = _make_folds(
             train_set, folds, (nfold, stratified, shuffle, seed), cfg, row_comm, comm
         )
-        resets, others = cb.split_resets(_prepare_callbacks(callbacks, cfg))
+        resets, others = cb.split_resets(prepare_callbacks(callbacks, cfg))
         cvbooster = CVBooster()
         for train_idx, test_idx in folds:
             train, valid, fold_params = _fold_sets(train_set, train_idx, test_idx, fpreproc, params)
@@ -430,7 +430,7 @@ def _boost_folds(cvbooster, params, n_rounds, callbacks, how):
             results[f"{data_name} {metric_name}-stdv"].append(std)
         stop = _after_callbacks(after, env._replace(evaluation_result_list=res))
         # every rank has the same (global) metrics: agreed anyway, one collective
-        best = _agreed_stop(comm, stop)
+        best = agreed_stop(comm, stop)
         if best is not None:
             _stop_at(cvbooster, results, best + 1)
             break

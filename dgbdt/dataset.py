@@ -43,11 +43,9 @@ from .data.checks import (
     check_label,
     check_position,
     check_weight,
-    complex_error,
-    is_complex,
-    is_dataframe,
     raise_on_every_rank,
 )
+from .data.inputs import as_pandas_if_arrow, complex_error, fills_zero, is_complex, is_dataframe
 from .data.names import ColumnNames
 from .io import MAX_SPARSE_COLUMNS
 from .io.options import read_text
@@ -89,18 +87,6 @@ def choose_layout(cfg, total_bins):
     if cfg["force_row_wise"]:
         return "row"
     return "row" if total_bins <= ROW_WISE_MAX_TOTAL_BINS else "col"
-
-
-def as_pandas_if_arrow(data):
-    """A polars DataFrame or a pyarrow Table as a pandas DataFrame (names kept;
-    polars Categorical/Enum and Arrow dictionary columns become category
-    columns); any other ``data`` as it is."""
-    module = type(data).__module__
-    if module.startswith("polars") and hasattr(data, "to_pandas") and hasattr(data, "columns"):
-        return data.to_pandas()
-    if module.startswith("pyarrow") and hasattr(data, "to_pandas") and hasattr(data, "schema"):
-        return data.to_pandas()
-    return data
 
 
 def _human_bytes(n):
@@ -148,24 +134,15 @@ def _check_sparse_shape(shape):
 def _sparse_column(col):
     """(values, rows) of a pandas sparse column whose fill value is 0, else None."""
     array = col.array
-    if not hasattr(array, "sp_values") or not _fills_zero(array.fill_value):
+    if not hasattr(array, "sp_values") or not fills_zero(array.fill_value):
         return None
     values = np.asarray(array.sp_values, dtype=np.float64)
     return np.ascontiguousarray(values), np.asarray(array.sp_index.indices, np.int64)
 
 
-def _fills_zero(value):
-    try:
-        return float(value) == 0.0
-    except (TypeError, ValueError):
-        return False
-
-
 def has_sparse_columns(df):
     """Whether a DataFrame has pandas sparse columns that fill with 0 (kept sparse)."""
-    return any(
-        hasattr(dtype, "fill_value") and _fills_zero(dtype.fill_value) for dtype in df.dtypes
-    )
+    return any(hasattr(dtype, "fill_value") and fills_zero(dtype.fill_value) for dtype in df.dtypes)
 
 
 def _dataframe_columns(df, category_lists):

@@ -13,8 +13,9 @@ import scipy.sparse as sp
 
 from .binning import BinMapper, WideBinMapper
 from .categorical import category_codes
+from .data.inputs import as_pandas_if_arrow, fills_zero
 from .data.names import ColumnNames
-from .dataset import Dataset, as_pandas_if_arrow
+from .dataset import Dataset
 from .lightgbm_model import (
     exported_trees,
     node_records,
@@ -78,20 +79,13 @@ def _category_codes(df, pandas_categorical):
     return df
 
 
-def _fills_zero(value):
-    try:
-        return float(value) == 0.0
-    except (TypeError, ValueError):
-        return False
-
-
 def pd_sparse_dtype():
     import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
 
     return pd.SparseDtype
 
 
-def _frame_as_float64(df, feature_names, validate_features, pandas_categorical=None):
+def frame_as_float64(df, feature_names, validate_features, pandas_categorical=None):
     if validate_features:
         _check_feature_names(df.columns, feature_names)
     if pandas_categorical is not None:
@@ -135,13 +129,13 @@ def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=N
         )
     if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
         if len(X.columns) and all(
-            isinstance(d, pd_sparse_dtype()) and _fills_zero(d.fill_value) for d in X.dtypes
+            isinstance(d, pd_sparse_dtype()) and fills_zero(d.fill_value) for d in X.dtypes
         ):
             if validate_features:
                 _check_feature_names(X.columns, feature_names)
             X = X.sparse.to_coo()  # kept sparse: densified a block of rows at a time
         else:
-            X = _frame_as_float64(X, feature_names, validate_features, pandas_categorical)
+            X = frame_as_float64(X, feature_names, validate_features, pandas_categorical)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
     else:

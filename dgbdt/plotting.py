@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .booster import Booster
-from .model import _frame_as_float64
+from .model import frame_as_float64
 
 if TYPE_CHECKING:
     from graphviz import Digraph  # noqa: PLC0415 - optional dependency
@@ -441,7 +441,7 @@ def _example_row(booster, example_case):
     if example_case.shape[0] != 1:
         raise ValueError("example_case must have a single row.")
     if not isinstance(example_case, np.ndarray):
-        example_case = _frame_as_float64(
+        example_case = frame_as_float64(
             example_case, booster.feature_names, False, booster.pandas_categorical
         )
     return example_case[0]

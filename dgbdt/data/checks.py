@@ -7,51 +7,7 @@ import warnings
 import numpy as np
 
 from ..comm import agreed
-
-
-def is_dataframe(data):
-    return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
-
-
-def is_complex(values):
-    """Whether ``values`` (array, DataFrame, Series, list) holds complex numbers: a cast
-    to float64 would drop the imaginary part with only a warning."""
-    if is_dataframe(values):
-        return any(getattr(d, "kind", "") == "c" for d in values.dtypes)
-    dtype = getattr(values, "dtype", None)
-    if dtype is None:
-        try:
-            dtype = np.asarray(values).dtype
-        except (TypeError, ValueError):
-            return False  # ragged and the like: the float conversion says what is wrong
-    return getattr(dtype, "kind", "") == "c"
-
-
-def complex_error(values, name):
-    if is_dataframe(values):
-        column = next(c for c, d in values.dtypes.items() if getattr(d, "kind", "") == "c")
-        what = f"{name} column {column!r} is complex"
-    else:
-        dtype = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype
-        what = f"{name} is complex ({dtype})"
-    return TypeError(
-        f"{what}; dgbdt takes real numbers only (casting would drop the imaginary part)"
-    )
-
-
-def as_float(values, name):
-    """``values`` as a float64 ndarray; complex numbers are a TypeError and numbers
-    beyond float64 (a Python int over 1e308) a ValueError, both naming ``name``."""
-    if is_complex(values):
-        raise complex_error(values, name)
-    if is_dataframe(values):
-        values = values.to_numpy()
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except OverflowError as exc:
-        raise ValueError(f"{name} holds a number beyond float64: {exc}") from None
-    except TypeError as exc:
-        raise TypeError(f"{name} must be numeric: {exc}") from None
+from .inputs import as_float
 
 
 def as_1d(values, name, n_samples):

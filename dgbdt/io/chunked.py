@@ -14,9 +14,9 @@ import numpy as np
 from ..native.text import CR, NEWLINE, WHITESPACE_SEP, byte_counts, count_rows, field_counts
 from .columns import ColumnPlan, plan_columns
 from .errors import DataFormatError
-from .fields import _header_names, _read_csv_kwargs
-from .filebytes import _BOM, _line_start_in
-from .values import LoadedData, _group_sizes
+from .fields import header_names, read_csv_kwargs
+from .filebytes import BOM, line_start_in
+from .values import LoadedData, query_sizes
 
 
 def _n_threads():
@@ -30,7 +30,7 @@ def _chunk_bounds(data, start, size):
     """``[(lo, hi), ...]`` covering ``data[start:]``, cut after a newline every ~``size`` bytes."""
     bounds, lo = [], start
     while lo < len(data):
-        hi = _line_start_in(data, lo + size)
+        hi = line_start_in(data, lo + size)
         bounds.append((lo, hi))
         lo = hi
     return bounds
@@ -52,7 +52,7 @@ class _Chunks:
     plan: ColumnPlan
 
 
-def _read_delimited_chunked(path, data, *, sep, header, header_text, spec, chunk_bytes):
+def read_delimited_chunked(path, data, *, sep, header, header_text, spec, chunk_bytes):
     """The serial reader's result, from chunks of about ``chunk_bytes`` parsed in
     parallel, or None whenever a check fails (the serial reader then names the
     problem).  Same result because chunks are cut at line ends and pandas, with
@@ -73,7 +73,7 @@ def _read_delimited_chunked(path, data, *, sep, header, header_text, spec, chunk
     if not bounds:
         return None
     # pandas drops a byte order mark at the start of what it reads: only the file's may go
-    if any(data.startswith(_BOM, lo) for lo, _ in bounds[1:]):
+    if any(data.startswith(BOM, lo) for lo, _ in bounds[1:]):
         return None
     job = _Chunks(path, data, buf, bounds, sep, sep_code, n_cols, names, plan)
     with ThreadPoolExecutor(min(_n_threads(), len(bounds))) as pool:
@@ -96,10 +96,10 @@ def _columns_of(data, buf, sep, sep_code, header, header_text):
         end = data.find(b"\n")
         if end < 0 or _line_fields(buf, 0, end, sep_code) <= 0:
             return None
-        names = _header_names(data[:end].decode("utf-8", errors="replace"), sep)
+        names = header_names(data[:end].decode("utf-8", errors="replace"), sep)
         start = end + 1
     elif header:
-        names = _header_names(header_text, sep)
+        names = header_names(header_text, sep)
     if names is not None:
         return start, names, len(names)
     n_cols, lo = 0, start
@@ -130,7 +130,7 @@ def _parse_chunks(pool, job):
     }
     extra = {role: np.empty(n_lines, np.float64) for role in roles}
     x_cols = _as_slice([position[c] for c in plan.keep])
-    kwargs = _read_csv_kwargs(job.sep, plan.used, job.n_cols)
+    kwargs = read_csv_kwargs(job.sep, plan.used, job.n_cols)
     # Every row has n_cols fields: with all columns read, pandas fails on a longer row
     # and pads a shorter one, so (separators == (n_cols - 1) * rows) proves it from
     # the tallies; a '\r' (pandas ends lines there) or usecols (pandas then ignores
@@ -239,7 +239,7 @@ def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
     group = ids = None
     if group_idx is not None:
         try:
-            group, ids = _group_sizes(path, extra["group"], np.arange(n))
+            group, ids = query_sizes(path, extra["group"], np.arange(n))
         except DataFormatError:
             return None
     feature_names = None if names is None else [names[i] for i in keep]

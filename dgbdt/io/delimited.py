@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .chunked import _read_delimited_chunked
+from .chunked import read_delimited_chunked
 from .columns import plan_columns
-from .errors import DataFormatError, _clip, _error
-from .fields import _field_counts, _header_names, _read_csv_kwargs, _split
-from .filebytes import _line_at, _lines
-from .values import LoadedData, _group_sizes
+from .errors import DataFormatError, clip_text, data_error
+from .fields import field_counts_of, header_names, read_csv_kwargs, split_fields
+from .filebytes import file_lines, line_at
+from .values import LoadedData, query_sizes
 
 # Text of at least this many bytes is parsed in chunks of about _CHUNK_BYTES, on
 # up to numba.get_num_threads() threads (pandas' C parser and the Numba scan both
@@ -40,13 +40,13 @@ class _Rows:
     base: int
 
 
-def _read_delimited(path, data, *, sep, header, spec, header_text=None, first_line=1):
+def read_delimited(path, data, *, sep, header, spec, header_text=None, first_line=1):
     """The :class:`LoadedData` of delimited ``data`` with the columns of ``spec``
     (a :class:`~dgbdt.io.columns.ColumnSpec`)."""
     if sep is not None and (len(sep) != 1 or ord(sep) > 127):
         raise ValueError(f"sep must be one ASCII character or None, got {sep!r}")
     if len(data) >= _PARALLEL_MIN_BYTES:
-        out = _read_delimited_chunked(
+        out = read_delimited_chunked(
             path,
             data,
             sep=sep,
@@ -90,14 +90,14 @@ def _checked_lines(path, data, sep, header_in_data, header_text, first_line):
     """``(rows, names, n_cols)`` of text whose every row has ``n_cols`` fields, or the
     error naming the first line with a stray ``\\r`` or another number of fields."""
     base = first_line - 1  # line numbers in messages count from the file's start
-    counts, stray = _field_counts(data, sep)
+    counts, stray = field_counts_of(data, sep)
     if stray >= 0:
         # pandas ends a line at a lone '\r'; we count lines at '\n' only
-        raise _error(
+        raise data_error(
             path,
             stray + 1 + base,
             "carriage return (\\r) inside the line",
-            _clip(_line_at(data, stray + 1)),
+            clip_text(line_at(data, stray + 1)),
         )
     line_no, names, n_cols = _rows_and_names(
         path, data, counts, sep, header_in_data, header_text, first_line
@@ -106,11 +106,11 @@ def _checked_lines(path, data, sep, header_in_data, header_text, first_line):
     bad = np.flatnonzero(row_counts != n_cols)
     if len(bad):
         ln = int(line_no[bad[0]])
-        raise _error(
+        raise data_error(
             path,
             ln + base,
             f"expected {n_cols} fields, got {int(row_counts[bad[0]])}:",
-            _clip(_line_at(data, ln)),
+            clip_text(line_at(data, ln)),
         )
     return _Rows(path, data, sep, line_no, base), names, n_cols
 
@@ -125,7 +125,7 @@ def _converted(rows, used, n_cols, skip):
         return np.zeros((n_rows, len(used)))
     try:
         frame = pd.read_csv(
-            io.BytesIO(rows.data), skiprows=skip, **_read_csv_kwargs(rows.sep, used, n_cols)
+            io.BytesIO(rows.data), skiprows=skip, **read_csv_kwargs(rows.sep, used, n_cols)
         )
     except Exception as exc:  # noqa: BLE001 - ParserError, UnicodeDecodeError, ...
         raise _rescan_delimited(
@@ -162,7 +162,7 @@ def _checked_roles(rows, values, plan):
     if plan.group is not None:
         qid = column(plan.group)
         _check_finite(rows, qid, "query id", plan.group)
-        groups = _group_sizes(rows.path, qid, rows.line_no, rows.data, rows.base)
+        groups = query_sizes(rows.path, qid, rows.line_no, rows.data, rows.base)
     return label, weight, groups
 
 
@@ -175,11 +175,11 @@ def _rows_and_names(path, data, counts, sep, header_in_data, header_text, first_
         end = data.find(b"\n")
         first = data[: None if end < 0 else end].decode("utf-8", errors="replace")
         if len(line_no) == 0 or line_no[0] != 1:
-            raise _error(path, first_line, "expected a header line, got", first[: 1 << 16])
-        names = _header_names(first, sep)
+            raise data_error(path, first_line, "expected a header line, got", first[: 1 << 16])
+        names = header_names(first, sep)
         line_no = line_no[1:]
     elif header_text is not None:
-        names = _header_names(header_text, sep)
+        names = header_names(header_text, sep)
     if names is not None:
         return line_no, names, len(names)
     return line_no, None, int(counts[line_no[0] - 1]) if len(line_no) else 0
@@ -213,11 +213,11 @@ def _check_finite(rows, arr, what, col, *, nonnegative=False):
     bad = np.flatnonzero(~ok)
     if len(bad):
         ln = int(rows.line_no[bad[0]])
-        text = _line_at(rows.data, ln)
-        fields = _split(text, rows.sep)
+        text = line_at(rows.data, ln)
+        fields = split_fields(text, rows.sep)
         field = fields[col].strip() if col < len(fields) else text.strip()
         problem = "negative" if np.isfinite(arr[bad[0]]) else "missing or non-finite"
-        raise _error(rows.path, ln + rows.base, f"{problem} {what}", field, text)
+        raise data_error(rows.path, ln + rows.base, f"{problem} {what}", field, text)
 
 
 # What pandas' C parser takes for a number: ASCII digits, an optional exponent,
@@ -254,16 +254,16 @@ def _rescan_delimited(path, data, sep, line_no, exc, base=0, columns=None):
         line_re = re.compile(f"[ \\t\\r]*{one}(?:[ \\t\\r]+{one})*[ \\t\\r]*")
     else:
         line_re = re.compile(f"{one}(?:{re.escape(sep)}{one})*")
-    lines = _lines(data)
+    lines = file_lines(data)
     for ln in line_no:
         text = lines[ln - 1]
         if line_re.fullmatch(text.rstrip("\r")):
             continue
-        fields = _split(text, sep)
+        fields = split_fields(text, sep)
         for i in range(len(fields)) if columns is None else columns:
             field = fields[i] if i < len(fields) else ""
             if not field_re.fullmatch(field):
-                error = _error(
+                error = data_error(
                     path, int(ln) + base, "cannot parse number", field.strip() or field, text
                 )
                 if int(ln) + base == 1:  # column names? (LightGBM: header=true)

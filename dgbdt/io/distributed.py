@@ -26,9 +26,9 @@ from ..comm import agree_on_errors, agreed
 from ..files import publish, temp_beside
 from .errors import DataFormatError
 from .filebytes import (
-    _line_start_in,
     count_lines,
     is_gzip,
+    line_start_in,
     part_bounds,
     read_file_bytes,
     read_head,
@@ -165,7 +165,7 @@ def _gzip_share(comm, layout, whole, side_files):
     def cut():
         if not root:
             return np.zeros(k + 1, np.int64)
-        even = [_line_start_in(whole, len(whole) * p // k) for p in range(k + 1)]
+        even = [line_start_in(whole, len(whole) * p // k) for p in range(k + 1)]
         if mode is None:
             return np.asarray(even, np.int64)
         parts = [Part(layout, whole[a:b], a, p) for p, (a, b) in enumerate(zip(even, even[1:]))]

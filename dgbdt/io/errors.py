@@ -5,18 +5,18 @@ class DataFormatError(ValueError):
     """A malformed data file; the message names the file, the line and the offending text."""
 
 
-def _clip(text, limit=120):
+def clip_text(text, limit=120):
     text = text.rstrip("\r\n")
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _error(path, lineno, what, text, line=None):
+def data_error(path, lineno, what, text, line=None):
     shown = text if len(text) <= 200 else text[:200] + "..."
     msg = f"{path}, line {lineno}: {what} {shown!r}"
     if line is not None and line.strip() != text:
-        msg += f" in {_clip(line)!r}"
+        msg += f" in {clip_text(line)!r}"
     return DataFormatError(msg)
 
 
-def _bad_gzip(path, exc):
+def bad_gzip(path, exc):
     return DataFormatError(f"{path}: not a valid gzip file ({exc})")

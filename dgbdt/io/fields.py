@@ -10,7 +10,7 @@ from .filebytes import count_lines
 from .values import NA_TOKENS
 
 
-def _detect_sep(line):
+def detect_sep(line):
     if "\t" in line:
         return "\t"
     if "," in line:
@@ -21,7 +21,7 @@ def _detect_sep(line):
 _BLANK_RUN = re.compile("[ \t\r]+")  # what separates fields of whitespace-delimited text
 
 
-def _split(line, sep):
+def split_fields(line, sep):
     """Fields of a decoded line, split as :func:`native.text.field_counts` counts them."""
     line = line.rstrip("\r")
     if sep is None:
@@ -29,7 +29,7 @@ def _split(line, sep):
     return line.split(sep)
 
 
-def _field_counts(data, sep):
+def field_counts_of(data, sep):
     """``(counts, stray)``: fields per line of ``data`` (0 for a blank line) and the
     0-based line of the first stray ``\\r`` inside a line (-1: none).  One pass in
     Numba over the bytes."""
@@ -40,14 +40,14 @@ def _field_counts(data, sep):
     return counts, int(stray)
 
 
-def _header_names(first, sep):
-    names = [s.strip() for s in _split(first, sep)]
+def header_names(first, sep):
+    names = [s.strip() for s in split_fields(first, sep)]
     if names:
         names[0] = names[0].lstrip("\ufeff")  # read_header_line keeps the file's mark
     return names
 
 
-def _read_csv_kwargs(sep, used, n_cols):
+def read_csv_kwargs(sep, used, n_cols):
     return dict(
         sep=r"\s+" if sep is None else sep,
         header=None,

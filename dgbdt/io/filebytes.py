@@ -10,12 +10,12 @@ import numpy as np
 
 from ..files import check_regular_file
 from ..native.text import lone_cr_count
-from .errors import _bad_gzip
+from .errors import bad_gzip
 
 _GZIP_ERRORS = (OSError, EOFError, zlib.error)  # gzip.BadGzipFile is an OSError
 
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 
 
 def read_file_bytes(path):
@@ -27,7 +27,7 @@ def read_file_bytes(path):
         try:
             data = gzip.decompress(data)
         except _GZIP_ERRORS as exc:
-            raise _bad_gzip(path, exc) from None
+            raise bad_gzip(path, exc) from None
     return data
 
 
@@ -46,7 +46,7 @@ def read_head(path, n_bytes=1 << 16, whole_first_line=False):
         except _GZIP_ERRORS as exc:
             if start != b"\x1f\x8b":
                 raise
-            raise _bad_gzip(path, exc) from None
+            raise bad_gzip(path, exc) from None
 
 
 def _read_upto(fh, n_bytes, whole_first_line):
@@ -75,7 +75,7 @@ def _lone_cr_count(data):
     return int(lone_cr_count(np.frombuffer(data, np.uint8)))
 
 
-def _normalize_line_ends(data):
+def normalize_line_ends(data):
     """``data`` with each lone ``\\r`` as ``\\n`` (and ``\\r\\n`` then too): the same
     lines, counted alike by :func:`count_lines` before and after.  A copy only for
     text that has a lone ``\\r``."""
@@ -91,12 +91,12 @@ def whole_lines(head):
     return head[: max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
 
 
-def _lines(data):
+def file_lines(data):
     """Decoded lines (without newline) of the whole file, for the slow paths."""
     return data.decode("utf-8", errors="replace").split("\n")
 
 
-def _line_at(data, lineno):
+def line_at(data, lineno):
     """Decoded line ``lineno`` (1-based, lines end at ``\\n``) of ``data``, without
     splitting the whole text (error messages of large files)."""
     start = 0
@@ -146,7 +146,7 @@ def read_part(path, part, n_parts):
         return fh.read(end - start)
 
 
-def _line_start_in(data, pos):
+def line_start_in(data, pos):
     """The first line start at or after ``pos`` in the bytes ``data`` (``len(data)``
     if none): the rule of :func:`_line_start_at_or_after`, in memory."""
     size = len(data)
@@ -159,7 +159,7 @@ def _line_start_in(data, pos):
 def split_parts(data, n_parts):
     """``data`` cut into ``n_parts`` by the rule of :func:`part_bounds` (for gzip input,
     which one rank decompresses and scatters)."""
-    cuts = [_line_start_in(data, len(data) * p // n_parts) for p in range(n_parts + 1)]
+    cuts = [line_start_in(data, len(data) * p // n_parts) for p in range(n_parts + 1)]
     return [data[cuts[p] : cuts[p + 1]] for p in range(n_parts)]
 
 
@@ -177,5 +177,5 @@ def is_gzip(path):
 
 def read_header_line(path):
     """The first line of a file (gzip or not), for the column names of a part."""
-    head = _normalize_line_ends(read_head(path, whole_first_line=True))
+    head = normalize_line_ends(read_head(path, whole_first_line=True))
     return head.split(b"\n", 1)[0].decode("utf-8", errors="replace")

@@ -7,12 +7,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..native.text import LINE_BAD_QID, LINE_BLANK, LINE_QID, libsvm_qids
-from .errors import DataFormatError, _clip, _error
-from .filebytes import _lines, count_lines
-from .values import MAX_SPARSE_COLUMNS, LoadedData, _group_sizes, _to_float
+from .errors import DataFormatError, clip_text, data_error
+from .filebytes import count_lines, file_lines
+from .values import MAX_SPARSE_COLUMNS, LoadedData, query_sizes, to_float
 
 
-def _looks_like_libsvm(data, max_lines=50):
+def looks_like_libsvm(data, max_lines=50):
     seen = 0
     for line in io.BytesIO(data):
         line = line.split(b"#", 1)[0].strip()
@@ -33,7 +33,7 @@ _INT64_MAX = 2**63 - 1
 _CAP_NOTE = f"above the limit of {MAX_SPARSE_COLUMNS} columns (dgbdt.io.MAX_SPARSE_COLUMNS)"
 
 
-def _read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_only=False):
+def read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_only=False):
     from sklearn.datasets import load_svmlight_file  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
     if n_features is not None and int(n_features) > MAX_SPARSE_COLUMNS:
@@ -94,7 +94,7 @@ def _libsvm_groups(path, data, n_rows, features_only):
     with_qid = row_kinds == LINE_QID
     if with_qid.all() and n_rows:
         try:
-            return _group_sizes(path, qids[rows], np.arange(n_rows))
+            return query_sizes(path, qids[rows], np.arange(n_rows))
         except DataFormatError:
             return False
     if with_qid.any():
@@ -107,7 +107,7 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, featu
     ``first_line`` is the file line number of the first line of ``data``."""
     offset = 0 if zero_based else 1
     labels, indptr, indices, values, qids, qid_lines = [], [0], [], [], [], []
-    for lineno, raw in enumerate(_lines(data), start=first_line):
+    for lineno, raw in enumerate(file_lines(data), start=first_line):
         text = raw.split("#", 1)[0].strip()
         if not text:
             continue
@@ -123,7 +123,9 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, featu
                 qid_lines.append(lineno)
             rest = rest[1:]
         elif qids:
-            raise _error(path, lineno, "missing qid: (earlier rows have one) in", _clip(raw))
+            raise data_error(
+                path, lineno, "missing qid: (earlier rows have one) in", clip_text(raw)
+            )
         _libsvm_pairs(path, lineno, rest, raw, offset, n_features, indices, values)
         indptr.append(len(indices))
     if qids and len(qids) != len(labels):
@@ -145,7 +147,7 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, featu
     group = ids = None
     if qids:
         base = first_line - 1
-        group, ids = _group_sizes(
+        group, ids = query_sizes(
             path, np.asarray(qids, np.int64), np.asarray(qid_lines) - base, data, base
         )
     label = None if features_only else np.asarray(labels, np.float64)
@@ -154,13 +156,13 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, featu
 
 def _libsvm_label(path, lineno, first, raw):
     if ":" in first:
-        raise _error(path, lineno, "missing label before", first, raw)
+        raise data_error(path, lineno, "missing label before", first, raw)
     try:
-        label = _to_float(first)
+        label = to_float(first)
     except ValueError:
-        raise _error(path, lineno, "cannot parse label", first, raw) from None
+        raise data_error(path, lineno, "cannot parse label", first, raw) from None
     if not np.isfinite(label):
-        raise _error(path, lineno, "non-finite label", first, raw)
+        raise data_error(path, lineno, "non-finite label", first, raw)
     return label
 
 
@@ -170,7 +172,7 @@ def _libsvm_qid(path, lineno, token, raw):
         if abs(qid) > _INT64_MAX:
             raise ValueError
     except ValueError:
-        raise _error(path, lineno, "cannot parse query id", token, raw) from None
+        raise data_error(path, lineno, "cannot parse query id", token, raw) from None
     return qid
 
 
@@ -184,24 +186,26 @@ def _libsvm_pairs(path, lineno, tokens, raw, offset, n_features, indices, values
             if not colon:
                 raise ValueError
             idx = int(idx_s)
-            val = _to_float(val_s)
+            val = to_float(val_s)
         except ValueError:
-            raise _error(path, lineno, "cannot parse index:value pair", tok, raw) from None
+            raise data_error(path, lineno, "cannot parse index:value pair", tok, raw) from None
         col = idx - offset
         if col < 0:
             what = "negative feature index" if idx < 0 else "feature index 0 in a one-based file"
-            raise _error(path, lineno, what, tok, raw)
+            raise data_error(path, lineno, what, tok, raw)
         if n_features is not None and col >= n_features:
-            raise _error(path, lineno, f"feature index beyond n_features={n_features}", tok, raw)
+            raise data_error(
+                path, lineno, f"feature index beyond n_features={n_features}", tok, raw
+            )
         if col >= MAX_SPARSE_COLUMNS:
-            raise _error(path, lineno, f"feature index {idx} {_CAP_NOTE}:", tok, raw)
+            raise data_error(path, lineno, f"feature index {idx} {_CAP_NOTE}:", tok, raw)
         indices.append(col)
         values.append(val)
     if len(indices) - start > 1:
         seen = set()
         for k in range(start, len(indices)):
             if indices[k] in seen:  # LightGBM would sum them, scikit-learn refuses
-                raise _error(
+                raise data_error(
                     path,
                     lineno,
                     f"feature index {indices[k] + offset} repeated on the line:",

@@ -41,10 +41,10 @@ from ..native import text
 from ..native.text import libsvm_qids
 from .columns import ColumnSpec, plan_columns
 from .errors import DataFormatError
-from .fields import _field_counts, _header_names, _split
-from .filebytes import _normalize_line_ends, count_lines, read_header_line
+from .fields import field_counts_of, header_names, split_fields
+from .filebytes import count_lines, normalize_line_ends, read_header_line
 from .sidefiles import check_query_sum
-from .values import _to_float
+from .values import to_float
 
 #: the id of a row whose query id cannot be read (the parse then names its line)
 _UNREADABLE = np.int64(-(2**62) - 12345)
@@ -129,7 +129,7 @@ class Part:
         return self._rows[:3]
 
     def _find_rows(self):
-        text = _normalize_line_ends(self.data)  # the same lines, as the parsers see them
+        text = normalize_line_ends(self.data)  # the same lines, as the parsers see them
         starts = _line_starts(self.data)
         ends = np.append(starts[1:], len(self.data))
         qids = kinds = None
@@ -139,7 +139,7 @@ class Part:
             kinds = kinds[is_row]
             qids = np.where(kinds == _libsvm_kind("LINE_QID"), all_qids[is_row], _UNREADABLE)
         else:
-            is_row = _field_counts(text, self.layout.sep)[0] > 0
+            is_row = field_counts_of(text, self.layout.sep)[0] > 0
             if self.holds_header and len(is_row):
                 is_row[0] = False
         return starts[is_row], ends[is_row], qids, kinds, starts
@@ -182,9 +182,9 @@ class Part:
 
         def id_of(i):
             line = self.data[starts[i] : ends[i]].decode("utf-8", errors="replace")
-            fields = _split(line.rstrip("\r\n"), sep)
+            fields = split_fields(line.rstrip("\r\n"), sep)
             try:
-                value = _to_float(fields[group].strip())
+                value = to_float(fields[group].strip())
             except (ValueError, IndexError):
                 return int(_UNREADABLE)
             return int(np.float64(value + 0.0).view(np.int64))  # -0.0 is 0.0
@@ -199,9 +199,9 @@ class Part:
         if self.holds_header:
             lines = self._rows[4]
             first = self.data[: lines[1] if len(lines) > 1 else len(self.data)]
-            names = _header_names(first.decode("utf-8", errors="replace").rstrip("\r\n"), sep)
+            names = header_names(first.decode("utf-8", errors="replace").rstrip("\r\n"), sep)
         elif self.layout.header:
-            names = _header_names(read_header_line(self.layout.path), sep)
+            names = header_names(read_header_line(self.layout.path), sep)
         row = self.data[starts[0] : ends[0]].decode("utf-8", errors="replace").rstrip("\r\n")
         spec = ColumnSpec(
             opts.get("label_column", "0"),
@@ -209,7 +209,7 @@ class Part:
             opts.get("group_column"),
             opts.get("ignore_columns", ()),
         )
-        n_cols = len(names) if names is not None else len(_split(row, sep))
+        n_cols = len(names) if names is not None else len(split_fields(row, sep))
         return plan_columns(self.layout.path, names, n_cols, spec).group
 
 

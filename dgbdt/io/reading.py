@@ -7,10 +7,10 @@ import os
 import numpy as np
 
 from .columns import ColumnSpec
-from .delimited import _read_delimited
-from .fields import _detect_sep
-from .filebytes import _BOM, _normalize_line_ends, read_file_bytes, read_head
-from .libsvm import _looks_like_libsvm, _read_libsvm
+from .delimited import read_delimited
+from .fields import detect_sep
+from .filebytes import BOM, normalize_line_ends, read_file_bytes, read_head
+from .libsvm import looks_like_libsvm, read_libsvm
 from .sidefiles import read_side_files
 from .values import LoadedData
 
@@ -79,16 +79,16 @@ def sniff_format(path, fmt="auto", header=False):
     decides from the same bytes, so all parse their parts alike."""
     if fmt not in _FORMATS:
         raise ValueError(f"fmt must be one of {_FORMATS}, got {fmt!r}")
-    head = _normalize_line_ends(read_head(path))
+    head = normalize_line_ends(read_head(path))
     if fmt == "auto":
-        fmt = "libsvm" if _looks_like_libsvm(head) else "delimited"
+        fmt = "libsvm" if looks_like_libsvm(head) else "delimited"
     if fmt == "libsvm":
         return "libsvm", None
     sep = {"csv": ",", "tsv": "\t"}.get(fmt)
     if sep is None:
         lines = head.decode("utf-8", errors="replace").split("\n")
         first_data = next((ln for ln in lines[1 if header else 0 :] if ln.strip()), None)
-        sep = _detect_sep(first_data if first_data is not None else (lines[0] if lines else ""))
+        sep = detect_sep(first_data if first_data is not None else (lines[0] if lines else ""))
     return "delimited", sep
 
 
@@ -98,7 +98,7 @@ def first_row_width(path, header=False):
     fmt, sep = sniff_format(path, "auto", header)
     if fmt == "libsvm":
         return None
-    lines = _normalize_line_ends(read_head(path)).decode("utf-8", errors="replace").split("\n")
+    lines = normalize_line_ends(read_head(path)).decode("utf-8", errors="replace").split("\n")
     first = next((ln for ln in lines[1 if header else 0 : -1] if ln.strip()), None)
     if first is None:
         return None
@@ -148,17 +148,17 @@ def parse_text(
 def _parse(path, data, *, fmt, sep, header, spec, libsvm, header_text=None, first_line=1):
     """:func:`parse_text` with the column options in ``spec`` (a :class:`ColumnSpec`)
     and ``libsvm`` the LibSVM options ``(zero_based, n_features)``."""
-    data = _normalize_line_ends(data)
-    if data.startswith(_BOM):
+    data = normalize_line_ends(data)
+    if data.startswith(BOM):
         if first_line == 1:
-            data = data[len(_BOM) :]  # a UTF-8 byte order mark starts the file
+            data = data[len(BOM) :]  # a UTF-8 byte order mark starts the file
         elif fmt != "libsvm":
             # pandas would drop it as if it started the file; a blank line before it
             # keeps it in the text, as when the whole file is read
             data, first_line = b"\n" + data, first_line - 1
     if fmt == "libsvm":
         return _parse_libsvm(path, data, spec=spec, libsvm=libsvm, first_line=first_line)
-    return _read_delimited(
+    return read_delimited(
         path,
         data,
         sep=sep,
@@ -172,7 +172,7 @@ def _parse(path, data, *, fmt, sep, header, spec, libsvm, header_text=None, firs
 def _parse_libsvm(path, data, *, spec, libsvm, first_line):
     """LibSVM ``data``, with only the columns ``spec.keep_features`` when given."""
     zero_based, n_features = libsvm
-    out = _read_libsvm(
+    out = read_libsvm(
         path,
         data,
         zero_based=zero_based,

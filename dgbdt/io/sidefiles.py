@@ -8,8 +8,8 @@ import re
 import numpy as np
 
 from ..files import check_regular_file
-from .errors import DataFormatError, _error
-from .values import _fmt_id, _to_float
+from .errors import DataFormatError, data_error
+from .values import format_id, to_float
 
 
 def _read_side_values(side, what):
@@ -26,11 +26,11 @@ def _read_side_values(side, what):
             row = []
             for tok in tokens:
                 try:
-                    value = _to_float(tok)
+                    value = to_float(tok)
                 except ValueError:
-                    raise _error(side, lineno, "cannot parse number", tok, raw) from None
+                    raise data_error(side, lineno, "cannot parse number", tok, raw) from None
                 if not math.isfinite(value):  # nan, inf, 1e999
-                    raise _error(side, lineno, f"non-finite {what}", tok, raw)
+                    raise data_error(side, lineno, f"non-finite {what}", tok, raw)
                 row.append(value)
             rows.append(row)
             line_nos.append(lineno)
@@ -48,7 +48,9 @@ def _per_row_values(side, path, n, what, width=None):
     k = width or (len(rows[0]) if rows else 1)
     for r, ln in zip(rows, lines):
         if len(r) != k:
-            raise _error(side, ln, f"expected {k} value(s) per line, got", " ".join(map(str, r)))
+            raise data_error(
+                side, ln, f"expected {k} value(s) per line, got", " ".join(map(str, r))
+            )
     return np.array(rows, np.float64).reshape(n, k)
 
 
@@ -66,7 +68,9 @@ def _weights(side, path, n_total):
     negative = np.flatnonzero(weight < 0)
     if len(negative):
         _, lines = _read_side_values(side, "weight")
-        raise _error(side, lines[int(negative[0])], "negative weight", _fmt_id(weight[negative[0]]))
+        raise data_error(
+            side, lines[int(negative[0])], "negative weight", format_id(weight[negative[0]])
+        )
     return weight
 
 
@@ -81,7 +85,7 @@ def read_query_file(path, n_total=None):
     rows, lines = _read_side_values(side, "query size")
     for r, ln in zip(rows, lines):
         if len(r) != 1 or not float(r[0]).is_integer() or r[0] < 0:
-            raise _error(
+            raise data_error(
                 side,
                 ln,
                 "expected one non-negative integer query size per line, got",

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import DataFormatError, _clip
-from .filebytes import _line_at
+from .errors import DataFormatError, clip_text
+from .filebytes import line_at
 
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
 #: given to ``Dataset`` may have.  A Dataset bins only the columns that hold
@@ -60,13 +60,13 @@ class LoadedData:
     position: np.ndarray | None = None
 
 
-def _to_float(token):
+def to_float(token):
     """A number of a side file or LibSVM text: Python's float(), and the missing-value
     tokens of delimited text (NaN), so that ``NA`` reads alike everywhere."""
     return math.nan if token in _NA_SET else float(token)
 
 
-def _group_sizes(path, qid, line_no, data=None, base=0):
+def query_sizes(path, qid, line_no, data=None, base=0):
     """``(sizes, ids)``: run lengths of contiguous query ids (int64) and the id of
     each run; a query id seen again later is an error.
 
@@ -83,9 +83,9 @@ def _group_sizes(path, qid, line_no, data=None, base=0):
         for s, q in zip(starts, ids):
             if q in seen:
                 ln = int(line_no[s])
-                where = "" if data is None else f" in {_clip(_line_at(data, ln))!r}"
+                where = "" if data is None else f" in {clip_text(line_at(data, ln))!r}"
                 raise DataFormatError(
-                    f"{path}, line {ln + base}: query id {_fmt_id(q)!r} appears again "
+                    f"{path}, line {ln + base}: query id {format_id(q)!r} appears again "
                     f"after other queries (rows of a query must be "
                     f"contiguous){where}"
                 )
@@ -93,6 +93,6 @@ def _group_sizes(path, qid, line_no, data=None, base=0):
     return np.diff(np.append(starts, len(qid))).astype(np.int64), ids.copy()
 
 
-def _fmt_id(q):
+def format_id(q):
     q = float(q)
     return str(int(q)) if q.is_integer() else str(q)
