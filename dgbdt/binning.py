@@ -406,7 +406,7 @@ def gather_samples(samples, comm):
     allgather of the sizes and one allgatherv of the values for all of them,
     not collectives per feature."""
     meta = np.array([[len(v), nz, has_nan] for v, nz, has_nan in samples], np.int64)
-    meta = comm.allgather(meta.reshape(-1, 3))  # (ranks, features, 3)
+    meta = comm.stack(meta.reshape(-1, 3), np.int64)  # (ranks, features, 3)
     joined = comm.concat(np.concatenate([v for v, _, _ in samples] + [np.empty(0)]))
     ends = np.cumsum(meta[:, :, 0].reshape(-1)).reshape(meta.shape[:2])
     starts = ends - meta[:, :, 0]

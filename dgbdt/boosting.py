@@ -644,10 +644,10 @@ def _agreed_reset(comm, it, scheduled_values):
     except Exception as exc:
         error, text = exc, f"error {type(exc).__name__}: {exc}"
     digest = np.frombuffer(hashlib.sha256(text.encode()).digest()[:8], np.int64)
-    every = comm.allgather(digest)[:, 0]
+    every = comm.per_rank(int(digest[0]))
     if np.any(every != every[0]):
         outcome = ("gave", mine) if error is None else ("raised", f"{error!r}")
-        raise agreed(ValueError(_reset_mismatch(it, every, comm.allgather_object(outcome))))
+        raise agreed(ValueError(_reset_mismatch(it, every, comm.per_rank_objects(outcome))))
     if error is not None:
         raise agreed(error)
     return changed

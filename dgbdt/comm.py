@@ -151,10 +151,15 @@ class SerialComm:
         """Element-wise maximum over ranks of a float64 array."""
         return self.allreduce(np.asarray(values, np.float64), op="max")
 
-    def stack(self, values):
-        """Every rank's float64 ``values`` (the same length on every rank) as a
-        (size, n) array in rank order."""
-        return self.allgather(np.asarray(values, np.float64))
+    def stack(self, values, dtype=np.float64):
+        """Every rank's ``values`` as ``dtype`` (the same shape on every rank) as a
+        (size, *shape) array in rank order."""
+        return self.allgather(np.asarray(values, dtype))
+
+    def per_rank_objects(self, value):
+        """Every rank's picklable ``value``, as a list in rank order (small,
+        rare messages: errors, category lists, labels' classes)."""
+        return self.allgather_object(value)
 
     def gather_bytes(self, data):
         """Every rank's byte string ``data``, as a list in rank order."""

@@ -122,7 +122,7 @@ def check_same_setup(comm, description):
     bad = comm.ranks_unlike_rank0(text)
     if not bad:
         return
-    texts = comm.allgather_object(text)
+    texts = comm.per_rank_objects(text)
     mine, theirs = json.loads(texts[0]), json.loads(texts[bad[0]])
     key = next(k for k in [*description, *theirs] if mine.get(k) != theirs.get(k))
     mine, theirs = mine.get(key), theirs.get(key)

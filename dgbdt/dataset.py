@@ -970,7 +970,7 @@ class Dataset:
                 )
             src.category_lists = [list(c) for c in self._wanted_lists]
         elif comm is not None and comm.size > 1:
-            every = comm.allgather_object(src.category_lists)
+            every = comm.per_rank_objects(src.category_lists)
             if len({len(lists) for lists in every}) > 1:
                 raise ValueError(
                     "Ranks' DataFrames have different numbers of category columns: "

@@ -125,7 +125,7 @@ def _check_whole_queries(dataset, sizes, comm, what):
     ids = np.asarray(ids)
     # int64 ids (LibSVM qid:) compare as integers: as float64, ids past 2^53 could collide
     kind = np.int64 if comm.every_rank(ids.dtype.kind in "iub") else np.float64
-    ends = comm.allgather(np.array([ids[0], ids[-1], len(ids)] if len(ids) else [0, 0, 0], kind))
+    ends = comm.stack([ids[0], ids[-1], len(ids)] if len(ids) else [0, 0, 0], kind)
     ranks = [r for r in range(comm.size) if ends[r, 2] > 0]
     for a, b in zip(ranks, ranks[1:]):
         if ends[a, 1] == ends[b, 0]:

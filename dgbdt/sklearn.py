@@ -704,7 +704,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         if comm is None:
             return y
         # Once per fit, so a pickled all-gather of the label sets is fine here.
-        return np.concatenate([np.asarray(u) for u in comm.allgather_object(np.unique(y))])
+        return np.concatenate([np.asarray(u) for u in comm.per_rank_objects(np.unique(y))])
 
     @staticmethod
     def _class_totals(y_enc, n_classes, comm, weights=None):

@@ -217,3 +217,27 @@ def test_every_subpackage_is_in_the_wheel():
     listed = set(config["tool"]["setuptools"]["packages"])
     packages = {m for m, p in MODULES.items() if p.name == "__init__.py"}
     assert packages <= listed, f"not in pyproject.toml's packages: {sorted(packages - listed)}"
+
+
+RAW_COLLECTIVES = (
+    "allgather", "allgather_object", "allgatherv", "allreduce", "bcast", "bcast_bytes",
+    "reduce_scatter", "scatter_bytes",
+)  # fmt: skip
+# The communication layer, the learners and distributed reading speak MPI's
+# verbs; every other module says what it computes (comm's named collectives).
+RAW_ALLOWED = (
+    "dgbdt.comm", "dgbdt.exact_sum", "dgbdt.learners", "dgbdt.io.distributed", "dgbdt.io.querycuts",
+)  # fmt: skip
+
+
+def test_raw_collectives_only_below_and_in_the_learners():
+    raw = []
+    for module, path in MODULES.items():
+        if module.startswith(RAW_ALLOWED):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            call = node.func if isinstance(node, ast.Call) else None
+            if isinstance(call, ast.Attribute) and call.attr in RAW_COLLECTIVES:
+                raw.append(f"{module}:{node.lineno} .{call.attr}()")
+    print(f"\nraw collectives outside comm, the learners and distributed reading: {len(raw)}")
+    assert not raw, raw
