@@ -30,9 +30,13 @@ class Booster(Model):
             super().__init__(params, model_file=model_file, model_str=model_str)
             return
         # LightGBM's training Booster: no trees yet, update() adds iterations
-        trained = training_booster(params, train_set, model_class=type(self))
+        # built as a plain Model and taken over (a subclass's __init__ may need more)
+        trained = training_booster(params, train_set, model_class=Model)
         vars(self).update(vars(trained))
         self._loop.booster = self
+
+    def __copy__(self):
+        return Booster(model_str=self.model_to_string(-1))
 
     # -- training: LightGBM's Booster(params, train_set) workflow ---------------
     # A Booster made by ``Booster(params, train_set)`` or returned by

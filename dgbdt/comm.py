@@ -20,7 +20,6 @@ training-score update); evaluation traffic counts in the totals only.
 import contextlib
 import faulthandler
 import hashlib
-import importlib.util
 import os
 import sys
 import traceback
@@ -434,9 +433,12 @@ ABORT_START_SECONDS = 60.0
 
 
 def mpi_installed():
-    """Whether mpi4py can be imported (found, not imported: importing it may
-    start MPI)."""
-    return importlib.util.find_spec("mpi4py") is not None
+    """Whether mpi4py can be imported (its package only: mpi4py.MPI would start MPI)."""
+    try:
+        import mpi4py  # noqa: F401, PLC0415 - optional dependency; starts no MPI
+    except ImportError:
+        return False
+    return True
 
 
 def start_mpi(limit_seconds):

@@ -779,6 +779,10 @@ def model_from_json(text, source="model string"):
     """
     if isinstance(text, (bytes, bytearray)):
         text = decode_model(bytes(text), source)
+    if lightgbm_text_version(text) is not None:
+        _fail(
+            source, "a LightGBM text model (dgbdt.model_files.model_from_text reads both formats)"
+        )
     doc = _parse(text, source)
     _check_kind(source, doc)
     k, init_score = _check_objective(source, doc)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import dgbdt
+import dgbdt.cli
 from dgbdt.cli import run
 from dgbdt.files import check_regular_file, check_writable_target, remove_stale_temps
 from dgbdt.model_io import write_atomic
@@ -231,8 +232,9 @@ def test_the_command_line_refuses_a_bad_output_before_any_work(tmp_path, monkeyp
     def no_work(*args, **kwargs):
         raise AssertionError("work done before the output was checked")
 
-    monkeypatch.setattr(dgbdt, "train", no_work)
-    monkeypatch.setattr(dgbdt, "Booster", no_work)
+    # the names the command line calls (bound when dgbdt.cli is imported)
+    monkeypatch.setattr(dgbdt.cli, "train", no_work)
+    monkeypatch.setattr(dgbdt.cli, "Booster", no_work)
     for key, task in (("output_model", "train"), ("output_result", "predict")):
         for bad, why in (
             ("", "empty path"),

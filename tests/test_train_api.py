@@ -5,6 +5,7 @@ disagree: a constant model, an equivalent input, or an equivalent parameter
 spelling.
 """
 
+import copy
 import re
 
 import numpy as np
@@ -969,3 +970,39 @@ def test_construct_without_params_keeps_the_bins():
     assert ds.construct() is ds and ds.bin_mapper is bins
     valid = ds.create_valid(X[:100], y[:100]).construct()
     assert valid.bin_mapper is bins
+
+
+class _Tagged(dgbdt.Booster):
+    """A user's Booster subclass whose __init__ needs more than Booster's."""
+
+    def __init__(self, tag, params=None, train_set=None, **kwargs):
+        super().__init__(params, train_set, **kwargs)
+        self.tag = tag
+
+
+def test_a_booster_subclass_with_its_own_arguments_trains_copies_and_refits():
+    rng = np.random.default_rng(3)
+    X = rng.random((300, 3))
+    params = {"verbose": -1, "num_leaves": 4}
+    tagged = _Tagged("mine", params, dgbdt.Dataset(X, X[:, 0]))
+    tagged.update()
+    tagged.update()
+    assert tagged.tag == "mine" and tagged.num_trees() == 2
+    plain = dgbdt.train(params, dgbdt.Dataset(X, X[:, 0]), 2)
+    assert np.array_equal(tagged.predict(X), plain.predict(X))
+    for other in (copy.copy(tagged), copy.deepcopy(tagged), tagged.refit(X, X[:, 0])):
+        assert type(other) is dgbdt.Booster  # as before Model was split off
+    assert np.array_equal(copy.copy(tagged).predict(X), plain.predict(X))
+
+
+def test_the_json_reader_names_a_lightgbm_text_model_as_such():
+    from dgbdt.model_files import model_from_text
+    from dgbdt.model_io import ModelFormatError, model_from_json
+
+    X = np.random.default_rng(4).random((200, 3))
+    text = dgbdt.train({"verbose": -1}, dgbdt.Dataset(X, X[:, 0]), 2).model_to_string(
+        format="lightgbm"
+    )
+    with pytest.raises(ModelFormatError, match="a LightGBM text model"):
+        model_from_json(text)
+    assert len(model_from_text(text)[1]) == 2
