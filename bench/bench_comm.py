@@ -1297,7 +1297,7 @@ def byte_section(args, common, payload):
                 flush=True,
             )
     cells = summarise(payload["runs"])
-    payload["cells"] = [c for c in cells.values()]
+    payload["cells"] = list(cells.values())
     checks = compute_checks(cells, ks, widths)
     payload["checks"] = checks
     print()

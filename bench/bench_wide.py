@@ -242,7 +242,10 @@ def run_all(args, cfg):
     res, err = run_worker(
         SCRIPT, ["--worker", "warm"], {**cfg, "bits": args.bits}, args.timeout, env=env
     )
-    print(f"  warmed dgbdt's kernels {'in %.0f s' % res['warm_s'] if res else err}", flush=True)
+    print(
+        f"  warmed dgbdt's kernels {'in {:.0f} s'.format(res['warm_s']) if res else err}",
+        flush=True,
+    )
     results = {}
     for lib, bits in runs:
         label = f"{lib} 2^{bits}"

@@ -2,7 +2,7 @@
 
 import os
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 USAGE = """usage: dgbdt <command> [options]
 
@@ -17,7 +17,7 @@ commands:
 """
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """The exit status; a closed pipe (141), Ctrl-C (130) or a failed write to
     stdout (1) end without a traceback.  Under mpiexec they end every rank."""
     try:

@@ -27,8 +27,9 @@ from __future__ import annotations
 import os
 import time
 from collections import namedtuple
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable, Dict, List, Tuple, Union
+from typing import Any
 
 from .lightgbm_keys import lightgbm_canonical
 from .params import ALIASES, BINNING_KEYS, canonical_name, resolve_params
@@ -67,7 +68,7 @@ class EarlyStopException(Exception):
         The ``evaluation_result_list`` of that iteration.
     """
 
-    def __init__(self, best_iteration: int, best_score: List[Tuple[Any, ...]]) -> None:
+    def __init__(self, best_iteration: int, best_score: list[tuple[Any, ...]]) -> None:
         super().__init__(best_iteration, best_score)
         self.best_iteration = best_iteration
         self.best_score = best_score
@@ -171,7 +172,7 @@ class _RecordEvaluationCallback:
                 per_data.setdefault(key, []).append(value)
 
 
-def record_evaluation(eval_result: Dict[str, Dict[str, List[Any]]]) -> _Callback:
+def record_evaluation(eval_result: dict[str, dict[str, list[Any]]]) -> _Callback:
     """Record the evaluation history into ``eval_result``.
 
     Parameters
@@ -337,7 +338,7 @@ def early_stopping(
     stopping_rounds: int,
     first_metric_only: bool = False,
     verbose: bool = True,
-    min_delta: Union[float, List[float]] = 0.0,
+    min_delta: float | list[float] = 0.0,
 ) -> _Callback:
     """Stop training when a validation metric stops improving (LightGBM 4).
 
@@ -399,7 +400,7 @@ class _CheckpointCallback:
             env.model.save_model(f"{self.path}.snapshot_iter_{done}", num_iteration=-1)
 
 
-def checkpoint(path: Union[str, os.PathLike], freq: int) -> _Callback:
+def checkpoint(path: str | os.PathLike, freq: int) -> _Callback:
     """Save the model every ``freq`` iterations, as LightGBM's CLI snapshots.
 
     The file ``f"{path}.snapshot_iter_{iteration + 1}"`` holds the first
@@ -688,7 +689,7 @@ def interrupted_schedule(model):
     return (first, end) if 0 <= first <= model.current_iteration() < end else None
 
 
-def reset_parameter(**kwargs: Union[list, Callable]) -> _Callback:
+def reset_parameter(**kwargs: list | Callable) -> _Callback:
     """Change parameters before each boosting round (LightGBM's ``reset_parameter``).
 
     Each keyword is a parameter name (or alias) with a list, one value per

@@ -32,7 +32,8 @@ import os
 import sys
 import textwrap
 import warnings
-from typing import Any, Dict, List, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -209,7 +210,7 @@ def help_text(width: int = 100) -> str:
 CONFIG_MAX_BYTES = 1 << 24
 
 
-def read_config_file(path: str) -> List[Tuple[str, str]]:
+def read_config_file(path: str) -> list[tuple[str, str]]:
     try:
         check_regular_file(path, "config file")  # a FIFO would block open()
         with open(path, "rb") as fh:
@@ -247,7 +248,7 @@ def _pair(text):
     return _unquote(key), _unquote(value)
 
 
-def parse_arguments(argv: Sequence[str]) -> Tuple[Dict[str, Any], Dict[str, str]]:
+def parse_arguments(argv: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
     """(io settings, model params) from ``key=value`` arguments and config files.
 
     As LightGBM: the command line comes first, then the config file's lines,
@@ -420,7 +421,7 @@ def _model_format(io):
     return fmt
 
 
-def run_convert(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+def run_convert(io: dict[str, Any], params: dict[str, Any]) -> None:
     """``task=convert_model``: write ``input_model`` to ``convert_model`` in
     ``model_format`` (by default the format the input is not in)."""
     if io.get("convert_model_language"):
@@ -599,7 +600,7 @@ def _write_model(booster, io, cfg, comm):
             )
 
 
-def run_train(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+def run_train(io: dict[str, Any], params: dict[str, Any]) -> None:
     """``dgbdt train``: train on ``io["data"]`` (this rank's share under mpiexec)
     and write the model to ``io["output_model"]``."""
     cfg, comm = _training_world(io, params)
@@ -630,7 +631,7 @@ def _recorded_columns(io, train_set):
     return columns
 
 
-def run_refit(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+def run_refit(io: dict[str, Any], params: dict[str, Any]) -> None:
     """``task=refit`` (LightGBM's): the trees of ``input_model`` with their leaf
     values refitted on ``data`` (its label, weight, init score and query side
     files read as training reads them) with ``refit_decay_rate``
@@ -662,7 +663,7 @@ def run_refit(io: Dict[str, Any], params: Dict[str, Any]) -> None:
         print(f"dgbdt: refitted model written to {io['output_model']}", flush=True)
 
 
-def run_save_binary(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+def run_save_binary(io: dict[str, Any], params: dict[str, Any]) -> None:
     """``task=save_binary`` (LightGBM's): read ``data`` and each ``valid_data`` file
     (binned with the training data's bins) as training would, and write each one's
     binary Dataset file beside it (``_binary_output``: ``<data>.bin``); as in
@@ -768,7 +769,7 @@ def _naming_recorded_keys(io, with_columns, model_path):
         raise (agreed(error) if isinstance(exc, AgreedError) else error) from None
 
 
-def run_predict(io: Dict[str, Any], params: Dict[str, Any]) -> None:
+def run_predict(io: dict[str, Any], params: dict[str, Any]) -> None:
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
     cfg = resolve_params(params)  # a bad parameter fails before anything is written

@@ -472,28 +472,28 @@ class Dataset:
     def __init__(
         self,
         data: DataType,
-        label: Optional[RowValuesType] = None,
-        weight: Optional[RowValuesType] = None,
-        init_score: Optional[InitScoreType] = None,
-        feature_name: Union[Sequence[str], Literal["auto"], None] = "auto",
+        label: RowValuesType | None = None,
+        weight: RowValuesType | None = None,
+        init_score: InitScoreType | None = None,
+        feature_name: Sequence[str] | Literal["auto"] | None = "auto",
         reference: Optional["Dataset"] = None,
-        params: Optional[Mapping[str, Any]] = None,
+        params: Mapping[str, Any] | None = None,
         free_raw_data: bool = True,
-        feature_indices: Optional[ArrayLike] = None,
-        categorical_feature: Union[Sequence[Union[int, str]], Literal["auto"], None] = "auto",
+        feature_indices: ArrayLike | None = None,
+        categorical_feature: Sequence[int | str] | Literal["auto"] | None = "auto",
         *,
-        group: Optional[ArrayLike] = None,
-        position: Optional[ArrayLike] = None,
+        group: ArrayLike | None = None,
+        position: ArrayLike | None = None,
     ) -> None:
         self.categorical_feature = parse_categorical_spec(categorical_feature)
         self.pandas_categorical = None  # the category lists of category columns, once binned
         # Dataset(path): the read keys of the text file and how this rank read it
         # (dgbdt.io.options.TextRead); a subset's rows of its reference
         self.read_params, self._read, self._parent_rows = {}, None, None
-        rows = dict(label=label, weight=weight, init_score=init_score, group=group)
+        rows = {"label": label, "weight": weight, "init_score": init_score, "group": group}
         rows["position"], query_ids = position, None
         if isinstance(data, (str, os.PathLike)):
-            given = dict(feature_name=feature_name, reference=reference, params=params)
+            given = {"feature_name": feature_name, "reference": reference, "params": params}
             given.update(free_raw_data=free_raw_data, feature_indices=feature_indices)
             opened = self._open_path(data, rows, given)
             if opened is None:
@@ -607,11 +607,11 @@ class Dataset:
     # -- construction -------------------------------------------------------
     def construct(
         self,
-        params: Optional[Mapping[str, Any]] = None,
+        params: Mapping[str, Any] | None = None,
         comm: Optional["SerialComm"] = None,
         *,
         keep_raw_data: bool = False,
-        category_lists: Optional[list] = None,
+        category_lists: list | None = None,
     ) -> "Dataset":
         """Bin the data with its own params overridden by ``params`` (train's); a
         Dataset binned already is kept, or binned again when the binning params
@@ -711,7 +711,7 @@ class Dataset:
         if self.free_raw_data:
             self._source = None
 
-    def get_data(self) -> Optional[DataType]:
+    def get_data(self) -> DataType | None:
         """The raw data as this Dataset holds it (a numpy array, a DataFrame or a
         CSC matrix), or None once freed (``free_raw_data``)."""
         return None if self._source is None else self._source.data
@@ -1091,11 +1091,11 @@ class Dataset:
     def create_valid(
         self,
         data: DataType,
-        label: Optional[RowValuesType] = None,
-        weight: Optional[RowValuesType] = None,
-        init_score: Optional[InitScoreType] = None,
-        group: Optional[ArrayLike] = None,
-        position: Optional[ArrayLike] = None,
+        label: RowValuesType | None = None,
+        weight: RowValuesType | None = None,
+        init_score: InitScoreType | None = None,
+        group: ArrayLike | None = None,
+        position: ArrayLike | None = None,
     ) -> "Dataset":
         """A validation Dataset binned with this one's bins (``reference=self``)."""
         return Dataset(
@@ -1110,9 +1110,7 @@ class Dataset:
             position=position,
         )
 
-    def subset(
-        self, used_indices: ArrayLike, params: Optional[Mapping[str, Any]] = None
-    ) -> "Dataset":
+    def subset(self, used_indices: ArrayLike, params: Mapping[str, Any] | None = None) -> "Dataset":
         """A Dataset of the rows ``used_indices`` (sorted, as LightGBM does), binned
         with this Dataset's bins (``reference=self``), lazily: training on it gives
         the model of ``Dataset(X[rows], ..., reference=self)``.
@@ -1180,15 +1178,15 @@ class Dataset:
         """Number of feature columns (this rank's block, with ``feature_indices``)."""
         return self.n_features
 
-    def get_label(self) -> Optional[np.ndarray]:
+    def get_label(self) -> np.ndarray | None:
         """The label array, or None."""
         return self.label
 
-    def get_weight(self) -> Optional[np.ndarray]:
+    def get_weight(self) -> np.ndarray | None:
         """The row weights, or None."""
         return self.weight
 
-    def get_init_score(self) -> Optional[np.ndarray]:
+    def get_init_score(self) -> np.ndarray | None:
         """The starting raw scores, or None."""
         return self.init_score
 
@@ -1196,36 +1194,36 @@ class Dataset:
         """The feature names (``Column_i`` when none were given)."""
         return list(self.feature_name)
 
-    def set_label(self, label: Optional[RowValuesType]) -> "Dataset":
+    def set_label(self, label: RowValuesType | None) -> "Dataset":
         """Replace the label (checked as in the constructor); returns self."""
         self.label = check_label(as_1d(label, "label", self.n_samples))
         return self
 
-    def set_weight(self, weight: Optional[RowValuesType]) -> "Dataset":
+    def set_weight(self, weight: RowValuesType | None) -> "Dataset":
         """Replace the row weights (checked as in the constructor); returns self."""
         self.weight = check_weight(as_1d(weight, "weight", self.n_samples))
         return self
 
-    def set_init_score(self, init_score: Optional[InitScoreType]) -> "Dataset":
+    def set_init_score(self, init_score: InitScoreType | None) -> "Dataset":
         """Replace the starting raw scores (checked as in the constructor); returns self."""
         self.init_score = check_init_score(init_score, self.n_samples)
         return self
 
-    def get_group(self) -> Optional[np.ndarray]:
+    def get_group(self) -> np.ndarray | None:
         """The query sizes, or None."""
         return self.group
 
-    def set_group(self, group: Optional[ArrayLike]) -> "Dataset":
+    def set_group(self, group: ArrayLike | None) -> "Dataset":
         """Replace the query sizes (checked as in the constructor); returns self."""
         self.group = check_group(group, self.n_samples)
         self.query_ids = None
         return self
 
-    def get_position(self) -> Optional[np.ndarray]:
+    def get_position(self) -> np.ndarray | None:
         """The positions, or None."""
         return self.position
 
-    def set_position(self, position: Optional[ArrayLike]) -> "Dataset":
+    def set_position(self, position: ArrayLike | None) -> "Dataset":
         """Replace the positions (checked as in the constructor); returns self."""
         self.position = check_position(position, self.n_samples)
         return self

@@ -163,7 +163,15 @@ def _views(arrays):
         arr = arr.astype(np.dtype(code), copy=False)
         order = "F" if arr.ndim == 2 and not arr.flags.c_contiguous else "C"
         flat = np.ascontiguousarray(arr.T if order == "F" else arr)
-        table.append(dict(name=name, dtype=code, shape=list(arr.shape), order=order, offset=offset))
+        table.append(
+            {
+                "name": name,
+                "dtype": code,
+                "shape": list(arr.shape),
+                "order": order,
+                "offset": offset,
+            }
+        )
         views.append(memoryview(flat.reshape(-1).view(np.uint8)))
         offset = _aligned(offset + flat.nbytes)
     return table, views, offset
@@ -372,26 +380,26 @@ def _dataset_fields(dataset):
         if value is not None:
             arrays[name] = value
     spec = dataset.categorical_feature
-    scalars = dict(
-        n_samples=int(dataset.n_samples),
-        n_features=int(dataset.n_features),
-        layout=dataset.layout,
-        plain=bool(meta["plain"]),
+    scalars = {
+        "n_samples": int(dataset.n_samples),
+        "n_features": int(dataset.n_features),
+        "layout": dataset.layout,
+        "plain": bool(meta["plain"]),
         # Default names of a wide Dataset are made on load, not stored.
-        feature_name=None if _default_names(dataset) else list(dataset.feature_name),
-        categorical_feature=spec if spec == "auto" else list(spec),
-        auto_categorical=[int(c) for c in dataset._auto_categorical],
-        pandas_categorical=_jsonable(dataset.pandas_categorical, "pandas_categorical"),
-        binning=_jsonable(dataset._binning, "the binning params"),
-        params=_jsonable(dataset.params, "the Dataset's params"),
-        read_params=_jsonable(dataset.read_params, "read_params"),
-        free_raw_data=bool(dataset.free_raw_data),
-        row_offset=int(dataset.row_offset),
-        n_total=int(dataset.n_total),
-        rank=launched_rank(),
-        n_ranks=launched_size(),
-        sharded=_shard_of(dataset),
-    )
+        "feature_name": None if _default_names(dataset) else list(dataset.feature_name),
+        "categorical_feature": spec if spec == "auto" else list(spec),
+        "auto_categorical": [int(c) for c in dataset._auto_categorical],
+        "pandas_categorical": _jsonable(dataset.pandas_categorical, "pandas_categorical"),
+        "binning": _jsonable(dataset._binning, "the binning params"),
+        "params": _jsonable(dataset.params, "the Dataset's params"),
+        "read_params": _jsonable(dataset.read_params, "read_params"),
+        "free_raw_data": bool(dataset.free_raw_data),
+        "row_offset": int(dataset.row_offset),
+        "n_total": int(dataset.n_total),
+        "rank": launched_rank(),
+        "n_ranks": launched_size(),
+        "sharded": _shard_of(dataset),
+    }
     return scalars, arrays
 
 
@@ -513,13 +521,13 @@ def _row_fields(arrays, n_samples):
     init = arrays.get("init_score")
     if init is not None and init.ndim == 2 and init.shape[0] != n_samples:
         raise ValueError(f"init_score has shape {init.shape}: one row per sample")
-    out = dict(
-        label=check_label(arrays.get("label")),
-        weight=check_weight(arrays.get("weight")),
-        init_score=check_init_score(init, n_samples),
-        group=check_group(arrays.get("group"), n_samples),
-        position=check_position(arrays.get("position"), n_samples),
-    )
+    out = {
+        "label": check_label(arrays.get("label")),
+        "weight": check_weight(arrays.get("weight")),
+        "init_score": check_init_score(init, n_samples),
+        "group": check_group(arrays.get("group"), n_samples),
+        "position": check_position(arrays.get("position"), n_samples),
+    }
     ids = arrays.get("query_ids")
     if ids is not None and (out["group"] is None or len(ids) != len(out["group"])):
         raise ValueError("query_ids needs group, with one id per query")
@@ -540,7 +548,7 @@ def _checked_fields(path, scalars, arrays):
         n_binned = n_features if used is None else len(used)
         if mapper.n_features != n_binned:
             raise ValueError(f"the bins describe {mapper.n_features} features, not {n_binned}")
-        meta = dict(n_samples=n, layout=scalars["layout"], plain=scalars["plain"])
+        meta = {"n_samples": n, "layout": scalars["layout"], "plain": scalars["plain"]}
         order = np.ascontiguousarray if scalars["layout"] == "row" else np.asfortranarray
         arrays["dense"] = order(arrays["dense"])
         store = store_from_arrays(arrays, meta, mapper)
@@ -662,13 +670,13 @@ def _restore(dataset, scalars, mapper, store):
 
 
 def _apply_given(dataset, path, rows, given):
-    setters = dict(
-        label=dataset.set_label,
-        weight=dataset.set_weight,
-        init_score=dataset.set_init_score,
-        group=dataset.set_group,
-        position=dataset.set_position,
-    )
+    setters = {
+        "label": dataset.set_label,
+        "weight": dataset.set_weight,
+        "init_score": dataset.set_init_score,
+        "group": dataset.set_group,
+        "position": dataset.set_position,
+    }
     for name, value in rows.items():
         if value is not None:
             setters[name](value)

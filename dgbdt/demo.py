@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -133,7 +133,7 @@ def _say_communication(stats):
     )
 
 
-def run_demo(argv: Optional[Sequence[str]] = None) -> int:
+def run_demo(argv: Sequence[str] | None = None) -> int:
     """``dgbdt demo [--rows N] [--rounds N] [--leaves N] [--ranks K]``: the exit
     status, 1 when the reloaded model predicts differently."""
     argv = list(sys.argv[2:] if argv is None else argv)

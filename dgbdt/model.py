@@ -534,21 +534,21 @@ class Model:
                 )
 
             threshold = cat("threshold", np.float64)
-            self._flat = dict(
-                node_offsets=np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
-                leaf_offsets=np.concatenate([[0], np.cumsum(leaf_counts)]).astype(np.int64),
-                split_feature=cat("split_feature", np.int32),
+            self._flat = {
+                "node_offsets": np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
+                "leaf_offsets": np.concatenate([[0], np.cumsum(leaf_counts)]).astype(np.int64),
+                "split_feature": cat("split_feature", np.int32),
                 # The largest float stands for +inf in model files (strict JSON):
                 # a "values left, NaN right" split sends +inf values left too.
-                threshold=np.where(threshold >= LARGEST, np.inf, threshold),
-                default_left=cat("default_left", np.uint8),
-                left_child=cat("left_child", np.int32),
-                right_child=cat("right_child", np.int32),
-                leaf_value=cat("leaf_value", np.float64),
+                "threshold": np.where(threshold >= LARGEST, np.inf, threshold),
+                "default_left": cat("default_left", np.uint8),
+                "left_child": cat("left_child", np.int32),
+                "right_child": cat("right_child", np.int32),
+                "leaf_value": cat("leaf_value", np.float64),
                 # data counts: the weights of SHAP's conditional expectations
-                internal_count=cat("internal_count", np.float64),
-                leaf_count=cat("leaf_count", np.float64),
-            )
+                "internal_count": cat("internal_count", np.float64),
+                "leaf_count": cat("leaf_count", np.float64),
+            }
             # (left, right) per node: the predict kernels' next node by index
             self._flat["children"] = np.stack(
                 [self._flat["left_child"], self._flat["right_child"]], axis=1

@@ -17,7 +17,8 @@ import dataclasses
 import inspect
 import os
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from collections.abc import Callable
+from typing import Any, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -52,12 +53,13 @@ _X_DTYPES = [np.float64, np.float32]
 _ACCEPT_SPARSE = ["csr", "csc", "coo"]
 
 # Types of the public signatures, loosely LightGBM's (hints only: nothing checks them).
-_MatrixLike = Union[ArrayLike, spmatrix]  # arrays, lists of rows, DataFrames, scipy sparse
+_MatrixLike = ArrayLike | spmatrix  # arrays, lists of rows, DataFrames, scipy sparse
 _CustomFunction = Callable[..., Any]  # func(y_true, y_pred[, weight[, group]])
-_EvalSet = Union[Tuple[_MatrixLike, ArrayLike], List[Tuple[_MatrixLike, ArrayLike]]]
-_PerEvalSet = Union[List[Optional[ArrayLike]], Dict[int, ArrayLike]]  # eval_* lists
-_EvalMetric = Union[str, _CustomFunction, List[Union[str, _CustomFunction]]]
-_InitModel = Union[str, os.PathLike, Booster, "DGBDTModel"]
+_EvalSet = tuple[_MatrixLike, ArrayLike] | list[tuple[_MatrixLike, ArrayLike]]
+_PerEvalSet = list[ArrayLike | None] | dict[int, ArrayLike]  # eval_* lists
+_EvalMetric = str | _CustomFunction | list[str | _CustomFunction]
+# (Union: the forward reference to DGBDTModel, a string, takes no "|")
+_InitModel = Union[str, os.PathLike, Booster, "DGBDTModel"]  # noqa: UP007
 
 
 def _validate_data(estimator, X, y="no_validation", **kw):
@@ -301,8 +303,8 @@ class DGBDTModel(BaseEstimator):
         learning_rate: float = 0.1,
         n_estimators: int = 100,
         subsample_for_bin: int = 200000,
-        objective: Optional[Union[str, _CustomFunction]] = None,
-        class_weight: Optional[Union[Dict[Any, float], str]] = None,
+        objective: str | _CustomFunction | None = None,
+        class_weight: dict[Any, float] | str | None = None,
         min_split_gain: float = 0.0,
         min_child_weight: float = 1e-3,
         min_child_samples: int = 20,
@@ -311,8 +313,8 @@ class DGBDTModel(BaseEstimator):
         colsample_bytree: float = 1.0,
         reg_alpha: float = 0.0,
         reg_lambda: float = 0.0,
-        random_state: Optional[Union[int, np.random.RandomState, np.random.Generator]] = None,
-        n_jobs: Optional[int] = None,
+        random_state: int | np.random.RandomState | np.random.Generator | None = None,
+        n_jobs: int | None = None,
         max_bin: int = 255,
         tree_learner: str = "serial",
         verbosity: int = -1,
@@ -351,7 +353,7 @@ class DGBDTModel(BaseEstimator):
     def _signature_params(cls):
         return set(cls._get_param_names())
 
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Parameters of the estimator, the extra ``**kwargs`` parameters included."""
         params = super().get_params(deep=deep)
         params.update(self._other_params)
@@ -547,7 +549,7 @@ class DGBDTModel(BaseEstimator):
         self,
         X: _MatrixLike,
         raw_score: bool = False,
-        num_iteration: Optional[int] = None,
+        num_iteration: int | None = None,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
     ) -> np.ndarray:
@@ -566,7 +568,7 @@ class DGBDTModel(BaseEstimator):
         return self.booster_.feature_importance(importance_type=self.importance_type)
 
     @property
-    def feature_name_(self) -> List[str]:
+    def feature_name_(self) -> list[str]:
         """Feature names of the fitted model (``Column_i`` when X had none)."""
         check_is_fitted(self, "booster_")
         return self.booster_.feature_name()
@@ -617,18 +619,18 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         self,
         X: _MatrixLike,
         y: ArrayLike,
-        sample_weight: Optional[ArrayLike] = None,
-        init_score: Optional[ArrayLike] = None,
-        eval_set: Optional[_EvalSet] = None,
-        eval_names: Optional[List[str]] = None,
-        eval_sample_weight: Optional[_PerEvalSet] = None,
-        eval_metric: Optional[_EvalMetric] = None,
-        feature_name: Union[str, List[str]] = "auto",
-        categorical_feature: Union[str, List[Union[int, str]]] = "auto",
-        callbacks: Optional[List[Callable]] = None,
-        init_model: Optional[_InitModel] = None,
+        sample_weight: ArrayLike | None = None,
+        init_score: ArrayLike | None = None,
+        eval_set: _EvalSet | None = None,
+        eval_names: list[str] | None = None,
+        eval_sample_weight: _PerEvalSet | None = None,
+        eval_metric: _EvalMetric | None = None,
+        feature_name: str | list[str] = "auto",
+        categorical_feature: str | list[int | str] = "auto",
+        callbacks: list[Callable] | None = None,
+        init_model: _InitModel | None = None,
         *,
-        eval_init_score: Optional[_PerEvalSet] = None,
+        eval_init_score: _PerEvalSet | None = None,
     ) -> DGBDTRegressor:
         """Fit the model.
 
@@ -716,18 +718,18 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         self,
         X: _MatrixLike,
         y: ArrayLike,
-        sample_weight: Optional[ArrayLike] = None,
-        init_score: Optional[ArrayLike] = None,
-        eval_set: Optional[_EvalSet] = None,
-        eval_names: Optional[List[str]] = None,
-        eval_sample_weight: Optional[_PerEvalSet] = None,
-        eval_metric: Optional[_EvalMetric] = None,
-        feature_name: Union[str, List[str]] = "auto",
-        categorical_feature: Union[str, List[Union[int, str]]] = "auto",
-        callbacks: Optional[List[Callable]] = None,
-        init_model: Optional[_InitModel] = None,
+        sample_weight: ArrayLike | None = None,
+        init_score: ArrayLike | None = None,
+        eval_set: _EvalSet | None = None,
+        eval_names: list[str] | None = None,
+        eval_sample_weight: _PerEvalSet | None = None,
+        eval_metric: _EvalMetric | None = None,
+        feature_name: str | list[str] = "auto",
+        categorical_feature: str | list[int | str] = "auto",
+        callbacks: list[Callable] | None = None,
+        init_model: _InitModel | None = None,
         *,
-        eval_init_score: Optional[_PerEvalSet] = None,
+        eval_init_score: _PerEvalSet | None = None,
     ) -> DGBDTClassifier:
         """Fit the model. Same arguments as :meth:`DGBDTRegressor.fit`; ``y`` holds class labels.
 
@@ -828,7 +830,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         self,
         X: _MatrixLike,
         raw_score: bool = False,
-        num_iteration: Optional[int] = None,
+        num_iteration: int | None = None,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
     ) -> np.ndarray:
@@ -859,7 +861,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         self,
         X: _MatrixLike,
         raw_score: bool = False,
-        num_iteration: Optional[int] = None,
+        num_iteration: int | None = None,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
     ) -> np.ndarray:
@@ -879,7 +881,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             index = np.argmax(self.predict_proba(X, num_iteration=num_iteration), axis=1)
         return self.classes_[index]
 
-    def decision_function(self, X: _MatrixLike, num_iteration: Optional[int] = None) -> np.ndarray:
+    def decision_function(self, X: _MatrixLike, num_iteration: int | None = None) -> np.ndarray:
         """Raw scores: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
         return self._predict_raw(X, True, num_iteration)
 
@@ -908,20 +910,20 @@ class DGBDTRanker(DGBDTModel):
         self,
         X: _MatrixLike,
         y: ArrayLike,
-        sample_weight: Optional[ArrayLike] = None,
-        init_score: Optional[ArrayLike] = None,
-        group: Optional[ArrayLike] = None,
-        eval_set: Optional[_EvalSet] = None,
-        eval_names: Optional[List[str]] = None,
-        eval_sample_weight: Optional[_PerEvalSet] = None,
-        eval_init_score: Optional[_PerEvalSet] = None,
-        eval_group: Optional[_PerEvalSet] = None,
-        eval_metric: Optional[_EvalMetric] = None,
-        eval_at: Union[List[int], Tuple[int, ...]] = (1, 2, 3, 4, 5),
-        feature_name: Union[str, List[str]] = "auto",
-        categorical_feature: Union[str, List[Union[int, str]]] = "auto",
-        callbacks: Optional[List[Callable]] = None,
-        init_model: Optional[_InitModel] = None,
+        sample_weight: ArrayLike | None = None,
+        init_score: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        eval_set: _EvalSet | None = None,
+        eval_names: list[str] | None = None,
+        eval_sample_weight: _PerEvalSet | None = None,
+        eval_init_score: _PerEvalSet | None = None,
+        eval_group: _PerEvalSet | None = None,
+        eval_metric: _EvalMetric | None = None,
+        eval_at: list[int] | tuple[int, ...] = (1, 2, 3, 4, 5),
+        feature_name: str | list[str] = "auto",
+        categorical_feature: str | list[int | str] = "auto",
+        callbacks: list[Callable] | None = None,
+        init_model: _InitModel | None = None,
     ) -> DGBDTRanker:
         """Fit the model. Arguments as :meth:`DGBDTRegressor.fit`, and:
 

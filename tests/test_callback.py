@@ -270,12 +270,12 @@ def test_same_decisions_as_lightgbm_callback():
                 for m in ("l2", "auc")
             ]
         )
-        kw = dict(
-            stopping_rounds=int(rng.integers(1, 5)),
-            first_metric_only=bool(trial % 2),
-            verbose=False,
-            min_delta=float(rng.choice([0.0, 0.15])),
-        )
+        kw = {
+            "stopping_rounds": int(rng.integers(1, 5)),
+            "first_metric_only": bool(trial % 2),
+            "verbose": False,
+            "min_delta": float(rng.choice([0.0, 0.15])),
+        }
         ours = _run([early_stopping(**kw)], hist)
         theirs_cb = lgb.early_stopping(**kw)
         theirs = None

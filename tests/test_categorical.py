@@ -149,10 +149,10 @@ def test_validation_rows_of_unseen_categories_go_right():
 # -- the split kernel ------------------------------------------------------------------
 def _params(**kw):
     p = np.zeros(common.SPLIT_PARAMS_SIZE)
-    defaults = dict(
-        l1=0.0, l2=0.0, min_data=1, min_hess=1e-3, onehot=4, max_cat=32, smooth=10, cat_l2=10,
-        group=100, min_gain=0.0, high=0.0,
-    )  # fmt: skip
+    defaults = {
+        "l1": 0.0, "l2": 0.0, "min_data": 1, "min_hess": 1e-3, "onehot": 4, "max_cat": 32, "smooth": 10, "cat_l2": 10,
+        "group": 100, "min_gain": 0.0, "high": 0.0,
+    }  # fmt: skip
     defaults.update(kw)
     p[common.SP_LAMBDA_L1], p[common.SP_LAMBDA_L2] = defaults["l1"], defaults["l2"]
     p[common.SP_MIN_DATA_IN_LEAF] = defaults["min_data"]
@@ -366,7 +366,7 @@ def test_model_file_keeps_categories(tmp_path):
     booster.save_model(path)
     doc = json.loads(path.read_text())
     assert doc["version"] == 3
-    assert doc["pandas_categorical"] == [c for c in booster.pandas_categorical]
+    assert doc["pandas_categorical"] == list(booster.pandas_categorical)
     assert doc["bin_categories"][1] is None and doc["bin_categories"][0] is not None
     loaded = dgbdt.Booster(model_file=path)
     np.testing.assert_array_equal(loaded.predict(df), booster.predict(df))

@@ -86,18 +86,20 @@ def flatten(trees):
     def cat(name, dtype):
         return np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]), dtype=dtype)
 
-    flat = dict(
-        node_offsets=np.concatenate([[0], np.cumsum([t.n_leaves - 1 for t in trees])]).astype(
+    flat = {
+        "node_offsets": np.concatenate([[0], np.cumsum([t.n_leaves - 1 for t in trees])]).astype(
             np.int64
         ),
-        leaf_offsets=np.concatenate([[0], np.cumsum([t.n_leaves for t in trees])]).astype(np.int64),
-        split_feature=cat("split_feature", common.FEATURE_INDEX_DTYPE),
-        threshold=cat("threshold", np.float64),
-        default_left=cat("default_left", np.uint8),
-        left_child=cat("left_child", common.NODE_INDEX_DTYPE),
-        right_child=cat("right_child", common.NODE_INDEX_DTYPE),
-        leaf_value=cat("leaf_value", common.SCORE_DTYPE),
-    )
+        "leaf_offsets": np.concatenate([[0], np.cumsum([t.n_leaves for t in trees])]).astype(
+            np.int64
+        ),
+        "split_feature": cat("split_feature", common.FEATURE_INDEX_DTYPE),
+        "threshold": cat("threshold", np.float64),
+        "default_left": cat("default_left", np.uint8),
+        "left_child": cat("left_child", common.NODE_INDEX_DTYPE),
+        "right_child": cat("right_child", common.NODE_INDEX_DTYPE),
+        "leaf_value": cat("leaf_value", common.SCORE_DTYPE),
+    }
     flat["children"] = np.stack([flat["left_child"], flat["right_child"]], axis=1)
     return flat
 

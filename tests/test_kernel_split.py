@@ -307,11 +307,11 @@ def test_k_epsilon_is_lightgbms():
 
 
 PARAM_SETS = [
-    dict(),
-    dict(l2=1.0, min_data=20),
-    dict(l1=3.0, l2=0.5, min_hess=5.0),
-    dict(l2=1.0, max_delta=0.05),
-    dict(l1=1.0, l2=2.0, min_gain=5.0, min_data=5, min_hess=1.0, max_delta=0.3),
+    {},
+    {"l2": 1.0, "min_data": 20},
+    {"l1": 3.0, "l2": 0.5, "min_hess": 5.0},
+    {"l2": 1.0, "max_delta": 0.05},
+    {"l1": 1.0, "l2": 2.0, "min_gain": 5.0, "min_data": 5, "min_hess": 1.0, "max_delta": 0.3},
 ]
 
 

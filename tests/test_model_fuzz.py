@@ -92,7 +92,7 @@ TOKENS = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def base_models():
     """Small valid models: binary with NaN bins, multiclass, L1 without a bin
     mapper, binary with categorical splits (bitsets, bin_categories), quantile

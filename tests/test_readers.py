@@ -519,7 +519,12 @@ def test_chunked_reader_equals_serial_reader(tmp_path, monkeypatch, chunk_bytes)
     ]
     rows[50:50] = ["", " "]
     p = write(tmp_path, "c.csv", "y,q,w,a,b,c,d,e\n" + "\r\n".join(rows) + "\n")
-    kw = dict(header=True, group_column="name:q", weight_column="name:w", ignore_columns="name:b")
+    kw = {
+        "header": True,
+        "group_column": "name:q",
+        "weight_column": "name:w",
+        "ignore_columns": "name:b",
+    }
     serial = read_data(p, **kw)
     monkeypatch.setattr(readers, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(readers, "_CHUNK_BYTES", chunk_bytes)

@@ -81,7 +81,7 @@ def brute_force_shap(tree, x, n_features):
     if tree.n_leaves == 1:
         phi[-1] = tree.leaf_value[0]
         return phi
-    used = sorted(set(int(f) for f in tree.split_feature))
+    used = sorted({int(f) for f in tree.split_feature})
     m = len(used)
     value = {
         s: _expectation(tree, 0, x, set(s))

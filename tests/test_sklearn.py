@@ -64,30 +64,30 @@ def test_defaults_match_lightgbm():
         for key, value in theirs.get_params().items():
             if key in mine:
                 assert mine[key] == value, key
-    expected = dict(
-        boosting_type="gbdt",
-        num_leaves=31,
-        max_depth=-1,
-        learning_rate=0.1,
-        n_estimators=100,
-        subsample_for_bin=200000,
-        objective=None,
-        class_weight=None,
-        min_split_gain=0.0,
-        min_child_weight=1e-3,
-        min_child_samples=20,
-        subsample=1.0,
-        subsample_freq=0,
-        colsample_bytree=1.0,
-        reg_alpha=0.0,
-        reg_lambda=0.0,
-        random_state=None,
-        n_jobs=None,
-        max_bin=255,
-        tree_learner="serial",
-        verbosity=-1,
-        importance_type="split",
-    )
+    expected = {
+        "boosting_type": "gbdt",
+        "num_leaves": 31,
+        "max_depth": -1,
+        "learning_rate": 0.1,
+        "n_estimators": 100,
+        "subsample_for_bin": 200000,
+        "objective": None,
+        "class_weight": None,
+        "min_split_gain": 0.0,
+        "min_child_weight": 1e-3,
+        "min_child_samples": 20,
+        "subsample": 1.0,
+        "subsample_freq": 0,
+        "colsample_bytree": 1.0,
+        "reg_alpha": 0.0,
+        "reg_lambda": 0.0,
+        "random_state": None,
+        "n_jobs": None,
+        "max_bin": 255,
+        "tree_learner": "serial",
+        "verbosity": -1,
+        "importance_type": "split",
+    }
     assert DGBDTRegressor().get_params() == expected
 
 

@@ -48,15 +48,15 @@ def header_names(first, sep):
 
 
 def read_csv_kwargs(sep, used, n_cols):
-    return dict(
-        sep=r"\s+" if sep is None else sep,
-        header=None,
-        dtype=np.float64,
-        engine="c",
-        na_values=list(NA_TOKENS),
-        keep_default_na=False,
-        skip_blank_lines=True,
-        quoting=3,
-        comment=None,
-        usecols=used if len(used) < n_cols else None,
-    )
+    return {
+        "sep": r"\s+" if sep is None else sep,
+        "header": None,
+        "dtype": np.float64,
+        "engine": "c",
+        "na_values": list(NA_TOKENS),
+        "keep_default_na": False,
+        "skip_blank_lines": True,
+        "quoting": 3,
+        "comment": None,
+        "usecols": used if len(used) < n_cols else None,
+    }

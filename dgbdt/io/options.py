@@ -74,14 +74,14 @@ def read_options(keys: Mapping[str, object]) -> dict:
         ignore = ignore if ignore.startswith("name:") else ignore.split(",")
     elif ignore is not None and not isinstance(ignore, (list, tuple)):
         ignore = [ignore]
-    return dict(
-        header=flag(keys, "header", _DEFAULTS["header"]),
-        label_column=None if label is None or label == "" else label,
-        weight_column=keys.get("weight_column"),
-        group_column=keys.get("group_column"),
-        ignore_columns=ignore or (),
-        zero_based=flag(keys, "zero_based", _DEFAULTS["zero_based"]),
-    )
+    return {
+        "header": flag(keys, "header", _DEFAULTS["header"]),
+        "label_column": None if label is None or label == "" else label,
+        "weight_column": keys.get("weight_column"),
+        "group_column": keys.get("group_column"),
+        "ignore_columns": ignore or (),
+        "zero_based": flag(keys, "zero_based", _DEFAULTS["zero_based"]),
+    }
 
 
 def read_for_learner(path, options, comm, tree_learner, rank_files):
