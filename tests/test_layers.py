@@ -33,6 +33,9 @@ MODULES = {
     for p in sorted(ROOT.rglob("*.py"))
     if "native" not in p.relative_to(ROOT).parts  # the kernels import only themselves
 }
+# Each module's text and syntax tree, read once for every check below.
+TEXTS = {m: p.read_text(encoding="utf-8") for m, p in MODULES.items()}
+TREES = {m: ast.parse(text) for m, text in TEXTS.items()}
 
 
 def _target(module, node, is_package):
@@ -67,7 +70,7 @@ def _imports(module):
     """(imported module, line, inside a function) of every internal import of
     ``module`` (imports under ``if TYPE_CHECKING:`` are not run: left out)."""
     path = MODULES[module]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = TREES[module]
     found = []
 
     def visit(node, in_function):
@@ -158,21 +161,21 @@ def test_every_import_inside_a_function_says_why():
     # ruff's PLC0415 refuses an import inside a function in the package unless
     # its noqa is there; the noqa must give the reason after a dash.
     bare = []
-    for module, path in MODULES.items():
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for module, text in TEXTS.items():
+        for n, line in enumerate(text.splitlines(), 1):
             if "noqa: PLC0415" in line and not re.search(r"PLC0415[^#]* - \S", line):
                 bare.append(f"{module}:{n}: {line.strip()}")
-    inside = sum("PLC0415" in line for p in MODULES.values() for line in p.read_text().splitlines())
+    inside = sum(text.count("PLC0415") for text in TEXTS.values())
     print(f"\nimports inside functions (optional dependencies, MPI, import time): {inside}")
     assert not bare, "imports inside functions without a reason:\n" + "\n".join(bare)
 
 
 def _resolve_params_sites():
     sites = []
-    for module, path in MODULES.items():
+    for module, tree in TREES.items():
         if module == "dgbdt.params":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("resolve_params"):
                 sites.append(f"{module}:{node.lineno}")
     return sites
@@ -186,8 +189,8 @@ def test_resolve_params_call_sites_do_not_grow():
 
 def test_only_the_communication_layer_imports_mpi4py():
     importers = []
-    for module, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for module, tree in TREES.items():
+        for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
                 if any(n.split(".")[0] == "mpi4py" for n in names) or (
@@ -232,10 +235,10 @@ RAW_ALLOWED = (
 
 def test_raw_collectives_only_below_and_in_the_learners():
     raw = []
-    for module, path in MODULES.items():
+    for module, tree in TREES.items():
         if module.startswith(RAW_ALLOWED):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(tree):
             call = node.func if isinstance(node, ast.Call) else None
             if isinstance(call, ast.Attribute) and call.attr in RAW_COLLECTIVES:
                 raw.append(f"{module}:{node.lineno} .{call.attr}()")

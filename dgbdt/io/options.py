@@ -17,8 +17,6 @@ from .columns import COLUMN_KEYS
 from .distributed import read_column_block, read_row_part, run_agreed
 from .reading import read_data
 
-#: The keys that say how a file's columns map to features (``zero_based`` is dgbdt's).
-READ_KEYS = COLUMN_KEYS
 #: Keys that say which rows a rank reads under mpiexec (not column options).
 SHARE_KEYS = ("pre_partition",)
 _DEFAULTS = {"header": False, "label_column": "0", "zero_based": True}
@@ -29,7 +27,7 @@ def read_key(key: object) -> str | None:
     LightGBM's aliases), or None for any other parameter."""
     text = str(key).strip()
     name = "zero_based" if text == "zero_based" else LIGHTGBM_ALIASES.get(text)
-    return name if name in READ_KEYS + SHARE_KEYS else None
+    return name if name in COLUMN_KEYS + SHARE_KEYS else None
 
 
 def split_read_params(params: Mapping[str, object]) -> tuple[dict, dict]:
