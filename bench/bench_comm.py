@@ -438,7 +438,7 @@ def comm_worker(cfg, result_path):
 def warm_worker():
     """One process (mpiexec -n 1): run every learner and layout once so Numba compiles
     and caches every kernel before K ranks load them."""
-    from dgbdt.comm import world_comm  # noqa: PLC0415
+    from dgbdt.distributed.comm import world_comm  # noqa: PLC0415
 
     world_comm()
     rng = np.random.default_rng(0)
@@ -468,7 +468,7 @@ def warm_worker():
 def instrument_serial_learner():
     """Wrap the serial learner's histogram, split-scan and partition methods with
     timers; returns the dictionary of their seconds and calls."""
-    from dgbdt.learners.serial import SerialLearner  # noqa: PLC0415
+    from dgbdt.treelearner.learners.serial import SerialLearner  # noqa: PLC0415
 
     acc = {
         "hist": 0.0,

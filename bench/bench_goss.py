@@ -5,7 +5,7 @@ Both libraries sample rows at random, and they draw differently: dgbdt from a
 keyed hash of (seed, iteration, global row), the same on any number of ranks,
 and with GOSS's large rows chosen over all rows; LightGBM from per-block
 generators, with GOSS's large rows chosen per block of rows (see
-dgbdt/sampling.py).  Their models cannot be equal, so this compares what can
+dgbdt/boosting/sampling.py).  Their models cannot be equal, so this compares what can
 be: the test AUC over several seeds, its mean and its seed-to-seed spread.
 
 Data: ``make_higgs_like(rows + test_rows, seed=0)`` (28 float32 features),

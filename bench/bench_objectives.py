@@ -17,7 +17,7 @@ min_data_in_leaf 20, the objective's own parameters at LightGBM's defaults
 poisson_max_delta_step 0.7), num_threads 2, seed 0.  Each pair is fitted in
 this process, one after the other, after a warm-up fit of dgbdt (its kernels
 compile there).  The test metric is each objective's own (LightGBM's metric
-of that name, computed here by dgbdt.metrics on both models' predictions:
+of that name, computed here by dgbdt.objective.metrics on both models' predictions:
 pinball loss for quantile, MAPE, huber loss, fair loss, poisson / gamma /
 tweedie negative log-likelihoods), and the ratio dgbdt / LightGBM, which the
 issue wants within 1% (0.99-1.01).  Fit times are printed for reference only
@@ -79,7 +79,7 @@ def main():
     parser.add_argument("--test-rows", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=300)
     args = parser.parse_args()
-    from dgbdt.metrics import get_metric
+    from dgbdt.objective.metrics import get_metric
 
     load = os.getloadavg()[0]
     print(f"load average {load:.2f} on {os.cpu_count()} CPUs (fit times are single runs)")
@@ -109,7 +109,7 @@ def main():
 
 
 def _defaults():
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     return resolve_params({})
 

@@ -42,35 +42,38 @@ import common  # noqa: E402
 
 # phase -> the (module, function) names whose calls it is made of
 PHASES = {
-    "gradients": [("dgbdt.objectives", "binary_gradients"), ("dgbdt.objectives", "*gradients")],
-    "quantize": [("dgbdt.quantization", "GradientQuantizer.quantize")],
-    "gather": [("dgbdt.histograms", "gather_gradients")],
+    "gradients": [
+        ("dgbdt.objective.objectives", "binary_gradients"),
+        ("dgbdt.objective.objectives", "*gradients"),
+    ],
+    "quantize": [("dgbdt.treelearner.quantization", "GradientQuantizer.quantize")],
+    "gather": [("dgbdt.treelearner.histograms", "gather_gradients")],
     "histogram": [
-        ("dgbdt.histograms", "build_histogram_rowwise"),
-        ("dgbdt.histograms", "build_histogram_colwise"),
-        ("dgbdt.histograms", "build_histogram_blocks"),
-        ("dgbdt.histograms", "build_store_histogram"),
-        ("dgbdt.histograms", "build_int_histogram_rowwise"),
-        ("dgbdt.histograms", "build_wide_histogram_rowwise"),
-        ("dgbdt.histograms", "build_int_histogram_colwise"),
-        ("dgbdt.histograms", "build_store_int_histogram"),
-        ("dgbdt.histograms", "gather_packed"),
-        ("dgbdt.histograms", "widen_words"),
+        ("dgbdt.treelearner.histograms", "build_histogram_rowwise"),
+        ("dgbdt.treelearner.histograms", "build_histogram_colwise"),
+        ("dgbdt.treelearner.histograms", "build_histogram_blocks"),
+        ("dgbdt.treelearner.histograms", "build_store_histogram"),
+        ("dgbdt.treelearner.histograms", "build_int_histogram_rowwise"),
+        ("dgbdt.treelearner.histograms", "build_wide_histogram_rowwise"),
+        ("dgbdt.treelearner.histograms", "build_int_histogram_colwise"),
+        ("dgbdt.treelearner.histograms", "build_store_int_histogram"),
+        ("dgbdt.treelearner.histograms", "gather_packed"),
+        ("dgbdt.treelearner.histograms", "widen_words"),
     ],
     "subtract": [
-        ("dgbdt.histograms", "subtract_histograms"),
-        ("dgbdt.histograms", "QuantizedHistograms.subtract"),
+        ("dgbdt.treelearner.histograms", "subtract_histograms"),
+        ("dgbdt.treelearner.histograms", "QuantizedHistograms.subtract"),
     ],
-    "fix bins": [("dgbdt.histograms", "fix_most_frequent_bins")],
-    "split scan": [("dgbdt.learners.serial", "find_best_split")],
-    "decode bins": [("dgbdt.learners.serial", "SerialLearner.feature_column")],
-    "partition": [("dgbdt.learners.serial", "partition_rows")],
+    "fix bins": [("dgbdt.treelearner.histograms", "fix_most_frequent_bins")],
+    "split scan": [("dgbdt.treelearner.learners.serial", "find_best_split")],
+    "decode bins": [("dgbdt.treelearner.learners.serial", "SerialLearner.feature_column")],
+    "partition": [("dgbdt.treelearner.learners.serial", "partition_rows")],
     "score update": [
-        ("dgbdt.boosting", "add_leaf_values"),
-        ("dgbdt.learners.serial", "SerialLearner.add_tree_scores"),
+        ("dgbdt.boosting.loop", "add_leaf_values"),
+        ("dgbdt.treelearner.learners.serial", "SerialLearner.add_tree_scores"),
     ],
     "collectives": [
-        ("dgbdt.comm", f"MPIComm.{n}")
+        ("dgbdt.distributed.comm", f"MPIComm.{n}")
         for n in ("allreduce", "reduce_scatter", "allgather", "allgatherv", "bcast")
     ],
 }
@@ -220,7 +223,7 @@ class PhaseTimer:
         self._count_updates()
 
     def _wrap_grow(self):
-        from dgbdt.grower import TreeGrower  # noqa: PLC0415
+        from dgbdt.treelearner.grower import TreeGrower  # noqa: PLC0415
 
         grow = TreeGrower.grow
 
@@ -235,8 +238,8 @@ class PhaseTimer:
         TreeGrower.grow = timed_grow
 
     def _count_updates(self):
-        import dgbdt.histograms as hm  # noqa: PLC0415
-        from dgbdt.learners.serial import SerialLearner  # noqa: PLC0415
+        import dgbdt.treelearner.histograms as hm  # noqa: PLC0415
+        from dgbdt.treelearner.learners.serial import SerialLearner  # noqa: PLC0415
 
         for cls in (hm.FloatHistograms, hm.QuantizedHistograms):
             build = cls.build_local

@@ -13,7 +13,7 @@ norm on, sigmoid 1), 255 leaves, learning rate 0.1, ``--rounds`` 100,
 min_data_in_leaf 20, num_threads 2, seed 0.  dgbdt is warmed first on a
 small set (its kernels compile there: reported apart).  The fits alternate
 (dgbdt, LightGBM) ``--repeats`` times; the medians are compared.  Test
-NDCG@10 of both models is computed by dgbdt.metrics (LightGBM's definition,
+NDCG@10 of both models is computed by dgbdt.objective.metrics (LightGBM's definition,
 tested against LightGBM in tests/test_metrics_rank.py).
 
 Targets (issue 16): fit time <= 1.2x LightGBM's; NDCG@10 >= LightGBM's - 0.002.
@@ -69,7 +69,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
-    from dgbdt.metrics import get_metric
+    from dgbdt.objective.metrics import get_metric
 
     print_machine()
     X, y, group = make_data(args.queries + args.test_queries, args.docs, args.features, 11)

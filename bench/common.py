@@ -82,7 +82,7 @@ def mpi_world(expected):
     dgbdt's ``world_comm`` installs the abort-all exception hook; the world
     size is checked because an mpiexec from another MPI starts K singletons.
     """
-    from dgbdt.comm import world_comm  # noqa: PLC0415
+    from dgbdt.distributed.comm import world_comm  # noqa: PLC0415
 
     comm = world_comm()
     from mpi4py import MPI  # noqa: PLC0415

@@ -5,7 +5,7 @@ scikit-learn estimators, and MPI tree learners.
 """
 
 from . import jit_cache
-from .comm import install_abort_hook, under_launcher
+from .distributed.comm import install_abort_hook, under_launcher
 from .version import __version__
 
 # Before any kernel is defined: Numba's cache folder (keyed on the version and
@@ -27,7 +27,7 @@ from .callback import (  # noqa: E402
     reset_parameter,
 )
 from .cv import CVBooster, KeyedKFold, cv  # noqa: E402
-from .dataset import Dataset  # noqa: E402
+from .data.dataset import Dataset  # noqa: E402
 from .engine import train  # noqa: E402
 from .plotting import (  # noqa: E402
     create_tree_digraph,

@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _end_others(code):
-    from . import comm  # noqa: PLC0415 - the command's modules load only when it runs
+    from .distributed import comm  # noqa: PLC0415 - the command's modules load only when it runs
 
     comm.abort_world(code)  # the other ranks may be waiting in a collective
     return code
@@ -49,18 +49,18 @@ def _end_others(code):
 def _main(argv):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        from .cli import help_text  # noqa: PLC0415 - the command's modules load only when it runs
+        from .cli.commands import help_text  # noqa: PLC0415 - the command's modules load only when it runs
 
         print(USAGE)
         print(help_text() if argv else "dgbdt --help lists every key and parameter.")
         return 0
     command, rest = argv[0], argv[1:]
     if command == "demo":
-        from .demo import run_demo  # noqa: PLC0415 - the command's modules load only when it runs
+        from .cli.demo import run_demo  # noqa: PLC0415 - the command's modules load only when it runs
 
         return run_demo(rest)
     if command in ("train", "predict", "convert_model", "save_binary", "refit") or "=" in command:
-        from .cli import run  # noqa: PLC0415 - the command's modules load only when it runs
+        from .cli.commands import run  # noqa: PLC0415 - the command's modules load only when it runs
 
         return run(argv)
     print(f"dgbdt: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""``dgbdt.Booster``: a trained model (dgbdt.model.Model) that can also keep
+"""``dgbdt.Booster``: a trained model (dgbdt.models.model.Model) that can also keep
 its training state, as LightGBM's: ``Booster(params, train_set)`` or
 ``train(..., keep_training_booster=True)``, then :meth:`Booster.update`,
 :meth:`Booster.rollback_one_iter`, :meth:`Booster.add_valid`, the evaluations
@@ -7,10 +7,10 @@ and :meth:`Booster.refit`."""
 from collections.abc import Callable
 from typing import Any
 
-from .boosting import refit_leaf_values
-from .dataset import Dataset
-from .model import Model
-from .training import training_booster, training_step
+from .boosting.loop import refit_leaf_values
+from .boosting.training import training_booster, training_step
+from .data.dataset import Dataset
+from .models.model import Model
 
 
 class Booster(Model):
@@ -23,7 +23,7 @@ class Booster(Model):
     """
 
     def __init__(self, params=None, train_set=None, model_file=None, model_str=None):
-        # A training Booster keeps its boosting loop (dgbdt.boosting.Boosting)
+        # A training Booster keeps its boosting loop (dgbdt.boosting.loop.Boosting)
         # in ``_loop``; any other Booster is a plain model.
         self._loop = None
         if train_set is None:
@@ -41,7 +41,7 @@ class Booster(Model):
     # -- training: LightGBM's Booster(params, train_set) workflow ---------------
     # A Booster made by ``Booster(params, train_set)`` or returned by
     # ``train(..., keep_training_booster=True)`` keeps its boosting loop
-    # (dgbdt.boosting.Boosting) in ``_loop``; any other Booster is a plain model.
+    # (dgbdt.boosting.loop.Boosting) in ``_loop``; any other Booster is a plain model.
     def _training_loop(self, what):
         """The boosting loop of a training Booster, or a ValueError naming ``what``."""
         if self._loop is None:

@@ -34,16 +34,16 @@ from typing import Any
 
 import numpy as np
 
-from . import callback as cb
 from .booster import Booster
-from .boosting import agreed_stop, prepare_callbacks
-from .comm import SerialComm, agreed
-from .dataset import Dataset
-from .learners import shards_rows
+from .boosting import callbacks as cb
+from .boosting.loop import agreed_stop, prepare_callbacks
+from .boosting.training import make_comm, training_booster, training_context
+from .data.dataset import Dataset
+from .distributed.comm import SerialComm, agreed
 from .native.random import uniform_fill
-from .params import ALIASES, resolve_params
+from .params.table import ALIASES, resolve_params
 from .streams import STREAM_CV_FOLDS
-from .training import make_comm, training_booster, training_context
+from .treelearner.learners import shards_rows
 
 __all__ = ["CVBooster", "KeyedKFold", "cv"]
 

@@ -1,6 +1,6 @@
 """``dgbdt.train``: one training from start to end (the setup and teardown
-are dgbdt.training's): the run started, every rank checked to call train()
-alike (dgbdt.consistency), the boosting loop set up and run, the model
+are dgbdt.boosting.training's): the run started, every rank checked to call train()
+alike (dgbdt.boosting.consistency), the boosting loop set up and run, the model
 checked to be the same on every rank."""
 
 import os
@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .booster import Booster
-from .consistency import agree_on_inputs, check_same_model
-from .dataset import Dataset
-from .training import from_lightgbm_object, setup_loop, start_run, training_context
+from .boosting.consistency import agree_on_inputs, check_same_model
+from .boosting.training import from_lightgbm_object, setup_loop, start_run, training_context
+from .data.dataset import Dataset
 
 
 def train(

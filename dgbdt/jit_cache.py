@@ -32,7 +32,7 @@ import stat
 import sys
 import tempfile
 
-from .comm import launched_rank
+from .distributed.comm import launched_rank
 
 NATIVE = pathlib.Path(__file__).resolve().parent.parent / "native"
 _FOLDER = None

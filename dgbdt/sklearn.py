@@ -31,14 +31,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .booster import Booster
-from .callback import record_evaluation
-from .categorical import category_codes
-from .comm import world_comm
-from .dataset import Dataset
+from .boosting.callbacks import record_evaluation
+from .data.categorical import category_codes
+from .data.dataset import Dataset
+from .distributed.comm import world_comm
 from .engine import train
-from .learners import shards_rows
-from .objectives import OBJECTIVES
-from .params import ALIASES, PARAMS, canonical_name, default_metric, resolve_params
+from .objective.objectives import OBJECTIVES
+from .params.table import ALIASES, PARAMS, canonical_name, default_metric, resolve_params
+from .treelearner.learners import shards_rows
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data

@@ -12,13 +12,17 @@ Each use of the generator has its own id here, so no two uses share numbers:
 The ids and the rule are part of every model: changing one changes models.
 """
 
-STREAM_BIN_SAMPLE = 1  # the rows that find bin bounds (dgbdt.binning)
-STREAM_BAGGING = 2  # the rows of each round's bag (dgbdt.sampling)
-STREAM_FEATURE_FRACTION = 3  # the features of each tree (dgbdt.sampling)
-STREAM_QUANTIZE = 5  # stochastic rounding of each tree's gradients (dgbdt.quantization)
-STREAM_GOSS = 6  # the small-gradient rows GOSS keeps each round (dgbdt.sampling)
-STREAM_EXTRA_TREES = 7  # extra_trees' threshold of each (tree, leaf, feature) (dgbdt.constraints)
-STREAM_BYNODE = 8  # feature_fraction_bynode's features of each (tree, leaf) (dgbdt.constraints)
+STREAM_BIN_SAMPLE = 1  # the rows that find bin bounds (dgbdt.data.binning)
+STREAM_BAGGING = 2  # the rows of each round's bag (dgbdt.boosting.sampling)
+STREAM_FEATURE_FRACTION = 3  # the features of each tree (dgbdt.boosting.sampling)
+STREAM_QUANTIZE = 5  # stochastic rounding of each tree's gradients (dgbdt.treelearner.quantization)
+STREAM_GOSS = 6  # the small-gradient rows GOSS keeps each round (dgbdt.boosting.sampling)
+STREAM_EXTRA_TREES = (
+    7  # extra_trees' threshold of each (tree, leaf, feature) (dgbdt.treelearner.constraints)
+)
+STREAM_BYNODE = (
+    8  # feature_fraction_bynode's features of each (tree, leaf) (dgbdt.treelearner.constraints)
+)
 STREAM_CV_FOLDS = 9  # each row's (or query's) fold of keyed cv folds (dgbdt.cv)
 
 #: Keys of one id per round or tree: ``id * STREAM_STRIDE + index``.

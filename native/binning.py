@@ -30,7 +30,7 @@ def _bound_between(low, high):
     then stays >= low even when low and high are one ulp apart.  A bound is
     never +inf: between huge values the midpoint is taken without overflow, and
     below +inf the bound is the float below the largest one (which stands for
-    +inf in model files: dgbdt.binning), so +inf values get a bin of their
+    +inf in model files: dgbdt.data.binning), so +inf values get a bin of their
     own, predictions from raw values agree with the bins, and model files stay
     strict JSON.
     """

@@ -1,5 +1,5 @@
 """Exact sums of float32 and float64 values, by exponent: the input of
-dgbdt.exact_sum.
+dgbdt.distributed.exact_sum.
 
 A finite float32 is ``m * 2**(e - 150)`` with an integer significand
 ``|m| < 2**24`` and a biased exponent ``1 <= e <= 254`` (subnormals: e = 1,

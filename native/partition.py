@@ -29,7 +29,7 @@ def _goes_left(b, threshold_bin, nan_left, nan_bin):
 def _bin_at(column, row):
     """The split feature's bin in ``row``: ``column`` is its binned column, or
     (the store column holding it, lo, width, skip, default): a feature of an
-    EFB bundle (dgbdt.store's FM_* fields), decoded here rather than into a
+    EFB bundle (dgbdt.data.store's FM_* fields), decoded here rather than into a
     column first."""
 
 

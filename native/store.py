@@ -1,4 +1,4 @@
-"""Kernels over a Dataset's bin store (dgbdt.store): reading a feature's bins,
+"""Kernels over a Dataset's bin store (dgbdt.data.store): reading a feature's bins,
 building histograms, replaying a tree, and choosing EFB bundles.
 
 A store has two parts (see native.common's FM_* layout):

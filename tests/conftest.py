@@ -20,7 +20,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-# Binned layouts (see dgbdt.dataset.choose_layout): each compiles its own variants.
+# Binned layouts (see dgbdt.data.dataset.choose_layout): each compiles its own variants.
 LAYOUTS = ({"force_row_wise": True}, {"force_col_wise": True})
 # Every input of a leaf context: bounds, penalty, draws, usable features.
 CONSTRAINED = {
@@ -68,7 +68,7 @@ def _warm_kernels():
         ),
         # quantized training: integer histograms
         ("binary", y_bin, {"use_quantized_grad": True, "quant_train_renew_leaf": True}),
-        # the split scan's leaf contexts (dgbdt.constraints), float and quantized
+        # the split scan's leaf contexts (dgbdt.treelearner.constraints), float and quantized
         ("regression", y_reg, CONSTRAINED),
         ("regression", y_reg, {**CONSTRAINED, "use_quantized_grad": True}),
     ]
@@ -109,7 +109,7 @@ def _warm_kernels():
 
 
 def _warm_rank_metrics():
-    from dgbdt.metrics import get_metric
+    from dgbdt.objective.metrics import get_metric
 
     label, score, queries = np.array([1.0, 0.0, 2.0]), np.array([0.5, 0.1, 0.3]), [0, 2, 3]
     for name in ("ndcg", "map"):
@@ -129,7 +129,7 @@ def _warm_rank_metrics():
 
 
 def _warm_store(dgbdt, sp, rng, base, y):
-    """A bin store with bundles and a sparse part (dgbdt.store): its histogram,
+    """A bin store with bundles and a sparse part (dgbdt.data.store): its histogram,
     partition and replay kernels, float and quantized, both layouts, uint8 and
     uint16 group bins, out-of-bag rows and a validation set."""
     n = len(y)
@@ -174,7 +174,7 @@ def _warm_voting_scans(split, features, offsets):
     reached only in MPI ranks, which would each compile them at once."""
     from dgbdt.native import common
 
-    from dgbdt.constraints import LeafContext
+    from dgbdt.treelearner.constraints import LeafContext
 
     node = LeafContext(np.array([0.0, -np.inf, np.inf, 1.0]), np.zeros(2, np.int8), None, None)
     zeros = np.zeros(2, np.int32)

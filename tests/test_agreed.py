@@ -4,7 +4,7 @@ import pickle
 
 import pytest
 
-from dgbdt.comm import AgreedError, SerialComm, agree_on_errors, agreed
+from dgbdt.distributed.comm import AgreedError, SerialComm, agree_on_errors, agreed
 from dgbdt.io import DataFormatError
 
 

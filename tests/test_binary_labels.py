@@ -120,7 +120,7 @@ def test_other_binary_labels_are_refused(bad):
 
 
 def test_minus_one_plus_one_labels_from_a_file(tmp_path):
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     X, y01 = _data(n=300)
     models = []

@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dgbdt.binning import find_bin_mapper
+from dgbdt.data.binning import find_bin_mapper
 
 lgb = pytest.importorskip("lightgbm")
 

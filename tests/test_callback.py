@@ -94,7 +94,7 @@ def test_log_period_and_stdv(capsys):
 
 
 def test_log_goes_through_log_function(monkeypatch, capsys):
-    import dgbdt.callback as cbm
+    import dgbdt.boosting.callbacks as cbm
 
     seen = []
     monkeypatch.setattr(cbm, "_log", seen.append)

@@ -16,7 +16,7 @@ from dgbdt.native.split import K_EPSILON, find_best_split, leaf_gain
 from mpi_launch import TESTS, run_mpi
 
 import dgbdt
-from dgbdt.binning import category_bins
+from dgbdt.data.binning import category_bins
 
 _spec = importlib.util.spec_from_file_location(
     "categorical_data", TESTS / "mpi" / "categorical_data.py"
@@ -53,7 +53,7 @@ def test_odd_and_even_codes_are_split_exactly_in_one_tree():
     }
     booster = dgbdt.train(params, dgbdt.Dataset(X, y, categorical_feature=[0]), 1)
     np.testing.assert_allclose(booster.predict(X), y, atol=1e-12)
-    assert booster.trees[0].default_left[0] & dgbdt.tree.CATEGORICAL
+    assert booster.trees[0].default_left[0] & dgbdt.models.tree.CATEGORICAL
 
 
 @pytest.mark.parametrize("spec", [[0, 2], ["f0", "f2"], "name:f0,f2", "0,2"])
@@ -439,7 +439,7 @@ def test_distributed_equals_one_process(tmp_path, learner, k, mode):
     np.testing.assert_allclose(
         booster.predict(X, raw_score=True), want.predict(X, raw_score=True), atol=1e-9
     )
-    assert any(t.default_left.max() & dgbdt.tree.CATEGORICAL for t in want.trees)
+    assert any(t.default_left.max() & dgbdt.models.tree.CATEGORICAL for t in want.trees)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
@@ -490,7 +490,7 @@ def test_lightgbm_categorical_example_auc(shared_datasets):
 
 @pytest.mark.parametrize("fmt", ["libsvm", "csv"])
 def test_command_line_categorical_feature(tmp_path, shared_datasets, fmt):
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     X, y = _categorical_example(shared_datasets)
     X, y = X[:3000], y[:3000]
@@ -526,7 +526,7 @@ def test_command_line_categorical_feature(tmp_path, shared_datasets, fmt):
         5,
     )
     np.testing.assert_allclose(booster.predict(X), want.predict(X), atol=1e-12)
-    assert any(t.default_left.max() & dgbdt.tree.CATEGORICAL for t in booster.trees)
+    assert any(t.default_left.max() & dgbdt.models.tree.CATEGORICAL for t in booster.trees)
 
 
 @pytest.mark.parametrize("kind", ["polars", "arrow"])

@@ -10,9 +10,9 @@ import pytest
 from mpi_launch import run_mpi
 
 import dgbdt
-import dgbdt.callback as cbm
+import dgbdt.boosting.callbacks as cbm
 from dgbdt.callback import CallbackEnv, checkpoint, log_progress
-from dgbdt.tree import LEAF_FIELDS, NODE_FIELDS
+from dgbdt.models.tree import LEAF_FIELDS, NODE_FIELDS
 
 N_ROUNDS, RESUME_AT = 10, 4  # 4 is not a multiple of bagging_freq=3
 SAMPLING = {"bagging_fraction": 0.7, "bagging_freq": 3, "feature_fraction": 0.8}

@@ -7,9 +7,9 @@ import pytest
 
 import dgbdt
 from dgbdt.__main__ import main
-from dgbdt.cli import run
+from dgbdt.cli.commands import run
 from dgbdt.io import read_data
-from dgbdt.params import PARAMS
+from dgbdt.params.table import PARAMS
 
 BINARY_CONF = """# written like LightGBM's examples/binary_classification/train.conf
 task = train
@@ -151,7 +151,7 @@ def test_command_line_arguments_override_the_config_file(tmp_path):
 
 
 def test_help_lists_every_parameter_and_io_key(capsys):
-    from dgbdt.cli import IO_KEYS
+    from dgbdt.cli.commands import IO_KEYS
 
     for argv in (["--help"], ["train", "--help"]):
         assert main(argv) == 0
@@ -254,7 +254,7 @@ def test_snapshots_and_resume_give_the_uninterrupted_model(tmp_path):
 
 
 def test_rank_train_loads_301_columns_and_201_groups(shared_datasets, tmp_path):
-    from dgbdt.cli import _read_for_training, parse_arguments
+    from dgbdt.cli.commands import _read_for_training, parse_arguments
 
     path = shared_datasets / "lightgbm" / "rank.train"
     io, _ = parse_arguments([f"data={path}"])

@@ -13,7 +13,7 @@ from mpi_launch import run_mpi
 from test_distributed import assert_same_trees
 
 import dgbdt
-from dgbdt.cli import run
+from dgbdt.cli.commands import run
 from dgbdt.io import read_data
 
 TRAIN = [

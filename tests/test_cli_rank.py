@@ -26,9 +26,9 @@ import pytest
 from mpi_launch import run_mpi
 
 import dgbdt
-import dgbdt.objectives
-from dgbdt.cli import _training_sets, _training_world, parse_arguments, run
-from dgbdt.comm import SerialComm
+import dgbdt.objective.objectives
+from dgbdt.cli.commands import _training_sets, _training_world, parse_arguments, run
+from dgbdt.distributed.comm import SerialComm
 from dgbdt.io import (
     DataFormatError,
     count_lines,
@@ -443,8 +443,8 @@ def _rank_copy(tmp_path):
 
 @needs_rank_data
 @pytest.mark.skipif(
-    dgbdt.objectives.OBJECTIVES.canonical("lambdarank") is None,
-    reason="objective=lambdarank is not in dgbdt.objectives yet",
+    dgbdt.objective.objectives.OBJECTIVES.canonical("lambdarank") is None,
+    reason="objective=lambdarank is not in dgbdt.objective.objectives yet",
 )
 def test_lightgbm_lambdarank_example_runs_as_written(tmp_path, monkeypatch, capsys):
     _rank_copy(tmp_path)
@@ -546,8 +546,8 @@ class _Loaded:
 
 @needs_rank_data
 @pytest.mark.skipif(
-    dgbdt.objectives.OBJECTIVES.canonical("lambdarank") is None,
-    reason="objective=lambdarank is not in dgbdt.objectives yet",
+    dgbdt.objective.objectives.OBJECTIVES.canonical("lambdarank") is None,
+    reason="objective=lambdarank is not in dgbdt.objective.objectives yet",
 )
 @pytest.mark.parametrize("k", [2, 3])
 def test_lambdarank_example_on_k_ranks_gives_the_single_process_model(tmp_path, k):

@@ -1,11 +1,11 @@
-"""The named collectives of dgbdt.comm (any_rank, every_rank, total, concat, per_rank)."""
+"""The named collectives of dgbdt.distributed.comm (any_rank, every_rank, total, concat, per_rank)."""
 
 import json
 
 import numpy as np
 from mpi_launch import run_mpi
 
-from dgbdt.comm import SerialComm
+from dgbdt.distributed.comm import SerialComm
 
 
 def test_one_process_helpers_are_the_local_values():

@@ -24,8 +24,8 @@ from mpi_launch import run_mpi
 from test_distributed import assert_same_trees
 
 import dgbdt
-from dgbdt import dataset_file
-from dgbdt.cli import run
+from dgbdt.cli.commands import run
+from dgbdt.data import binary_file as dataset_file
 
 FUZZ = settings(
     deadline=None,

@@ -2,7 +2,7 @@
 
 import time
 
-from dgbdt.deadline import Watchdog
+from dgbdt.distributed.deadline import Watchdog
 
 
 def test_the_watchdog_sleeps_between_back_to_back_collectives():

@@ -209,7 +209,7 @@ def test_voting_parallel_is_close_to_data_parallel(tmp_path, k, n_noise, top_k, 
 
 
 def test_vote_election_rules():
-    from dgbdt.learners.voting import elect
+    from dgbdt.treelearner.learners.voting import elect
 
     # 3 ranks x top_k 2: (feature, gain)
     proposals = np.array([[[4, 1.0], [7, 0.5]], [[7, 2.0], [1, 0.1]], [[7, 0.2], [4, 0.3]]])
@@ -273,7 +273,7 @@ def test_feature_parallel_column_blocks_equal_serial(tmp_path, k, extra):
 def test_column_blocks_must_cover_every_column_once(tmp_path):
     script = tmp_path / "bad_blocks.py"
     script.write_text(
-        "import sys\nimport numpy as np\nimport dgbdt\nfrom dgbdt.comm import world_comm\n"
+        "import sys\nimport numpy as np\nimport dgbdt\nfrom dgbdt.distributed.comm import world_comm\n"
         "comm = world_comm()\nX = np.random.default_rng(0).random((200, 4)); y = X[:, 0]\n"
         "cols = np.array([0, 1]) if comm.rank == 0 else np.array([1, 2])\n"
         "dgbdt.train({'tree_learner': 'feature', 'verbosity': -1},\n"

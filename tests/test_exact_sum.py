@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dgbdt.comm import SerialComm
-from dgbdt.exact_sum import global_exact_sums, grouped_exact_sums, local_exact_sum
+from dgbdt.distributed.comm import SerialComm
+from dgbdt.distributed.exact_sum import global_exact_sums, grouped_exact_sums, local_exact_sum
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import dgbdt
-import dgbdt.cli
-from dgbdt.cli import run
+import dgbdt.cli.commands
+from dgbdt.cli.commands import run
 from dgbdt.files import check_regular_file, check_writable_target, remove_stale_temps
-from dgbdt.model_io import write_atomic
+from dgbdt.models.json_file import write_atomic
 
 
 def test_only_regular_files_are_read(tmp_path):
@@ -232,9 +232,9 @@ def test_the_command_line_refuses_a_bad_output_before_any_work(tmp_path, monkeyp
     def no_work(*args, **kwargs):
         raise AssertionError("work done before the output was checked")
 
-    # the names the command line calls (bound when dgbdt.cli is imported)
-    monkeypatch.setattr(dgbdt.cli, "train", no_work)
-    monkeypatch.setattr(dgbdt.cli, "Booster", no_work)
+    # the names the command line calls (bound when dgbdt.cli.commands is imported)
+    monkeypatch.setattr(dgbdt.cli.commands, "train", no_work)
+    monkeypatch.setattr(dgbdt.cli.commands, "Booster", no_work)
     for key, task in (("output_model", "train"), ("output_result", "predict")):
         for bad, why in (
             ("", "empty path"),

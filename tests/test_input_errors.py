@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import dgbdt
-from dgbdt.cli import run
+from dgbdt.cli.commands import run
 from dgbdt.io import (
     MAX_SPARSE_COLUMNS,
     DataFormatError,

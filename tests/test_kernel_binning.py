@@ -1,4 +1,4 @@
-"""native.binning against numpy twins, and dgbdt.binning dense vs sparse."""
+"""native.binning against numpy twins, and dgbdt.data.binning dense vs sparse."""
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ from dgbdt.native.binning import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dgbdt.binning import find_bin_mapper
+from dgbdt.data.binning import find_bin_mapper
 
 SEEDS = [0, 1, 2]
 
@@ -403,7 +403,7 @@ def test_map_sparse_to_bins_equals_dense(n_value_bins, with_nan, seed):
     np.testing.assert_array_equal(out_sparse, out_dense)
 
 
-# -- dgbdt.binning.find_bin_mapper: dense and sparse agree ----------------------------
+# -- dgbdt.data.binning.find_bin_mapper: dense and sparse agree ----------------------------
 
 
 def _dense_columns(X):

@@ -372,10 +372,10 @@ def test_take_and_put_bins_equal_fancy_indexing(dtype, width, seed):
 
 @pytest.mark.parametrize("quantized", [False, True])
 def test_the_timed_small_leaf_threading_never_changes_a_model(monkeypatch, quantized):
-    # dgbdt.histograms times one thread against feature-shared threads for small
+    # dgbdt.treelearner.histograms times one thread against feature-shared threads for small
     # leaves (the machine decides); whichever it picks, the model is the same.
     import dgbdt
-    from dgbdt import histograms
+    from dgbdt.treelearner import histograms
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(20_000, 12))

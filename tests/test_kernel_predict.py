@@ -7,7 +7,7 @@ from dgbdt.native.binning import map_to_bins
 from dgbdt.native.predict import PREDICT_BLOCK, add_tree_binned, predict_leaf_index, predict_raw
 
 import dgbdt
-from dgbdt.tree import Tree
+from dgbdt.models.tree import Tree
 
 # (cat_boundaries, cat_threshold) of trees without categorical splits
 NO_CATEGORIES = (np.zeros(1, np.int64), np.zeros(0, np.uint32))

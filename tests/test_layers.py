@@ -18,7 +18,7 @@ MAP = ROOT.parent / "docs" / "architecture.md"
 # Internal imports inside functions: only for import time (the estimators, the
 # command's modules), each with its reason; none may be added.
 MAX_IMPORTS_IN_FUNCTIONS = 6
-# Calls of resolve_params today, outside dgbdt.params (the entry points will
+# Calls of resolve_params today, outside dgbdt.params.table (the entry points will
 # resolve once and hand the configuration down).
 MAX_RESOLVE_PARAMS_SITES = 16
 
@@ -173,7 +173,7 @@ def test_every_import_inside_a_function_says_why():
 def _resolve_params_sites():
     sites = []
     for module, tree in TREES.items():
-        if module == "dgbdt.params":
+        if module == "dgbdt.params.table":
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("resolve_params"):
@@ -183,7 +183,7 @@ def _resolve_params_sites():
 
 def test_resolve_params_call_sites_do_not_grow():
     sites = _resolve_params_sites()
-    print(f"\nresolve_params call sites outside dgbdt.params: {len(sites)}: {sites}")
+    print(f"\nresolve_params call sites outside dgbdt.params.table: {len(sites)}: {sites}")
     assert len(sites) <= MAX_RESOLVE_PARAMS_SITES, sites
 
 
@@ -198,7 +198,7 @@ def test_only_the_communication_layer_imports_mpi4py():
                 ):
                     importers.append(module)
     print(f"\nmodules importing mpi4py: {sorted(set(importers))}")
-    assert set(importers) <= {"dgbdt.comm"}, sorted(set(importers))
+    assert set(importers) <= {"dgbdt.distributed.comm"}, sorted(set(importers))
 
 
 @pytest.mark.parametrize(
@@ -229,7 +229,7 @@ RAW_COLLECTIVES = (
 # The communication layer, the learners and distributed reading speak MPI's
 # verbs; every other module says what it computes (comm's named collectives).
 RAW_ALLOWED = (
-    "dgbdt.comm", "dgbdt.exact_sum", "dgbdt.learners", "dgbdt.io.distributed", "dgbdt.io.querycuts",
+    "dgbdt.distributed.comm", "dgbdt.distributed.exact_sum", "dgbdt.treelearner.learners", "dgbdt.io.distributed", "dgbdt.io.querycuts",
 )  # fmt: skip
 
 

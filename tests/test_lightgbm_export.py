@@ -1,4 +1,4 @@
-"""dgbdt models written in LightGBM's text format (dgbdt.lightgbm_model):
+"""dgbdt models written in LightGBM's text format (dgbdt.models.lightgbm_export):
 LightGBM itself loads them and predicts dgbdt's raw scores.
 
 The comparison is within 1e-12 (both sum the same doubles in the same tree
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.lightgbm_model import lightgbm_feature_names
+from dgbdt.models.lightgbm_export import lightgbm_feature_names
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -221,7 +221,7 @@ def _csv(path, X, y):
 
 
 def test_cli_train_writes_a_lightgbm_model(tmp_path):
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     X, y = _data("binary", n=400)
     data, model = _csv(tmp_path / "train.csv", X, y), tmp_path / "model.txt"
@@ -240,7 +240,7 @@ def test_cli_train_writes_a_lightgbm_model(tmp_path):
 
 
 def test_cli_convert_model_writes_the_other_format(tmp_path, capsys):
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     X, y = _data("regression", n=400)
     booster = dgbdt.train({**BASE, "objective": "regression"}, dgbdt.Dataset(X, y), 5)

@@ -1,4 +1,4 @@
-"""LightGBM's text models read by dgbdt (dgbdt.lightgbm_import): they predict
+"""LightGBM's text models read by dgbdt (dgbdt.models.lightgbm_import): they predict
 LightGBM's raw scores within 1e-12, continue training, write back the same
 text, and a bad file is a ModelFormatError naming the field and the tree."""
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import dgbdt
 from dgbdt.io import read_data
-from dgbdt.model_io import ModelFormatError
+from dgbdt.models.json_file import ModelFormatError
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -163,7 +163,7 @@ def test_a_lightgbm_model_written_again_predicts_alike():
 
 
 def test_convert_model_reads_lightgbm_and_writes_dgbdt(tmp_path):
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     X, _, model = _lightgbm_model("regression")
     src, out = tmp_path / "lgb.txt", tmp_path / "m.json"
@@ -363,7 +363,7 @@ def test_bad_bitsets_are_refused(edit, words):
 
 
 def test_the_command_line_predicts_with_a_lightgbm_model(tmp_path):
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     X, y, model = _lightgbm_model("binary")
     src, data, out = tmp_path / "lgb.txt", tmp_path / "test.csv", tmp_path / "pred.txt"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from dgbdt.lightgbm_keys import LIGHTGBM_ALIASES, LIGHTGBM_PARAMS, lightgbm_canonical
-from dgbdt.params import PARAMS, params_table_text
+from dgbdt.params.lightgbm_keys import LIGHTGBM_ALIASES, LIGHTGBM_PARAMS, lightgbm_canonical
+from dgbdt.params.table import PARAMS, params_table_text
 
 DGBDT_ONLY = {
     "voting_rule",

@@ -32,7 +32,7 @@ from dgbdt.native.common import SPLIT_FEATURE, SPLIT_GAIN
 from dgbdt.native.split import K_EPSILON
 
 import dgbdt
-import dgbdt.grower as grower_module
+import dgbdt.treelearner.grower as grower_module
 
 lgb = pytest.importorskip("lightgbm")
 from test_kernel_split import feature_candidates, twin_gain  # noqa: E402  (the scan's twin)

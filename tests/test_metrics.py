@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from dgbdt.metrics import METRICS, get_metric
+from dgbdt.objective.metrics import METRICS, get_metric
 
 SEEDS = [0, 1, 2]
 N = 301  # odd, so the two halves differ in size
@@ -262,7 +262,7 @@ def _naive_auc_mu(label, raw, weight, W):
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("matrix", [False, True])
 def test_auc_mu_against_a_naive_twin(seed, weighted, matrix):
-    from dgbdt.metrics import auc_mu
+    from dgbdt.objective.metrics import auc_mu
 
     rng = np.random.default_rng(seed)
     n, k = 80, 4
@@ -280,7 +280,7 @@ def test_auc_mu_equals_lightgbm(weighted, matrix):
     lgb = pytest.importorskip("lightgbm")
     from sklearn.datasets import make_classification
 
-    from dgbdt.metrics import auc_mu
+    from dgbdt.objective.metrics import auc_mu
 
     X, y = make_classification(600, 8, n_informative=5, n_classes=5, random_state=0)
     rng = np.random.default_rng(1)
@@ -319,7 +319,7 @@ def test_auc_mu_equals_lightgbm(weighted, matrix):
 
 
 def test_auc_mu_weights_are_checked_like_lightgbm():
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     base = {"objective": "multiclass", "num_class": 3, "metric": "auc_mu"}
     cfg = resolve_params({**base, "auc_mu_weights": "0,1,2,3,0,4,5,6,0"})
@@ -337,7 +337,7 @@ def test_auc_mu_weights_are_checked_like_lightgbm():
 
 def test_auc_mu_in_training_uses_raw_scores_over_every_rank_alike():
     import dgbdt
-    from dgbdt.metrics import auc_mu
+    from dgbdt.objective.metrics import auc_mu
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))

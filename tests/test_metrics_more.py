@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from dgbdt.comm import SerialComm
-from dgbdt.evaluation import global_metric
-from dgbdt.metrics import METRICS, get_metric
+from dgbdt.boosting.evaluation import global_metric
+from dgbdt.distributed.comm import SerialComm
+from dgbdt.objective.metrics import METRICS, get_metric
 
 SEEDS = [0, 1, 2]
 N = 301  # odd, so the halves differ in size
@@ -347,7 +347,7 @@ def test_cross_entropy_rules():
 
 
 def test_names_aliases_and_options():
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     assert [n for n, m in METRICS.items() if m.higher_better] == [
         "r2",

@@ -14,11 +14,11 @@ from dgbdt.native import rank_metric
 from mpi_launch import TESTS, run_mpi
 
 import dgbdt
-from dgbdt.comm import SerialComm
-from dgbdt.evaluation import EvalSet, Evaluator
-from dgbdt.metrics import get_metric
-from dgbdt.params import resolve_params
-from dgbdt.ranking import default_label_gain, discounts, query_boundaries
+from dgbdt.boosting.evaluation import EvalSet, Evaluator
+from dgbdt.distributed.comm import SerialComm
+from dgbdt.objective.metrics import get_metric
+from dgbdt.objective.ranking import default_label_gain, discounts, query_boundaries
+from dgbdt.params.table import resolve_params
 
 sys.path.insert(0, str(TESTS / "mpi"))
 from rank_metrics import EVAL_AT, query_cut, rank_data  # noqa: E402

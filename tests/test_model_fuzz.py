@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import dgbdt
-from dgbdt.cli import IO_DEFAULTS, CliError, _read_options, _with_model_columns
-from dgbdt.model_io import ModelFormatError
+from dgbdt.cli.commands import IO_DEFAULTS, CliError, _read_options, _with_model_columns
+from dgbdt.models.json_file import ModelFormatError
 
 FUZZ = settings(
     deadline=None,

@@ -278,7 +278,7 @@ def test_saved_files_get_ordinary_permissions(tmp_path):
     import os
     import stat
 
-    from dgbdt.model_io import write_atomic
+    from dgbdt.models.json_file import write_atomic
 
     path = tmp_path / "m.json"
     write_atomic(path, "{}")
@@ -291,7 +291,7 @@ def test_saved_files_get_ordinary_permissions(tmp_path):
 # hostile model files (issue 10): every malformed file is a ModelFormatError
 # naming the field (and tree); nothing else escapes, nothing is accepted wrongly
 # --------------------------------------------------------------------------- #
-from dgbdt.model_io import MAX_MODEL_BYTES, ModelFormatError  # noqa: E402
+from dgbdt.models.json_file import MAX_MODEL_BYTES, ModelFormatError  # noqa: E402
 
 _TOKEN = "@@raw@@"
 
@@ -500,7 +500,7 @@ def test_params(model_text, value, words):
 
 def test_stored_ignore_column_not_a_string_is_one_cli_line(model_text, tmp_path, capsys):
     # it was an AttributeError traceback from the command line
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     model = tmp_path / "m.json"
     model.write_text(_edited(model_text, _set(("params", "ignore_column"), 5)))
@@ -524,7 +524,7 @@ def test_stored_ignore_column_not_a_string_is_one_cli_line(model_text, tmp_path,
 
 def test_nan_init_score_cli_predict_exits_1(model_text, tmp_path, capsys):
     # it wrote nan predictions with exit status 0
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     model = tmp_path / "m.json"
     model.write_text(_edited(model_text, _set(("init_score", 0), _TOKEN), "NaN"))
@@ -735,7 +735,7 @@ def test_directory_model_is_refused(tmp_path):
 
 
 def test_model_file_size_limit(tmp_path, model_text, monkeypatch):
-    import dgbdt.model_io as model_io
+    import dgbdt.models.json_file as model_io
 
     assert MAX_MODEL_BYTES >= 1 << 30
     path = tmp_path / "m.json"
@@ -852,7 +852,7 @@ def test_predict_num_threads_applies_while_predicting_and_is_restored(named, mon
     """LightGBM's predict takes num_threads through **kwargs; <= 0 is all cores."""
     import numba
 
-    import dgbdt.model as booster_module
+    import dgbdt.models.model as booster_module
 
     b, df = named
     seen, kernel = [], booster_module.predict_raw
@@ -886,7 +886,7 @@ def test_predict_num_threads_with_two_threads_available(tmp_path):
         "rng = np.random.default_rng(0); X = rng.normal(size=(300, 3))\n"
         "b = dgbdt.train({'verbosity': -1}, dgbdt.Dataset(X, X[:, 0]), 3)\n"
         "numba.set_num_threads(2)\n"
-        "import dgbdt.model as m; seen = []; k = m.predict_raw\n"
+        "import dgbdt.models.model as m; seen = []; k = m.predict_raw\n"
         "m.predict_raw = lambda *a: (seen.append(numba.get_num_threads()), k(*a))[1]\n"
         "p = b.predict(X, num_threads=1); q = b.predict(X, num_threads=-1)\n"
         "assert seen == [1, 2] and numba.get_num_threads() == 2, seen\n"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.objectives import OBJECTIVES, weighted_quantile
+from dgbdt.objective.objectives import OBJECTIVES, weighted_quantile
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(400, 4))

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dgbdt.params import (
+from dgbdt.params.table import (
     ALIASES,
     METRIC_ALIASES,
     OBJECTIVE_ALIASES,

@@ -348,7 +348,7 @@ def test_pairs_for_large_leaves_give_the_same_model(monkeypatch, layout):
 
     from force_pairs import force_pairs
 
-    import dgbdt.histograms as histograms_module
+    import dgbdt.treelearner.histograms as histograms_module
 
     X, y = higgs()
     params = {**QUANT, layout: True}
@@ -506,7 +506,7 @@ def test_integer_histograms_make_models_independent_of_the_rank_count(tmp_path):
     # Labels over many orders of magnitude: float histogram sums then depend on
     # how rows are split over ranks (shown without boost_from_average, whose
     # mean leaves residuals of one magnitude), integer ones cannot; the
-    # starting score is an exact global sum (dgbdt.exact_sum).
+    # starting score is an exact global sum (dgbdt.distributed.exact_sum).
     params = {
         "objective": "regression",
         "num_leaves": 15,
@@ -639,7 +639,7 @@ def test_split_scan_on_words_equals_the_scan_on_pairs(seed):
 def test_histogram_buffers_are_reused_across_leaves_and_trees(monkeypatch, quantized):
     # A buffer that never matched the free list cost a new allocation per leaf and
     # a free list growing with every tree (quantized fit 5x slower).
-    import dgbdt.grower as grower_module
+    import dgbdt.treelearner.grower as grower_module
 
     growers = []
     init = grower_module.TreeGrower.__init__

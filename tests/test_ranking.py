@@ -10,7 +10,7 @@ from dgbdt.native import rank as rk
 from prebinned import BASE, LGB_ONLY, prebinned
 
 import dgbdt
-from dgbdt.ranking import default_label_gain, discounts, query_boundaries
+from dgbdt.objective.ranking import default_label_gain, discounts, query_boundaries
 
 F32 = np.float32
 
@@ -287,8 +287,8 @@ def test_set_group_and_get_group():
 
 
 def test_bagging_by_query_keeps_whole_queries():
-    from dgbdt.ranking import Queries
-    from dgbdt.sampling import bagged_query_rows
+    from dgbdt.boosting.sampling import bagged_query_rows
+    from dgbdt.objective.ranking import Queries
 
     sizes = np.array([3, 0, 5, 2, 4, 1])
     q = Queries(query_boundaries(sizes), first=0)

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dgbdt.dataset import _check_sparse_shape
+from dgbdt.data.dataset import _check_sparse_shape
 from dgbdt.io import (
     MAX_SPARSE_COLUMNS,
     DataFormatError,

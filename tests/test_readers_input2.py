@@ -4,7 +4,7 @@ a label at prediction, binary content and non-UTF-8 headers."""
 
 import pytest
 
-from dgbdt.cli import run
+from dgbdt.cli.commands import run
 from dgbdt.io import read_data
 
 HEADER = "f0,f1,w,y\n"

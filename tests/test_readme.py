@@ -3,7 +3,7 @@
 import pathlib
 import re
 
-from dgbdt.params import params_table_markdown
+from dgbdt.params.table import params_table_markdown
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
@@ -13,7 +13,7 @@ def test_parameter_table_is_current():
     start = text.index("<!-- params-table-start -->\n") + len("<!-- params-table-start -->\n")
     end = text.index("<!-- params-table-end -->")
     assert text[start:end].strip() == params_table_markdown().strip(), (
-        "README parameter table is stale: regenerate it from dgbdt.params.params_table_markdown()"
+        "README parameter table is stale: regenerate it from dgbdt.params.table.params_table_markdown()"
     )
 
 

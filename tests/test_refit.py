@@ -252,7 +252,7 @@ def test_training_booster_errors():
 
 
 def test_command_line_refit_task_equals_booster_refit(tmp_path):
-    from dgbdt.cli import run
+    from dgbdt.cli.commands import run
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(300, 3))

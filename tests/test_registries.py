@@ -7,10 +7,15 @@ import pytest
 from dgbdt.native import common
 
 import dgbdt
-from dgbdt.lightgbm_keys import LIGHTGBM_ONLY_METRICS, LIGHTGBM_ONLY_OBJECTIVES
-from dgbdt.metrics import METRIC_ALIASES, METRICS
-from dgbdt.objectives import OBJECTIVES, Regression, model_objective, model_objective_names
-from dgbdt.params import PARAMS, params_table_text, resolve_params
+from dgbdt.objective.metrics import METRIC_ALIASES, METRICS
+from dgbdt.objective.objectives import (
+    OBJECTIVES,
+    Regression,
+    model_objective,
+    model_objective_names,
+)
+from dgbdt.params.lightgbm_keys import LIGHTGBM_ONLY_METRICS, LIGHTGBM_ONLY_OBJECTIVES
+from dgbdt.params.table import PARAMS, params_table_text, resolve_params
 from dgbdt.registry import Registry
 
 
@@ -97,7 +102,10 @@ def test_model_objectives_include_custom():
 
 
 def test_random_stream_ids_are_one_registry_of_distinct_ids():
-    from dgbdt import binning, quantization, sampling, streams
+    from dgbdt import streams
+    from dgbdt.boosting import sampling
+    from dgbdt.data import binning
+    from dgbdt.treelearner import quantization
 
     ids = {
         k: v for k, v in vars(streams).items() if k.startswith("STREAM_") and k != "STREAM_STRIDE"

@@ -14,8 +14,8 @@ from prebinned import BASE as PREBINNED_BASE
 from prebinned import LGB_ONLY, prebinned
 
 import dgbdt
-from dgbdt.callback import SCHEDULE_KEY, CallbackEnv
-from dgbdt.tree import LEAF_FIELDS, NODE_FIELDS
+from dgbdt.boosting.callbacks import SCHEDULE_KEY, CallbackEnv
+from dgbdt.models.tree import LEAF_FIELDS, NODE_FIELDS
 
 N = 6
 PARAMS = {"objective": "regression", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1}

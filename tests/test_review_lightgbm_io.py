@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.model_io import ModelFormatError
+from dgbdt.models.json_file import ModelFormatError
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -89,7 +89,7 @@ def test_the_readme_convert_model_command_runs(tmp_path):
     """README "Deploy": ``dgbdt convert_model input_model=... convert_model=...``.
     dgbdt.__main__ only dispatches demo/train/predict/key=value, so the
     documented command exits 2 with "unknown command 'convert_model'"
-    (tests/test_lightgbm_export.py calls dgbdt.cli.run directly and misses it)."""
+    (tests/test_lightgbm_export.py calls dgbdt.cli.commands.run directly and misses it)."""
     from dgbdt.__main__ import main
 
     X, y = _xy()
@@ -167,8 +167,8 @@ def test_a_huge_max_feature_idx_without_feature_infos_is_refused_cheaply(tmp_pat
         f"""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-        from dgbdt.model_files import load_model_file
-        from dgbdt.model_io import ModelFormatError
+        from dgbdt.models.loader import load_model_file
+        from dgbdt.models.json_file import ModelFormatError
         try:
             load_model_file({str(path)!r})
         except ModelFormatError as exc:

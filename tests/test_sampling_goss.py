@@ -1,4 +1,4 @@
-"""GOSS and balanced bagging (dgbdt.sampling): against naive numpy twins,
+"""GOSS and balanced bagging (dgbdt.boosting.sampling): against naive numpy twins,
 independent of how rows are sharded (threads standing in for ranks here,
 mpiexec in the distributed tests), LightGBM's unsampled first iterations,
 parameter checks, and accuracy next to plain gbdt."""
@@ -15,11 +15,11 @@ from dgbdt.native.random import uniform_from_counter
 from mpi_launch import TESTS, run_mpi
 
 import dgbdt
-from dgbdt.comm import SerialComm
-from dgbdt.params import resolve_params
-from dgbdt.quantization import GradientQuantizer
-from dgbdt.sampling import Sampler, global_top_threshold
+from dgbdt.boosting.sampling import Sampler, global_top_threshold
+from dgbdt.distributed.comm import SerialComm
+from dgbdt.params.table import resolve_params
 from dgbdt.streams import STREAM_BAGGING, STREAM_GOSS, stream_key
+from dgbdt.treelearner.quantization import GradientQuantizer
 
 QUIET = {"verbosity": -1}
 
@@ -96,7 +96,7 @@ def gradients(n, k, seed, ties):
 
 
 def naive_goss(g, h, top_rate, other_rate, seed, iteration):
-    """The GOSS round of dgbdt.sampling, written out row by row: (bag, g, h)."""
+    """The GOSS round of dgbdt.boosting.sampling, written out row by row: (bag, g, h)."""
     k, n = g.shape
     r = np.zeros(n, np.float32)
     for i in range(n):

@@ -22,8 +22,8 @@ from dgbdt.native.binning import K_ZERO_THRESHOLD
 from mpi_launch import run_mpi
 
 import dgbdt
-from dgbdt.cli import run
-from dgbdt.tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING
+from dgbdt.cli.commands import run
+from dgbdt.models.tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING
 
 QUIET = {"verbosity": -1, "min_data_in_leaf": 5}
 TOL = 1e-9

@@ -1,4 +1,4 @@
-"""The bin store (dgbdt.store, native/store.py): dense columns, EFB bundles and
+"""The bin store (dgbdt.data.store, native/store.py): dense columns, EFB bundles and
 the sparse part keep every feature's bins losslessly, build the histograms the
 plain matrix gives, and train the same trees whatever the storage."""
 

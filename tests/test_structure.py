@@ -23,7 +23,7 @@ MODULES = sorted(
 MAX_LINES = 60
 MAX_POSITIONAL = 8
 # Public signatures that mirror LightGBM's / scikit-learn's.
-MIRRORED = {("engine.py", "train"), ("dataset.py", "__init__"), ("sklearn.py", "fit")}
+MIRRORED = {("engine.py", "train"), ("data/dataset.py", "__init__"), ("sklearn.py", "fit")}
 
 
 def _functions(path):
@@ -37,7 +37,12 @@ def _functions(path):
 
 
 def test_the_modules_are_found():
-    assert {"engine.py", "grower.py", "learners/voting.py", "io/libsvm.py"} <= set(MODULES)
+    assert {
+        "engine.py",
+        "treelearner/grower.py",
+        "treelearner/learners/voting.py",
+        "io/libsvm.py",
+    } <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -53,10 +58,11 @@ def test_functions_are_short_with_few_positional_parameters(name):
 
 
 @pytest.mark.parametrize(
-    "name", [m for m in MODULES if m == "grower.py" or m.startswith("learners/")]
+    "name",
+    [m for m in MODULES if m == "treelearner/grower.py" or m.startswith("treelearner/learners/")],
 )
 def test_grower_and_learners_do_not_branch_on_the_histogram_kind(name):
-    # One kind object per training (dgbdt.histograms) does what differs.
+    # One kind object per training (dgbdt.treelearner.histograms) does what differs.
     text = (ROOT / name).read_text(encoding="utf-8")
     assert "quant is None" not in text and "quant is not None" not in text
 

@@ -996,8 +996,8 @@ def test_a_booster_subclass_with_its_own_arguments_trains_copies_and_refits():
 
 
 def test_the_json_reader_names_a_lightgbm_text_model_as_such():
-    from dgbdt.model_files import model_from_text
-    from dgbdt.model_io import ModelFormatError, model_from_json
+    from dgbdt.models.json_file import ModelFormatError, model_from_json
+    from dgbdt.models.loader import model_from_text
 
     X = np.random.default_rng(4).random((200, 3))
     text = dgbdt.train({"verbose": -1}, dgbdt.Dataset(X, X[:, 0]), 2).model_to_string(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.cli import run
+from dgbdt.cli.commands import run
 
 MULTICLASS_CONF = """# LightGBM's examples/multiclass_classification/train.conf, as written
 task = train
@@ -261,8 +261,8 @@ def test_vague_python_errors_name_what_is_wrong():
 
 
 def test_the_demo_mentions_compiling_only_when_it_compiled(capsys, monkeypatch):
-    from dgbdt import demo
-    from dgbdt.demo import run_demo
+    from dgbdt.cli import demo
+    from dgbdt.cli.demo import run_demo
 
     counts = iter([0, 5])  # a run that compiled 5 kernel variants says so
     monkeypatch.setattr(demo, "kernels_compiled", lambda: next(counts))
@@ -293,7 +293,7 @@ def test_starting_scores_beyond_float32_are_refused():
     ],
 )
 def test_lightgbm_defaults_given_as_python_values_are_accepted(key, value):
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     with pytest.warns(UserWarning, match="is not supported by dgbdt yet"):
         resolve_params({key: value})
@@ -308,7 +308,7 @@ def test_lightgbm_defaults_given_as_python_values_are_accepted(key, value):
     ],
 )
 def test_lightgbm_only_objectives_and_huge_integers_are_named(params, message):
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     with pytest.raises(ValueError, match=message.replace("(", "\\(")) as info:
         resolve_params(params)
@@ -316,7 +316,7 @@ def test_lightgbm_only_objectives_and_huge_integers_are_named(params, message):
 
 
 def test_one_boolean_parser_everywhere():
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     for text, value in (("+", True), ("-", False), ("yes", True), ("no", False), ("1", True)):
         assert resolve_params({"deterministic": text})["deterministic"] is value

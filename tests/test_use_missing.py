@@ -56,13 +56,13 @@ def test_use_missing_is_a_binning_parameter():
 def test_use_missing_takes_python_and_lightgbm_spellings(value, expected):
     # (it was a LightGBM key dgbdt did not support: a warning at its default,
     # an error otherwise; tests/test_usability.py listed it there)
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     assert resolve_params({"use_missing": value})["use_missing"] is expected
 
 
 def test_max_bin_by_feature_bins_each_feature_with_its_own_max_bin():
-    from dgbdt.binning import find_bin_mapper
+    from dgbdt.data.binning import find_bin_mapper
 
     X, y = _data()
     max_bins = [2, 5, 255, 17]
@@ -79,7 +79,7 @@ def test_max_bin_by_feature_bins_each_feature_with_its_own_max_bin():
 
 @pytest.mark.parametrize("value", ["2.5", "abc", [3, True], "1e9", [2, float("nan")]])
 def test_bad_max_bin_by_feature_values_name_the_parameter(value):
-    from dgbdt.params import resolve_params
+    from dgbdt.params.table import resolve_params
 
     with pytest.raises((ValueError, TypeError), match="max_bin_by_feature"):
         resolve_params({"max_bin_by_feature": value})

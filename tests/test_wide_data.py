@@ -17,8 +17,8 @@ import pytest
 import scipy.sparse as sp
 
 import dgbdt
-from dgbdt.binning import WideBinMapper
-from dgbdt.model_io import ModelFormatError
+from dgbdt.data.binning import WideBinMapper
+from dgbdt.models.json_file import ModelFormatError
 
 WIDTH = 1 << 24
 PARAMS = {"objective": "binary", "num_leaves": 15, "verbosity": -1, "num_threads": 1}

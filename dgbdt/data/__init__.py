@@ -1,2 +1,4 @@
-"""The data layer's shared pieces: what dgbdt takes as data (inputs),
-checks of a Dataset's fields (checks) and the default feature names (names)."""
+"""Data as the trees see it: the Dataset (dataset) and its binary file
+(binary_file), what dgbdt takes as data (inputs), the checks of a Dataset's
+fields (checks), the default feature names (names), binning, categorical
+columns and the bin store."""

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ..comm import agreed
+from ..distributed.comm import agreed
 from .inputs import as_float
 
 

@@ -7,7 +7,7 @@ class ColumnNames(Sequence):
     """The default feature names ``Column_0``, ``Column_1``, ... made on access:
     a hashed-text matrix of 2**24 columns does not hold 2**24 strings."""
 
-    #: LightGBM takes these names as they are (dgbdt.lightgbm_model)
+    #: LightGBM takes these names as they are (dgbdt.models.lightgbm_export)
     clean = True
 
     def __init__(self, n):

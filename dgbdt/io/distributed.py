@@ -22,7 +22,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from ..comm import agree_on_errors, agreed
+from ..distributed.comm import agree_on_errors, agreed
 from ..files import publish, temp_beside
 from .errors import DataFormatError
 from .filebytes import (

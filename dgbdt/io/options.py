@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..comm import launched_size, world_comm
-from ..lightgbm_keys import LIGHTGBM_ALIASES, parse_bool
-from ..params import ALIASES, resolve_params
+from ..distributed.comm import launched_size, world_comm
+from ..params.lightgbm_keys import LIGHTGBM_ALIASES, parse_bool
+from ..params.table import ALIASES, resolve_params
 from .columns import COLUMN_KEYS
 from .distributed import read_column_block, read_row_part, run_agreed
 from .reading import read_data

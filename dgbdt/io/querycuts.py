@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..comm import agreed
+from ..distributed.comm import agreed
 from ..native import text
 from ..native.text import libsvm_qids
 from .columns import ColumnSpec, plan_columns

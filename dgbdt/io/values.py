@@ -15,7 +15,7 @@ from .filebytes import line_at
 
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
 #: given to ``Dataset`` may have.  A Dataset bins only the columns that hold
-#: values (dgbdt.dataset), so hashed text of 2**24 columns costs its non-zeros;
+#: values (dgbdt.data.dataset), so hashed text of 2**24 columns costs its non-zeros;
 #: the cap keeps an index like 2000000000 (a typo, or a file that is not
 #: LibSVM) an error rather than a model of two billion features.
 MAX_SPARSE_COLUMNS = 1 << 30

@@ -11,8 +11,8 @@ import sys
 
 from mpi4py import MPI
 
-from dgbdt import callback
 from dgbdt.__main__ import main
+from dgbdt.boosting import callbacks as callback
 
 k, kill_at, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 assert MPI.COMM_WORLD.Get_size() == k

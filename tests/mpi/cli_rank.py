@@ -1,5 +1,5 @@
 """Rank script: the training and validation Datasets that ``dgbdt train`` builds on
-every rank (dgbdt.cli._training_sets), for several cases in one launch.
+every rank (dgbdt.cli.commands._training_sets), for several cases in one launch.
 
 argv: K, OUT (a directory), then the cases, each the ``key=value`` arguments of
 ``dgbdt train``, separated by ``--``.  For case i rank r writes
@@ -17,8 +17,8 @@ import warnings
 
 import numpy as np
 
-from dgbdt.cli import _training_sets, _training_world, parse_arguments
-from dgbdt.comm import AgreedError
+from dgbdt.cli.commands import _training_sets, _training_world, parse_arguments
+from dgbdt.distributed.comm import AgreedError
 
 assert int(os.environ.get("PMI_SIZE", "1")) == int(sys.argv[1]), "not started by the right mpiexec"
 rank = int(os.environ.get("PMI_RANK", "0"))

@@ -1,4 +1,4 @@
-"""Rank script: the named collectives of dgbdt.comm; rank 0 writes the results.
+"""Rank script: the named collectives of dgbdt.distributed.comm; rank 0 writes the results.
 
 argv: K, out_path
 """
@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_path = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()

@@ -7,7 +7,7 @@ argv: K, out_path
 import json
 import sys
 
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_path = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()

@@ -76,7 +76,7 @@ def run_cv(params, train_set, n_rounds, **kwargs):
 
 
 def main():
-    from dgbdt.comm import world_comm
+    from dgbdt.distributed.comm import world_comm
 
     k, out_dir = int(sys.argv[1]), sys.argv[2]
     comm = world_comm()

@@ -16,7 +16,7 @@ import warnings
 
 import dgbdt
 import dgbdt.io.reading as reading
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out = int(sys.argv[1]), pathlib.Path(sys.argv[2])
 comm = world_comm()

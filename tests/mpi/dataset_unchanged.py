@@ -13,7 +13,7 @@ import numpy as np
 from shard_data import make_data, shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()

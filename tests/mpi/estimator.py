@@ -10,7 +10,7 @@ import numpy as np
 from shard_data import make_data
 
 from dgbdt import DGBDTClassifier
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out = int(sys.argv[1]), sys.argv[2]
 class_weight = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "none" else None

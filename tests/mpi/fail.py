@@ -9,7 +9,7 @@ import time
 from shard_data import make_data, shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, mode = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()

@@ -29,7 +29,7 @@ if case == "raise_before_mpi":
 from shard_data import make_data, shard_bounds  # noqa: E402
 
 import dgbdt  # noqa: E402
-from dgbdt.comm import world_comm  # noqa: E402
+from dgbdt.distributed.comm import world_comm  # noqa: E402
 
 if case == "estimator_rank_away":
     # the estimator's time_out bounds MPI_Init too: rank 2 never starts MPI

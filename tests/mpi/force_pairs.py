@@ -9,7 +9,7 @@ pairs are made small so a leaf has several.
 
 from dgbdt.native.quantize import PAIRS, packed_width
 
-import dgbdt.histograms as histograms
+import dgbdt.treelearner.histograms as histograms
 
 
 def force_pairs(above, set_attr=setattr):

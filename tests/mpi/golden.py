@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from golden_configs import DISTRIBUTED, canonical, entry, is_quantized, train  # noqa: E402
 
-from dgbdt.comm import world_comm  # noqa: E402
+from dgbdt.distributed.comm import world_comm  # noqa: E402
 
 k, out_dir = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()

@@ -13,7 +13,7 @@ import sys
 from shard_data import make_data, shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 comm = world_comm()

@@ -34,11 +34,11 @@ def query_cut(sizes, k):
 
 
 def main():
-    import dgbdt.params
-    from dgbdt.comm import world_comm
-    from dgbdt.evaluation import EvalSet, Evaluator, global_metric
-    from dgbdt.metrics import get_metric
-    from dgbdt.ranking import query_boundaries
+    import dgbdt.params.table
+    from dgbdt.boosting.evaluation import EvalSet, Evaluator, global_metric
+    from dgbdt.distributed.comm import world_comm
+    from dgbdt.objective.metrics import get_metric
+    from dgbdt.objective.ranking import query_boundaries
 
     k, out_dir = int(sys.argv[1]), sys.argv[2]
     comm = world_comm()
@@ -54,7 +54,7 @@ def main():
     for name in ("ndcg", "map"):
         kw = {"queries": queries, "eval_at": EVAL_AT}
         out[name] = global_metric(comm, get_metric(name), *local, kw)
-    cfg = dgbdt.params.resolve_params(
+    cfg = dgbdt.params.table.resolve_params(
         {"objective": "regression", "metric": ["ndcg", "map"], "eval_at": list(EVAL_AT)}
     )
     es = EvalSet("valid_0", None, local[1][None, :].copy(), local[0], local[2], queries)

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k = int(sys.argv[1])
 comm = world_comm()

@@ -44,7 +44,7 @@ def query_shard(X, y, sizes, rank, k, share=0.35):
 
 def main():
     import dgbdt
-    from dgbdt.comm import world_comm
+    from dgbdt.distributed.comm import world_comm
 
     k, out_dir = int(sys.argv[1]), pathlib.Path(sys.argv[2])
     comm = world_comm()

@@ -11,7 +11,7 @@ from mpi4py import MPI
 from shard_data import make_data, shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, params = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
 n_rounds, resume_at = int(sys.argv[4]), int(sys.argv[5])

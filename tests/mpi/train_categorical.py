@@ -13,7 +13,7 @@ from categorical_data import CATEGORICAL, as_frame, make_categorical_data
 from shard_data import shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, params, n_rounds, mode = (
     int(sys.argv[1]),

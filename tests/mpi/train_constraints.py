@@ -10,7 +10,7 @@ from constraint_cases import CASES, case_params, sweep_data
 from shard_data import shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, n_rounds = int(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 comm = world_comm()

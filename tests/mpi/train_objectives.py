@@ -15,7 +15,7 @@ from objective_cases import CASES, case_data, case_params
 from shard_data import shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, n_rounds = int(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 comm = world_comm()

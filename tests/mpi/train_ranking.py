@@ -13,7 +13,7 @@ import warnings
 from rank_cases import CASES, case_datasets, case_params, queries_seen
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, n_rounds = int(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 comm = world_comm()

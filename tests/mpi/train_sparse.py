@@ -14,7 +14,7 @@ from shard_data import shard_bounds
 from sparse_data import make_sparse_data, store_summary
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, params, n_rounds, mode = (
     int(sys.argv[1]),

@@ -11,7 +11,7 @@ import numpy as np
 from dgbdt.datasets import make_higgs_like
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out, n_noise, top_k = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 comm = world_comm()

@@ -11,7 +11,7 @@ import numpy as np
 from shard_data import make_data, shard_bounds
 
 import dgbdt
-from dgbdt.comm import world_comm
+from dgbdt.distributed.comm import world_comm
 
 k, out_dir, params, n_rounds = (
     int(sys.argv[1]),

@@ -1,0 +1,1 @@
+"""The command line (commands) and the README's distributed demo (demo)."""

@@ -1,0 +1,1291 @@
+"""``dgbdt.Dataset``: binned features, labels, weights and the bin mapper.
+
+Construction is lazy, as in LightGBM: the binning parameters (max_bin, ...)
+come with ``train``'s params, so the data is binned when training starts.
+Binned data is an (n_samples, n_features) array, row-major (C order) or
+column-major (F order): ``layout`` says which, chosen by shape (see
+``choose_layout``), and the histogram kernel follows it.
+"""
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from ..io import MAX_SPARSE_COLUMNS
+from ..io.options import read_text
+from ..native.binning import map_categories, map_to_bins
+from ..native.common import bin_dtype_for
+from ..params.table import BINNING_KEYS, resolve_params
+from . import binary_file as dataset_file
+from .binning import (
+    BinMapper,
+    WideBinMapper,
+    bounds_of,
+    category_bin,
+    category_bounds,
+    gather_samples,
+    same_mapper,
+    sample_rows,
+    sampled_values,
+    zero_bin,
+)
+from .categorical import (
+    categorical_mask,
+    category_codes,
+    check_category_values,
+    parse_categorical_spec,
+    union_categories,
+)
+from .checks import (
+    as_1d,
+    check_group,
+    check_init_score,
+    check_label,
+    check_position,
+    check_weight,
+    raise_on_every_rank,
+)
+from .inputs import as_pandas_if_arrow, complex_error, fills_zero, is_complex, is_dataframe
+from .names import ColumnNames
+from .store import Column, build_store, splittable_features, subset_columns
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..distributed.comm import SerialComm
+
+#: What a Dataset takes as features (LightGBM's types, loosely): a 2-D
+#: array-like, a pandas DataFrame or a scipy.sparse matrix or array.
+DataType = Union[ArrayLike, "pd.DataFrame", sp.spmatrix, sp.sparray]
+#: One value per row: a label, weights (a 1-D array-like, a pandas Series, a
+#: one-column DataFrame).
+RowValuesType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
+#: Starting raw scores: (n_samples,), (n_samples, n_classes) or LightGBM's flat
+#: class-major (n_samples * n_classes,).
+InitScoreType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
+
+# Row-wise histograms keep a private (total_bins, 2) float64 histogram per chunk
+# and touch one row's bins per step; past this many bins (1 MB) the column-wise
+# kernel's sequential per-feature scan wins (measured: bench/README.md).
+ROW_WISE_MAX_TOTAL_BINS = 65536
+
+
+def choose_layout(cfg, total_bins):
+    """'row' or 'col': the binned layout for these params and this many bins.
+
+    Measured on 1M x 28 (2 cores): both layouts reach ~2 G bin updates/s on the
+    root, but on leaves of 1,000-10,000 scattered rows the column-wise gather
+    misses cache once per feature (0.05 G/s) where row-wise misses once per row.
+    """
+    if cfg["force_col_wise"]:
+        return "col"
+    if cfg["force_row_wise"]:
+        return "row"
+    return "row" if total_bins <= ROW_WISE_MAX_TOTAL_BINS else "col"
+
+
+def _human_bytes(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not POSIX: no check
+        return None
+
+
+# Bytes per row a training needs whatever the features: gradient and hessian
+# (float32), score (float64), row index (uint32) and the sparse part's row pointer
+# (int64).
+BYTES_PER_ROW = 4 + 4 + 8 + 4 + 8
+
+
+def _check_sparse_shape(shape):
+    """Sparse input is binned column by column and kept sparse (dgbdt.data.store), so
+    its size is its non-zeros, but each column has a CSC pointer and bin bounds
+    and each row its training buffers: refuse more than MAX_SPARSE_COLUMNS
+    columns, or more rows than memory holds (an empty 3 x 2e9 or 2**50 x 2
+    matrix costs nothing to make)."""
+    n_samples, n_features = (int(v) for v in shape)
+    memory = _physical_memory()
+    per_rows = n_samples * BYTES_PER_ROW
+    if n_features <= MAX_SPARSE_COLUMNS and (memory is None or per_rows <= memory):
+        return
+    why = (
+        f"more than the {MAX_SPARSE_COLUMNS} columns dgbdt takes from sparse input "
+        "(dgbdt.io.MAX_SPARSE_COLUMNS); keep only the columns that hold values"
+        if n_features > MAX_SPARSE_COLUMNS
+        else f"its {n_samples} rows need {_human_bytes(per_rows)} of training buffers "
+        f"({BYTES_PER_ROW} bytes a row), more than this machine's "
+        f"{_human_bytes(memory)} of memory"
+    )
+    raise ValueError(f"sparse data of shape {tuple(shape)}: {why}")
+
+
+def _sparse_column(col):
+    """(values, rows) of a pandas sparse column whose fill value is 0, else None."""
+    array = col.array
+    if not hasattr(array, "sp_values") or not fills_zero(array.fill_value):
+        return None
+    values = np.asarray(array.sp_values, dtype=np.float64)
+    return np.ascontiguousarray(values), np.asarray(array.sp_index.indices, np.int64)
+
+
+def has_sparse_columns(df):
+    """Whether a DataFrame has pandas sparse columns that fill with 0 (kept sparse)."""
+    return any(hasattr(dtype, "fill_value") and fills_zero(dtype.fill_value) for dtype in df.dtypes)
+
+
+def _dataframe_columns(df, category_lists):
+    """A frame's columns as FeatureSource yields them; a category column as the
+    float codes of its values in ``category_lists`` (its column's list, by
+    value: frames may order or hold their categories differently), NaN for
+    missing or unlisted values."""
+    lists = iter(category_lists)
+    for i, name in enumerate(df.columns):
+        col = df.iloc[:, i]  # by position: names may repeat
+        sparse = _sparse_column(col)
+        if sparse is not None:
+            yield sparse  # a sparse column stays sparse
+            continue
+        if str(col.dtype) == "category":
+            yield category_codes(col, next(lists))
+            continue
+        if col.dtype == object or str(col.dtype) in ("string", "str"):
+            raise TypeError(
+                f"Column {name!r} holds strings (dtype {col.dtype}); a categorical "
+                "column must be a pandas category column (df[col].astype('category')) "
+                "or integer codes"
+            )
+        try:
+            yield col.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Column {name!r} of dtype {col.dtype} is not numeric") from exc
+
+
+def frame_category_lists(df):
+    """The category lists of a frame's category columns, in column order
+    (LightGBM's ``pandas_categorical``), and those columns' positions."""
+    found = [
+        (i, df.iloc[:, i].cat.categories.tolist())
+        for i, dtype in enumerate(df.dtypes)
+        if str(dtype) == "category"
+    ]
+    return [c for _, c in found], [i for i, _ in found]
+
+
+class FeatureSource:
+    """Uniform column access over numpy arrays, pandas DataFrames and scipy.sparse.
+
+    Columns come out as contiguous float64 (dense) or a (values, row_indices)
+    pair (sparse), so the binning kernels are compiled for one dtype only.
+    """
+
+    def __init__(self, data):
+        self.names = None
+        # pandas category columns: their positions and the category lists their
+        # values are coded by (the frame's own until training agrees on others)
+        self.category_lists, self.category_columns = [], []
+        if is_complex(data):
+            raise complex_error(data, "data")
+        if sp.issparse(data):
+            _check_sparse_shape(data.shape)
+            self.kind = "sparse"
+            # Only the columns holding entries, and which they are: a hashed-text
+            # matrix of 2**24 columns costs its non-zeros, not its width.
+            self.compact, self.used = compact_columns(data)
+            self.shape = tuple(int(v) for v in data.shape)
+        elif is_dataframe(data):
+            self.kind = "frame"
+            self.data = data
+            self.shape = data.shape
+            self.names = [str(c) for c in data.columns]
+            self.category_lists, self.category_columns = frame_category_lists(data)
+        else:
+            arr = np.asarray(data)
+            if arr.ndim == 1:
+                raise ValueError(
+                    f"data must be 2-dimensional (n_samples, n_features), got shape {arr.shape}; "
+                    "reshape a single feature with X.reshape(-1, 1)"
+                )
+            if arr.ndim != 2:
+                raise ValueError(f"data must be 2-dimensional, got shape {arr.shape}")
+            if arr.dtype.kind not in "fiub":
+                try:
+                    arr = arr.astype(np.float64)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError(f"data must be numeric, got dtype {arr.dtype}") from exc
+            self.kind = "dense"
+            self.data = arr
+            self.shape = arr.shape
+
+    @property
+    def data(self):
+        """The data as given (sparse: a CSC matrix of every column, made on request)."""
+        if self.kind != "sparse":
+            return self._data
+        m, counts = self.compact, np.zeros(self.shape[1], np.int64)
+        counts[self.used] = np.diff(m.indptr)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return sp.csc_matrix((m.data, m.indices, indptr), shape=self.shape)
+
+    @data.setter
+    def data(self, value):
+        self._data = value
+
+    def keeps_sparse(self):
+        """Whether (some) columns come sparse: binned one by one, not into one matrix."""
+        return self.kind == "sparse" or (self.kind == "frame" and has_sparse_columns(self.data))
+
+    def used_columns(self):
+        """Sorted int64 columns that may hold a value other than 0.0 (sparse
+        input: those with entries); None: every column."""
+        return self.used if self.kind == "sparse" else None
+
+    def bytes_per_column(self):
+        """About how many bytes one column and its sampled values take while
+        bounds are found (sparse: 24 per stored value; else 16 per row)."""
+        if self.kind == "sparse":
+            return 24 * self.compact.nnz // max(len(self.used), 1) + 64
+        return 16 * self.shape[0] + 64
+
+    def columns(self, used=None):
+        """Each column in order, or each of ``used`` (sorted column indices)."""
+        if self.kind == "sparse":
+            yield from _sparse_columns(self.compact, self.used, used, self.shape[1])
+        elif self.kind == "frame":
+            yield from _only(_dataframe_columns(self.data, self.category_lists), used)
+        else:
+            for f in range(self.shape[1]) if used is None else used:
+                yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
+
+
+def _only(columns, used):
+    """The columns of ``used`` (sorted indices; None: all) among ``columns``, in
+    order (a frame's category columns are coded in column order)."""
+    if used is None:
+        yield from columns
+        return
+    wanted = set(np.asarray(used).tolist())
+    for f, col in enumerate(columns):
+        if f in wanted:
+            yield col
+
+
+def compact_columns(data):
+    """(CSC matrix of the columns of sparse ``data`` holding entries, duplicates
+    summed; their sorted int64 indices), in time and memory of the non-zeros
+    (a CSC copy of every column would take a pointer per column)."""
+    if data.format == "csc":
+        m = sp.csc_matrix(data)
+        m.sum_duplicates()
+        used = np.flatnonzero(np.diff(m.indptr)).astype(np.int64)
+        indptr = np.append(m.indptr[used], m.indptr[-1]).astype(m.indptr.dtype)
+        return sp.csc_matrix((m.data, m.indices, indptr), shape=(m.shape[0], len(used))), used
+    coo = sp.coo_matrix(data)
+    used, col = np.unique(coo.col, return_inverse=True)
+    m = sp.csc_matrix((coo.data, (coo.row, col.reshape(-1))), shape=(coo.shape[0], len(used)))
+    m.sum_duplicates()
+    return m, used.astype(np.int64)
+
+
+def _sparse_columns(m, have, used, width):
+    """(values, rows) of each column of ``used`` (None: all ``width``) of the
+    compact CSC ``m`` holding the columns ``have``; a column not among them is
+    empty."""
+    empty = (np.zeros(0, np.float64), np.zeros(0, np.int64))
+    wanted = range(width) if used is None else used
+    pos = np.searchsorted(have, np.asarray(wanted, np.int64))
+    pos = np.minimum(pos, max(len(have) - 1, 0))
+    for f, i in zip(wanted, pos.tolist()):
+        if not len(have) or have[i] != f:
+            yield empty
+            continue
+        lo, hi = m.indptr[i], m.indptr[i + 1]
+        yield (
+            np.ascontiguousarray(m.data[lo:hi], dtype=np.float64),
+            np.ascontiguousarray(m.indices[lo:hi], dtype=np.int64),
+        )
+
+
+class RowSubset:
+    """The raw data of a :meth:`Dataset.subset`: its parent's FeatureSource at
+    ``rows`` (sorted int64, repeats allowed), sliced column by column as binning
+    reads them, never copied whole.  ``source`` None: the parent's raw data was
+    freed, and the subset is binned from the parent's bin store instead."""
+
+    def __init__(self, source, rows, n_features, auto_categorical):
+        self.source, self.rows = source, rows
+        self.kind = "binned" if source is None else source.kind
+        self.shape = (len(rows), n_features)
+        self.names = None if source is None else source.names
+        self.category_lists = [] if source is None else list(source.category_lists)
+        self.category_columns = list(auto_categorical)
+
+    @property
+    def data(self):
+        """The parent's raw data at the subset's rows (LightGBM's ``get_data``)."""
+        data = self.source.data
+        return data.iloc[self.rows] if self.kind == "frame" else data[self.rows]
+
+    def keeps_sparse(self):
+        return self.source.keeps_sparse()
+
+    def used_columns(self):
+        return self.source.used_columns()
+
+    def bytes_per_column(self):
+        return 16 * len(self.rows) + 64
+
+    def columns(self, used=None):
+        src = self.source
+        if src.kind == "frame":  # coded by this subset's category lists (its reference's)
+            columns = _only(_dataframe_columns(src.data, self.category_lists), used)
+        else:
+            columns = src.columns(used)
+        for col in columns:
+            yield _column_rows(col, self.rows)
+
+
+def _column_rows(col, rows):
+    """A FeatureSource column (dense, or sparse (values, ascending rows)) at ``rows``."""
+    if not isinstance(col, tuple):
+        return np.ascontiguousarray(col[rows])
+    values, where = col
+    if not len(where):
+        return values[:0].copy(), np.zeros(0, np.int64)
+    pos = np.minimum(np.searchsorted(where, rows), len(where) - 1)
+    hit = where[pos] == rows
+    return np.ascontiguousarray(values[pos[hit]]), np.flatnonzero(hit).astype(np.int64)
+
+
+def _used_rows(used_indices, n_samples):
+    """``used_indices`` as sorted int64 rows (LightGBM sorts them), each in range."""
+    rows = np.asarray(used_indices)
+    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise ValueError(
+            "used_indices must be a 1-D list of row numbers (integers), got "
+            f"{'shape ' + str(rows.shape) if rows.ndim != 1 else 'dtype ' + str(rows.dtype)}"
+        )
+    rows = np.sort(rows.astype(np.int64), kind="stable")
+    if rows.size and (rows[0] < 0 or rows[-1] >= n_samples):
+        bad = int(rows[0] if rows[0] < 0 else rows[-1])
+        raise ValueError(f"used_indices holds row {bad}; the Dataset has rows 0..{n_samples - 1}")
+    return rows
+
+
+def _used_queries(group, rows):
+    """(query sizes, their query numbers) of a subset's ``rows``, which must take
+    whole queries (as LightGBM: "Data partition error, data didn't match
+    queries"); (None, None) without queries."""
+    if group is None:
+        return None, None
+    bounds = np.concatenate([[0], np.cumsum(group)])
+    query = np.searchsorted(bounds, rows, side="right") - 1
+    used, counts = np.unique(query, return_counts=True)
+    repeated = np.flatnonzero(np.diff(rows) == 0)
+    if len(repeated):
+        raise ValueError(
+            f"used_indices repeats row {int(rows[repeated[0]])} of a Dataset with query "
+            "groups: a subset takes whole queries, each once"
+        )
+    partial = np.flatnonzero(counts != group[used])
+    if len(partial):
+        q = int(used[partial[0]])
+        raise ValueError(
+            f"used_indices takes {int(counts[partial[0]])} of the {int(group[q])} rows of "
+            f"query {q} (rows {int(bounds[q])}..{int(bounds[q + 1]) - 1}): a subset of a "
+            "Dataset with query groups takes whole queries (LightGBM: data didn't match queries)"
+        )
+    return counts.astype(np.int64), used
+
+
+def _rows_of(values, rows):
+    return None if values is None else values[rows]
+
+
+def _init_score_rows(init_score, rows, n_samples):
+    """init_score at ``rows``: per row, or LightGBM's flat class-major layout."""
+    if init_score is None or init_score.ndim == 2 or init_score.size == n_samples:
+        return _rows_of(init_score, rows)
+    if n_samples == 0:
+        return init_score.copy()
+    return init_score.reshape(-1, n_samples)[:, rows].ravel()
+
+
+class Dataset:
+    """Training or validation data, binned lazily with the training params.
+
+    Parameters
+    ----------
+    data : array-like (n_samples, n_features), pandas.DataFrame, scipy.sparse matrix or path
+        A path (str or os.PathLike) names a data file: one :meth:`save_binary`
+        wrote (recognised by its first bytes), or CSV/TSV/whitespace/LibSVM text
+        (gzip allowed), read as ``dgbdt train`` reads it: the read keys of
+        ``params`` (``header``, ``label_column``, ``weight_column``,
+        ``group_column``, ``ignore_column``, ``zero_based``, LightGBM's aliases)
+        say which columns are what, and the side files ``<path>.weight``,
+        ``.init``, ``.query``, ``.position`` are read; the label, weight, ... come
+        from the file unless given here.  Under mpiexec a ``tree_learner`` of
+        data or voting in ``params`` makes each rank read only its byte range
+        (whole queries; with ``pre_partition`` its own file), feature its block of
+        the columns; without one every rank reads every row (then refused by
+        row-sharded training).  ``{rank}`` in the path is replaced by the rank.
+    label : array-like (n_samples,), optional
+    weight : array-like (n_samples,), optional
+    init_score : array-like (n_samples,) or (n_samples, n_classes), optional
+    feature_name : list of str or "auto"
+    reference : Dataset, optional
+        Bin with this data set's mapper (use it for validation data).
+    params : dict, optional
+        Dataset parameters (max_bin, min_data_in_bin, bin_construct_sample_cnt, seed,
+        use_missing).
+    free_raw_data : bool
+        Drop the reference to the raw data once binned.
+    feature_indices : list of int, optional
+        Feature-parallel training "by dimension": the global column numbers of
+        the columns in ``data`` (every rank holds all rows of its own block of
+        columns; the blocks of all ranks cover every column exactly once).
+    group : array-like of int, optional
+        Query sizes for ranking (LightGBM's ``group``): the rows of a query are
+        contiguous, and the sizes sum to the number of rows.  In row-sharded
+        training each rank passes its own rows' queries, whole.
+    position : array-like of int, optional
+        The position of each row in its query's displayed list (LightGBM's
+        position feature for unbiased lambdarank).
+    categorical_feature : "auto", list of int or str, or None
+        The categorical columns (LightGBM's argument): indices or feature
+        names; ``"auto"`` (the default) takes a DataFrame's category columns
+        and else the params' ``categorical_feature``.  Values are non-negative
+        integer categories; NaN and negative values are missing.
+    """
+
+    def __init__(
+        self,
+        data: DataType,
+        label: RowValuesType | None = None,
+        weight: RowValuesType | None = None,
+        init_score: InitScoreType | None = None,
+        feature_name: Sequence[str] | Literal["auto"] | None = "auto",
+        reference: Optional["Dataset"] = None,
+        params: Mapping[str, Any] | None = None,
+        free_raw_data: bool = True,
+        feature_indices: ArrayLike | None = None,
+        categorical_feature: Sequence[int | str] | Literal["auto"] | None = "auto",
+        *,
+        group: ArrayLike | None = None,
+        position: ArrayLike | None = None,
+    ) -> None:
+        self.categorical_feature = parse_categorical_spec(categorical_feature)
+        self.pandas_categorical = None  # the category lists of category columns, once binned
+        # Dataset(path): the read keys of the text file and how this rank read it
+        # (dgbdt.io.options.TextRead); a subset's rows of its reference
+        self.read_params, self._read, self._parent_rows = {}, None, None
+        rows = {"label": label, "weight": weight, "init_score": init_score, "group": group}
+        rows["position"], query_ids = position, None
+        if isinstance(data, (str, os.PathLike)):
+            given = {"feature_name": feature_name, "reference": reference, "params": params}
+            given.update(free_raw_data=free_raw_data, feature_indices=feature_indices)
+            opened = self._open_path(data, rows, given)
+            if opened is None:
+                return  # a binary Dataset file, loaded
+            data, params, feature_indices, feature_name, query_ids = opened
+        elif isinstance(data, bytes) or hasattr(data, "read"):
+            raise TypeError(
+                "dgbdt.Dataset takes an array, a DataFrame, a sparse matrix or the path of "
+                f"a data file (str or os.PathLike), not {type(data).__name__}"
+            )
+        self._source = (
+            data if isinstance(data, RowSubset) else FeatureSource(as_pandas_if_arrow(data))
+        )
+        self._auto_categorical = tuple(self._source.category_columns)
+        self.n_samples, self.n_features = (int(v) for v in self._source.shape)
+        self._set_rows(rows)
+        # the id of each query (read from a query column or qid: fields), for the
+        # check that no query spans two ranks; None: unknown
+        self.query_ids = query_ids
+        self.reference = reference
+        self._reference_from_train = False  # see use_training_bins
+        self.params = dict(params or {})
+        self.free_raw_data = free_raw_data
+        self._set_feature_indices(feature_indices)
+        self.feature_name = self._feature_names(feature_name)
+        self._not_binned_yet()
+
+    def _not_binned_yet(self):
+        self.bin_mapper = None
+        # The columns binned, sorted, when only those holding values were (wide
+        # sparse data: _wide_columns); None: every column.  bin_mapper and the
+        # store then describe these; models speak of every column (model_mapper).
+        self.used_features = None
+        self._empty_range = (np.nan, np.nan)
+        self.store = None  # the binned features (dgbdt.data.store.BinStore)
+        self.row_offset = 0  # global index of this rank's first row (row-sharded training)
+        self.n_total = self.n_samples
+        self.layout = None  # "row" (C order) or "col" (F order)
+        self._binning = None  # the BINNING_KEYS values the bins were made with
+
+    def _set_rows(self, rows):
+        """The per-row fields (label, weight, init_score, group, position), checked."""
+        n = self.n_samples
+        self.label = check_label(as_1d(rows["label"], "label", n))
+        self.weight = check_weight(as_1d(rows["weight"], "weight", n))
+        self.init_score = check_init_score(rows["init_score"], n)
+        self.group = check_group(rows["group"], n)
+        self.position = check_position(rows["position"], n)
+
+    def _set_feature_indices(self, feature_indices):
+        self.feature_indices = None
+        if feature_indices is not None:
+            self.feature_indices = np.asarray(feature_indices, dtype=np.int64).ravel()
+            if len(self.feature_indices) != self.n_features:
+                raise ValueError(
+                    f"feature_indices has {len(self.feature_indices)} entries but data "
+                    f"has {self.n_features} columns"
+                )
+
+    def _open_path(self, path, rows, given):
+        """Dataset(path): a binary Dataset file is loaded into self (None is
+        returned), a text file read (``_read_text``'s arrays are returned)."""
+        path = dataset_file.rank_path(path)
+        if dataset_file.is_dataset_file(path) or dataset_file.is_lightgbm_binary(path):
+            given["categorical_feature"] = self.categorical_feature
+            dataset_file.load_into(self, path, rows, given)
+            return None
+        names, block = given["feature_name"], given["feature_indices"]
+        return self._read_text(path, rows, given["params"], block, names)
+
+    def _read_text(self, path, rows, params, feature_indices, feature_name):
+        """Dataset(path) of a CSV/TSV/whitespace or LibSVM text file, read with the
+        read keys of ``params`` (taken out of them, into ``read_params``) as the
+        command line reads it (dgbdt.io.options.read_text): ``rows`` filled in
+        from the file where not given.  Returns (X, the other params,
+        feature_indices, feature_name, query_ids)."""
+        read = read_text(path, dict(params or {}), feature_indices)
+        loaded = read.loaded
+        self.read_params, self._read = read.keys, read
+        ids = loaded.query_ids if rows["group"] is None else None
+        for key in rows:
+            if rows[key] is None:
+                rows[key] = getattr(loaded, key)
+        if feature_name == "auto" and loaded.feature_names:
+            feature_name = loaded.feature_names
+        read.loaded = None  # the arrays now belong to the Dataset
+        return loaded.X, read.params, read.feature_indices, feature_name, ids
+
+    def _feature_names(self, feature_name):
+        if feature_name == "auto" or feature_name is None:
+            if self._source.names:
+                names = self._source.names
+            elif self.feature_indices is not None:
+                names = [f"Column_{i}" for i in self.feature_indices]
+            else:
+                return ColumnNames(self.n_features)  # distinct by construction
+        elif isinstance(feature_name, ColumnNames) and len(feature_name) == self.n_features:
+            return feature_name
+        else:
+            names = [str(n) for n in feature_name]
+            if len(names) != self.n_features:
+                raise ValueError(
+                    f"feature_name has {len(names)} names but data has {self.n_features} features"
+                )
+        if len(set(names)) != len(names):
+            seen = set()
+            repeated = next(n for n in names if n in seen or seen.add(n))
+            raise ValueError(f"feature names must be unique; {repeated!r} appears more than once")
+        return names
+
+    # -- construction -------------------------------------------------------
+    def construct(
+        self,
+        params: Mapping[str, Any] | None = None,
+        comm: Optional["SerialComm"] = None,
+        *,
+        keep_raw_data: bool = False,
+        category_lists: list | None = None,
+    ) -> "Dataset":
+        """Bin the data with its own params overridden by ``params`` (train's); a
+        Dataset binned already is kept, or binned again when the binning params
+        or the row sharding changed (see ``_binned_as``).
+
+        With a ``comm`` of several ranks (row-sharded training), this rank's
+        rows are a shard of one global data set: bin boundaries are found on
+        the global sample (the same as on one process).  ``keep_raw_data``
+        keeps the raw data past binning even with ``free_raw_data`` (train
+        predicts an init model from it), until :meth:`release_raw_data`.
+        ``category_lists``: the category lists to code pandas category columns
+        by (an init model's, whose trees were coded by them).
+        """
+        self._wanted_lists = category_lists
+        if self.store is not None and params is None and comm is None:
+            return self  # nothing asked of the bins: keep them (LightGBM)
+        comm = self._sharding_comm(comm)
+        cfg = resolve_params({**self.params, **(params or {})})
+        self._shard_rows(comm)
+        n_ranks = comm.size if comm is not None else None
+        if self.store is not None:
+            same_lists = category_lists is None or category_lists == self.pandas_categorical
+            if same_lists and self._binned_as(cfg, params, n_ranks):
+                self._follow_forced_layout(cfg)
+                return self
+            self.store = self.bin_mapper = None  # re-bin from the raw data
+        if self.reference is not None:
+            self._bin_with_reference(cfg, params, comm)
+        else:
+            self._find_bins_and_bin(cfg, comm)
+        self._binning = self._binning_of(cfg, n_ranks or 1)
+        if not keep_raw_data:
+            self.release_raw_data()
+        return self
+
+    def _shard_rows(self, comm):
+        """This rank's global row offset and the global row count under ``comm``
+        (training says how rows are sharded; None: as before)."""
+        if comm is not None:
+            self.row_offset, self.n_total = 0, self.n_samples
+        if comm is not None and comm.size > 1:
+            counts = comm.per_rank(self.n_samples)
+            self.row_offset, self.n_total = int(counts[: comm.rank].sum()), int(counts.sum())
+            widths = comm.per_rank(self.n_features)
+            if np.any(widths != self.n_features):
+                raise ValueError(
+                    f"Ranks hold different numbers of features: {widths.tolist()}; "
+                    "with row-sharded training every rank needs all columns"
+                )
+
+    def _sharding_comm(self, comm):
+        """The comm to bin with: ``comm``, or for a Dataset(path) that read this
+        rank's rows (and bins its own bins), the comm it read with.  Training
+        that shards the rows otherwise than the file was read is refused."""
+        read = self._read
+        if read is None:
+            return comm
+        if comm is None:
+            return read.comm if read.row_sharded and self.reference is None else None
+        error = None
+        if read.row_sharded and comm.size != read.n_ranks:
+            error = ValueError(
+                f"This Dataset holds one rank's share of the rows of {read.path} (read for "
+                f"row-sharded training on {read.n_ranks} ranks) but trains on {comm.size} "
+                "rank(s) of rows: give the Dataset the training's tree_learner"
+            )
+        elif not read.row_sharded and comm.size > 1:
+            error = ValueError(
+                f"Dataset({read.path!r}) read every row of the file on each of the "
+                f"{read.n_ranks} ranks, but the training shards rows over {comm.size} ranks: "
+                "give the Dataset params={'tree_learner': 'data'} (or 'voting') so that "
+                "each rank reads only its own part"
+            )
+        raise_on_every_rank(comm, error, "refused this training's Dataset")
+        return comm
+
+    def _bin_with_reference(self, cfg, params, comm):
+        """Bin with the reference Dataset's bins (constructed first with ``params``)."""
+        self.reference.construct(params)
+        mapper = self.reference.bin_mapper
+        if self.reference.n_features != self.n_features:
+            raise ValueError(
+                f"Validation data has {self.n_features} features but the "
+                f"reference training data has {self.reference.n_features}"
+            )
+        self.bin_mapper = mapper
+        self.used_features = self.reference.used_features
+        # (the columns a wide reference left out have one bin each)
+        self.layout = choose_layout(
+            cfg, int(mapper.feature_offsets[-1]) + self.n_features - mapper.n_features
+        )
+        self.store = self._bin_with(mapper, cfg, comm)
+
+    def release_raw_data(self) -> None:
+        """Drop the raw data now when ``free_raw_data`` says so (what
+        :meth:`construct` does unless told to keep it)."""
+        if self.free_raw_data:
+            self._source = None
+
+    def get_data(self) -> DataType | None:
+        """The raw data as this Dataset holds it (a numpy array, a DataFrame or a
+        CSC matrix), or None once freed (``free_raw_data``)."""
+        return None if self._source is None else self._source.data
+
+    def use_training_bins(self, train_set: "Dataset") -> "Dataset":
+        """Make ``train_set`` the reference of this validation set when the user
+        gave it none, or when an earlier training picked another training set
+        (it is then binned again, as LightGBM does); a reference of the
+        user's is kept.  Returns self."""
+        if self.reference is None or (
+            self._reference_from_train and self.reference is not train_set
+        ):
+            self.reference, self._reference_from_train = train_set, True
+        return self
+
+    def _binning_of(self, cfg, n_ranks):
+        binning = {key: cfg[key] for key in BINNING_KEYS}
+        if self.n_total <= cfg["bin_construct_sample_cnt"]:
+            binning["seed"] = None  # every row was in the sample
+        # Row-sharded bins come from every rank's rows: binned on one rank alone,
+        # a shard's bins are its own.  None: not said (a reference's construct).
+        binning["ranks"] = n_ranks
+        binning["filtered"] = self._filtered(cfg)
+        binning["categorical"] = tuple(np.flatnonzero(self.categorical_columns(cfg)).tolist())
+        # A Dataset that binned only the columns holding values: whether the
+        # params still allow it (None: every column binned, right for any params)
+        binning["wide"] = None if self.used_features is None else _may_leave_out(cfg)
+        return binning
+
+    def _binned_as(self, cfg, params, n_ranks=None):
+        """Whether the existing bins are the ones ``cfg`` asks for; if not and the
+        raw data is gone, a ValueError (LightGBM: "Cannot change max_bin after
+        constructed Dataset handle")."""
+        if self.reference is not None:
+            self.reference.construct(params)
+            ref = self.reference.bin_mapper
+            if self.bin_mapper is not ref and same_mapper(self.bin_mapper, ref):
+                self.bin_mapper = ref  # the same bins in another object (a loaded file's)
+            same = self.bin_mapper is ref
+            what = (
+                "its bins are not those of its reference Dataset (another one, or re-binned since)"
+            )
+        else:
+            wanted = self._binning_of(cfg, n_ranks)
+            changed = [
+                k
+                for k in wanted
+                if wanted[k] != self._binning[k] and not (k == "ranks" and n_ranks is None)
+            ]
+            if "filtered" in changed and set(self._binning["filtered"]) <= set(wanted["filtered"]):
+                # Fewer features can split now: those stored still hold them all.
+                changed.remove("filtered")
+            if "ranks" in changed:
+                changed = ["ranks"]  # the seed rule follows the row count
+            same = not changed
+            what = "; ".join(
+                f"it was binned on {self._binning[k]} rank(s) and trains row-sharded on {wanted[k]}"
+                if k == "ranks"
+                else "feature_pre_filter left out features that can split with the new "
+                "min_data_in_leaf (LightGBM: set feature_pre_filter=false to change it)"
+                if k == "filtered"
+                else "it binned only the columns holding values, and the params speak of "
+                "every column (monotone or interaction constraints, extra_trees, "
+                "feature_fraction_bynode)"
+                if k == "wide"
+                else f"the params ask for {k}={wanted[k]} (was {self._binning[k]})"
+                for k in changed
+            )
+        if same:
+            return True
+        if getattr(self, "binary_file", None) is not None:
+            raise ValueError(
+                f"This Dataset comes from the binary file {self.binary_file} and {what}: "
+                "its bins are fixed; bin it again from the text data (Dataset(path to the "
+                "text file) or the arrays) with these params"
+            )
+        if self._source is None and self._parent_rows is None:  # (a subset: from the parent)
+            raise ValueError(
+                f"This Dataset is already binned and {what}; its raw data was freed, "
+                "so it cannot be binned again: create a new Dataset, or create it "
+                "with free_raw_data=False"
+            )
+        return False
+
+    def _follow_forced_layout(self, cfg):
+        """force_row_wise / force_col_wise asked of a Dataset binned in the other layout."""
+        wanted = "col" if cfg["force_col_wise"] else "row" if cfg["force_row_wise"] else self.layout
+        if wanted != self.layout:
+            store = self.store
+            store.dense = (np.ascontiguousarray if wanted == "row" else np.asfortranarray)(
+                store.dense
+            )
+            self.layout = store.layout = wanted
+
+    @property
+    def binned(self):
+        """The (n_samples, n_features) binned matrix when every feature is stored
+        as a dense column of its own (``store.plain``), else None."""
+        store = self.store
+        return store.dense if store is not None and store.plain else None
+
+    def _binned_matrix(self, dtype):
+        """The full binned matrix dense input is binned into (None for sparse input:
+        its columns are binned one by one, never densified)."""
+        if self._source.keeps_sparse():
+            return None
+        order = "C" if self.layout == "row" else "F"
+        return np.empty((self.n_samples, self.n_features), dtype=dtype, order=order)
+
+    def _column(self, col, upper_bounds, nan_bin, binned, f, categories=None):
+        """One feature's bins as a store Column (into ``binned[:, f]`` for dense
+        input); ``categories``: a categorical feature's (BinMapper.categories)."""
+        if categories is not None:
+            name = self.feature_name[f]  # (categorical data bins every column)
+            check_category_values(col[0] if isinstance(col, tuple) else col, name)
+            order = np.argsort(categories, kind="stable")
+            lookup = (categories[order], (order + 1).astype(np.int64))
+
+            def bin_values(values, out):
+                map_categories(values, *lookup, out)
+
+            fill = category_bin(categories, 0)
+        else:
+
+            def bin_values(values, out):
+                map_to_bins(values, upper_bounds, nan_bin, out)
+
+            fill = zero_bin(upper_bounds)
+        if not isinstance(col, tuple):  # dense (a frame's dense column: its own array)
+            out = binned[:, f] if binned is not None else np.empty(self.n_samples, np.uint16)
+            bin_values(col, out)
+            return Column(self.n_samples, dense=out)
+        values, rows = col
+        bins = np.empty(len(values), np.uint16)
+        bin_values(values, bins)
+        return Column(self.n_samples, rows=rows, bins=bins, fill=fill)
+
+    def _store(self, columns, binned, cfg, comm):
+        mapper = self.bin_mapper
+        zeros = mapper.default_bins
+        sharded = comm is not None and comm.size > 1
+        store = build_store(
+            columns,
+            self.n_total if sharded else self.n_samples,
+            mapper.feature_offsets,
+            zeros,
+            self.layout,
+            (cfg["enable_bundle"], cfg["is_enable_sparse"], self._pre_filter(cfg)),
+            n_samples=self.n_samples,
+            comm=comm if sharded else None,
+            offset=self.row_offset if sharded else 0,
+            binned=binned,
+            wide_columns=self.used_features,
+        )
+        store.bin_categories = mapper.bin_categories
+        return store
+
+    def _pre_filter(self, cfg):
+        """min_data_in_leaf when feature_pre_filter drops unsplittable features,
+        else None.  Data binned with another's bins (validation) keeps every
+        feature: the model may split on any the training data could."""
+        if self.reference is None and cfg["feature_pre_filter"]:
+            return cfg["min_data_in_leaf"]
+        return None
+
+    def _filtered(self, cfg):
+        """The features feature_pre_filter leaves out with ``cfg`` (from the
+        store's global counts)."""
+        store, min_data = self.store, self._pre_filter(cfg)
+        if min_data is None or store is None or store.counts is None:
+            return ()
+        kept = splittable_features(store.counts, store.bin_offsets, min_data, True)
+        return tuple(np.flatnonzero(~kept).tolist())
+
+    def _bin_with(self, mapper, cfg, comm=None):
+        """The store of this Dataset's rows binned with ``mapper`` (a reference's);
+        ``comm``: row-sharded training, whose store decisions take every rank's
+        counts."""
+        if self._source is None and self._parent_rows is not None:
+            return self._bin_from_parent(mapper, cfg, comm)
+        self._code_categories(None)
+        used = self.used_features
+        binned = self._binned_matrix(mapper.bin_dtype) if used is None else None
+        cats = mapper.categories or [None] * mapper.n_features
+        columns = [
+            self._column(col, mapper.upper_bounds[f], int(mapper.nan_bins[f]), binned, f, cats[f])
+            for f, col in enumerate(self._source.columns(used))
+        ]
+        return self._store(columns, binned, cfg, comm)
+
+    def _bin_from_parent(self, mapper, cfg, comm):
+        """A subset's store from its parent's (the parent's raw data was freed): the
+        same bins, bundles and sparse part chosen on the subset's own rows, as for
+        a Dataset made from those rows with ``reference=parent``."""
+        store = self.reference.store
+        self.used_features = self.reference.used_features
+        binned = None
+        if store.plain:
+            order = "C" if self.layout == "row" else "F"
+            binned = np.empty((self.n_samples, self.n_features), mapper.bin_dtype, order=order)
+        columns = subset_columns(store, self._parent_rows, mapper.default_bins, binned)
+        return self._store(columns, binned, cfg, comm)
+
+    def _max_bins(self, cfg, used=None):
+        """Each feature's max_bin (of the ``used`` columns; None: every one):
+        max_bin_by_feature, or max_bin for all."""
+        by_feature = cfg["max_bin_by_feature"]
+        if by_feature is None:
+            return [cfg["max_bin"]] * (self.n_features if used is None else len(used))
+        if used is not None:
+            every = self._max_bins(cfg)  # (checks the length)
+            return [every[g] for g in used.tolist()]
+        if self.feature_indices is not None:  # a block of the columns: global indices
+            if len(by_feature) <= int(self.feature_indices.max(initial=-1)):
+                raise ValueError(
+                    f"max_bin_by_feature has {len(by_feature)} values but this block "
+                    f"holds column {int(self.feature_indices.max())}: give one per feature"
+                )
+            return [by_feature[g] for g in self.feature_indices]
+        if len(by_feature) != self.n_features:
+            raise ValueError(
+                f"max_bin_by_feature has {len(by_feature)} values but the data has "
+                f"{self.n_features} features: give one per feature"
+            )
+        return list(by_feature)
+
+    def categorical_columns(self, cfg):
+        """bool per column: the categorical features, from this Dataset's
+        ``categorical_feature``, else the params', else (``"auto"``) a
+        DataFrame's category columns."""
+        spec = self.categorical_feature
+        if spec == "auto" and cfg["categorical_feature"] not in ((), "auto"):
+            spec = cfg["categorical_feature"]
+        return categorical_mask(
+            spec, self.feature_name, self.n_features, self._auto_categorical, self.feature_indices
+        )
+
+    def _code_categories(self, comm):
+        """The category lists this Dataset's pandas category columns are coded
+        by: its reference's (validation data), or those of every rank joined
+        (row-sharded training: ranks' frames list categories differently)."""
+        src = self._source
+        if self.reference is not None:
+            lists = self.reference.pandas_categorical
+            if src.category_columns and len(lists or ()) != len(src.category_columns):
+                raise ValueError(
+                    f"This Dataset has {len(src.category_columns)} category columns, its "
+                    f"reference {len(lists or ())}: give the training data's columns"
+                )
+            src.category_lists = list(lists or ())
+        elif getattr(self, "_wanted_lists", None) is not None and src.category_columns:
+            if len(self._wanted_lists) != len(src.category_columns):
+                raise ValueError(
+                    f"This Dataset has {len(src.category_columns)} category columns, the "
+                    f"init model's pandas_categorical {len(self._wanted_lists)}"
+                )
+            src.category_lists = [list(c) for c in self._wanted_lists]
+        elif comm is not None and comm.size > 1:
+            every = comm.per_rank_objects(src.category_lists)
+            if len({len(lists) for lists in every}) > 1:
+                raise ValueError(
+                    "Ranks' DataFrames have different numbers of category columns: "
+                    f"{[len(lists) for lists in every]}"
+                )
+            src.category_lists = [union_categories(col) for col in zip(*every)]
+        self.pandas_categorical = list(src.category_lists) or None
+
+    def _find_bins_and_bin(self, cfg, comm):
+        """One pass over the columns (of a wide sparse matrix, those holding
+        values: see ``_wide_columns``): each one's bounds, then its bins."""
+        self._code_categories(comm)
+        used = self.used_features = self._wide_columns(cfg, comm)
+        max_bins = self._max_bins(cfg, used)
+        max_bin = max(max_bins, default=cfg["max_bin"])
+        # Every feature has at most its max_bin bins (NaN bin included), so the
+        # dtype and the layout are known before any bounds are; the layout as if
+        # every column were binned (an empty one: at most max_bin bins too).
+        total_bins_bound = sum(max_bins)
+        if used is not None:
+            total_bins_bound = (
+                sum(self._max_bins(cfg))
+                if cfg["max_bin_by_feature"]
+                else (cfg["max_bin"] * self.n_features)
+            )
+        self.layout = choose_layout(cfg, total_bins_bound)
+        binned = None if used is not None else self._binned_matrix(bin_dtype_for(max_bin))
+        sample = sample_rows(
+            self.n_samples,
+            cfg["bin_construct_sample_cnt"],
+            cfg["seed"] & 0x7FFFFFFF,
+            self.row_offset,
+            self.n_total,
+        )
+        found = self._bounds_and_columns(cfg, comm, sample, max_bins, binned)
+        upper_bounds, nan_bins, ranges, columns, cats = found
+        categorical = any(c is not None for c in cats)
+        # Missing type Zero needs more than two bins (LightGBM: else None).
+        zero_missing = cfg["use_missing"] and cfg["zero_as_missing"]
+        self.bin_mapper = BinMapper(
+            upper_bounds,
+            np.asarray(nan_bins, dtype=np.int32),
+            np.array(ranges, np.float64).reshape(-1, 2),
+            np.array([zero_missing and len(ub) > 2 for ub in upper_bounds], bool),
+            cats if categorical else None,
+        )
+        self._empty_range = self._range_of_empty(sample, comm)
+        self.store = self._store(columns, binned, cfg, comm)
+
+    def _bounds_and_columns(self, cfg, comm, sample, max_bins, binned):
+        """(upper bounds, NaN bins, value ranges, store Columns, categories) of
+        every binned column."""
+        used = self.used_features
+        out = ([], [], [], [], [])
+        # LightGBM bins NaN as 0.0 for zero_as_missing too
+        use_missing = cfg["use_missing"] and not cfg["zero_as_missing"]
+        categorical = self.categorical_columns(cfg)
+        if used is not None:
+            categorical = categorical[used]
+        for f, col, found in _bounds_in_batches(
+            self._source, self.n_samples, sample, (use_missing, categorical, used), comm
+        ):
+            if categorical[f]:
+                ub, nan_bin, value_range, c = category_bounds(
+                    *found[:2], max_bins[f], cfg["min_data_in_bin"]
+                )
+                _warn_sparse_categories(c, self.feature_name[f])
+            else:
+                ub, nan_bin, value_range = bounds_of(*found, max_bins[f], cfg["min_data_in_bin"])
+                c = None
+            for part, value in zip(out, (ub, nan_bin, value_range, None, c)):
+                part.append(value)
+            out[3][-1] = self._column(col, ub, nan_bin, binned, f, c)
+        return out
+
+    def _range_of_empty(self, sample, comm):
+        """The value range a column without values gets: (0, 0) when the bin
+        sample has rows (its implicit zeros), else NaN (binning.value_range)."""
+        n = self.n_samples if sample is None else len(sample)
+        if comm is not None and comm.size > 1:
+            n = int(comm.total_int([n])[0])
+        return (0.0, 0.0) if n else (np.nan, np.nan)
+
+    def _wide_columns(self, cfg, comm):
+        """The sorted columns to bin, those of sparse input that hold entries (on
+        any rank), when some hold none; else None: every column.  The others
+        are empty (one bin, never split on): leaving them out makes the cost of
+        wide hashed data its non-zeros, not its width, with the same model.
+        Every column is binned for what speaks of columns by position
+        (feature_indices, categorical features, monotone and interaction
+        constraints) and for the per-feature draws of extra_trees and
+        feature_fraction_bynode."""
+        if self.reference is not None:
+            return self.reference.used_features
+        used = self._source.used_columns()
+        ok = used is not None and self.feature_indices is None and _may_leave_out(cfg)
+        ok = ok and not self.categorical_columns(cfg).any()
+        if comm is not None and comm.size > 1:
+            if int(comm.total_int([not ok])[0]):
+                return None  # every rank alike
+            used = np.unique(comm.concat(used, np.int64)).astype(np.int64)
+        if not ok or len(used) == self.n_features:
+            return None
+        return used
+
+    @property
+    def model_mapper(self):
+        """The bins of every column, as models speak of them: ``bin_mapper``, or
+        for a Dataset that binned only the columns holding values, a view of
+        it over all of them (dgbdt.data.binning.WideBinMapper)."""
+        if self.used_features is None or self.bin_mapper is None:
+            return self.bin_mapper
+        return WideBinMapper(
+            self.bin_mapper, self.used_features, self.n_features, self._empty_range
+        )
+
+    # -- LightGBM-style accessors ------------------------------------------
+    def create_valid(
+        self,
+        data: DataType,
+        label: RowValuesType | None = None,
+        weight: RowValuesType | None = None,
+        init_score: InitScoreType | None = None,
+        group: ArrayLike | None = None,
+        position: ArrayLike | None = None,
+    ) -> "Dataset":
+        """A validation Dataset binned with this one's bins (``reference=self``)."""
+        return Dataset(
+            data,
+            label=label,
+            weight=weight,
+            init_score=init_score,
+            feature_name=self.feature_name,
+            reference=self,
+            params=self.params,
+            group=group,
+            position=position,
+        )
+
+    def subset(self, used_indices: ArrayLike, params: Mapping[str, Any] | None = None) -> "Dataset":
+        """A Dataset of the rows ``used_indices`` (sorted, as LightGBM does), binned
+        with this Dataset's bins (``reference=self``), lazily: training on it gives
+        the model of ``Dataset(X[rows], ..., reference=self)``.
+
+        It takes the label, weight, init_score, group and position of those rows
+        now; with query groups the rows must be whole queries, each once.  Its raw
+        data is this Dataset's, sliced column by column when it is binned; once
+        that was freed (``free_raw_data`` after construct) the subset is binned
+        from this Dataset's bin store (features feature_pre_filter left out of it
+        stay constant in the subset: they cannot split on fewer rows either).
+        ``params``: the subset's own Dataset params (default: this Dataset's).
+        """
+        rows = _used_rows(used_indices, self.n_samples)
+        group, queries = _used_queries(self.group, rows)
+        source = RowSubset(self._source, rows, self.n_features, self._auto_categorical)
+        subset = Dataset(
+            source,
+            label=_rows_of(self.label, rows),
+            weight=_rows_of(self.weight, rows),
+            init_score=_init_score_rows(self.init_score, rows, self.n_samples),
+            feature_name=self.feature_name,
+            reference=self,
+            params=self.params if params is None else params,
+            free_raw_data=self.free_raw_data,
+            feature_indices=self.feature_indices,
+            categorical_feature=self.categorical_feature,
+            group=group,
+            position=_rows_of(self.position, rows),
+        )
+        subset.pandas_categorical = self.pandas_categorical
+        if self.query_ids is not None and queries is not None:
+            subset.query_ids = self.query_ids[queries]
+        subset._parent_rows = rows
+        if source.source is None:
+            subset._source = None  # binned from this Dataset's store
+        return subset
+
+    def save_binary(self, filename: Union[str, "os.PathLike[str]"]) -> "Dataset":
+        """Write this Dataset, binned (constructed first if it is not), to
+        ``filename`` in dgbdt's own binary format (:mod:`dgbdt.data.binary_file`);
+        ``Dataset(filename)`` reads it back (and ``dgbdt train data=filename``):
+        training on it gives the same model.  Returns self.
+
+        The file holds the bin store and the bins, label, weight, init_score,
+        group, position, feature names, categorical features, pandas categories
+        and the binning params.  A row-sharded Dataset (under mpiexec) is saved
+        by each rank to its own file (``{rank}`` in ``filename`` is replaced by
+        the rank), which only that rank of as many ranks may load.  LightGBM's
+        binary Dataset files are another format: neither reads the other's.
+        """
+        target = dataset_file.rank_path(filename)
+        if os.path.exists(target):  # LightGBM's rule: an existing file is never replaced
+            warnings.warn(f"File {target} exists, cannot save binary to it", stacklevel=2)
+            return self
+        if self.store is None:
+            self.construct()  # (a Dataset(path) of this rank's rows: with its comm)
+        dataset_file.write_dataset_file(self, target)
+        return self
+
+    def num_data(self) -> int:
+        """Number of rows (this rank's, when rows are sharded)."""
+        return self.n_samples
+
+    def num_feature(self) -> int:
+        """Number of feature columns (this rank's block, with ``feature_indices``)."""
+        return self.n_features
+
+    def get_label(self) -> np.ndarray | None:
+        """The label array, or None."""
+        return self.label
+
+    def get_weight(self) -> np.ndarray | None:
+        """The row weights, or None."""
+        return self.weight
+
+    def get_init_score(self) -> np.ndarray | None:
+        """The starting raw scores, or None."""
+        return self.init_score
+
+    def get_feature_name(self) -> list[str]:
+        """The feature names (``Column_i`` when none were given)."""
+        return list(self.feature_name)
+
+    def set_label(self, label: RowValuesType | None) -> "Dataset":
+        """Replace the label (checked as in the constructor); returns self."""
+        self.label = check_label(as_1d(label, "label", self.n_samples))
+        return self
+
+    def set_weight(self, weight: RowValuesType | None) -> "Dataset":
+        """Replace the row weights (checked as in the constructor); returns self."""
+        self.weight = check_weight(as_1d(weight, "weight", self.n_samples))
+        return self
+
+    def set_init_score(self, init_score: InitScoreType | None) -> "Dataset":
+        """Replace the starting raw scores (checked as in the constructor); returns self."""
+        self.init_score = check_init_score(init_score, self.n_samples)
+        return self
+
+    def get_group(self) -> np.ndarray | None:
+        """The query sizes, or None."""
+        return self.group
+
+    def set_group(self, group: ArrayLike | None) -> "Dataset":
+        """Replace the query sizes (checked as in the constructor); returns self."""
+        self.group = check_group(group, self.n_samples)
+        self.query_ids = None
+        return self
+
+    def get_position(self) -> np.ndarray | None:
+        """The positions, or None."""
+        return self.position
+
+    def set_position(self, position: ArrayLike | None) -> "Dataset":
+        """Replace the positions (checked as in the constructor); returns self."""
+        self.position = check_position(position, self.n_samples)
+        return self
+
+
+def _may_leave_out(cfg):
+    """Whether training with ``cfg`` may see only the columns that hold values
+    (see Dataset._wide_columns): nothing in it speaks of columns by position."""
+    return (
+        cfg["monotone_constraints"] is None
+        and not cfg["interaction_constraints"]
+        and not cfg["extra_trees"]
+        and cfg["feature_fraction_bynode"] >= 1.0
+    )
+
+
+# Bytes of columns and sampled values one batch of _bounds_in_batches holds
+# (on average: the batch is a number of features, the same on every rank).
+BOUNDS_BATCH_BYTES = 32 << 20
+BOUNDS_BATCH_MAX = 4096
+
+
+def _bounds_batch(source, comm):
+    """Features per batch of _bounds_in_batches, agreed by every rank."""
+    need = comm.greatest_int([source.bytes_per_column()])[0]
+    return int(min(BOUNDS_BATCH_MAX, max(1, BOUNDS_BATCH_BYTES // max(int(need), 1))))
+
+
+def _bounds_in_batches(source, n_samples, sample, kinds, comm):
+    """(index, column, global sampled_values) of every column (of ``used``), in
+    order (``kinds``: use_missing, the categorical mask, ``used``); under
+    MPI the samples of a batch of columns travel in two collectives (a wide
+    sparse matrix has tens of thousands of features: not 3 collectives each)."""
+    sharded = comm is not None and comm.size > 1
+    size = _bounds_batch(source, comm) if sharded else 1
+    use_missing, categorical, used = kinds
+    n_columns = source.shape[1] if used is None else len(used)
+    mask = None
+    if sample is not None:
+        mask = np.zeros(n_samples, bool)
+        mask[sample] = True
+    batch = []
+    for f, col in enumerate(source.columns(used)):
+        one = sampled_values(col, n_samples, sample, use_missing, categorical[f], mask)
+        batch.append((f, col, one))
+        if len(batch) == size or f == n_columns - 1:
+            found = [b[2] for b in batch]
+            if sharded:
+                found = gather_samples(found, comm)
+            for (f, col, _), one in zip(batch, found):
+                yield f, col, one
+            batch = []
+
+
+def _warn_sparse_categories(categories, name):
+    """LightGBM's warning for categories far larger than their number: a split's
+    bitset takes (largest category / 32) words."""
+    if len(categories) and int(categories.max()) // 100 > len(categories):
+        warnings.warn(
+            f"categorical feature {name!r} has {len(categories)} categories up to "
+            f"{int(categories.max())}: each split's bitset takes "
+            f"{int(categories.max()) // 32 + 1} words; renumber them to consecutive "
+            "integers from 0",
+            stacklevel=4,
+        )

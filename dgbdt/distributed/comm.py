@@ -1,0 +1,566 @@
+"""Communication: a few buffer-based collectives, counted byte by byte.
+
+``SerialComm`` is the one-process implementation (no MPI initialised);
+``MPIComm`` wraps mpi4py's upper-case buffer methods (``Allreduce``,
+``Reduce_scatter``, ``Allgatherv``, ``Bcast``).  Only a few once-per-training
+exchanges of small Python objects (feature-parallel column blocks' bin
+mappers, the scikit-learn classifier's label sets) use ``allgather_object``
+(mpi4py's pickled ``allgather``); they are not counted.  Every collective has
+a deadline (dgbdt.distributed.deadline).
+
+Byte counts: each call adds the size of *this rank's send buffer* to its kind
+(``allreduce``, ``reduce_scatter``, ``allgather``, ``bcast``, ``scatter``; an
+``allgatherv`` is two calls: the sizes, then the data), so learners can be
+compared exactly; what the network carries on top (e.g. a ring allreduce
+sends about twice its buffer) is left to the scaling model in ``bench/``.
+``begin_tree()`` / ``end_tree()`` bracket what one tree costs (growth and the
+training-score update); evaluation traffic counts in the totals only.
+"""
+
+import contextlib
+import faulthandler
+import hashlib
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output
+
+KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
+
+
+class CommStats:
+    """Calls and bytes per collective kind, in total and per tree."""
+
+    def __init__(self):
+        self.calls = dict.fromkeys(KINDS, 0)
+        self.bytes = dict.fromkeys(KINDS, 0)
+        self.bytes_per_tree = []
+        self._in_tree = False
+
+    def add(self, kind, nbytes):
+        self.calls[kind] += 1
+        self.bytes[kind] += int(nbytes)
+        if self._in_tree:
+            self.bytes_per_tree[-1] += int(nbytes)
+
+    def begin_tree(self):
+        self.bytes_per_tree.append(0)
+        self._in_tree = True
+
+    def end_tree(self):
+        """Bytes after this (evaluation, ...) count in the totals only."""
+        self._in_tree = False
+
+    def as_dict(self):
+        return {
+            "calls": dict(self.calls),
+            "bytes": dict(self.bytes),
+            "total_bytes": sum(self.bytes.values()),
+            "bytes_per_tree": list(self.bytes_per_tree),
+        }
+
+
+class SerialComm:
+    """One process: every collective is a local copy, and nothing is sent."""
+
+    rank = 0
+    size = 1
+    local_size = 1  # ranks on this machine
+
+    def __init__(self):
+        self.stats = CommStats()
+
+    def allreduce(self, values, op="sum"):
+        return np.array(values, copy=True)
+
+    def reduce_scatter(self, values, counts):
+        return np.array(values[: counts[0]], copy=True)
+
+    def allgather(self, values):
+        """(size, *shape) array of every rank's ``values`` (same shape on all ranks)."""
+        return np.array(values, copy=True)[None]
+
+    def allgatherv(self, values):
+        """Concatenation of every rank's 1-D ``values`` and the per-rank counts."""
+        return np.array(values, copy=True), np.array([len(values)])
+
+    def bcast(self, values, root=0):
+        return np.array(values, copy=True)
+
+    def bcast_bytes(self, data, root=0):
+        return bytes(data)
+
+    def scatter_bytes(self, parts, root=0):
+        """Rank r receives ``parts[r]`` of the root's list of byte strings."""
+        return bytes(parts[0])
+
+    def allgather_object(self, obj):
+        """Every rank's picklable ``obj``, as a list (small, once-per-training data)."""
+        return [obj]
+
+    def set_time_out(self, minutes):
+        """Deadline of every later collective (one process: nothing to wait for)."""
+
+    def slow_phase(self, reason, seconds=None):
+        """A phase legitimately slow on some rank: its collectives wait longer."""
+        return contextlib.nullcontext()
+
+    def abort(self, code=1):
+        sys.exit(code)
+
+    # Named collectives for the layers above the learners: each says what it
+    # computes, so callers do not hand-build one-element arrays and ops.
+
+    def any_rank(self, flag):
+        """True on every rank when ``flag`` is true on at least one rank."""
+        return bool(self.allreduce(np.array([bool(flag)], np.int64))[0])
+
+    def every_rank(self, flag):
+        """True on every rank when ``flag`` is true on all ranks."""
+        return bool(self.allreduce(np.array([bool(flag)], np.int64), op="min")[0])
+
+    def total(self, values):
+        """Element-wise sum over ranks of a float64 array (or scalar)."""
+        return self.allreduce(np.asarray(values, np.float64))
+
+    def concat(self, values, dtype=np.float64):
+        """Every rank's 1-D ``values`` concatenated in rank order."""
+        return self.allgatherv(np.ascontiguousarray(np.ravel(values), dtype=dtype))[0]
+
+    def per_rank(self, value):
+        """One int64 scalar from each rank, as a (size,) array in rank order."""
+        return self.allgather(np.array([value], np.int64))[:, 0]
+
+    def total_int(self, values):
+        """Element-wise sum over ranks of an int64 array (counts, or flags counted)."""
+        return self.allreduce(np.asarray(values, np.int64))
+
+    def least_int(self, values):
+        """Element-wise minimum over ranks of an int64 array."""
+        return self.allreduce(np.asarray(values, np.int64), op="min")
+
+    def greatest_int(self, values):
+        """Element-wise maximum over ranks of an int64 array."""
+        return self.allreduce(np.asarray(values, np.int64), op="max")
+
+    def greatest(self, values):
+        """Element-wise maximum over ranks of a float64 array."""
+        return self.allreduce(np.asarray(values, np.float64), op="max")
+
+    def stack(self, values, dtype=np.float64):
+        """Every rank's ``values`` as ``dtype`` (the same shape on every rank) as a
+        (size, *shape) array in rank order."""
+        return self.allgather(np.asarray(values, dtype))
+
+    def per_rank_objects(self, value):
+        """Every rank's picklable ``value``, as a list in rank order (small,
+        rare messages: errors, category lists, labels' classes)."""
+        return self.allgather_object(value)
+
+    def gather_bytes(self, data):
+        """Every rank's byte string ``data``, as a list in rank order."""
+        gathered, counts = self.allgatherv(np.frombuffer(bytes(data), np.uint8))
+        ends = np.cumsum(counts)
+        return [bytes(gathered[end - count : end]) for count, end in zip(counts, ends)]
+
+    def ranks_unlike_rank0(self, text):
+        """The ranks whose ``text`` differs from rank 0's, compared by SHA-256 (32
+        bytes per rank); every rank gets the same list."""
+        digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
+        digests = self.allgather(digest)
+        return [r for r in range(self.size) if not np.array_equal(digests[r], digests[0])]
+
+
+class MPIComm(SerialComm):
+    """MPI_COMM_WORLD through mpi4py (imported only when this is created).
+
+    Every collective has a deadline (``set_time_out``, LightGBM's ``time_out``
+    in minutes, default 120; longer inside ``slow_phase``): see dgbdt.distributed.deadline.
+    """
+
+    def __init__(self, comm=None, watchdog=None):
+        super().__init__()
+        from mpi4py import MPI  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
+
+        self._MPI = MPI
+        self._comm = comm if comm is not None else MPI.COMM_WORLD
+        self.rank = self._comm.Get_rank()
+        self.size = self._comm.Get_size()
+        self._watch = watchdog or Watchdog(self.rank, self.size)
+        self._watch.rank, self._watch.size = self.rank, self.size
+        self._watch.start()
+        self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
+        self._run("MPI_Comm_dup", self._watch.attach, MPI, self._comm)
+        # Ranks sharing this machine: they share its cores too.
+        local = self._run("MPI_Comm_split_type", self._comm.Split_type, MPI.COMM_TYPE_SHARED)
+        self.local_size = local.Get_size()
+        local.Free()
+
+    def _run(self, kind, call, *args, **kwargs):
+        """``call(...)``, a blocking collective, under its deadline (the hot
+        collectives below inline this: it runs thousands of times per tree)."""
+        watch = self._watch
+        watch.enter(kind)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            watch.current = None
+
+    def set_time_out(self, minutes):
+        self._watch.set_time_out(minutes)
+
+    @contextlib.contextmanager
+    def slow_phase(self, reason, seconds=None):
+        """Collectives inside wait at least ``seconds`` (default SLOW_PHASE_SECONDS):
+        a cold compile, rank 0 decompressing gzip or writing a snapshot."""
+        self._watch.phases.append((reason, SLOW_PHASE_SECONDS if seconds is None else seconds))
+        try:
+            yield
+        finally:
+            self._watch.phases.pop()
+
+    def allgather_object(self, obj):
+        return self._run("allgather (objects)", self._comm.allgather, obj)
+
+    def allreduce(self, values, op="sum"):
+        send = np.ascontiguousarray(values)
+        recv = np.empty_like(send)
+        watch = self._watch
+        watch.enter("allreduce")
+        try:
+            self._comm.Allreduce(send, recv, op=self._ops[op])
+        finally:
+            watch.current = None
+        self.stats.add("allreduce", send.nbytes)
+        return recv
+
+    def reduce_scatter(self, values, counts):
+        """Sum ``values`` over ranks; rank r receives elements of block r (``counts[r]`` long)."""
+        send = np.ascontiguousarray(values)
+        recv = np.empty(int(counts[self.rank]), dtype=send.dtype)
+        watch = self._watch
+        watch.enter("reduce_scatter")
+        try:
+            self._comm.Reduce_scatter(
+                send, recv, recvcounts=[int(c) for c in counts], op=self._ops["sum"]
+            )
+        finally:
+            watch.current = None
+        self.stats.add("reduce_scatter", send.nbytes)
+        return recv
+
+    def allgather(self, values):
+        send = np.ascontiguousarray(values)
+        recv = np.empty((self.size,) + send.shape, dtype=send.dtype)
+        watch = self._watch
+        watch.enter("allgather")
+        try:
+            self._comm.Allgather(send, recv)
+        finally:
+            watch.current = None
+        self.stats.add("allgather", send.nbytes)
+        return recv
+
+    def allgatherv(self, values):
+        send = np.ascontiguousarray(values)
+        counts = self.allgather(np.array([send.shape[0]], np.int64))[:, 0]
+        recv = np.empty(int(counts.sum()), dtype=send.dtype)
+        displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self._run(
+            "allgatherv",
+            self._comm.Allgatherv,
+            send,
+            [recv, counts.tolist(), displs.tolist(), self._mpi_type(send)],
+        )
+        self.stats.add("allgather", send.nbytes)
+        return recv, counts
+
+    def _mpi_type(self, arr):
+        return self._MPI._typedict[arr.dtype.char]
+
+    def bcast(self, values, root=0):
+        buf = np.array(values, copy=True)
+        watch = self._watch
+        watch.enter("bcast")
+        try:
+            self._comm.Bcast(buf, root=root)
+        finally:
+            watch.current = None
+        self.stats.add("bcast", buf.nbytes if self.rank == root else 0)
+        return buf
+
+    def bcast_bytes(self, data, root=0):
+        """The root's byte string on every rank (a file name, a small text)."""
+        size = self.bcast(np.array([len(data) if self.rank == root else 0], np.int64), root)
+        buf = (
+            np.frombuffer(bytes(data), np.uint8).copy()
+            if self.rank == root
+            else np.empty(int(size[0]), np.uint8)
+        )
+        return self.bcast(buf, root).tobytes()
+
+    def scatter_bytes(self, parts, root=0):
+        """Rank r receives ``parts[r]`` of the root's list of byte strings (MPI_Scatterv)."""
+        counts = np.zeros(self.size, np.int64)
+        if self.rank == root:
+            counts[:] = [len(p) for p in parts]
+        counts = self.bcast(counts, root)
+        recv = np.empty(int(counts[self.rank]), np.uint8)
+        send = None
+        if self.rank == root:
+            # Scatterv counts are C ints: a part over 2 GiB needs pre-partitioned input.
+            if counts.max() >= 2**31:
+                raise ValueError(
+                    "a part of over 2 GiB cannot be scattered; pre-partition "
+                    "the input (pre_partition=true)"
+                )
+            flat = np.frombuffer(b"".join(parts), np.uint8)
+            displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            send = [flat, counts.tolist(), displs.tolist(), self._MPI.BYTE]
+            self.stats.add("scatter", flat.nbytes)
+        self._run("scatterv", self._comm.Scatterv, send, [recv, self._MPI.BYTE], root=root)
+        return recv.tobytes()
+
+    def abort(self, code=1):
+        abort_after_output(self._comm, code)
+
+
+def agree_on_errors(comm, error):
+    """Every rank raises when any rank had ``error`` (an exception or None).
+
+    Errors a rank finds before a collective (bad data, bad shapes) are agreed
+    here so all ranks fail with the same message instead of leaving the
+    others waiting in the next collective.
+    """
+    if comm.size == 1:
+        if error is not None:
+            raise error
+        return
+    flags = comm.allgather(np.array([0 if error is None else 1], np.int32))[:, 0]
+    if not flags.any():
+        return
+    message = "" if error is None else f"{type(error).__name__}: {error}"
+    text, counts = comm.allgatherv(np.frombuffer(message.encode(), dtype=np.uint8))
+    first = int(np.flatnonzero(flags)[0])
+    start = int(counts[:first].sum())
+    first_message = bytes(text[start : start + counts[first]]).decode(errors="replace")
+    if error is None or comm.rank != first:
+        error = RuntimeError(f"rank {first} failed: {first_message}")
+    # Every rank raises this: none waits in a collective, so none needs to
+    # abort the others (several ranks aborting at once cut each other's output).
+    raise agreed(error)
+
+
+class AgreedError(Exception):
+    """An error every rank raises alike (after a collective that settled it):
+    no rank waits in a collective, so none aborts the others, and it is printed
+    once.  Made by :func:`agreed`, an instance is also of the original error's
+    class: ``except ValueError`` still catches an agreed ValueError."""
+
+    def __reduce__(self):
+        # pickled as the original class (the agreed subclasses are made at run time)
+        base = next(c for c in type(self).__mro__[1:] if c is not AgreedError)
+        return base, self.args, self.__dict__ or None
+
+
+_AGREED_CLASSES = {}
+
+
+def agreed(error):
+    """``error`` as an :class:`AgreedError` of its own class (message, cause and
+    traceback kept)."""
+    if isinstance(error, AgreedError):
+        return error
+    cls = type(error)
+    sub = _AGREED_CLASSES.get(cls)
+    if sub is None:
+        names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        sub = _AGREED_CLASSES[cls] = type(cls.__name__, (cls, AgreedError), names)
+    marked = sub.__new__(sub, *error.args)
+    marked.args = error.args
+    marked.__dict__.update(error.__dict__)
+    marked.__cause__, marked.__context__ = error.__cause__, error.__context__
+    marked.__suppress_context__ = error.__suppress_context__
+    return marked.with_traceback(error.__traceback__)
+
+
+def abort_on_exception(comm, exc):
+    """Print the failing rank's traceback and bring every rank down (MPI_Abort).
+
+    LightGBM hung every rank when one failed inside training (fixed by calling
+    MPI_Abort, PR #2600); a rank must never leave the others waiting.  A
+    ``sys.exit(code)`` (SystemExit) or Ctrl-C on one rank ends the job too,
+    with that exit code.
+    """
+    code = report_failure(comm.rank, comm.size, exc)
+    comm.abort(code)
+
+
+def report_failure(rank, size, exc, with_traceback=True):
+    """Print what failed on this rank; returns the exit code to end the job with."""
+    what, code = "failed", 1
+    if isinstance(exc, SystemExit):
+        what = f"called sys.exit({exc.code!r}) during training"
+        code = exc.code if isinstance(exc.code, int) and exc.code != 0 else 1
+    elif isinstance(exc, KeyboardInterrupt):
+        what = "was interrupted (KeyboardInterrupt) during training"
+    if with_traceback:
+        sys.stderr.write(f"dgbdt: rank {rank} of {size} {what}; ending every rank:\n")
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    sys.stderr.flush()
+    return code
+
+
+def abort_job(exc, with_traceback=True):
+    """End every rank for an error on a rank that may not have initialised MPI
+    yet (an error before its first collective while the others wait in theirs):
+    the error is printed first, then MPI is initialised just to abort.  Without
+    mpi4py, or when the others never start MPI, the others' deadline ends the job."""
+    code = report_failure(launched_rank(), launched_size(), exc, with_traceback)
+    try:
+        MPI = start_mpi(ABORT_START_SECONDS)
+    except ImportError:
+        return
+    if not MPI.Is_finalized():
+        abort_after_output(MPI.COMM_WORLD, code)
+
+
+#: How long a failing rank waits for the others to start MPI, just to abort them.
+ABORT_START_SECONDS = 60.0
+
+
+def mpi_installed():
+    """Whether mpi4py can be imported (its package only: mpi4py.MPI would start MPI)."""
+    try:
+        import mpi4py  # noqa: F401, PLC0415 - optional dependency; starts no MPI
+    except ImportError:
+        return False
+    return True
+
+
+def start_mpi(limit_seconds):
+    """Initialise MPI (import mpi4py's MPI) under a deadline; returns the module.
+
+    MPICH's MPI_Init waits until every rank has called it, and mpi4py holds
+    the GIL meanwhile, so no Python thread can watch it: faulthandler's C
+    thread can.  After ``limit_seconds`` it dumps the stack (naming
+    ``_wait_for_every_rank_to_start_mpi``) and ends the process (exit 1).
+    """
+    if "mpi4py.MPI" in sys.modules:
+        return sys.modules["mpi4py.MPI"]
+    faulthandler.dump_traceback_later(limit_seconds, exit=True)
+    try:
+        return _wait_for_every_rank_to_start_mpi()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _wait_for_every_rank_to_start_mpi():
+    from mpi4py import MPI  # MPI_Init: a fence of every rank  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
+
+    return MPI
+
+
+_WORLD = None
+
+# What MPI launchers (MPICH/Hydra, Open MPI, Slurm's PMI) tell each process.
+_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")
+_RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def under_launcher():
+    """Whether an MPI launcher (mpiexec, srun) started this process."""
+    return any(name in os.environ for name in _SIZE_VARIABLES + _RANK_VARIABLES)
+
+
+def launched_size():
+    """Number of ranks an MPI launcher started (1 when not under mpiexec), read from
+    the environment: no MPI is initialised."""
+    for name in _SIZE_VARIABLES:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 1
+
+
+def launched_rank():
+    """This process's rank as the MPI launcher set it (0 when not under mpiexec)."""
+    for name in _RANK_VARIABLES:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
+
+
+def abort_world(code):
+    """Abort every rank of dgbdt's world communicator when it has several;
+    False when no world was created (MPI may not even be started)."""
+    if _WORLD is None:
+        return False
+    if _WORLD.size > 1:
+        _WORLD.abort(code)
+    return True
+
+
+def world_comm(time_out_minutes=None):
+    """The MPI world communicator (created once; MPI is initialised under the
+    deadline: a rank left alone in MPI_Init ends instead of hanging)."""
+    global _WORLD
+    if _WORLD is None:
+        install_abort_hook()
+        watch = Watchdog(launched_rank(), launched_size())
+        if time_out_minutes is not None:
+            watch.set_time_out(time_out_minutes)
+        start_mpi(watch.limit_seconds)
+        _WORLD = MPIComm(watchdog=watch)
+    if time_out_minutes is not None:
+        _WORLD.set_time_out(time_out_minutes)
+    return _WORLD
+
+
+ABORT_HOOK_VARIABLE = "DGBDT_NO_ABORT_HOOK"
+
+
+def install_abort_hook():
+    """An exception nothing catches on one rank aborts every rank (as ``python -m
+    mpi4py script.py`` does) instead of leaving the others in a collective.
+
+    Installed at ``import dgbdt`` under an MPI launcher, without importing
+    mpi4py (that would initialise MPI).  On several ranks the hook aborts the
+    world; before MPI is started (the others may wait in MPI_Init for this
+    rank) it starts MPI just to abort, waiting at most ABORT_START_SECONDS.
+    ``DGBDT_NO_ABORT_HOOK=1`` turns it off (independent per-rank jobs).  (``SystemExit``
+    never reaches ``sys.excepthook``; training catches it itself.)
+    """
+    if os.environ.get(ABORT_HOOK_VARIABLE, "") not in ("", "0") or getattr(
+        sys.excepthook, "dgbdt_abort_hook", False
+    ):
+        return
+    previous_hook = sys.excepthook
+
+    def abort_all(exc_type, exc, tb):
+        previous_hook(exc_type, exc, tb)
+        sys.stderr.flush()
+        MPI = sys.modules.get("mpi4py.MPI")
+        if isinstance(exc, AgreedError):
+            return
+        if MPI is None:
+            # The others may wait in MPI_Init for this rank: start MPI to end them.
+            if launched_size() > 1:
+                sys.stderr.write(
+                    f"dgbdt: rank {launched_rank()} failed before starting MPI; "
+                    "ending every rank (independent per-rank jobs: set "
+                    f"{ABORT_HOOK_VARIABLE}=1)\n"
+                )
+                abort_job(exc, with_traceback=False)
+            return
+        try:
+            running = MPI.Is_initialized() and not MPI.Is_finalized()
+            if running and MPI.COMM_WORLD.Get_size() > 1:
+                abort_after_output(MPI.COMM_WORLD, 1)
+        except Exception:  # noqa: BLE001 -- the hook must never raise itself
+            pass
+
+    abort_all.dgbdt_abort_hook = True
+    sys.excepthook = abort_all

@@ -1,0 +1,24 @@
+"""The one loader of model files: dgbdt's JSON document (dgbdt.models.json_file) or
+LightGBM's text model (dgbdt.models.lightgbm_import), told apart by content."""
+
+import os
+
+from .json_file import decode_model, lightgbm_text_version, model_from_json, read_model_file
+from .lightgbm_import import from_lightgbm_text
+
+
+def model_from_text(text, source="model string"):
+    """(header dict, list of Tree) of a model in either format (str or bytes);
+    ModelFormatError naming the field (and tree) of the first problem."""
+    if isinstance(text, (bytes, bytearray)):
+        text = decode_model(bytes(text), source)
+    if lightgbm_text_version(text) is not None:
+        return from_lightgbm_text(text, source)
+    return model_from_json(text, source)
+
+
+def load_model_file(path):
+    """(header, trees) of the model file ``path`` in either format (see
+    dgbdt.models.json_file.read_model_file for what a model file must be)."""
+    path = os.fspath(path)
+    return model_from_text(read_model_file(path), source=path)

@@ -1,0 +1,878 @@
+"""A trained model (:class:`Model`): its trees, predictions, inspection and
+file.  ``dgbdt.Booster`` (dgbdt.booster) adds LightGBM's training state to it."""
+
+import json
+import numbers
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from ..data.binning import BinMapper, WideBinMapper
+from ..data.categorical import category_codes
+from ..data.dataset import Dataset
+from ..data.inputs import as_pandas_if_arrow, fills_zero
+from ..data.names import ColumnNames
+from ..native.predict import predict_leaf_index, predict_raw
+from ..native.shap import tree_shap
+from ..objective.objectives import model_objective
+from ..params.table import ALIASES
+from .json_file import model_to_json, write_atomic
+from .lightgbm_export import (
+    exported_trees,
+    node_records,
+    split_values,
+    to_lightgbm_json,
+    to_lightgbm_text,
+)
+from .loader import load_model_file, model_from_text
+from .tree import CATEGORICAL, LARGEST
+
+# Rows converted to float64 at a time when predicting (bounds the extra memory).
+PREDICT_CHUNK_ROWS = 1 << 17
+# Sparse input is made dense a block of rows at a time, at most this many bytes
+# (a 20,000-column matrix: 200 rows per block).
+SPARSE_BLOCK_BYTES = 32 << 20
+# Sparse data wider than this is predicted from the columns the trees split on.
+NARROW_MIN_COLUMNS = 1 << 16
+
+
+def _default_names(names):
+    """The names dgbdt gives features of data without names (Column_i)."""
+    return all(name == f"Column_{i}" for i, name in enumerate(names))
+
+
+def _check_feature_names(columns, feature_names):
+    """A DataFrame's column names must be the model's, in order (scikit-learn;
+    LightGBM's validate_features=True).  A model trained without names (its
+    names are dgbdt's Column_i) is not checked, as scikit-learn only warns then;
+    a wrong count is left to the width check, whose message says more."""
+    got = [str(c) for c in columns]
+    if len(got) != len(feature_names) or got == feature_names or _default_names(feature_names):
+        return
+    i = next(i for i, (a, b) in enumerate(zip(got, feature_names)) if a != b)
+    raise ValueError(
+        f"the feature names of X differ from the model's at column {i}: expected "
+        f"{feature_names[i]!r}, got {got[i]!r} (a DataFrame's columns must be the "
+        "model's feature names in order; pass validate_features=False to predict "
+        "by column position)"
+    )
+
+
+def _category_codes(df, pandas_categorical):
+    """A copy of ``df`` with its category columns as codes of the model's
+    category lists (LightGBM's ``pandas_categorical``, in column order); a
+    value not in the model's list is NaN (it goes right at every categorical
+    split), as in LightGBM."""
+    cat_cols = [c for c, dtype in zip(df.columns, df.dtypes) if str(dtype) == "category"]
+    if len(cat_cols) != len(pandas_categorical):
+        raise ValueError(
+            f"X has {len(cat_cols)} category columns, the model's pandas_categorical "
+            f"lists {len(pandas_categorical)}: give the columns the model was trained on"
+        )
+    df = df.copy()
+    for col, categories in zip(cat_cols, pandas_categorical):
+        df[col] = category_codes(df[col], categories)
+    return df
+
+
+def pd_sparse_dtype():
+    import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
+
+    return pd.SparseDtype
+
+
+def frame_as_float64(df, feature_names, validate_features, pandas_categorical=None):
+    if validate_features:
+        _check_feature_names(df.columns, feature_names)
+    if pandas_categorical is not None:
+        df = _category_codes(df, pandas_categorical)
+    for i, dtype in enumerate(df.dtypes):
+        if str(dtype) == "category":
+            # the codes would be right, the category values are not: refused as in
+            # training (dgbdt.data.dataset._dataframe_columns, the same words)
+            raise TypeError(
+                f"Column {df.columns[i]!r} of X is a category column but the model was "
+                "trained without any: give the column as in training (e.g. its "
+                ".cat.codes, if those were the values trained on)"
+            )
+        if getattr(dtype, "kind", "") == "c":
+            raise TypeError(
+                f"column {df.columns[i]!r} of X is complex ({dtype}): "
+                "dgbdt predicts from real numbers"
+            )
+    try:
+        return df.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"X must be numeric, got column dtypes {sorted(set(map(str, df.dtypes)))}"
+        ) from exc
+
+
+def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=None):
+    """X as a float-convertible 2-D numpy array or CSR matrix, its width checked."""
+    if isinstance(X, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"data must be an array, DataFrame or sparse matrix, got {X!r}: "
+            "Booster.predict does not read files (the command line does: "
+            "dgbdt predict data=FILE)"
+        )
+    X = as_pandas_if_arrow(X)
+    if isinstance(X, Dataset):
+        raise TypeError(
+            "Booster.predict takes the data itself (a numpy array, pandas DataFrame "
+            "or scipy.sparse matrix), not a dgbdt.Dataset: cannot use a Dataset "
+            "instance for prediction, please use raw data instead"
+        )
+    if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
+        if len(X.columns) and all(
+            isinstance(d, pd_sparse_dtype()) and fills_zero(d.fill_value) for d in X.dtypes
+        ):
+            if validate_features:
+                _check_feature_names(X.columns, feature_names)
+            X = X.sparse.to_coo()  # kept sparse: densified a block of rows at a time
+        else:
+            X = frame_as_float64(X, feature_names, validate_features, pandas_categorical)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+    else:
+        X = np.asarray(X)
+        if X.ndim == 1:
+            X = X.reshape(1, -1) if X.shape[0] == n_features else X.reshape(-1, 1)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        if X.dtype.kind not in "fiubc":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"X must be numeric, got dtype {X.dtype}") from exc
+    if X.dtype.kind == "c":  # converting would drop the imaginary part silently
+        raise TypeError(f"X is complex ({X.dtype}): dgbdt predicts from real numbers")
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the model expects {n_features} features"
+        )
+    return X
+
+
+def _rows_as_float64(
+    X, n_features, feature_names=None, validate_features=False, pandas_categorical=None
+):
+    """Yield (start, float64 C-contiguous block) of X, checking its width."""
+    X = _as_2d(X, n_features, feature_names, validate_features, pandas_categorical)
+    n = X.shape[0]
+    step = PREDICT_CHUNK_ROWS
+    if sp.issparse(X):
+        step = max(1, min(step, SPARSE_BLOCK_BYTES // (8 * max(1, n_features))))
+    for start in range(0, n, step):
+        block = X[start : start + step]
+        if sp.issparse(block):
+            block = block.toarray()
+        block = np.ascontiguousarray(block, dtype=np.float64)
+        if not block.flags.writeable:
+            # A read-only array (e.g. a memmap) would compile a second kernel variant.
+            block = block.copy()
+        yield start, block
+
+
+def _predict_threads(kwargs):
+    """The threads predict uses, from its keyword arguments: ``num_threads`` or
+    an alias (LightGBM passes them as parameters), <= 0 all cores; any other
+    keyword is a TypeError."""
+    threads = [(k, v) for k, v in kwargs.items() if ALIASES.get(k) == "num_threads"]
+    others = [k for k in kwargs if ALIASES.get(k) != "num_threads"]
+    if others:
+        raise TypeError(
+            f"Booster.predict() got unexpected keyword arguments: {', '.join(map(repr, others))}"
+        )
+    if len(threads) > 1:
+        raise TypeError(
+            f"Booster.predict() got {' and '.join(k for k, _ in threads)}: "
+            "give the number of threads once"
+        )
+    available = numba.config.NUMBA_NUM_THREADS
+    if not threads:
+        return numba.get_num_threads()
+    key, value = threads[0]
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{key} must be an integer, got {value!r}")
+    return available if value <= 0 else min(int(value), available)
+
+
+def _iteration_arg(value, name):
+    """An iteration count argument: an integer or None."""
+    if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
+        return None if value is None else int(value)
+    raise TypeError(f"{name} must be an integer or None, got {value!r}")
+
+
+def _flat_categories(trees, threshold):
+    """The trees' categorical bitsets as one (cat_boundaries, cat_threshold)
+    pair; each categorical node's ``threshold`` (in the flat array, changed in
+    place) becomes its bitset's index in the pair."""
+    bounds, words, node, n_bitsets, n_words = [], [], 0, 0, 0
+    for t in trees:
+        m = t.n_leaves - 1
+        categorical = (np.asarray(t.default_left[:m]) & CATEGORICAL) != 0
+        threshold[node : node + m][categorical] += n_bitsets
+        bounds.append(np.asarray(t.cat_boundaries[:-1], np.int64) + n_words)
+        words.append(np.asarray(t.cat_threshold, np.uint32))
+        n_bitsets += len(t.cat_boundaries) - 1
+        n_words += len(t.cat_threshold)
+        node += m
+    return {
+        "cat_boundaries": np.concatenate([*bounds, [n_words]]).astype(np.int64),
+        "cat_threshold": np.ascontiguousarray(
+            np.concatenate(words) if words else np.zeros(0), np.uint32
+        ),
+    }
+
+
+def _sparse_contributions(chunks, data, n_classes, n_features):
+    """LightGBM's sparse ``pred_contrib`` (basic.py ``__create_sparse_native``):
+    per class one matrix of shape (n, n_features + 1), CSC for a csc_matrix and
+    CSR otherwise, float32 for float32 data; a list for several classes."""
+    dtype = np.float32 if data.dtype == np.float32 else np.float64
+    matrices = []
+    for c in range(n_classes):
+        parts = [chunk[c] for chunk in chunks]
+        m = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, n_features + 1))
+        m = m.astype(dtype)
+        matrices.append(m.tocsc() if isinstance(data, sp.csc_matrix) else m)
+    return matrices[0] if n_classes == 1 else matrices
+
+
+class Model:
+    """A gradient-boosted tree model: its trees, predictions, inspection and
+    file (``Model(model_file=path)`` / ``Model(model_str=text)``).  Users hold
+    its subclass :class:`dgbdt.Booster`, which adds the training state."""
+
+    def __init__(self, params=None, model_file=None, model_str=None):
+        self.trees = []
+        self.best_iteration = 0
+        self.best_score = {}
+        self._train_data_name = "training"
+        self.params = dict(params or {})
+        self.lightgbm_feature_infos = self.pandas_categorical = None
+        self._flat = None
+        if model_file is not None:
+            header, trees = load_model_file(model_file)
+            self._load(header, trees)
+        elif model_str is not None:
+            if not isinstance(model_str, (str, bytes, bytearray)):
+                raise TypeError(f"model_str must be a str, got {type(model_str).__name__}")
+            header, trees = model_from_text(model_str)
+            self._load(header, trees)
+
+    # -- construction (used by train) -------------------------------------------
+    @classmethod
+    def for_training(
+        cls,
+        *,
+        objective: str,
+        objective_params: dict,
+        num_class: int,
+        feature_names: list[str],
+        bin_mapper,
+        params: dict,
+        comm_stats=None,
+    ) -> "Model":
+        """A model without trees yet, for :func:`dgbdt.train` to add them to:
+        ``num_class`` outputs per row (one tree each per iteration), starting
+        scores 0, the data's ``bin_mapper`` and ``feature_names``, the training
+        ``params``; ``comm_stats`` is the training's communication (see
+        :meth:`comm_stats`)."""
+        booster = cls()
+        booster._setup(
+            objective,
+            objective_params,
+            num_class,
+            num_class,
+            np.zeros(num_class),
+            feature_names,
+            bin_mapper,
+            params,
+        )
+        booster._comm_stats = comm_stats
+        return booster
+
+    def _setup(
+        self,
+        objective_name,
+        objective_params,
+        num_class,
+        num_tree_per_iteration,
+        init_score,
+        feature_names,
+        bin_mapper,
+        params,
+    ):
+        self.objective = objective_name
+        self.objective_params = dict(objective_params)
+        self.num_class = int(num_class)
+        self.num_tree_per_iteration = int(num_tree_per_iteration)
+        self.init_score = np.asarray(init_score, dtype=np.float64).reshape(self.num_class)
+        # (a wide Dataset's default names are made on access: kept as they are)
+        self.feature_names = (
+            feature_names if isinstance(feature_names, ColumnNames) else list(feature_names)
+        )
+        self.bin_mapper = bin_mapper
+        self.params = params
+
+    def _load(self, header, trees):
+        mapper, names = None, header["feature_names"]
+        if "used_features" in header:  # a wide model (format version 4)
+            mapper = WideBinMapper.from_dict(
+                {
+                    "used": header["used_features"],
+                    "empty_range": header["empty_value_range"],
+                    "upper_bounds": header["bin_upper_bounds"],
+                    "nan_bins": header["nan_bins"],
+                    "value_ranges": header.get("value_ranges"),
+                },
+                header["num_features"],
+            )
+            if names is None:
+                names = ColumnNames(header["num_features"])
+        elif "bin_upper_bounds" in header and "nan_bins" in header:
+            mapper = BinMapper.from_dict(
+                {
+                    "upper_bounds": header["bin_upper_bounds"],
+                    "nan_bins": header["nan_bins"],
+                    "value_ranges": header.get("value_ranges"),
+                    "categories": header.get("bin_categories"),
+                }
+            )
+        self._setup(
+            header["objective"],
+            header.get("objective_params", {}),
+            header["num_class"],
+            header["num_tree_per_iteration"],
+            header["init_score"],
+            names,
+            mapper,
+            header.get("params", {}),
+        )
+        self.trees = trees
+        self.best_iteration = int(header.get("best_iteration", 0))
+        # read from a LightGBM model: kept for writing it again (dgbdt.models.lightgbm_export)
+        self.lightgbm_feature_infos = header.get("lightgbm_feature_infos")
+        self.pandas_categorical = header.get("pandas_categorical")
+        self._flat = None
+
+    def add_trees(self, trees) -> None:
+        """Append one iteration's trees (what :func:`dgbdt.train` does each round)."""
+        self.trees.extend(trees)
+        self._flat = None
+
+    def set_train_data_name(self, name: str) -> "Model":
+        """The name of the training data in evaluation results (LightGBM's; early
+        stopping skips the data of this name).  Returns self."""
+        self._train_data_name = name
+        return self
+
+    # -- inspection -----------------------------------------------------------
+    def num_trees(self) -> int:
+        """Number of trees (iterations times trees per iteration)."""
+        return len(self.trees)
+
+    def current_iteration(self) -> int:
+        """Number of boosting iterations the model holds."""
+        return len(self.trees) // self.num_tree_per_iteration
+
+    def num_model_per_iteration(self) -> int:
+        """Trees per iteration: the number of classes for multiclass, else 1."""
+        return self.num_tree_per_iteration
+
+    def comm_stats(self):
+        """Communication of the training that made this model: calls and bytes
+        per collective kind, and bytes per tree (empty for a loaded model)."""
+        stats = getattr(self, "_comm_stats", None)
+        return stats.as_dict() if stats is not None else {}
+
+    def num_feature(self) -> int:
+        """Number of features the model was trained on."""
+        return len(self.feature_names)
+
+    def feature_name(self) -> list[str]:
+        """The model's feature names (``Column_i`` when the data had none)."""
+        return list(self.feature_names)
+
+    def _n_trees_for(self, num_iteration, start_iteration=0, name="num_iteration"):
+        """(first tree, end tree) of iterations [start, start + num_iteration), as
+        LightGBM: start clamped to [0, iterations]; num_iteration None means the
+        best iteration when starting at 0 and there is one, else all; <= 0 all.
+        ``name`` is num_iteration's name in errors."""
+        num_iteration = _iteration_arg(num_iteration, name)
+        start_iteration = _iteration_arg(start_iteration, "start_iteration")
+        total = self.current_iteration()
+        start = max(0, min(start_iteration or 0, total))
+        if num_iteration is None:
+            num_iteration = self.best_iteration if start == 0 and self.best_iteration > 0 else -1
+        end = total if num_iteration <= 0 else min(total, start + num_iteration)
+        return start * self.num_tree_per_iteration, end * self.num_tree_per_iteration
+
+    def feature_importance(self, importance_type="split", iteration=None):
+        """Per feature: number of splits ("split") or total gain ("gain")."""
+        if importance_type not in ("split", "gain"):
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
+        _, end = self._n_trees_for(iteration, name="iteration")
+        out = np.zeros(self.num_feature(), dtype=np.float64)
+        for tree in self.trees[:end]:
+            if importance_type == "split":
+                np.add.at(out, tree.split_feature, 1.0)
+            else:
+                np.add.at(out, tree.split_feature, tree.split_gain)
+        return out.astype(np.int32) if importance_type == "split" else out
+
+    # -- LightGBM's inspection API --------------------------------------------
+    # Values are the exported LightGBM model's (dgbdt.models.lightgbm_export): the
+    # starting score is in the first tree of each class, so a row's leaf outputs
+    # sum to its raw score, as in LightGBM, whose first trees hold it.
+    def get_leaf_output(self, tree_id: int, leaf_id: int) -> float:
+        """The output of leaf ``leaf_id`` of tree ``tree_id`` (LightGBM's), the
+        starting score included in the first tree of each class: the outputs of
+        a row's leaves (``predict(X, pred_leaf=True)``) sum to its raw score."""
+        for name, value in (("tree_id", tree_id), ("leaf_id", leaf_id)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an integer, got {value!r}")
+        if not 0 <= tree_id < len(self.trees):
+            raise IndexError(
+                f"tree_id={tree_id} is out of range: the model has {len(self.trees)} trees"
+            )
+        tree = self.trees[tree_id]
+        if not 0 <= leaf_id < tree.n_leaves:
+            raise IndexError(
+                f"leaf_id={leaf_id} is out of range: tree {tree_id} has {tree.n_leaves} leaves"
+            )
+        bias = float(self.init_score[tree_id]) if tree_id < self.num_tree_per_iteration else 0.0
+        return float(np.asarray(tree.leaf_value, np.float64)[leaf_id] + bias)
+
+    def _leaf_bound(self, pick):
+        total = 0.0  # GBDT::GetUpperBoundValue: tree by tree, in order
+        for tree, bias in exported_trees(self, 0, len(self.trees)):
+            total += float(pick(np.asarray(tree.leaf_value, np.float64)[: tree.n_leaves] + bias))
+        return total
+
+    def lower_bound(self) -> float:
+        """The smallest raw score the model can give (LightGBM's): the sum over
+        its trees of their smallest leaf output, the starting score included."""
+        return self._leaf_bound(np.min)
+
+    def upper_bound(self) -> float:
+        """The largest raw score the model can give (LightGBM's): the sum over
+        its trees of their largest leaf output, the starting score included."""
+        return self._leaf_bound(np.max)
+
+    def trees_to_dataframe(self) -> "pandas.DataFrame":  # noqa: F821
+        """Every node of the model's trees as a pandas DataFrame, LightGBM's
+        columns and values: tree_index, node_depth, node_index ("0-S1" a split,
+        "0-L3" a leaf), left_child, right_child, parent_index, split_feature
+        (its name), split_gain, threshold, decision_type, missing_direction,
+        missing_type, value, weight, count (see :meth:`dump_model` with
+        ``format="lightgbm"``: the trees of the best iteration, if any)."""
+        import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
+
+        if self.num_trees() == 0:
+            raise ValueError("There are no trees in this Booster and thus nothing to parse")
+        rows = node_records(self.dump_model(format="lightgbm"))
+        return pd.DataFrame(rows, columns=list(rows[0]))
+
+    def get_split_value_histogram(
+        self, feature: int | str, bins: int | str | None = None, xgboost_style: bool = False
+    ) -> "tuple[np.ndarray, np.ndarray] | pandas.DataFrame":  # noqa: F821
+        """The histogram of the thresholds of the splits on ``feature`` (an
+        index, or a name), LightGBM's: ``(counts, bin_edges)`` as
+        ``numpy.histogram`` gives them, or with ``xgboost_style=True`` a
+        DataFrame of the non-empty bins' right edges ("SplitValue") and counts
+        ("Count").  ``bins``: None is one bin per distinct threshold; an int
+        (with ``xgboost_style``, at most that many distinct values) or a
+        ``numpy.histogram`` rule name.  A categorical split on the feature is a
+        ValueError, as is a feature the model does not have (LightGBM gives an
+        empty histogram)."""
+        self._check_feature(feature)
+        values = split_values(self.dump_model(format="lightgbm"), feature)
+        if bins is None or (isinstance(bins, int) and xgboost_style):
+            n_unique = len(np.unique(values))
+            bins = max(min(n_unique, bins) if bins is not None else n_unique, 1)
+        hist, bin_edges = np.histogram(values, bins=bins)
+        if not xgboost_style:
+            return hist, bin_edges
+        import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
+
+        table = np.column_stack((bin_edges[1:], hist))
+        return pd.DataFrame(table[table[:, 1] > 0], columns=["SplitValue", "Count"])
+
+    def _check_feature(self, feature):
+        """A feature given by name or index must be one of the model's."""
+        if isinstance(feature, str):
+            if feature not in self.feature_names:
+                raise ValueError(f"feature {feature!r} is not one of the model's feature names")
+        elif isinstance(feature, numbers.Integral) and not isinstance(feature, bool):
+            if not 0 <= feature < self.num_feature():
+                raise ValueError(
+                    f"feature index {feature} is out of range: the model has "
+                    f"{self.num_feature()} features"
+                )
+        else:
+            raise TypeError(f"feature must be a name (str) or an index (int), got {feature!r}")
+
+    # -- prediction -------------------------------------------------------------
+    def _flat_trees(self):
+        if self._flat is None:
+            trees = self.trees
+            node_counts = [t.n_leaves - 1 for t in trees]
+            leaf_counts = [t.n_leaves for t in trees]
+
+            def cat(name, dtype):
+                return np.ascontiguousarray(
+                    np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0),
+                    dtype=dtype,
+                )
+
+            threshold = cat("threshold", np.float64)
+            self._flat = {
+                "node_offsets": np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
+                "leaf_offsets": np.concatenate([[0], np.cumsum(leaf_counts)]).astype(np.int64),
+                "split_feature": cat("split_feature", np.int32),
+                # The largest float stands for +inf in model files (strict JSON):
+                # a "values left, NaN right" split sends +inf values left too.
+                "threshold": np.where(threshold >= LARGEST, np.inf, threshold),
+                "default_left": cat("default_left", np.uint8),
+                "left_child": cat("left_child", np.int32),
+                "right_child": cat("right_child", np.int32),
+                "leaf_value": cat("leaf_value", np.float64),
+                # data counts: the weights of SHAP's conditional expectations
+                "internal_count": cat("internal_count", np.float64),
+                "leaf_count": cat("leaf_count", np.float64),
+            }
+            # (left, right) per node: the predict kernels' next node by index
+            self._flat["children"] = np.stack(
+                [self._flat["left_child"], self._flat["right_child"]], axis=1
+            )
+            self._flat.update(_flat_categories(trees, self._flat["threshold"]))
+        return self._flat
+
+    def predict(
+        self,
+        data,
+        start_iteration: int = 0,
+        num_iteration: int | None = None,
+        raw_score: bool = False,
+        pred_leaf: bool = False,
+        pred_contrib: bool = False,
+        *,
+        validate_features: bool = True,
+        **kwargs,
+    ) -> "np.ndarray | sp.spmatrix | list[sp.spmatrix]":
+        """Predict.
+
+        Returns the probability of class 1 (binary), class probabilities
+        (n, num_class) (multiclass), the value (regression), raw scores with
+        ``raw_score=True``, leaf indices (n, n_trees) with ``pred_leaf=True``,
+        or SHAP feature contributions with ``pred_contrib=True`` (exact
+        path-dependent TreeSHAP as LightGBM's, dgbdt.native.shap), shape (n,
+        num_class * (n_features + 1)): per class a column per feature, then the
+        bias (expected raw score); a row's values add up to its raw score; for
+        scipy.sparse ``data`` LightGBM's sparse result, per class a CSR matrix
+        (CSC for a csc_matrix, float32 for float32 data), a list for several.
+        ``num_iteration=None`` uses the best iteration when early stopping set one.
+
+        Parameters are LightGBM's, in its order.  ``data`` is a 2-D numpy
+        array, pandas DataFrame or scipy.sparse matrix of real numbers (complex
+        values and pandas ``category`` columns are a TypeError, as is a
+        ``dgbdt.Dataset``).  ``validate_features`` (a DataFrame only):
+        its column names must be the model's feature names in the same order,
+        or a ValueError names the first difference -- scikit-learn's behaviour,
+        hence the default True, where LightGBM's default is False; False
+        predicts by column position.  A model trained without feature names
+        (dgbdt's ``Column_i``) is not checked.  Keyword parameters as
+        LightGBM's ``**kwargs``: ``num_threads`` (or an alias: ``n_jobs``,
+        ``nthread``, ...; <= 0 all cores) threads while predicting; other
+        keyword arguments are a TypeError.
+        """
+        threads = _predict_threads(kwargs)
+        first, end = self._n_trees_for(num_iteration, start_iteration)
+        if pred_contrib:
+            if pred_leaf:
+                raise ValueError("pred_leaf and pred_contrib cannot both be True: choose one")
+            return self._predict_contrib(data, first, end, threads, validate_features)
+        flat, width = None, None
+        if sp.issparse(data) and self.num_feature() > NARROW_MIN_COLUMNS:
+            data, flat = self._narrowed(data)
+            width = data.shape[1]
+        chunks = self._map_blocks(
+            data,
+            threads,
+            validate_features,
+            lambda block: self._predict_block(block, first, end, pred_leaf, flat),
+            width,
+        )
+        if chunks:
+            result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+        else:
+            result = np.zeros((0, end - first if pred_leaf else self.num_class))
+        return result if pred_leaf else self._output(result, raw_score)
+
+    def _output(self, raw, raw_score):
+        """Raw scores (n, num_class) as predict returns them."""
+        if raw_score:
+            return raw[:, 0] if self.num_class == 1 else raw
+        with np.errstate(over="ignore"):  # exp() saturating: probability 0 or 1
+            return model_objective(self.objective).output(raw, self.objective_params)
+
+    def _narrowed(self, X):
+        """(X as a CSR of the columns the trees split on, the flat trees renumbered
+        to them): a block of rows of a wide matrix (hashed text of 2**24
+        columns) made dense would take 128 MiB a row."""
+        X = _as_2d(X, self.num_feature(), self.feature_names, False)
+        flat = dict(self._flat_trees())
+        columns = np.unique(flat["split_feature"])
+        X = sp.csr_matrix(X)
+        pos = np.searchsorted(columns, X.indices)
+        keep = pos < len(columns)
+        keep[keep] = columns[pos[keep]] == X.indices[keep]
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep]
+        narrow = sp.csr_matrix(
+            (X.data[keep], (rows, pos[keep])), shape=(X.shape[0], max(len(columns), 1))
+        )
+        flat["split_feature"] = np.searchsorted(columns, flat["split_feature"]).astype(np.int32)
+        return narrow, flat
+
+    def _map_blocks(self, data, threads, validate_features, fn, width=None):
+        """``fn(block)`` of each float64 block of rows of ``data``, in order,
+        with ``threads`` Numba threads (``width``: of narrowed data)."""
+        old_threads = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            return [
+                fn(block)
+                for _, block in _rows_as_float64(
+                    data,
+                    self.num_feature() if width is None else width,
+                    self.feature_names,
+                    validate_features,
+                    self.pandas_categorical,
+                )
+            ]
+        finally:
+            numba.set_num_threads(old_threads)
+
+    def _predict_contrib(self, data, first, end, threads, validate_features):
+        """SHAP contributions of trees [first, end) (see predict); sparse for
+        scipy.sparse ``data``, a block of rows at a time."""
+        n_features, k = self.num_feature(), self.num_class
+        sparse = sp.issparse(data)
+        chunks = self._map_blocks(
+            data,
+            threads,
+            validate_features,
+            lambda block: self._contrib_block(block, first, end, sparse),
+        )
+        if sparse:
+            return _sparse_contributions(chunks, data, k, n_features)
+        if not chunks:
+            return np.zeros((0, k * (n_features + 1)))
+        return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+
+    def _contrib_block(self, block, first, end, sparse=False):
+        """Contributions of trees [first, end) for one float64 block: an array,
+        or with ``sparse`` a CSR matrix per class."""
+        f = self._flat_trees()
+        n_features, k = self.num_feature(), self.num_class
+        out = np.zeros((block.shape[0], k * (n_features + 1)))
+        if first == 0:  # the starting score is part of the bias (LightGBM: the first tree's)
+            out[:, n_features :: n_features + 1] += self.init_score
+        tree_shap(
+            block,
+            f["node_offsets"][first : end + 1],
+            f["leaf_offsets"][first : end + 1],
+            f["split_feature"],
+            f["threshold"],
+            f["default_left"],
+            f["left_child"],
+            f["right_child"],
+            f["cat_boundaries"],
+            f["cat_threshold"],
+            f["leaf_value"],
+            f["internal_count"],
+            f["leaf_count"],
+            end - first,
+            k,
+            out,
+        )
+        if not sparse:
+            return out
+        w = n_features + 1
+        return [sp.csr_matrix(out[:, c * w : (c + 1) * w]) for c in range(k)]
+
+    def _predict_block(self, block, first, end, pred_leaf, flat=None):
+        """Leaf indices or raw scores of trees [first, end) for one float64 block
+        (``flat``: trees renumbered to a narrowed block's columns)."""
+        f = self._flat_trees() if flat is None else flat
+        # Trees [first, end) only: shift the offset arrays.
+        node_offsets = f["node_offsets"][first : end + 1]
+        n_trees = end - first
+        if pred_leaf:
+            out = np.zeros((block.shape[0], n_trees), dtype=np.int32)
+            predict_leaf_index(
+                block,
+                node_offsets,
+                f["split_feature"],
+                f["threshold"],
+                f["default_left"],
+                f["children"],
+                f["cat_boundaries"],
+                f["cat_threshold"],
+                n_trees,
+                out,
+            )
+            return out
+        out = np.zeros((block.shape[0], self.num_class), dtype=np.float64)
+        if first == 0:
+            out += self.init_score
+        predict_raw(
+            block,
+            node_offsets,
+            f["leaf_offsets"][first : end + 1],
+            f["split_feature"],
+            f["threshold"],
+            f["default_left"],
+            f["children"],
+            f["cat_boundaries"],
+            f["cat_threshold"],
+            f["leaf_value"],
+            n_trees,
+            self.num_class,
+            out,
+        )
+        return out
+
+    # -- model file -------------------------------------------------------------
+    def _header(self, n_iterations=None):
+        mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
+        wide = mapper is not None and "used" in mapper  # a WideBinMapper's
+        params = {
+            k: _recorded(v)
+            for k, v in self.params.items()
+            if isinstance(v, (int, float, str, bool, list, tuple)) or v is None
+        }
+        header = {
+            "objective": self.objective,
+            "objective_params": self.objective_params,
+            "num_class": self.num_class,
+            "num_tree_per_iteration": self.num_tree_per_iteration,
+            "init_score": self.init_score.tolist(),
+            "num_features": self.num_feature(),
+            # (a wide model's default Column_i names: null, not 2**24 strings)
+            "feature_names": None
+            if wide and isinstance(self.feature_names, ColumnNames)
+            else list(self.feature_names),
+            # a best iteration beyond the iterations saved is no best one
+            "best_iteration": int(self.best_iteration)
+            if n_iterations is None or self.best_iteration <= n_iterations
+            else 0,
+            "params": params,
+        }
+        if self.pandas_categorical is not None:
+            header["pandas_categorical"] = self.pandas_categorical
+        if self.lightgbm_feature_infos is not None:
+            header["lightgbm_feature_infos"] = list(self.lightgbm_feature_infos)
+        if wide:  # model format version 4: the bins of the used columns only
+            header["used_features"] = mapper["used"]
+            header["empty_value_range"] = mapper["empty_range"]
+        if mapper is not None:
+            header["bin_upper_bounds"] = mapper["upper_bounds"]
+            header["nan_bins"] = mapper["nan_bins"]
+            if "value_ranges" in mapper:
+                header["value_ranges"] = mapper["value_ranges"]
+            if "categories" in mapper:
+                header["bin_categories"] = mapper["categories"]
+        return header
+
+    def model_to_string(self, num_iteration: int | None = None, *, format: str = "dgbdt") -> str:
+        """The model file's text.
+
+        ``format="dgbdt"`` (the default): dgbdt's JSON model, with the first
+        ``num_iteration`` iterations, all of them when None (the best
+        iteration is recorded) or <= 0.  ``format="lightgbm"``: LightGBM's
+        text model (dgbdt.models.lightgbm_export), which LightGBM, treelite,
+        onnxmltools and shap read; as LightGBM, None means the best iteration
+        when early stopping found one, else all.
+        """
+        if format == "lightgbm":
+            first, end = self._n_trees_for(num_iteration)
+            return to_lightgbm_text(self, first, end)
+        if format != "dgbdt":
+            raise ValueError(f"format must be 'dgbdt' or 'lightgbm', got {format!r}")
+        _, end = self._n_trees_for(num_iteration if num_iteration is not None else -1)
+        return model_to_json(self._header(end // self.num_tree_per_iteration), self.trees[:end])
+
+    def save_model(self, filename, num_iteration=None, *, format: str = "dgbdt"):
+        """Write the model (atomically: temp file + rename) in ``format``:
+        dgbdt's JSON or LightGBM's text (see :meth:`model_to_string`)."""
+        write_atomic(filename, self.model_to_string(num_iteration, format=format))
+        return self
+
+    def dump_model(
+        self,
+        num_iteration: int | None = None,
+        start_iteration: int = 0,
+        importance_type: str = "split",
+        object_hook: Callable[[dict], Any] | None = None,
+        *,
+        format: str = "dgbdt",
+    ) -> dict:
+        """The model as a dict.
+
+        ``format="dgbdt"`` (the default): the parsed JSON model document (see
+        :meth:`model_to_string`; ``start_iteration`` must be 0 and
+        ``importance_type`` does not apply).  ``format="lightgbm"``: LightGBM's
+        ``dump_model()`` of the exported model (``tree_info`` with nested
+        ``tree_structure`` records, ``feature_infos``, ``feature_importances``
+        of ``importance_type`` "split" or "gain", ...), iterations
+        [start_iteration, start_iteration + num_iteration), None the best
+        iteration if any, <= 0 all.  ``object_hook`` as ``json.loads``'s.
+        """
+        if importance_type not in ("split", "gain"):
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
+        if format == "dgbdt":
+            if _iteration_arg(start_iteration, "start_iteration"):
+                raise ValueError("start_iteration applies to format='lightgbm' only")
+            return json.loads(self.model_to_string(num_iteration), object_hook=object_hook)
+        if format != "lightgbm":
+            raise ValueError(f"format must be 'dgbdt' or 'lightgbm', got {format!r}")
+
+        num_iteration = _iteration_arg(num_iteration, "num_iteration")
+        if num_iteration is None:  # LightGBM's dump_model: the best iteration, even from a start
+            num_iteration = self.best_iteration
+        first, end = self._n_trees_for(num_iteration, start_iteration)
+        importance = self.feature_importance(importance_type, iteration=num_iteration)
+        doc = to_lightgbm_json(self, first, end, importance)
+        return doc if object_hook is None else json.loads(json.dumps(doc), object_hook=object_hook)
+
+    # -- pickling: the JSON model is the state --------------------------------
+    def __getstate__(self):
+        return {"model": self.model_to_string(-1), "best_score": self.best_score}
+
+    def __setstate__(self, state):
+        self.__init__(model_str=state["model"])
+        self.best_score = state.get("best_score", {})
+
+    def __copy__(self):
+        return type(self)(model_str=self.model_to_string(-1))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+
+def _recorded(value):
+    """A parameter as the model file records it: tuples as lists (max_bin_by_feature,
+    auc_mu_weights); lists of lists (interaction_constraints) as LightGBM's text
+    "[0,1],[2,3]", which params read back."""
+    if isinstance(value, (tuple, list)) and any(isinstance(v, (tuple, list)) for v in value):
+        return ",".join("[" + ",".join(str(x) for x in group) + "]" for group in value)
+    return list(value) if isinstance(value, tuple) else value

@@ -1,0 +1,227 @@
+"""One regression tree as flat arrays (LightGBM's layout).
+
+Internal node ``k`` splits on ``split_feature[k]``: rows with
+``x <= threshold[k]`` (binned: ``bin <= threshold_bin[k]``) go to
+``left_child[k]``, others to ``right_child[k]``; NaN follows
+``default_left[k]``.  A child link ``c < 0`` is the leaf ``~c``.
+
+Growing a leaf ``L`` into a split keeps the left child as leaf ``L`` and
+appends the right child as a new leaf:
+
+    before:  parent --> ~L            after:  parent --> k
+                                                   k --left--> ~L
+                                                   k --right-> ~n_leaves
+"""
+
+import numpy as np
+
+from ..native.common import FEATURE_INDEX_DTYPE, LARGEST, NODE_INDEX_DTYPE
+from ..native.predict import CATEGORICAL, ZERO_IS_MISSING, add_tree_binned
+
+NODE_FIELDS = (
+    "split_feature",
+    "threshold",
+    "threshold_bin",
+    "default_left",
+    "left_child",
+    "right_child",
+    "split_gain",
+    "internal_value",
+    "internal_weight",
+    "internal_count",
+)
+LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
+
+
+#: default_left bits (native.predict): bit 0 NaN goes left; bit 1
+#: ZERO_IS_MISSING (LightGBM's missing type Zero); bit 2 CATEGORICAL
+__all__ = ["CATEGORICAL", "LARGEST", "LEAF_FIELDS", "NODE_FIELDS", "ZERO_IS_MISSING", "Tree"]
+
+
+def _no_categories():
+    """(cat_boundaries, cat_threshold) of a tree without categorical splits:
+    LightGBM's layout, bitset j = words cat_threshold[b[j]:b[j + 1]]."""
+    return np.zeros(1, np.int64), np.zeros(0, np.uint32)
+
+
+class Tree:
+    def __init__(self, max_leaves):
+        m = max(max_leaves - 1, 1)
+        self.n_leaves = 1
+        self.split_feature = np.zeros(m, FEATURE_INDEX_DTYPE)
+        self.threshold = np.zeros(m, np.float64)
+        self.threshold_bin = np.zeros(m, np.int32)
+        self.default_left = np.zeros(m, np.uint8)
+        self.left_child = np.zeros(m, NODE_INDEX_DTYPE)
+        self.right_child = np.zeros(m, NODE_INDEX_DTYPE)
+        self.split_gain = np.zeros(m, np.float64)
+        self.internal_value = np.zeros(m, np.float64)
+        self.internal_weight = np.zeros(m, np.float64)
+        self.internal_count = np.zeros(m, np.float64)
+        self.leaf_value = np.zeros(max_leaves, np.float64)
+        self.leaf_weight = np.zeros(max_leaves, np.float64)
+        self.leaf_count = np.zeros(max_leaves, np.float64)
+        self.leaf_depth = np.zeros(max_leaves, np.int32)
+        self.leaf_parent = np.full(max_leaves, -1, np.int32)
+        self.cat_boundaries, self.cat_threshold = _no_categories()
+        self.shrinkage = None  # a tree read from LightGBM keeps its own
+
+    @property
+    def n_nodes(self):
+        return self.n_leaves - 1
+
+    def split(
+        self,
+        leaf,
+        *,
+        feature,
+        threshold_bin,
+        threshold,
+        default_left,
+        gain,
+        parent,
+        left,
+        right,
+        left_bins=None,
+    ):
+        """Turn ``leaf`` into an internal node; returns the new right leaf's index.
+
+        ``parent``, ``left``, ``right``: (value, weight, count) of the node and
+        of its two children (the left child keeps the index ``leaf``).
+        ``left_bins``: a categorical split's (bins, categories) going left; the
+        node's threshold (and threshold_bin) is then the index of their bitset.
+        """
+        if left_bins is not None:
+            threshold = threshold_bin = self._add_bitset(left_bins[1])
+        node = self.n_leaves - 1
+        new_leaf = self.n_leaves
+        up = self.leaf_parent[leaf]
+        if up >= 0:
+            if self.left_child[up] == ~leaf:
+                self.left_child[up] = node
+            else:
+                self.right_child[up] = node
+        self.split_feature[node] = feature
+        self.threshold_bin[node] = threshold_bin
+        self.threshold[node] = threshold
+        self.default_left[node] = default_left
+        self.split_gain[node] = gain
+        self.internal_value[node], self.internal_weight[node], self.internal_count[node] = parent
+        self.left_child[node] = ~leaf
+        self.right_child[node] = ~new_leaf
+        depth = self.leaf_depth[leaf] + 1
+        for child, (value, weight, count) in ((leaf, left), (new_leaf, right)):
+            self.leaf_value[child] = value
+            self.leaf_weight[child] = weight
+            self.leaf_count[child] = count
+            self.leaf_depth[child] = depth
+            self.leaf_parent[child] = node
+        self.n_leaves += 1
+        return new_leaf
+
+    def _add_bitset(self, categories):
+        """Append the bitset of ``categories`` (LightGBM's layout: bit c of word
+        c // 32); returns its index."""
+        categories = np.asarray(categories, np.int64)
+        words = np.zeros(int(categories.max()) // 32 + 1, np.uint32)
+        np.bitwise_or.at(
+            words, categories // 32, (np.uint32(1) << (categories % 32)).astype(np.uint32)
+        )
+        index = len(self.cat_boundaries) - 1
+        self.cat_threshold = np.concatenate([self.cat_threshold, words])
+        self.cat_boundaries = np.append(self.cat_boundaries, len(self.cat_threshold))
+        return index
+
+    def finish(self):
+        """Trim the arrays to the grown size."""
+        n, m = self.n_leaves, self.n_leaves - 1
+        for name in NODE_FIELDS:
+            setattr(self, name, getattr(self, name)[:m].copy())
+        for name in LEAF_FIELDS + ("leaf_parent",):
+            setattr(self, name, getattr(self, name)[:n].copy())
+        return self
+
+    def scale(self, factor):
+        self.leaf_value *= factor
+        self.internal_value *= factor
+
+    def add_binned_scores(self, store, nan_bins, scores):
+        """scores += the tree's leaf value for every row of a bin store
+        (dgbdt.data.store.BinStore)."""
+        if not store.plain:
+            store.add_tree(self, nan_bins, scores)  # checks the split features are stored
+            return
+        add_tree_binned(
+            store.dense.T,
+            nan_bins,
+            self.split_feature,
+            self.threshold_bin,
+            self.default_left,
+            self.left_child,
+            self.right_child,
+            self.leaf_value,
+            scores,
+            (self.cat_boundaries, self.cat_threshold, *store.bin_categories),
+        )
+
+    def max_depth(self):
+        return int(self.leaf_depth.max()) if self.n_leaves else 0
+
+    # -- serialisation -------------------------------------------------------
+    def to_dict(self):
+        d = {"num_leaves": int(self.n_leaves)}
+        for name in NODE_FIELDS + LEAF_FIELDS:
+            arr = getattr(self, name)
+            d[name] = arr.tolist()
+        if len(self.cat_boundaries) > 1:  # categorical splits (models read from LightGBM)
+            d["cat_boundaries"] = self.cat_boundaries.tolist()
+            d["cat_threshold"] = self.cat_threshold.tolist()
+        if self.shrinkage is not None:
+            d["shrinkage"] = float(self.shrinkage)
+        return d
+
+    #: dtype of each integer field in memory (the others are float64).
+    INT_DTYPES = {
+        "split_feature": FEATURE_INDEX_DTYPE,
+        "threshold_bin": np.int32,
+        "default_left": np.uint8,
+        "left_child": NODE_INDEX_DTYPE,
+        "right_child": NODE_INDEX_DTYPE,
+        "leaf_depth": np.int32,
+    }
+
+    @classmethod
+    def from_dict(cls, d):
+        """A tree from its dict (``to_dict``); the values are not validated here:
+        files go through ``dgbdt.models.json_file``, which checks every field first."""
+        n = int(d["num_leaves"])
+        arrays = {
+            name: np.asarray(d[name], dtype=cls.INT_DTYPES.get(name, np.float64))
+            for name in NODE_FIELDS + LEAF_FIELDS
+        }
+        if "cat_boundaries" in d:
+            arrays["cat_boundaries"], arrays["cat_threshold"] = (
+                d["cat_boundaries"],
+                d["cat_threshold"],
+            )
+        return cls.from_arrays(n, arrays)
+
+    @classmethod
+    def from_arrays(cls, n_leaves, arrays):
+        """A tree of ``n_leaves`` leaves from validated arrays, one per field."""
+        tree = cls.__new__(cls)
+        tree.n_leaves = n_leaves
+        for name in NODE_FIELDS + LEAF_FIELDS:
+            setattr(
+                tree, name, np.asarray(arrays[name], dtype=cls.INT_DTYPES.get(name, np.float64))
+            )
+        tree.leaf_parent = np.full(n_leaves, -1, np.int32)
+        tree.cat_boundaries, tree.cat_threshold = _no_categories()
+        tree.shrinkage = arrays.get("shrinkage")
+        if "cat_boundaries" in arrays:
+            tree.cat_boundaries = np.asarray(arrays["cat_boundaries"], np.int64)
+            tree.cat_threshold = np.asarray(arrays["cat_threshold"], np.uint32)
+        for links in (tree.left_child, tree.right_child):
+            is_leaf = links < 0
+            tree.leaf_parent[~links[is_leaf]] = np.flatnonzero(is_leaf)
+        return tree

@@ -1,0 +1,38 @@
+"""Tree learner strategies: the only place where distribution happens.
+
+Every strategy offers the grower the calls of ``base.Learner`` (global row
+totals and counts, a leaf's histogram, its best split, the row partition,
+scores of rows the partition did not place), on either histogram kind
+(dgbdt.treelearner.histograms).  ``serial`` is the single-process strategy and the local
+half of the others; the MPI strategies (data, feature, feature blocks,
+voting) compose it with the pieces in ``base`` (reduce-scatter of bins to
+their owners, the split agreement, sums over ranks).
+"""
+
+from .data import DataParallelLearner
+from .feature import FeatureParallelLearner
+from .feature_blocks import FeatureBlockLearner
+from .serial import SerialLearner
+from .voting import VotingParallelLearner
+
+#: The learners that shard rows over ranks (feature-parallel replicates them).
+ROW_SHARDING = ("data", "voting")
+
+
+def shards_rows(tree_learner):
+    """Whether a canonical ``tree_learner`` name shards rows over ranks: the one
+    place this rule is written."""
+    return tree_learner in ROW_SHARDING
+
+
+def make_learner(cfg, data, split_params, comm):
+    name = cfg["tree_learner"]
+    if name == "serial":
+        return SerialLearner(data, split_params)
+    if name == "data":
+        return DataParallelLearner(data, split_params, comm)
+    if name == "voting":
+        return VotingParallelLearner(data, split_params, comm, cfg["top_k"], cfg["voting_rule"])
+    if data.owner_of is not None:
+        return FeatureBlockLearner(data, split_params, comm, data.owner_of)
+    return FeatureParallelLearner(data, split_params, comm)

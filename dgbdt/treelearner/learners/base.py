@@ -1,0 +1,166 @@
+"""The learner interface, and the pieces the distributed strategies share.
+
+``Learner`` names every call the grower (dgbdt.treelearner.grower) makes on a strategy.
+"Global" means the same value on every rank, computed from every rank's rows
+and features; "local" means this rank's own rows or columns.  The grower
+holds one histogram kind for the whole training (dgbdt.treelearner.histograms), passes
+it into every histogram and split call, and never branches on it.
+
+The pieces below are composed by the strategies: a reduce-scatter of
+histogram bins to their owners (``reduce_scatter_bins``), the agreement on
+one best split (``agree_best_split``), the no-split record (``no_split``),
+owner blocks of features balanced by bins (``owner_blocks``), and sums over
+every rank's rows (``ShardedRows``).
+"""
+
+from typing import Protocol
+
+import numpy as np
+
+from ...native.common import SPLIT_CAT_BINS, SPLIT_CAT_COUNT, SPLIT_FEATURE, SPLIT_GAIN
+
+
+class Learner(Protocol):
+    """What the grower calls; each strategy implements all of it."""
+
+    data: object  # dgbdt.engine.TrainingData: this rank's binned rows and columns
+    # The bins of a leaf's histogram the grower subtracts for the larger child:
+    # those ``leaf_histogram`` fills (data-parallel: the owned block only).
+    subtracted_bins: slice
+
+    def sum_over_rows(self, values: np.ndarray) -> np.ndarray:
+        """Global: ``values`` summed over every rank's rows (element-wise;
+        one process, or feature-parallel where every rank has all rows: as is)."""
+
+    def global_totals(self, sum_gradients, sum_hessians, count) -> tuple:
+        """Global (sum_g, sum_h, count) of a leaf from this rank's local sums."""
+
+    def global_counts(self, n_left: int, n_right: int) -> tuple:
+        """Global row counts of two new children from this rank's local ones."""
+
+    def histogram_features(self, feature_indices: np.ndarray) -> np.ndarray:
+        """Local: the features (this rank's indices) whose bins this rank builds."""
+
+    def scanned_features(self, feature_indices: np.ndarray) -> np.ndarray:
+        """Local: the features whose bins this rank's split scan reads."""
+
+    def leaf_histogram(self, rows, kind, feature_indices, totals, hist) -> None:
+        """``hist`` = the histogram of a leaf's ``rows`` (local rows, gathered by
+        ``kind`` where it needs them) that this strategy's ``best_split`` reads:
+        global on the features this rank scans (serial, data, feature), or local
+        (voting: the vote decides what is sent).  ``totals``: the leaf's global
+        (sum_g, sum_h, count)."""
+
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
+        """``record`` = the leaf's best split over ``feature_indices``, global
+        (the same on every rank); returns those of ``feature_indices``
+        splittable in the leaf, which its children scan (LightGBM's
+        ``is_splittable``).  ``local_rows``: this rank's rows of the leaf;
+        ``node``: its constraints (dgbdt.treelearner.constraints.LeafContext) or None."""
+
+    def partition(self, sample_indices, record, scratch) -> int:
+        """Reorder a leaf's local ``sample_indices`` by ``record`` (left rows
+        first, stably); returns the number of local rows going left."""
+
+    def add_tree_scores(self, tree, store, nan_bins, scores) -> None:
+        """``scores`` += the tree's values of local rows the partition did not
+        place (out-of-bag rows, validation rows)."""
+
+
+class ShardedRows:
+    """Piece of the row-sharding strategies (data, voting): sums over ranks.
+    Needs ``self.comm``."""
+
+    def sum_over_rows(self, values):
+        return self.comm.allreduce(np.asarray(values))
+
+
+def owner_blocks(n_bins, n_ranks):
+    """Contiguous feature blocks, one per rank, with about equal bin counts.
+
+    Returns int64[n_ranks + 1] feature boundaries: rank r owns features
+    ``bounds[r]:bounds[r+1]`` (possibly none).
+    """
+    n_features = len(n_bins)
+    cumulative = np.concatenate([[0], np.cumsum(n_bins)])
+    total = cumulative[-1]
+    bounds = [0]
+    for r in range(1, n_ranks):
+        target = total * r / n_ranks
+        f = int(np.searchsorted(cumulative, target))
+        bounds.append(min(max(f, bounds[-1]), n_features))
+    bounds.append(n_features)
+    return np.asarray(bounds, dtype=np.int64)
+
+
+def reduce_scatter_bins(comm, kind, bins, bin_counts, count, out=None):
+    """Sum ``bins`` (this rank's, in owner order) over ranks; rank r receives the
+    ``bin_counts[r]`` bins of its block, written into ``out`` (a fresh buffer
+    when None) in the leaf's layout.  ``kind`` decides what travels: for a
+    leaf of ``count`` global rows, float pairs or integer words of the
+    narrowest exact width."""
+    send, per_bin = kind.to_wire(bins, count)
+    received = comm.reduce_scatter(send, [per_bin * c for c in bin_counts])
+    if out is None:
+        shape, dtype = kind.wire_shape(int(bin_counts[comm.rank]), count)
+        out = np.empty(shape, dtype)
+    return kind.from_wire(received, count, out)
+
+
+def left_mask_of(record, n_bins):
+    """uint8 per bin of the split feature, 1 for the bins a categorical split
+    record sends left; None for a numeric split."""
+    n_left = int(record[SPLIT_CAT_COUNT]) if len(record) > SPLIT_CAT_COUNT else 0
+    if n_left == 0:
+        return None
+    mask = np.zeros(n_bins, np.uint8)
+    mask[record[SPLIT_CAT_BINS : SPLIT_CAT_BINS + n_left].astype(np.int64)] = 1
+    return mask
+
+
+def no_split(record):
+    """Make ``record`` say "no split"."""
+    record[:] = 0.0
+    record[SPLIT_FEATURE] = -1.0
+    record[SPLIT_GAIN] = -np.inf
+
+
+def best_of(records):
+    """The best split among per-rank records: max gain, then lower feature
+    (LightGBM's SplitInfo::operator>; one rank scans each feature)."""
+    best = None
+    for rec in records:
+        if rec[SPLIT_FEATURE] < 0:
+            continue
+        if best is None or (rec[SPLIT_GAIN], -rec[SPLIT_FEATURE]) > (
+            best[SPLIT_GAIN],
+            -best[SPLIT_FEATURE],
+        ):
+            best = rec
+    return best
+
+
+def agree_best_split(comm, record, splittable, n_features):
+    """Replace this rank's ``record`` by the best of every rank's, the same on all
+    ranks; returns a bool[n_features] mask of the features splittable on some
+    rank (``splittable``: the global indices this rank found splittable).
+
+    The flags travel in the same allgather as the record, packed 8 per byte
+    into the bytes of extra float64 slots (bytes only: MPI never does
+    arithmetic on them), so one collective still agrees a leaf."""
+    n_slots = -(-n_features // 64)
+    size = len(record)  # longer with categorical splits (native.common)
+    mine = np.zeros(size + n_slots)
+    mine[:size] = record
+    flags = np.zeros(n_slots * 64, np.uint8)
+    flags[splittable] = 1
+    mine[size:].view(np.uint8)[:] = np.packbits(flags)
+    gathered = comm.allgather(mine)
+    best = best_of(gathered[:, :size])
+    if best is None:
+        record[SPLIT_FEATURE] = -1.0
+        record[SPLIT_GAIN] = -np.inf
+    else:
+        record[:] = best
+    packed = np.ascontiguousarray(gathered[:, size:]).view(np.uint8)
+    return np.unpackbits(np.bitwise_or.reduce(packed, axis=0))[:n_features].astype(bool)

@@ -1,0 +1,158 @@
+"""Single-process learner: local histograms and split search, no communication.
+
+It is also the local half every distributed strategy builds on: building a
+histogram of this rank's rows, scanning bins, partitioning rows.
+"""
+
+import numba
+import numpy as np
+
+from ...native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
+from ...native.partition import partition_rows
+from ...native.split import find_best_split
+from ...native.store import store_columns
+from .base import left_mask_of
+
+
+class SerialLearner:
+    """Histograms and split search over the local binned data (the calls of
+    dgbdt.treelearner.learners.base.Learner).
+
+    Parameters
+    ----------
+    data : TrainingData
+        binned (n_samples, n_features) in C or F order, layout, feature_offsets, nan_bins.
+    split_params : float64[SPLIT_PARAMS_SIZE]
+    """
+
+    subtracted_bins = slice(None)
+    # A child's histogram is built for the features splittable in its parent
+    # only (LightGBM's is_feature_used): the child and its own children scan no
+    # other, and the larger child's (parent - smaller) bins of those are exact.
+    # Voting sends bins of features elected by the vote, so it builds all.
+    builds_parent_splittable = True
+
+    def __init__(self, data, split_params):
+        self.data = data
+        self.split_params = split_params
+        self.row_wise = self.builds_row_wise(data)
+        # LightGBM's most_freq_bin of every (local) feature, from global counts
+        # (dgbdt.data.store.most_frequent_bins).
+        self.most_freq_bins = data.most_freq_bins
+        # A feature's bins at a leaf's rows, for features not in a plain column.
+        self._bins = None if data.store.plain else np.empty(data.n_samples, np.uint16)
+        self._flags = np.zeros(len(data.feature_offsets) - 1, np.uint8)
+        n_cols = 0 if data.store.plain else data.store.dense.shape[1]
+        self._seen = np.empty(n_cols, np.uint8)
+        self._cols = np.empty(n_cols, np.int64)
+
+    @staticmethod
+    def builds_row_wise(data):
+        """Whether histograms are built row by row (C-order binned data) or
+        column by column (the column-major copy)."""
+        return data.layout == "row"
+
+    def sum_over_rows(self, values):
+        """Sums over every rank's rows (this rank holds them all); the
+        row-sharded learners sum over the ranks."""
+        return np.asarray(values)
+
+    def global_totals(self, sum_gradients, sum_hessians, count):
+        g, h, c = self.sum_over_rows(np.array([sum_gradients, sum_hessians, count]))
+        return float(g), float(h), float(c)
+
+    def global_counts(self, n_left, n_right):
+        left, right = self.sum_over_rows(np.array([n_left, n_right], np.int64))
+        return int(left), int(right)
+
+    def histogram_features(self, feature_indices):
+        """The (local) features whose bins this rank builds."""
+        return feature_indices
+
+    def store_columns(self, feature_indices):
+        """(dense columns, whether the sparse part) of the bin store that hold
+        the features this rank builds (native.store.store_columns)."""
+        features = self.histogram_features(feature_indices)
+        n, sparse = store_columns(features, self.data.store.feature_map, self._seen, self._cols)
+        return self._cols[:n], sparse
+
+    def scanned_features(self, feature_indices):
+        """The (local) features whose bins this rank's split scan reads."""
+        return self.histogram_features(feature_indices)
+
+    def leaf_histogram(self, rows, kind, feature_indices, totals, hist):
+        """``hist`` = the histogram of the rows (all of them are here)."""
+        kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
+        kind.fix(self, hist, self.scanned_features(feature_indices), totals)
+
+    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
+        """``record`` = the leaf's best split over ``feature_indices`` (the same
+        on every rank); returns those of ``feature_indices`` splittable in the
+        leaf (LightGBM's ``is_splittable``: its children scan only these).
+        ``local_rows``: this rank's rows of the leaf (voting's local vote);
+        ``node``: the leaf's constraints (dgbdt.treelearner.constraints.LeafContext) or None."""
+        return self.scan(hist, feature_indices, totals, record, kind.scales, node)
+
+    def node_args(self, node):
+        """The split kernels' trailing arguments for ``node`` (none without one:
+        the kernels' defaults)."""
+        return () if node is None else node.kernel_args(self.data.global_feature_indices)
+
+    def scan(self, hist, feature_indices, totals, record, scales, node=None):
+        """find_best_split over this rank's share of ``feature_indices``, agreed
+        (``scales`` map integer sums back to gradients: 1.0 for floats)."""
+        features = self.scanned_features(feature_indices)
+        flags = self._flags[: len(features)]  # every entry is written
+        find_best_split(
+            hist,
+            features,
+            self.data.feature_offsets,
+            self.data.nan_bins,
+            self.data.zero_bins,
+            self.most_freq_bins,
+            totals[0],
+            totals[1],
+            totals[2],
+            self.split_params,
+            record,
+            flags,
+            *scales,
+            self.data.categorical,
+            *self.node_args(node),
+        )
+        return self.agree(record, feature_indices, features[flags.view(np.bool_)])
+
+    def agree(self, record, feature_indices, splittable):
+        """The best split of every rank's ``record`` and the features splittable on
+        any rank (one process: its own)."""
+        return splittable
+
+    def feature_column(self, feature, rows):
+        """The bins of (local) ``feature``, read at ``rows`` (a uint16[n_samples]
+        scratch filled there, or the plain column itself)."""
+        if self._bins is None:
+            return self.data.columns[:, feature]
+        return self.data.store.bins_of(feature, rows, self._bins)
+
+    def partition(self, sample_indices, record, scratch):
+        feature = int(record[SPLIT_FEATURE])
+        offsets = self.data.feature_offsets
+        store = self.data.store
+        # a feature of a dense column is decoded row by row inside the partition
+        column = None if store.plain else store.decoder(feature)
+        if column is None:
+            column = self.feature_column(feature, sample_indices)
+        return partition_rows(
+            sample_indices,
+            column,
+            int(record[SPLIT_BIN]),
+            bool(record[SPLIT_DEFAULT_LEFT]),
+            int(self.data.missing_bins[feature]),
+            numba.get_num_threads(),
+            scratch,
+            left_mask_of(record, int(offsets[feature + 1] - offsets[feature])),
+        )
+
+    def add_tree_scores(self, tree, store, nan_bins, scores):
+        """scores += the tree's leaf value for every row of a bin store."""
+        tree.add_binned_scores(store, nan_bins, scores)
