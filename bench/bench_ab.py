@@ -363,7 +363,7 @@ def run_pairs(bench, cfg, envs, sides, pairs, label, timeout):
 def compare(a, b):
     """Medians of runs ``a`` and ``b``, the ratio median(b) / median(a), and the median
     absolute deviation of the pairs' ratios b_i / a_i (their dispersion)."""
-    pair_ratios = [y / x for x, y in zip(a, b)]
+    pair_ratios = [y / x for x, y in zip(a, b, strict=True)]
     mid = statistics.median(pair_ratios)
     return {
         "a": a,

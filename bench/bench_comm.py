@@ -733,12 +733,12 @@ def summarise(runs):
             "compute_cpu_per_tree_s": median(
                 [
                     (p["tree_cpu_s"] - p["coll_cpu_s"]) / t
-                    for r, t in zip(rs, trees)
+                    for r, t in zip(rs, trees, strict=True)
                     for p in r["phase"]
                 ]
             ),
             "tree_wall_per_tree_s": median(
-                [p["tree_wall_s"] / t for r, t in zip(rs, trees) for p in r["phase"]]
+                [p["tree_wall_s"] / t for r, t in zip(rs, trees, strict=True) for p in r["phase"]]
             ),
             "leaves_per_tree": median(
                 [statistics.fmean(r["n_leaves"]) for r in rs if r.get("n_leaves")]

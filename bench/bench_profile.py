@@ -213,7 +213,7 @@ class PhaseTimer:
                 if name == "*gradients":
                     for obj in vars(module).values():
                         if isinstance(obj, type) and "gradients" in vars(obj):
-                            setattr(obj, "gradients", self.wrap(phase, obj.gradients))
+                            obj.gradients = self.wrap(phase, obj.gradients)
                     continue
                 owner, _, attr = name.rpartition(".")
                 target = getattr(module, owner) if owner else module

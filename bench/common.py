@@ -153,7 +153,7 @@ def run_group(cmds, timeout, env=None):
             start_new_session=True,
             cwd=os.getcwd(),
         )
-        for cmd, log in zip(cmds, logs)
+        for cmd, log in zip(cmds, logs, strict=True)
     ]
     try:
         timed_out = not _wait_all(procs, time.monotonic() + timeout)
@@ -342,7 +342,8 @@ def fmt_bytes(b):
 def _table_line(cells, widths, left):
     return "  ".join(
         str(c).ljust(w) if i < left else str(c).rjust(w)
-        for i, (c, w) in enumerate(zip(cells, widths))
+        # cells beyond the header are not printed: zip stops at the widths
+        for i, (c, w) in enumerate(zip(cells, widths, strict=False))
     )
 
 

@@ -4,6 +4,10 @@ A histogram GBDT with Numba kernels, LightGBM's parameters and API shape,
 scikit-learn estimators, and MPI tree learners.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from . import jit_cache
 from .distributed.comm import install_abort_hook, under_launcher
 from .version import __version__
@@ -63,7 +67,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # The estimators import scikit-learn (about 100 MB of modules): load them
     # only when asked for, so `dgbdt.train` users do not pay for it.
     if name in ("DGBDTClassifier", "DGBDTRegressor", "DGBDTRanker"):

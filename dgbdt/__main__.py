@@ -1,5 +1,7 @@
 """Command line entry point: ``dgbdt <command>`` / ``python -m dgbdt <command>``."""
 
+from __future__ import annotations
+
 import os
 import sys
 from collections.abc import Sequence
@@ -39,14 +41,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _end_others(1)
 
 
-def _end_others(code):
+def _end_others(code: int) -> int:
     from .distributed import comm  # noqa: PLC0415 - the command's modules load only when it runs
 
     comm.abort_world(code)  # the other ranks may be waiting in a collective
     return code
 
 
-def _main(argv):
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         from .cli.commands import help_text  # noqa: PLC0415 - the command's modules load only when it runs

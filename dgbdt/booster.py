@@ -4,13 +4,34 @@ its training state, as LightGBM's: ``Booster(params, train_set)`` or
 :meth:`Booster.rollback_one_iter`, :meth:`Booster.add_valid`, the evaluations
 and :meth:`Booster.refit`."""
 
-from collections.abc import Callable
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .boosting.loop import refit_leaf_values
-from .boosting.training import training_booster, training_step
+from .boosting.evaluation import EvalSet
+from .boosting.loop import Boosting, refit_leaf_values, refit_params
+from .boosting.training import (
+    call_params,
+    ending_every_rank_on_error,
+    training_booster,
+    training_step,
+)
 from .data.dataset import Dataset
 from .models.model import Model
+from .params.table import resolve_params
+
+
+def training_params(
+    params: Mapping[str, Any] | None, num_boost_round: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(params, cfg) of a training call (``train``, ``Booster(params,
+    train_set)``): the call's params, ``num_iterations`` set, and the same
+    resolved, once; an error ends a distributed job's every rank."""
+    params = call_params(params, num_boost_round)
+    with ending_every_rank_on_error(params):
+        return params, resolve_params(params)
 
 
 class Booster(Model):
@@ -22,27 +43,35 @@ class Booster(Model):
     LightGBM's: :meth:`update` trains one iteration at a time.
     """
 
-    def __init__(self, params=None, train_set=None, model_file=None, model_str=None):
+    def __init__(
+        self,
+        params: dict[str, Any] | None = None,
+        train_set: Dataset | None = None,
+        model_file: str | os.PathLike | None = None,
+        model_str: str | None = None,
+    ) -> None:
         # A training Booster keeps its boosting loop (dgbdt.boosting.loop.Boosting)
         # in ``_loop``; any other Booster is a plain model.
-        self._loop = None
+        self._loop: Boosting | None = None
         if train_set is None:
             super().__init__(params, model_file=model_file, model_str=model_str)
             return
         # LightGBM's training Booster: no trees yet, update() adds iterations
         # built as a plain Model and taken over (a subclass's __init__ may need more)
-        trained = training_booster(params, train_set, model_class=Model)
+        params, cfg = training_params(params, 100)
+        trained = training_booster(params, cfg, train_set, model_class=Model)
         vars(self).update(vars(trained))
+        assert self._loop is not None  # training_booster's model keeps its loop
         self._loop.booster = self
 
-    def __copy__(self):
+    def __copy__(self) -> Booster:
         return Booster(model_str=self.model_to_string(-1))
 
     # -- training: LightGBM's Booster(params, train_set) workflow ---------------
     # A Booster made by ``Booster(params, train_set)`` or returned by
     # ``train(..., keep_training_booster=True)`` keeps its boosting loop
     # (dgbdt.boosting.loop.Boosting) in ``_loop``; any other Booster is a plain model.
-    def _training_loop(self, what):
+    def _training_loop(self, what: str) -> Boosting:
         """The boosting loop of a training Booster, or a ValueError naming ``what``."""
         if self._loop is None:
             raise ValueError(
@@ -78,7 +107,7 @@ class Booster(Model):
             )
         return bool(training_step(loop, lambda: loop.update(fobj)))
 
-    def rollback_one_iter(self) -> "Booster":
+    def rollback_one_iter(self) -> Booster:
         """Remove the last iteration (its ``num_model_per_iteration()`` trees).
 
         A training Booster also takes them off its training and validation
@@ -92,7 +121,7 @@ class Booster(Model):
             self._flat = None
         return self
 
-    def add_valid(self, data: Dataset, name: str) -> "Booster":
+    def add_valid(self, data: Dataset, name: str) -> Booster:
         """Evaluate ``data`` as the validation set ``name`` from now on (binned with
         the training bins; its scores those of the model so far).  Returns self."""
         if not isinstance(data, Dataset):
@@ -137,7 +166,9 @@ class Booster(Model):
         return self._evaluate(loop, list(loop.valid_list), feval)
 
     @staticmethod
-    def _evaluate(loop, eval_sets, feval):
+    def _evaluate(
+        loop: Boosting, eval_sets: list[EvalSet], feval: Callable | list[Callable] | None
+    ) -> list[tuple]:
         return training_step(loop, lambda: loop.evaluate(eval_sets, feval))
 
     def refit(
@@ -156,7 +187,7 @@ class Booster(Model):
         free_raw_data: bool = True,
         validate_features: bool = False,
         **kwargs: Any,
-    ) -> "Booster":
+    ) -> Booster:
         """A new Booster with this one's trees, their leaf values refitted on
         ``data`` (LightGBM's ``refit``, GBDT::RefitTree).
 
@@ -188,9 +219,11 @@ class Booster(Model):
             free_raw_data=free_raw_data,
             group=group,
         )
-        values = refit_leaf_values(self, train_set, leaf_preds, dataset_params, float(decay_rate))
+        cfg = resolve_params(refit_params(self, dataset_params))
+        cfg["refit_decay_rate"] = float(decay_rate)
+        values = refit_leaf_values(self, train_set, leaf_preds, cfg)
         new = self.__copy__()
-        for tree, leaf_value in zip(new.trees, values):
+        for tree, leaf_value in zip(new.trees, values, strict=True):
             tree.leaf_value = leaf_value
         new.best_iteration = 0
         new._flat = None

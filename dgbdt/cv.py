@@ -26,6 +26,8 @@ The folds:
   seed)`` gives the folds and results of a distributed run.
 """
 
+from __future__ import annotations
+
 import json
 import os
 from collections import OrderedDict, defaultdict
@@ -33,11 +35,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .booster import Booster
 from .boosting import callbacks as cb
 from .boosting.loop import agreed_stop, prepare_callbacks
-from .boosting.training import make_comm, training_booster, training_context
+from .boosting.training import call_params, make_comm, training_booster, training_context
 from .data.dataset import Dataset
 from .distributed.comm import SerialComm, agreed
 from .native.random import uniform_fill
@@ -122,11 +125,13 @@ class CVBooster:
             with open(model_file, encoding="utf-8") as fh:
                 self._from_dict(json.load(fh))
 
-    def _from_dict(self, models):
+    def _from_dict(self, models: dict[str, Any]) -> None:
         self.best_iteration = models["best_iteration"]
         self.boosters = [Booster(model_str=text) for text in models["boosters"]]
 
-    def _to_dict(self, num_iteration, start_iteration, importance_type):
+    def _to_dict(
+        self, num_iteration: int | None, start_iteration: int, importance_type: str
+    ) -> dict[str, Any]:
         if start_iteration:
             raise ValueError("CVBooster models are saved from their first iteration")
         texts = [b.model_to_string(num_iteration) for b in self.boosters]
@@ -136,7 +141,7 @@ class CVBooster:
         if name.startswith("__") or name in ("boosters", "best_iteration"):
             raise AttributeError(name)
 
-        def handler_function(*args, **kwargs):
+        def handler_function(*args: Any, **kwargs: Any) -> list:
             """Call ``name`` on each Booster; the list of their results."""
             return [getattr(b, name)(*args, **kwargs) for b in self.boosters]
 
@@ -148,7 +153,7 @@ class CVBooster:
     def __setstate__(self, state: dict) -> None:
         vars(self).update(state)
 
-    def model_from_string(self, model_str: str) -> "CVBooster":
+    def model_from_string(self, model_str: str) -> CVBooster:
         """Load the Boosters from :meth:`model_to_string`'s text; returns self."""
         self._from_dict(json.loads(model_str))
         return self
@@ -171,7 +176,7 @@ class CVBooster:
         num_iteration: int | None = None,
         start_iteration: int = 0,
         importance_type: str = "split",
-    ) -> "CVBooster":
+    ) -> CVBooster:
         """Write :meth:`model_to_string`'s text to ``filename``; returns self."""
         with open(filename, "w", encoding="utf-8") as fh:
             json.dump(self._to_dict(num_iteration, start_iteration, importance_type), fh)
@@ -230,7 +235,7 @@ def cv(
         cvbooster = CVBooster()
         for train_idx, test_idx in folds:
             train, valid, fold_params = _fold_sets(train_set, train_idx, test_idx, fpreproc, params)
-            booster = _fold_booster(fold_params, train, init_model, resets)
+            booster = _fold_booster((fold_params, params, cfg), train, init_model, resets)
             _add_fold_valid(booster, train, valid, eval_train_metric)
             cvbooster.boosters.append(booster)
         train_set.release_raw_data()  # every fold is binned (free_raw_data decides)
@@ -240,15 +245,25 @@ def cv(
     return results
 
 
-def _fold_booster(fold_params, train, init_model, resets):
+def _fold_booster(
+    fold_params: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+    train: Dataset,
+    init_model: Booster | None,
+    resets: Sequence[Callable],
+) -> Booster:
     """A fold's training Booster (its reset_parameter callbacks applied by each
-    update)."""
-    return training_booster(
-        fold_params, train, model_class=Booster, init_model=init_model, callbacks=resets
+    update); ``fold_params``: (the fold's params, cv's params, cv's cfg): the
+    fold's are resolved only when fpreproc returned others."""
+    params, cv_params, cv_cfg = fold_params
+    cfg = cv_cfg if params is cv_params else resolve_params(params)
+    return training_booster(  # type: ignore[return-value]  # a model_class (Booster)
+        params, cfg, train, model_class=Booster, init_model=init_model, callbacks=resets
     )
 
 
-def _add_fold_valid(booster, train, valid, eval_train_metric):
+def _add_fold_valid(
+    booster: Booster, train: Dataset, valid: Dataset, eval_train_metric: bool
+) -> None:
     """A fold Booster's evaluated sets, as LightGBM's: "train" (its training
     rows, with eval_train_metric), then "valid"."""
     if eval_train_metric:
@@ -256,14 +271,12 @@ def _add_fold_valid(booster, train, valid, eval_train_metric):
     booster.add_valid(valid, "valid")
 
 
-def _cv_params(params, num_boost_round, metrics):
+def _cv_params(
+    params: dict[str, Any] | None, num_boost_round: int, metrics: str | list[str] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(cv's params: a copy, num_iterations and metrics set; resolved), and the
     rounds checked, as LightGBM."""
-    if params is not None and not isinstance(params, dict):
-        raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    params = dict(params or {})
-    if not any(ALIASES.get(k) == "num_iterations" for k in params):
-        params["num_iterations"] = num_boost_round
+    params = call_params(params, num_boost_round)
     if metrics is not None:
         params = {k: v for k, v in params.items() if ALIASES.get(k) != "metric"}
         params["metric"] = metrics
@@ -275,7 +288,7 @@ def _cv_params(params, num_boost_round, metrics):
     return params, cfg
 
 
-def _comms(cfg):
+def _comms(cfg: dict[str, Any]) -> tuple[SerialComm, SerialComm]:
     """(communicator, row communicator) of cv: serial unless a distributed
     tree_learner runs on several ranks (then rows are sharded, except for
     feature-parallel ranks, which hold every row)."""
@@ -284,7 +297,9 @@ def _comms(cfg):
     return comm, row_comm
 
 
-def _construct_full(train_set, params, row_comm, init_model):
+def _construct_full(
+    train_set: Dataset, params: dict[str, Any], row_comm: SerialComm, init_model: Booster | None
+) -> None:
     """The training set binned once (over every rank's rows), as LightGBM's cv
     does: each fold is binned with its bins.  Its raw data stays until every
     fold is binned (subsets and init-model predictions read it)."""
@@ -293,7 +308,7 @@ def _construct_full(train_set, params, row_comm, init_model):
         train_set.construct(params, row_comm, keep_raw_data=True, category_lists=lists)
 
 
-def _check_folds(folds, comm):
+def _check_folds(folds: Any, comm: SerialComm) -> None:
     """``folds`` must be an iterable or a splitter (LightGBM's AttributeError);
     under mpiexec only keyed folds (every rank raises the same error)."""
     if folds is not None and not hasattr(folds, "__iter__") and not hasattr(folds, "split"):
@@ -312,7 +327,14 @@ def _check_folds(folds, comm):
         )
 
 
-def _make_folds(train_set, folds, how, cfg, row_comm, comm):
+def _make_folds(
+    train_set: Dataset,
+    folds: Any,
+    how: tuple[int, bool, bool, int],
+    cfg: dict[str, Any],
+    row_comm: SerialComm,
+    comm: SerialComm,
+) -> Iterable[tuple[np.ndarray, np.ndarray]]:
     """(train_idx, test_idx) of each fold, this rank's rows."""
     nfold, stratified, shuffle, seed = how
     ranking = cfg["objective"] in RANKING_OBJECTIVES
@@ -324,7 +346,7 @@ def _make_folds(train_set, folds, how, cfg, row_comm, comm):
     return _lightgbm_folds(train_set, nfold, stratified, shuffle, seed, ranking)
 
 
-def _given_folds(train_set, folds):
+def _given_folds(train_set: Dataset, folds: Any) -> Iterable[tuple[np.ndarray, np.ndarray]]:
     """The user's folds: an iterable of (train_idx, test_idx), or a scikit-learn
     splitter, split with the query groups (LightGBM's flattened group ids, or
     zeros without groups)."""
@@ -339,7 +361,9 @@ def _given_folds(train_set, folds):
     return folds.split(X=np.empty(n), y=train_set.get_label(), groups=groups)
 
 
-def _lightgbm_folds(train_set, nfold, stratified, shuffle, seed, ranking):
+def _lightgbm_folds(
+    train_set: Dataset, nfold: int, stratified: bool, shuffle: bool, seed: int, ranking: bool
+) -> Iterable[tuple[np.ndarray, np.ndarray]]:
     """LightGBM 4.7's folds (engine.py _make_n_folds)."""
     from sklearn.model_selection import GroupKFold, StratifiedKFold  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
@@ -361,17 +385,19 @@ def _lightgbm_folds(train_set, nfold, stratified, shuffle, seed, ranking):
     order = np.random.RandomState(seed).permutation(n) if shuffle else np.arange(n)
     test = np.array_split(order, nfold)
     train = [np.concatenate([test[i] for i in range(nfold) if i != k]) for k in range(nfold)]
-    return list(zip(train, test))
+    return list(zip(train, test, strict=True))
 
 
-def _keyed_folds(train_set, splitter, ranking, row_comm):
+def _keyed_folds(
+    train_set: Dataset, splitter: KeyedKFold, ranking: bool, row_comm: SerialComm
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """The keyed folds of this rank's rows: each row's (or, ranking, each query's)
     fold from its global index; every fold must have rows on some rank."""
     n, k = train_set.num_data(), splitter.n_splits
     group = train_set.get_group()
     if ranking and group is None:
         raise agreed(ValueError("cv with a ranking objective needs query groups"))
-    if ranking:
+    if ranking and group is not None:  # (checked above: ranking has groups)
         first = _first_global(row_comm, len(group))
         ids = np.repeat(splitter.fold_ids(len(group), first), np.asarray(group, np.int64))
     else:
@@ -389,14 +415,20 @@ def _keyed_folds(train_set, splitter, ranking, row_comm):
     return [(np.flatnonzero(ids != f), np.flatnonzero(ids == f)) for f in range(k)]
 
 
-def _first_global(row_comm, n_local):
+def _first_global(row_comm: SerialComm, n_local: int) -> int:
     """The global index of this rank's first row (query): ranks in order."""
     if row_comm.size == 1:
         return 0
     return int(row_comm.per_rank(n_local)[: row_comm.rank].sum())
 
 
-def _fold_sets(full, train_idx, test_idx, fpreproc, params):
+def _fold_sets(
+    full: Dataset,
+    train_idx: npt.ArrayLike,
+    test_idx: npt.ArrayLike,
+    fpreproc: Callable | None,
+    params: dict[str, Any],
+) -> tuple[Dataset, Dataset, dict[str, Any]]:
     """(train set, validation set, params) of one fold: the rows of ``full``
     binned with its bins, prepared by ``fpreproc``."""
     train_idx = np.sort(np.asarray(train_idx, np.int64).ravel())
@@ -407,14 +439,20 @@ def _fold_sets(full, train_idx, test_idx, fpreproc, params):
     return train, valid, params
 
 
-def _boost_folds(cvbooster, params, n_rounds, callbacks, how):
+def _boost_folds(
+    cvbooster: CVBooster,
+    params: dict[str, Any],
+    n_rounds: int,
+    callbacks: list[Callable],
+    how: tuple[Callable | list[Callable] | None, SerialComm],
+) -> dict[str, Any]:  # cv's results: lists of floats (cv adds "cvbooster")
     """cv's loop: each round, one update of every fold, the fold means and
     standard deviations, the callbacks (early stopping agreed over the ranks);
     returns the results dict, cut at the best iteration on an early stop."""
     feval, comm = how
     before = [c for c in callbacks if getattr(c, "before_iteration", False)]
     after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
-    results = defaultdict(list)
+    results: defaultdict[str, list[float]] = defaultdict(list)
     for c in callbacks:
         if hasattr(c, "begin_training"):
             c.begin_training(cb.CallbackEnv(cvbooster, params, 0, 0, n_rounds, None))
@@ -437,7 +475,9 @@ def _boost_folds(cvbooster, params, n_rounds, callbacks, how):
     return dict(results)
 
 
-def _after_callbacks(callbacks, env):
+def _after_callbacks(
+    callbacks: list[Callable], env: cb.CallbackEnv
+) -> cb.EarlyStopException | None:
     """Run the after-iteration callbacks; the EarlyStopException one raised, or None."""
     try:
         for c in callbacks:
@@ -447,7 +487,7 @@ def _after_callbacks(callbacks, env):
     return None
 
 
-def _stop_at(cvbooster, results, best_iteration):
+def _stop_at(cvbooster: CVBooster, results: dict[str, list[float]], best_iteration: int) -> None:
     """Early stopping's best iteration on every Booster, the results cut there."""
     cvbooster.best_iteration = best_iteration
     for booster in cvbooster.boosters:
@@ -456,11 +496,14 @@ def _stop_at(cvbooster, results, best_iteration):
         results[key] = results[key][:best_iteration]
 
 
-def _agg_cv_result(raw_results):
+def _agg_cv_result(
+    raw_results: list[list[tuple[str, str, float, bool]]],
+) -> list[tuple[str, str, float, bool, float]]:
     """(data name, metric name, mean, is_higher_better, standard deviation) of
     each (data, metric) over the folds, in order of appearance (LightGBM's
     _agg_cv_result: numpy's mean and population standard deviation)."""
-    higher_better, values = OrderedDict(), OrderedDict()
+    higher_better: OrderedDict[tuple[str, str], bool] = OrderedDict()
+    values: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
     for one_fold in raw_results:
         for data_name, metric_name, value, is_higher_better in one_fold:
             key = (data_name, metric_name)

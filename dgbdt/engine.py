@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .booster import Booster
+from .booster import Booster, training_params
 from .boosting.consistency import agree_on_inputs, check_same_model
 from .boosting.training import from_lightgbm_object, setup_loop, start_run, training_context
 from .data.dataset import Dataset
@@ -34,13 +34,14 @@ def train(
     :meth:`Booster.rollback_one_iter` takes iterations off its scores, and
     :meth:`Booster.eval_valid` evaluates ``valid_sets``; otherwise a plain model.
     """
-    run = start_run(params, train_set, num_boost_round)
+    params, cfg = training_params(params, num_boost_round)
+    run = start_run(params, cfg, train_set)
     valid_sets, valid_names = _as_lists(valid_sets, valid_names)
     init_model = from_lightgbm_object(init_model)
     with training_context(run.cfg, run.comm):
         agree_on_inputs(run, valid_sets, valid_names, feval, init_model, callbacks)
         loop = setup_loop(run, valid_sets, valid_names, feval, init_model, callbacks, Booster)
-        booster = loop.run()
+        booster: Booster = loop.run()  # type: ignore[assignment]  # a model_class (Booster)
         if run.cfg["check_consistency"] and run.comm.size > 1:
             check_same_model(run.comm, booster)
     if keep_training_booster:
@@ -48,7 +49,9 @@ def train(
     return booster
 
 
-def _as_lists(valid_sets, valid_names):
+def _as_lists(
+    valid_sets: Dataset | Sequence[Dataset] | None, valid_names: str | Sequence[str] | None
+) -> tuple[list[Dataset] | None, list[str] | None]:
     """LightGBM takes one Dataset (one name) where it takes lists of them."""
     if isinstance(valid_sets, Dataset):
         valid_sets = [valid_sets]

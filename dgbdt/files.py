@@ -10,6 +10,8 @@ Outputs are written to a temp file beside the target and renamed over it
 check_writable_target, temp_beside and publish.
 """
 
+from __future__ import annotations
+
 import errno
 import os
 import re
@@ -19,7 +21,7 @@ import tempfile
 import time
 
 
-def check_regular_file(path, what):
+def check_regular_file(path: str | os.PathLike[str], what: str) -> str:
     """Raise FileNotFoundError when ``path`` does not exist, ValueError when it is
     not a regular file (a directory, FIFO, device); ``what`` names it ("data file",
     "model file", ...).  Symbolic links are followed."""
@@ -47,7 +49,7 @@ _WHY_TEMP = (
 )
 
 
-def _kind(mode):
+def _kind(mode: int) -> str:
     return (
         "a directory"
         if stat.S_ISDIR(mode)
@@ -61,20 +63,20 @@ def _kind(mode):
     )
 
 
-def resolve_target(path):
+def resolve_target(path: str | os.PathLike[str]) -> str:
     """The file a write to ``path`` lands in: symbolic links followed, a
     dangling one to the file it names (LightGBM's open() writes through them)."""
     return os.path.realpath(os.fspath(path))
 
 
-def _check_output_name(path):
+def _check_output_name(path: str) -> None:
     if path == "":
         raise ValueError("cannot write an output to an empty path: give a file name")
     if path.endswith(("/", os.sep)) or (os.altsep and path.endswith(os.altsep)):
         raise ValueError(f"cannot write {path}: it ends with '/', so it names a folder, not a file")
 
 
-def check_writable_target(path):
+def check_writable_target(path: str | os.PathLike[str]) -> str:
     """Refuse, before anything is written (or computed), an empty path or one
     ending in '/', a directory, FIFO or device at ``path`` (symbolic links
     followed), a missing folder and one this process cannot create files in;
@@ -101,15 +103,15 @@ def check_writable_target(path):
     return folder
 
 
-def _not_writable(shown, folder):
+def _not_writable(shown: str, folder: str) -> str:
     return f"cannot write {shown}: folder {folder} is not writable ({_WHY_TEMP})"
 
 
-def _temp_prefix(path):
+def _temp_prefix(path: str) -> str:
     return f".tmp-{os.path.basename(path)}-"
 
 
-def _temp_pattern(target):
+def _temp_pattern(target: str) -> re.Pattern[str]:
     """The names temp_beside gives temp files of ``target``: prefix, host, pid
     and mkstemp's 8 random characters (tempfile._RandomNameSequence)."""
     return re.compile(
@@ -118,7 +120,7 @@ def _temp_pattern(target):
     )
 
 
-def _is_alive(pid):
+def _is_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -128,7 +130,7 @@ def _is_alive(pid):
     return True
 
 
-def remove_stale_temps(path):
+def remove_stale_temps(path: str | os.PathLike[str]) -> None:
     """Remove temp files of ``path`` left by writers that were killed: those of a
     dead process on this machine, and any older than STALE_SECONDS.  Only names
     that fully match what temp_beside creates are touched."""
@@ -149,7 +151,7 @@ def remove_stale_temps(path):
             continue
 
 
-def temp_beside(path):
+def temp_beside(path: str | os.PathLike[str]) -> tuple[int, str]:
     """(fd, temp path) of a new private (0600) file beside the file ``path``
     resolves to, named ``.tmp-<name>-<host>-<pid>-<random>`` so that a later
     write can tell a killed writer's leftovers (removed here first)."""
@@ -167,7 +169,7 @@ def temp_beside(path):
         raise OSError(exc.errno, _not_writable(os.fspath(path), folder)) from None
 
 
-def publish(tmp, path):
+def publish(tmp: str, path: str | os.PathLike[str]) -> None:
     """Rename ``tmp`` over the file ``path`` resolves to (through symbolic
     links), giving it an existing file's permission bits (and, where allowed,
     owner and group), else those a plain open() would (mkstemp made it 0600)."""

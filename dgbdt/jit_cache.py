@@ -23,6 +23,8 @@ from this one (``mpiexec`` ranks of the tests) share it; a base already keyed
 is not keyed twice.
 """
 
+from __future__ import annotations
+
 import hashlib
 import importlib.util
 import os
@@ -31,14 +33,16 @@ import pickle
 import stat
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .distributed.comm import launched_rank
 
 NATIVE = pathlib.Path(__file__).resolve().parent.parent / "native"
-_FOLDER = None
+_FOLDER: str | None = None
 
 
-def native_folder():
+def native_folder() -> pathlib.Path:
     """The installed kernels' folder (``dgbdt.native``), found without importing it."""
     spec = importlib.util.find_spec("dgbdt.native")
     if spec is not None and spec.submodule_search_locations:
@@ -51,7 +55,7 @@ def native_folder():
 CACHE_FORMAT = 3
 
 
-def cache_key(version):
+def cache_key(version: str) -> str:
     """'dgbdt-<version>-<12 hex digits of the hash of native/*.py and the format>'."""
     digest = hashlib.sha256(f"format {CACHE_FORMAT}".encode())
     for path in sorted(native_folder().glob("*.py")):
@@ -59,7 +63,7 @@ def cache_key(version):
     return f"dgbdt-{version}-{digest.hexdigest()[:12]}"
 
 
-def why_not_ours(path):
+def why_not_ours(path: str) -> str | None:
     """Create ``path`` (0700) if needed; None when it is a folder owned by this
     user, not writable by group or others, writable, in a parent folder that no
     other user can change (owned by this user or root, not writable by others
@@ -84,7 +88,7 @@ def why_not_ours(path):
     return None
 
 
-def _candidates(key):
+def _candidates(key: str) -> Iterator[tuple[str, str]]:
     """(folder, where it comes from) in order of preference."""
     given = os.environ.get("NUMBA_CACHE_DIR", "")
     if given:
@@ -104,7 +108,7 @@ def _candidates(key):
     yield os.path.join(native_folder(), "__pycache__", key), "the installed package"
 
 
-def choose_folder(key):
+def choose_folder(key: str) -> tuple[str, bool]:
     """(folder, temporary?): the first usable candidate, else a private temporary
     folder; a rejected NUMBA_CACHE_DIR is warned about (the user asked for it)."""
     for path, source in _candidates(key):
@@ -119,13 +123,13 @@ def choose_folder(key):
     return tempfile.mkdtemp(prefix=f"{key}-"), True
 
 
-def _warn(text):
+def _warn(text: str) -> None:
     if launched_rank() == 0:
         sys.stderr.write(f"dgbdt: warning: {text}\n")
         sys.stderr.flush()
 
 
-def configure(version):
+def configure(version: str) -> str:
     """Point Numba's cache at dgbdt's folder and make cache faults harmless."""
     global _FOLDER
     if _FOLDER is not None:
@@ -146,7 +150,7 @@ def configure(version):
     return folder
 
 
-def _guard_cache(folder):
+def _guard_cache(folder: str) -> None:
     """Numba's cache, for kernels cached under ``folder``: a load that fails for
     any reason compiles instead (removing the bad index), a save that fails is
     skipped, and every data file carries a SHA-256 checked before it is loaded
@@ -161,10 +165,10 @@ def _guard_cache(folder):
     load, save = cls._load_overload, cls._save_overload
     cls._dgbdt_guarded = guarded = {folder}
 
-    def ours(path):
+    def ours(path: object) -> bool:
         return any(str(path).startswith(f) for f in guarded)
 
-    def guarded_load(self, sig, target_context):
+    def guarded_load(self: Any, sig: Any, target_context: Any) -> Any:
         try:
             return load(self, sig, target_context)
         except Exception:  # noqa: BLE001 -- truncated/corrupted pickle, bad data
@@ -173,7 +177,7 @@ def _guard_cache(folder):
             _remove(getattr(self._cache_file, "_index_path", None))
             return None
 
-    def guarded_save(self, sig, data):
+    def guarded_save(self: Any, sig: Any, data: Any) -> None:
         try:
             save(self, sig, data)
         except Exception:  # noqa: BLE001 -- a full disk or a broken index: skip caching
@@ -185,7 +189,7 @@ def _guard_cache(folder):
     _checksum_data_files(caching.IndexDataCacheFile, ours)
 
 
-def _checksum_data_files(files, ours):
+def _checksum_data_files(files: Any, ours: Callable[[object], bool]) -> None:
     """Data files under our folders get a SHA-256 of their index key and bytes,
     checked before loading.  The key is in it because processes compiling
     different variants at once (mpiexec ranks on a cold cache) can each take the
@@ -195,8 +199,8 @@ def _checksum_data_files(files, ours):
     file_load, file_save = files.load, files.save
     current = {"key": b""}  # the index key of the entry being read or written
 
-    def keyed(method):
-        def call(self, key, *args):
+    def keyed(method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(self: Any, key: Any, *args: Any) -> Any:
             # repr, not pickle: a pickled Numba type carries its per-process id
             current["key"] = repr(key).encode()
             try:
@@ -206,7 +210,7 @@ def _checksum_data_files(files, ours):
 
         return call
 
-    def checked_load_data(self, name):
+    def checked_load_data(self: Any, name: str) -> Any:
         path = self._data_path(name)
         if not ours(path):
             return load_data(self, name)
@@ -216,7 +220,7 @@ def _checksum_data_files(files, ours):
             raise OSError(f"{path}: checksum mismatch")  # Numba's load: "no entry"
         return pickle.loads(data)  # as Numba's _load_data
 
-    def checked_save_data(self, name, data):
+    def checked_save_data(self: Any, name: str, data: Any) -> None:
         save_data(self, name, data)
         path = self._data_path(name)
         if ours(path):
@@ -227,12 +231,12 @@ def _checksum_data_files(files, ours):
     files.load, files.save = keyed(file_load), keyed(file_save)
 
 
-def _digest_of(key, data):
+def _digest_of(key: bytes, data: bytes) -> str:
     """SHA-256 of a cache entry: its index key (repr) and its data file's bytes."""
     return hashlib.sha256(len(key).to_bytes(8, "little") + key + data).hexdigest()
 
 
-def _read(path):
+def _read(path: str) -> str | None:
     try:
         with open(path, encoding="ascii") as fh:
             return fh.read().strip()
@@ -240,14 +244,14 @@ def _read(path):
         return None
 
 
-def _write_atomically(path, text):
+def _write_atomically(path: str, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".sha256-")
     with os.fdopen(fd, "w") as fh:
         fh.write(text)
     os.replace(tmp, path)
 
 
-def _remove(path):
+def _remove(path: str | None) -> None:
     if path:
         try:
             os.remove(path)
@@ -255,7 +259,7 @@ def _remove(path):
             pass
 
 
-def kernels_compiled():
+def kernels_compiled() -> int:
     """How many kernel variants this process compiled (Numba cache misses of
     dgbdt.native's kernels); 0 when every kernel came from the cache."""
     from numba.core.registry import CPUDispatcher  # noqa: PLC0415 - numba is imported once NUMBA_CACHE_DIR is set

@@ -19,6 +19,8 @@ and ``orientation`` other than "horizontal" / "vertical" is a ValueError where
 LightGBM draws vertically.
 """
 
+from __future__ import annotations
+
 import math
 import warnings
 from copy import deepcopy
@@ -55,7 +57,7 @@ ZERO_THRESHOLD = 1e-35
 _SHOW_INFO_NODE = ("split_gain", "internal_value", "internal_weight")
 
 
-def _pyplot(what):
+def _pyplot(what: str) -> Any:
     try:
         import matplotlib.pyplot as plt  # noqa: PLC0415 - optional dependency
     except ImportError as exc:
@@ -63,7 +65,7 @@ def _pyplot(what):
     return plt
 
 
-def _as_booster(booster):
+def _as_booster(booster: Booster | DGBDTModel) -> tuple[Booster, DGBDTModel | None]:
     """(the Booster, the estimator or None) of a Booster or a fitted estimator."""
     if isinstance(booster, Booster):
         return booster, None
@@ -77,18 +79,20 @@ def _as_booster(booster):
     raise TypeError(f"booster must be Booster or DGBDTModel, got {type(booster).__name__}.")
 
 
-def _check_not_tuple_of_2_elements(obj, obj_name):
+def _check_not_tuple_of_2_elements(obj: object, obj_name: str) -> None:
     if not isinstance(obj, tuple) or len(obj) != 2:
         raise TypeError(f"{obj_name} must be a tuple of 2 elements.")
 
 
-def _float2str(value, precision):
+def _float2str(value: Any, precision: int | None) -> str:
     if precision is not None and not isinstance(value, str):
         return f"{value:.{precision}f}"
     return str(value)
 
 
-def _new_axes(plt, ax, figsize, dpi):
+def _new_axes(
+    plt: Any, ax: Axes | None, figsize: tuple[float, float] | None, dpi: int | None
+) -> Axes:
     if ax is None:
         if figsize is not None:
             _check_not_tuple_of_2_elements(figsize, "figsize")
@@ -96,7 +100,13 @@ def _new_axes(plt, ax, figsize, dpi):
     return ax
 
 
-def _limits(ax, xlim, ylim, default_x, default_y):
+def _limits(
+    ax: Axes,
+    xlim: tuple[float, float] | None,
+    ylim: tuple[float, float] | None,
+    default_x: tuple[float, float],
+    default_y: tuple[float, float],
+) -> None:
     """Set the axes' limits: the given tuples (checked), else the defaults."""
     if xlim is not None:
         _check_not_tuple_of_2_elements(xlim, "xlim")
@@ -106,7 +116,9 @@ def _limits(ax, xlim, ylim, default_x, default_y):
     ax.set_ylim(default_y if ylim is None else ylim)
 
 
-def _labels(ax, title, xlabel, ylabel, grid):
+def _labels(
+    ax: Axes, title: str | None, xlabel: str | None, ylabel: str | None, grid: bool
+) -> None:
     if title is not None:
         ax.set_title(title)
     if xlabel is not None:
@@ -116,7 +128,12 @@ def _labels(ax, title, xlabel, ylabel, grid):
     ax.grid(grid)
 
 
-def _importances(booster, importance_type, ignore_zero, max_num_features):
+def _importances(
+    booster: Booster | DGBDTModel,
+    importance_type: str,
+    ignore_zero: bool,
+    max_num_features: int | None,
+) -> tuple[tuple[str, ...], tuple[Any, ...], str]:
     """(names, values, importance type) to plot, least important first."""
     booster, estimator = _as_booster(booster)
     if importance_type == "auto":
@@ -124,7 +141,7 @@ def _importances(booster, importance_type, ignore_zero, max_num_features):
     importance = booster.feature_importance(importance_type=importance_type)
     if not len(importance):
         raise ValueError("Booster's feature_importance is empty.")
-    tuples = sorted(zip(booster.feature_name(), importance), key=lambda x: x[1])
+    tuples = sorted(zip(booster.feature_name(), importance, strict=True), key=lambda x: x[1])
     if ignore_zero:
         tuples = [x for x in tuples if x[1] > 0]
     if max_num_features is not None and max_num_features > 0:
@@ -134,7 +151,7 @@ def _importances(booster, importance_type, ignore_zero, max_num_features):
             "No non-zero feature importances found. The model may have no splits. "
             "Use ignore_zero=False to show all features."
         )
-    labels, values = zip(*tuples)
+    labels, values = zip(*tuples, strict=True)  # (name, importance) pairs
     return labels, values, importance_type
 
 
@@ -176,7 +193,7 @@ def plot_importance(
     ax = _new_axes(plt, ax, figsize, dpi)
     ylocs = np.arange(len(values))
     ax.barh(ylocs, values, align="center", height=height, **kwargs)
-    for x, y in zip(values, ylocs):
+    for x, y in zip(values, ylocs, strict=True):
         text = _float2str(x, precision) if importance_type == "gain" else x
         ax.text(x + 1, float(y), text, va="center")
     ax.set_yticks(ylocs)
@@ -240,7 +257,7 @@ def plot_split_value_histogram(
     return ax
 
 
-def _eval_results(booster):
+def _eval_results(booster: dict | DGBDTModel) -> dict[str, dict[str, list[float]]]:
     """A deep copy of the recorded evaluation results to plot."""
     if isinstance(booster, dict):
         results = deepcopy(booster)
@@ -252,13 +269,18 @@ def _eval_results(booster):
         )
     else:
         _, estimator = _as_booster(booster)  # the TypeError for other types
+        assert estimator is not None  # not a Booster: an estimator
         results = deepcopy(estimator.evals_result_)
     if not results:
         raise ValueError("eval results cannot be empty.")
     return results
 
 
-def _metric_series(results, metric, dataset_names):
+def _metric_series(
+    results: dict[str, dict[str, list[float]]],
+    metric: str | None,
+    dataset_names: list[str] | None,
+) -> tuple[str, list[tuple[str, list[float]]]]:
     """(metric, [(dataset name, values), ...]) to plot."""
     if dataset_names is None:
         names = list(results)
@@ -336,7 +358,7 @@ _LEGEND = """<
            >"""
 
 
-def _direction(node, value):
+def _direction(node: dict[str, Any], value: float) -> str:
     """The side ("left" / "right") a feature value takes at a split node."""
     if node["decision_type"] == "==":
         if math.isnan(value) or int(value) < 0:
@@ -352,7 +374,7 @@ def _direction(node, value):
     return "left" if value <= node["threshold"] else "right"
 
 
-def _split_label(node, ctx):
+def _split_label(node: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str | None]:
     """(label, tooltip) of a split node (LightGBM's)."""
     operator = "&#8804;" if node["decision_type"] == "<=" else "="
     feature = node["split_feature"]
@@ -381,7 +403,7 @@ def _split_label(node, ctx):
     return f"<{label}>", tooltip
 
 
-def _leaf_label(node, ctx):
+def _leaf_label(node: dict[str, Any], ctx: dict[str, Any]) -> str:
     precision, show = ctx["precision"], ctx["show_info"]
     label = f"leaf {node['leaf_index']}: <B>{_float2str(node['leaf_value'], precision)}</B>"
     if "leaf_weight" in show:
@@ -393,7 +415,14 @@ def _leaf_label(node, ctx):
     return f"<{label}>"
 
 
-def _add(graph, node, ctx, parent, decision, highlight):
+def _add(
+    graph: Digraph,
+    node: dict[str, Any],
+    ctx: dict[str, Any],
+    parent: str | None,
+    decision: str | None,
+    highlight: bool,
+) -> None:
     """Add ``node`` and its subtree to ``graph``: children first, then the
     node and its edge from ``parent`` (LightGBM's order, so the sources match)."""
     color, penwidth = ("blue", "3") if highlight else ("black", "1")
@@ -427,7 +456,9 @@ def _add(graph, node, ctx, parent, decision, highlight):
         graph.edge(parent, name, decision, color=color, penwidth=penwidth)
 
 
-def _example_row(booster, example_case):
+def _example_row(
+    booster: Booster, example_case: np.ndarray | DataFrame | None
+) -> np.ndarray | None:
     """The one row of ``example_case`` as a 1-D array (category columns as
     the model's codes), or None."""
     if example_case is None:
@@ -447,7 +478,7 @@ def _example_row(booster, example_case):
     return example_case[0]
 
 
-def _graphviz_digraph(what):
+def _graphviz_digraph(what: str) -> type[Digraph]:
     try:
         from graphviz import Digraph  # noqa: PLC0415 - optional dependency
     except ImportError as exc:

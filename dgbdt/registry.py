@@ -8,17 +8,32 @@ registering an entry is all it takes to make it a valid value.
 
 from __future__ import annotations
 
+from typing import Generic, Protocol, TypeVar
 
-class Registry:
+
+class _Named(Protocol):
+    """What an entry has: its canonical name and its other spellings."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+_E = TypeVar("_E", bound=_Named)
+
+
+class Registry(Generic[_E]):
     """Entries by canonical name (``entries``) and every accepted spelling
     mapped to its canonical name (``aliases``: for each entry its name, then
     its aliases, entries in registration order)."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, object] = {}
+        self.entries: dict[str, _E] = {}
         self.aliases: dict[str, str] = {}
 
-    def add(self, entry):
+    def add(self, entry: _E) -> _E:
         """Register ``entry`` and return it (usable as a class decorator).
 
         A spelling may name one entry only: a second one is a RuntimeError at

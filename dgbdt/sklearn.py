@@ -17,8 +17,8 @@ import dataclasses
 import inspect
 import os
 import warnings
-from collections.abc import Callable
-from typing import Any, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias, TypeVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,10 +34,10 @@ from .booster import Booster
 from .boosting.callbacks import record_evaluation
 from .data.categorical import category_codes
 from .data.dataset import Dataset
-from .distributed.comm import world_comm
+from .distributed.comm import SerialComm, world_comm
 from .engine import train
 from .objective.objectives import OBJECTIVES
-from .params.table import ALIASES, PARAMS, canonical_name, default_metric, resolve_params
+from .params.table import ALIASES, PARAMS, canonical_name, default_metric, parse_param
 from .treelearner.learners import shards_rows
 
 try:  # scikit-learn >= 1.6
@@ -53,16 +53,19 @@ _X_DTYPES = [np.float64, np.float32]
 _ACCEPT_SPARSE = ["csr", "csc", "coo"]
 
 # Types of the public signatures, loosely LightGBM's (hints only: nothing checks them).
-_MatrixLike = ArrayLike | spmatrix  # arrays, lists of rows, DataFrames, scipy sparse
+_MatrixLike: TypeAlias = ArrayLike | spmatrix  # arrays, lists of rows, DataFrames, scipy sparse
 _CustomFunction = Callable[..., Any]  # func(y_true, y_pred[, weight[, group]])
 _EvalSet = tuple[_MatrixLike, ArrayLike] | list[tuple[_MatrixLike, ArrayLike]]
 _PerEvalSet = list[ArrayLike | None] | dict[int, ArrayLike]  # eval_* lists
 _EvalMetric = str | _CustomFunction | list[str | _CustomFunction]
 # (Union: the forward reference to DGBDTModel, a string, takes no "|")
 _InitModel = Union[str, os.PathLike, Booster, "DGBDTModel"]  # noqa: UP007
+_Objective: TypeAlias = str | _CustomFunction
+# an estimator's private steps that return self, typed as the estimator's class
+_Estimator = TypeVar("_Estimator", bound="DGBDTModel")
 
 
-def _validate_data(estimator, X, y="no_validation", **kw):
+def _validate_data(estimator: BaseEstimator, X: Any, y: Any = "no_validation", **kw: Any) -> Any:
     """``sklearn.utils.validation.validate_data`` with a fallback for scikit-learn < 1.6."""
     if _sk_validate_data is not None:
         return _sk_validate_data(estimator, X, y, **kw)
@@ -70,7 +73,7 @@ def _validate_data(estimator, X, y="no_validation", **kw):
     return estimator._validate_data(X, y, **kw)  # pragma: no cover
 
 
-def _check_sample_weight_compat(sample_weight, X):
+def _check_sample_weight_compat(sample_weight: ArrayLike, X: Any) -> np.ndarray:
     # Non-negative, one per row, float64; all-zero weights are an error (scikit-learn >= 1.9
     # raises "Sample weights must contain at least one non-zero number").
     try:
@@ -84,7 +87,7 @@ def _check_sample_weight_compat(sample_weight, X):
     return sw
 
 
-def _n_threads(n_jobs):
+def _n_threads(n_jobs: int | None) -> int:
     """joblib's convention: None or -1 -> all cores (0 for the engine), -2 -> all but one."""
     if n_jobs is None:
         return 0
@@ -94,7 +97,7 @@ def _n_threads(n_jobs):
     return n_jobs
 
 
-def _seed(random_state):
+def _seed(random_state: int | np.random.RandomState | np.random.Generator | None) -> int | None:
     """An int seed, or None (the engine's default) for random_state=None."""
     if random_state is None or isinstance(random_state, (int, np.integer)):
         return None if random_state is None else int(random_state)
@@ -103,7 +106,7 @@ def _seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def _n_positional_args(func):
+def _n_positional_args(func: _CustomFunction) -> int:
     """Number of positional parameters of a user callable (2, 3 or 4 as in LightGBM)."""
     try:
         params = inspect.signature(func).parameters.values()
@@ -120,7 +123,7 @@ class _LabelFunctionWrapper:
     (n, n_classes).  Wraps custom objectives (-> (grad, hess)) and custom eval
     metrics (-> (name, value, is_higher_better) or a list of them)."""
 
-    def __init__(self, func, what):
+    def __init__(self, func: _CustomFunction, what: str) -> None:
         self.func = func
         self.argc = _n_positional_args(func)
         if self.argc < 2 or self.argc > 4:
@@ -129,7 +132,7 @@ class _LabelFunctionWrapper:
                 f"(y_true, y_pred[, weight[, group]]), got {self.argc}"
             )
 
-    def __call__(self, preds, dataset):
+    def __call__(self, preds: np.ndarray, dataset: Dataset) -> Any:
         labels = dataset.get_label()
         if self.argc == 2:
             return self.func(labels, preds)
@@ -139,7 +142,7 @@ class _LabelFunctionWrapper:
         return self.func(labels, preds, dataset.get_weight(), dataset.get_group())
 
 
-def _eval_list(value, name, n):
+def _eval_list(value: _PerEvalSet | None, name: str, n: int) -> list[Any]:
     """The i-th entry of an eval_* list (or None)."""
     if value is None:
         return [None] * n
@@ -157,29 +160,29 @@ class _FitArgs:
     """What the user gave to ``fit`` (X and y as given: the training pair is
     recognised inside ``eval_set`` by identity)."""
 
-    X: object
-    y: object
-    sample_weight: object = None
-    init_score: object = None
-    group: object = None  # ranker: query sizes
-    eval_set: object = None
-    eval_names: object = None
-    eval_sample_weight: object = None
-    eval_init_score: object = None
-    eval_group: object = None  # ranker: query sizes of each eval_set entry
-    eval_metric: object = None
-    feature_name: object = "auto"
-    categorical_feature: object = "auto"
-    callbacks: object = None
-    init_model: object = None
+    X: Any
+    y: Any
+    sample_weight: ArrayLike | None = None
+    init_score: ArrayLike | None = None
+    group: ArrayLike | None = None  # ranker: query sizes
+    eval_set: _EvalSet | None = None
+    eval_names: list[str] | None = None
+    eval_sample_weight: _PerEvalSet | None = None
+    eval_init_score: _PerEvalSet | None = None
+    eval_group: _PerEvalSet | None = None  # ranker: query sizes of each eval_set entry
+    eval_metric: _EvalMetric | None = None
+    feature_name: Sequence[str] | Literal["auto"] | None = "auto"
+    categorical_feature: Sequence[int | str] | Literal["auto"] | None = "auto"
+    callbacks: list[Callable] | None = None
+    init_model: _InitModel | None = None
 
     @classmethod
-    def of(cls, values):
+    def of(cls, values: Mapping[str, Any]) -> _FitArgs:
         """From a fit's ``locals()`` (a field the fit lacks keeps its default)."""
         return cls(**{f.name: values.get(f.name, f.default) for f in dataclasses.fields(cls)})
 
 
-def _has_category_columns(X):
+def _has_category_columns(X: Any) -> bool:
     return (
         hasattr(X, "dtypes")
         and hasattr(X, "iloc")
@@ -187,7 +190,7 @@ def _has_category_columns(X):
     )
 
 
-def _category_codes_of(X):
+def _category_codes_of(X: Any) -> Any:
     """What scikit-learn's checks see of ``X``: a DataFrame's category columns as
     their float codes (NaN: missing); any other X as it is."""
     if not _has_category_columns(X):
@@ -199,7 +202,9 @@ def _category_codes_of(X):
     return out
 
 
-def _metric_params(params, eval_metric, objective):
+def _metric_params(
+    params: dict[str, Any], eval_metric: _EvalMetric | None, objective: _Objective
+) -> list[_LabelFunctionWrapper]:
     """Sets ``params["metric"]``: the built-in metrics named in ``eval_metric``
     first, then the params' metric (or the objective's default, which the engine
     picks when "metric" is absent); returns the callables of ``eval_metric`` as
@@ -222,7 +227,7 @@ def _metric_params(params, eval_metric, objective):
     return fevals
 
 
-def _classifier_metric_names(eval_metric, n_classes):
+def _classifier_metric_names(eval_metric: _EvalMetric | None, n_classes: int) -> _EvalMetric | None:
     """ "logloss"/"error" (and the other kind's names) as the binary or multiclass
     metric the number of classes requires."""
     if eval_metric is None or callable(eval_metric):
@@ -345,12 +350,12 @@ class DGBDTModel(BaseEstimator):
         self.importance_type = importance_type
         # Extra training parameters given as keyword arguments (private: scikit-learn's
         # check_no_attributes_set_in_init ignores names starting with "_").
-        self._other_params = {}
+        self._other_params: dict[str, Any] = {}
         self.set_params(**kwargs)
 
     # -- scikit-learn plumbing ------------------------------------------------
     @classmethod
-    def _signature_params(cls):
+    def _signature_params(cls) -> set[str]:
         return set(cls._get_param_names())
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -368,14 +373,14 @@ class DGBDTModel(BaseEstimator):
                 self._other_params[key] = value
         return self
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         tags.input_tags.sparse = True
         return tags
 
     # -- parameters -----------------------------------------------------------
-    def _train_params(self, objective):
+    def _train_params(self, objective: _Objective) -> tuple[dict[str, Any], _Objective]:
         """The params dict given to dgbdt.train (n_estimators goes in num_boost_round)."""
         params = self.get_params(deep=False)
         for key in (
@@ -412,11 +417,11 @@ class DGBDTModel(BaseEstimator):
             params["num_threads"] = _n_threads(self.n_jobs)
         return params, objective
 
-    def _in_kwargs(self, canonical):
+    def _in_kwargs(self, canonical: str) -> bool:
         return any(ALIASES.get(k) == canonical for k in self._other_params)
 
     # -- fit ------------------------------------------------------------------
-    def _validate_X(self, X, reset):
+    def _validate_X(self, X: Any, reset: bool) -> Any:
         checked = _validate_data(
             self,
             _category_codes_of(X),
@@ -428,7 +433,17 @@ class DGBDTModel(BaseEstimator):
         )
         return X if _has_category_columns(X) else checked
 
-    def _fit(self, args, *, X, y, objective, extra_params, comm, encode_y=None):
+    def _fit(
+        self: _Estimator,
+        args: _FitArgs,
+        *,
+        X: Any,
+        y: np.ndarray,
+        objective: _Objective,
+        extra_params: dict[str, Any],
+        comm: SerialComm | None,
+        encode_y: Callable[[ArrayLike], np.ndarray] | None = None,
+    ) -> _Estimator:
         """The fit shared by both estimators.
 
         ``args`` holds what the user gave to fit (``_FitArgs``); ``X``/``y`` are
@@ -459,7 +474,7 @@ class DGBDTModel(BaseEstimator):
             check_is_fitted(init_model)
             init_model = init_model.booster_
         callbacks = list(args.callbacks) if args.callbacks is not None else []
-        evals_result = {}
+        evals_result: dict[str, dict[str, list[float]]] = {}
         callbacks.append(record_evaluation(evals_result))
         booster = train(
             params,
@@ -473,11 +488,18 @@ class DGBDTModel(BaseEstimator):
         )
         return self._record_fit(booster, objective, evals_result)
 
-    def _valid_sets(self, args, train_set, feature_name, encode_y):
+    def _valid_sets(
+        self,
+        args: _FitArgs,
+        train_set: Dataset,
+        feature_name: Sequence[str] | Literal["auto"] | None,
+        encode_y: Callable[[ArrayLike], np.ndarray] | None,
+    ) -> tuple[list[Dataset], list[str]]:
         """(valid_sets, valid_names) of ``eval_set``: the training pair itself is
         train_set (evaluated on the training scores, skipped by early stopping,
         as in LightGBM)."""
-        valid_sets, valid_names = [], []
+        valid_sets: list[Dataset] = []
+        valid_names: list[str] = []
         eval_set = args.eval_set
         if eval_set is None:
             return valid_sets, valid_names
@@ -517,7 +539,12 @@ class DGBDTModel(BaseEstimator):
                 valid_names.append("training" if is_train else f"valid_{i}")
         return valid_sets, valid_names
 
-    def _record_fit(self, booster, objective, evals_result):
+    def _record_fit(
+        self: _Estimator,
+        booster: Booster,
+        objective: _Objective,
+        evals_result: dict[str, dict[str, list[float]]],
+    ) -> _Estimator:
         self.booster_ = booster
         self.objective_ = objective
         self.evals_result_ = evals_result
@@ -533,8 +560,13 @@ class DGBDTModel(BaseEstimator):
 
     # -- predict --------------------------------------------------------------
     def _predict_raw(
-        self, X, raw_score=False, num_iteration=None, pred_leaf=False, pred_contrib=False
-    ):
+        self,
+        X: _MatrixLike,
+        raw_score: bool = False,
+        num_iteration: int | None = None,
+        pred_leaf: bool = False,
+        pred_contrib: bool = False,
+    ) -> Any:  # Booster.predict's: an array, or sparse matrices (pred_contrib on sparse X)
         check_is_fitted(self, "booster_")
         X = self._validate_X(X, reset=False)
         return self.booster_.predict(
@@ -573,25 +605,27 @@ class DGBDTModel(BaseEstimator):
         check_is_fitted(self, "booster_")
         return self.booster_.feature_name()
 
-    def _sharded_comm(self):
+    def _sharded_comm(self) -> SerialComm | None:
         """The world communicator when rows are sharded over several ranks
         (data- and voting-parallel under mpiexec), else None."""
         learner = self.tree_learner
         for key, value in self._other_params.items():
             if canonical_name(key) == "tree_learner":
                 learner = value
-        if not shards_rows(PARAMS["tree_learner"].choices.get(str(learner).lower(), "serial")):
+        choices = PARAMS["tree_learner"].choices
+        assert choices is not None  # tree_learner is a choice parameter
+        if not shards_rows(choices.get(str(learner).lower(), "serial")):
             return None
 
         time_out = [
             v for k, v in self._other_params.items() if ALIASES.get(str(k).strip()) == "time_out"
         ]
-        comm = world_comm(
-            resolve_params({"time_out": time_out[0]})["time_out"] if time_out else None
-        )
+        comm = world_comm(parse_param("time_out", time_out[0]) if time_out else None)
         return comm if comm.size > 1 else None
 
-    def _validate_Xy(self, X, y, comm, y_numeric=False):
+    def _validate_Xy(
+        self, X: Any, y: Any, comm: SerialComm | None, y_numeric: bool = False
+    ) -> tuple[Any, Any]:
         """Validated (X, y) of a fit: rows are needed on this rank (2) unless rows
         are sharded over ranks (``comm``; a rank with no rows still takes part)."""
         Xv, yv = _validate_data(
@@ -681,13 +715,15 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
     :class:`DGBDTModel` for the parameters.
     """
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         tags.classifier_tags.multi_label = False
         return tags
 
-    def _encode_labels(self, y, comm):
+    def _encode_labels(
+        self, y: np.ndarray, comm: SerialComm | None
+    ) -> tuple[LabelEncoder, np.ndarray]:
         """(LabelEncoder fitted on every rank's labels, this rank's encoded ``y``)."""
         check_classification_targets(y)
         encoder = LabelEncoder().fit(self._global_labels(y, comm))
@@ -700,7 +736,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         return encoder, encoder.transform(y).astype(np.float64)
 
     @staticmethod
-    def _global_labels(y, comm):
+    def _global_labels(y: np.ndarray, comm: SerialComm | None) -> np.ndarray:
         """The distinct labels of every rank's ``y`` under row-sharded training
         (a rank's shard may lack a class); this rank's ``y`` otherwise."""
         if comm is None:
@@ -709,7 +745,12 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         return np.concatenate([np.asarray(u) for u in comm.per_rank_objects(np.unique(y))])
 
     @staticmethod
-    def _class_totals(y_enc, n_classes, comm, weights=None):
+    def _class_totals(
+        y_enc: np.ndarray,
+        n_classes: int,
+        comm: SerialComm | None,
+        weights: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Per-class row counts (or weight sums) over every rank's rows."""
         totals = np.bincount(y_enc.astype(np.int64), weights=weights, minlength=n_classes)
         return totals if comm is None else comm.total(totals)
@@ -752,7 +793,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             objective = "multiclass" if n_classes > 2 else "binary"
         args.eval_metric = _classifier_metric_names(args.eval_metric, n_classes)
 
-        def encode(labels):
+        def encode(labels: ArrayLike) -> np.ndarray:
             labels = np.asarray(labels).ravel()
             unknown = np.setdiff1d(labels, classes)
             if unknown.size:
@@ -775,7 +816,14 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             encode_y=encode,
         )
 
-    def _class_sample_weight(self, sample_weight, X, y_enc, encoder, comm):
+    def _class_sample_weight(
+        self,
+        sample_weight: ArrayLike | None,
+        X: Any,
+        y_enc: np.ndarray,
+        encoder: LabelEncoder,
+        comm: SerialComm | None,
+    ) -> ArrayLike | None:
         """The sample weights with ``class_weight`` applied (None without either)."""
         classes = encoder.classes_
         class_weight = self.class_weight
@@ -810,9 +858,9 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             )
         return w
 
-    def _num_class_params(self, objective, n_classes):
+    def _num_class_params(self, objective: _Objective, n_classes: int) -> dict[str, int]:
         """num_class (and any alias of it given in **kwargs) for a multiclass fit."""
-        extra = {}
+        extra: dict[str, int] = {}
         multiclass_objective = isinstance(objective, str) and OBJECTIVES.canonical(
             objective.strip().lower()
         ) in ("multiclass", "multiclassova")
@@ -822,7 +870,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             extra["num_class"] = n_classes
         return extra
 
-    def _uses_custom_objective(self):
+    def _uses_custom_objective(self) -> bool:
         check_is_fitted(self, "booster_")
         return callable(self.objective_)
 
@@ -901,7 +949,7 @@ class DGBDTRanker(DGBDTModel):
     it neither a classifier nor a regressor.
     """
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True  # fit needs y (and group)
         return tags
@@ -951,7 +999,9 @@ class DGBDTRanker(DGBDTModel):
         return self._fit(args, X=Xv, y=yv, objective=objective, extra_params=extra, comm=comm)
 
     @staticmethod
-    def _check_groups(group, eval_set, eval_group):
+    def _check_groups(
+        group: ArrayLike | None, eval_set: _EvalSet | None, eval_group: _PerEvalSet | None
+    ) -> None:
         """LightGBM's checks: group is required, and eval_group with eval_set,
         one entry per eval_set entry."""
         if group is None:
@@ -967,7 +1017,7 @@ class DGBDTRanker(DGBDTModel):
                 f"eval_set ({n_sets})"
             )
 
-    def _eval_at_params(self, eval_at):
+    def _eval_at_params(self, eval_at: list[int] | tuple[int, ...]) -> dict[str, list[int]]:
         """{"eval_at": eval_at}, unless an alias of it is among the parameters:
         that one wins, with LightGBM's warning."""
         given = [k for k in self._other_params if ALIASES.get(k) == "eval_at"]

@@ -29,6 +29,6 @@ STREAM_CV_FOLDS = 9  # each row's (or query's) fold of keyed cv folds (dgbdt.cv)
 STREAM_STRIDE = 1_000_003
 
 
-def stream_key(stream, index):
+def stream_key(stream: int, index: int) -> int:
     """The generator's stream key for round or tree ``index`` of ``stream``."""
     return stream * STREAM_STRIDE + index

@@ -91,20 +91,20 @@ def _warm_kernels():
     try:
         _warm_direct_calls()
     except Exception as exc:  # noqa: BLE001
-        warnings.warn(f"warming kernels directly failed: {exc!r}")
+        warnings.warn(f"warming kernels directly failed: {exc!r}", stacklevel=1)
     # --- ranking metrics (dgbdt.native.rank_metric): ndcg@k, map@k and query
     # weights, reached in MPI ranks by tests/mpi/rank_metrics.py
     try:
         _warm_rank_metrics()
     except Exception as exc:  # noqa: BLE001
-        warnings.warn(f"warming the ranking metric kernels failed: {exc!r}")
+        warnings.warn(f"warming the ranking metric kernels failed: {exc!r}", stacklevel=1)
     # --- SHAP contributions (dgbdt.native.shap), reached in MPI ranks by
     # `dgbdt predict predict_contrib=true` (tests/test_shap.py)
     try:
         shap_model = dgbdt.train(base, dgbdt.Dataset(X_nan, label=y_reg), num_boost_round=2)
         shap_model.predict(X_nan, pred_contrib=True)
     except Exception as exc:  # noqa: BLE001
-        warnings.warn(f"warming the SHAP kernel failed: {exc!r}")
+        warnings.warn(f"warming the SHAP kernel failed: {exc!r}", stacklevel=1)
     # --- end SHAP
 
 

@@ -59,5 +59,5 @@ def run_mpi_file(n_ranks, path, *args, timeout=120):
         out, err = proc.communicate()
         raise AssertionError(
             f"mpiexec -n {n_ranks} {path} timed out after {timeout} s\n{err[-3000:]}"
-        )
+        ) from None  # the message says it all: no TimeoutExpired chained to it
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)

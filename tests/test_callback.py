@@ -34,7 +34,7 @@ def _hist(name, values, higher_better=False, data="valid_0"):
 
 
 def _zip(*histories):
-    return [sum(items, []) for items in zip(*histories)]
+    return [sum(items, []) for items in zip(*histories, strict=True)]
 
 
 def test_callback_env_fields():

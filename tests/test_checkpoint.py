@@ -64,7 +64,7 @@ def assert_same_trees(a, b):
     """Every tree array equal bit for bit (float arrays compared as bytes, so
     -0.0 != 0.0 and any last-bit difference fails)."""
     assert a.num_trees() == b.num_trees()
-    for i, (ta, tb) in enumerate(zip(a.trees, b.trees)):
+    for i, (ta, tb) in enumerate(zip(a.trees, b.trees, strict=True)):
         assert ta.n_leaves == tb.n_leaves, f"tree {i}"
         for name in NODE_FIELDS + LEAF_FIELDS:
             x, y = getattr(ta, name), getattr(tb, name)
@@ -309,7 +309,9 @@ def test_a_killed_job_resumes_on_another_number_of_ranks(tmp_path, quantized):
     X = rng.normal(size=(3000, 6))
     y = (X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=3000) > 0).astype(int)
     data = tmp_path / "train.csv"
-    data.write_text("".join(f"{t}," + ",".join(f"{v:.6f}" for v in r) + "\n" for t, r in zip(y, X)))
+    data.write_text(
+        "".join(f"{t}," + ",".join(f"{v:.6f}" for v in r) + "\n" for t, r in zip(y, X, strict=True))
+    )
     common = [
         f"data={data}",
         "objective=binary",
@@ -354,7 +356,7 @@ def test_a_killed_job_resumes_on_another_number_of_ranks(tmp_path, quantized):
     if quantized:
         assert json.dumps(a["trees"]) == json.dumps(b["trees"])
         assert a["init_score"] == b["init_score"]
-    for ta, tb in zip(a["trees"], b["trees"]):
+    for ta, tb in zip(a["trees"], b["trees"], strict=True):
         assert ta["split_feature"] == tb["split_feature"]
         assert ta["threshold"] == tb["threshold"]
         np.testing.assert_allclose(ta["leaf_value"], tb["leaf_value"], rtol=1e-9, atol=1e-12)

@@ -247,7 +247,7 @@ def test_snapshots_and_resume_give_the_uninterrupted_model(tmp_path):
     )
     a, b = dgbdt.Booster(model_file=full), dgbdt.Booster(model_file=resumed)
     assert a.num_trees() == b.num_trees() == 10
-    for ta, tb in zip(a.trees, b.trees):
+    for ta, tb in zip(a.trees, b.trees, strict=True):
         np.testing.assert_array_equal(ta.split_feature, tb.split_feature)
         np.testing.assert_array_equal(ta.threshold, tb.threshold)
         np.testing.assert_array_equal(ta.leaf_value, tb.leaf_value)
@@ -318,7 +318,7 @@ def test_predict_with_a_model_of_another_width(tmp_path, capsys):
 
 
 def _labelled_csv(path, X, y, label_at=0):
-    rows = [np.insert(np.round(x, 4), label_at, t) for x, t in zip(X, y)]
+    rows = [np.insert(np.round(x, 4), label_at, t) for x, t in zip(X, y, strict=True)]
     path.write_text("".join(",".join(f"{v:g}" for v in r) + "\n" for r in rows))
     return path
 
@@ -439,7 +439,7 @@ def test_libsvm_validation_rows_may_stop_before_the_last_feature(tmp_path):
         path.write_text(
             "".join(
                 f"{int(t)} " + " ".join(f"{j}:{v:.4f}" for j, v in enumerate(r) if v) + "\n"
-                for r, t in zip(X, y)
+                for r, t in zip(X, y, strict=True)
             )
         )
         return path
@@ -495,7 +495,7 @@ def test_predict_remembers_one_based_libsvm_and_hints_at_headers(tmp_path, capsy
     one_based.write_text(
         "".join(
             f"{int(t)} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(r)) + "\n"
-            for r, t in zip(X, y)
+            for r, t in zip(X, y, strict=True)
         )
     )
     model = tmp_path / "m.json"

@@ -36,7 +36,7 @@ def write_csv(path, n_rows=2400, seed=0, header=True):
     lines = [",".join(["y"] + [f"f{j}" for j in range(8)])] if header else []
     lines += [
         f"{int(t)}," + ",".join("" if np.isnan(v) else repr(float(v)) for v in row)
-        for t, row in zip(y, X)
+        for t, row in zip(y, X, strict=True)
     ]
     path.write_text("\n".join(lines) + "\n")
     path.with_name(path.name + ".weight").write_text(
@@ -98,7 +98,7 @@ def test_gzip_pre_partition_voting_and_feature_modes(tmp_path):
                 if not np.isnan(v) and (j < 7 or r < 50)
             )
             + "\n"
-            for r, (t, row) in enumerate(zip(read_data(data).label, X))
+            for r, (t, row) in enumerate(zip(read_data(data).label, X, strict=True))
         )
     )
     assert run(["train", f"data={svm}", *TRAIN, f"output_model={tmp_path / 'svm1.json'}"]) == 0
@@ -235,7 +235,9 @@ def test_feature_parallel_reads_every_column_of_a_long_first_line(tmp_path):
     X = rng.integers(100_000, 1_000_000, size=(40, n_features))
     y = (X[:, 0] > 550_000).astype(int)
     data = tmp_path / "wide.csv"
-    data.write_text("".join(f"{t}," + ",".join(map(str, r)) + "\n" for t, r in zip(y, X)))
+    data.write_text(
+        "".join(f"{t}," + ",".join(map(str, r)) + "\n" for t, r in zip(y, X, strict=True))
+    )
     assert len(data.read_text().split("\n", 1)[0]) > 1 << 16
     result = cli_mpi(
         2,

@@ -38,6 +38,7 @@ from dgbdt.io import (
     read_row_part,
 )
 from dgbdt.io.querycuts import _nearest_boundary
+from dgbdt.params.table import resolve_params
 
 
 def _lightgbm_examples():
@@ -199,7 +200,8 @@ def training_sets(tmp_path, *args):
     io, params = parse_arguments(
         [*args, "objective=regression", f"output_model={tmp_path / 'model.json'}"]
     )
-    cfg, comm = _training_world(io, params)
+    cfg = resolve_params(params)
+    comm = _training_world(io, cfg)
     return _training_sets(io, cfg, comm)
 
 
@@ -392,7 +394,7 @@ def test_feature_parallel_blocks_hold_every_query(tmp_path):
     path = write_queries(tmp_path / "data.csv", [4, 1, 6], "csv", header=True)
     options = read_options("csv", header=True)
     whole = read_data(path, **options)
-    for loaded, block in on_ranks(2, lambda comm: read_column_block(path, comm, options)):
+    for loaded, _block in on_ranks(2, lambda comm: read_column_block(path, comm, options)):
         np.testing.assert_array_equal(loaded.group, whole.group)
         np.testing.assert_array_equal(loaded.query_ids, whole.query_ids)
         np.testing.assert_array_equal(loaded.position, whole.position)

@@ -51,7 +51,7 @@ def test_one_process_engine_helpers():
 
 def test_three_ranks_engine_helpers(tmp_path):
     out = tmp_path / "out.json"
-    result = run_mpi(3, "comm_helpers_more.py", out, timeout=90)
+    result = run_mpi(3, "comm_engine_helpers.py", out, timeout=90)
     assert result.returncode == 0, result.stderr
     got = json.loads(out.read_text())
     assert got == {

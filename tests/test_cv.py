@@ -224,7 +224,7 @@ def test_cvbooster_forwards_and_saves(tmp_path):
         dgbdt.CVBooster().model_from_string(booster.model_to_string()),
     ):
         assert again.best_iteration == booster.best_iteration == -1
-        for a, b in zip(again.predict(X[:7]), predictions):
+        for a, b in zip(again.predict(X[:7]), predictions, strict=True):
             np.testing.assert_array_equal(a, b)
 
 
@@ -252,7 +252,7 @@ def test_keyed_folds():
         np.testing.assert_array_equal(test, np.flatnonzero(ids == k))
         assert len(train) + len(test) == 4000
     groups = np.repeat(np.arange(100), 3)
-    for train, test in folds.split(np.empty(300), groups=groups):
+    for _train, test in folds.split(np.empty(300), groups=groups):
         assert np.all(np.bincount(groups[test]) % 3 == 0)
     assert not np.array_equal(ids, dgbdt.KeyedKFold(4, seed=3).fold_ids(4000))
     with pytest.raises(ValueError, match="at least 2"):

@@ -376,7 +376,7 @@ def write_table(path, X, y, sep=",", header=None, extra=None):
     lines = [sep.join(name for name, _ in columns)] if header else []
     lines += [
         sep.join("" if np.isnan(v) else repr(float(v)) for v in row)
-        for row in zip(*(values for _, values in columns))
+        for row in zip(*(values for _, values in columns), strict=True)
     ]
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -417,7 +417,7 @@ def test_dataset_of_libsvm_with_qid_and_position_file(tmp_path):
     qid = np.repeat(np.arange(len(group)) + 7, group)
     lines = [
         f"{t:g} qid:{q} " + " ".join(f"{j}:{float(v)!r}" for j, v in enumerate(row))
-        for t, q, row in zip(y, qid, X)
+        for t, q, row in zip(y, qid, X, strict=True)
     ]
     path = tmp_path / "r.svm"
     path.write_text("\n".join(lines) + "\n")

@@ -50,7 +50,7 @@ def test_serial_training_leaves_the_datasets_unchanged():
     dgbdt.train(params, train_set, 2, valid_sets=[valid], init_model=first)
     dgbdt.train({**params, "boost_from_average": False}, plain, 2)
     assert params == given
-    for ds, was in zip((train_set, valid, plain), before):
+    for ds, was in zip((train_set, valid, plain), before, strict=True):
         _assert_unchanged(ds, was)
 
 

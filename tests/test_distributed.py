@@ -46,7 +46,7 @@ def serial_model(params, n_rounds):
 def assert_same_trees(a, b):
     """Same split features and thresholds, tree by tree."""
     assert a.num_trees() == b.num_trees()
-    for i, (ta, tb) in enumerate(zip(a.trees, b.trees)):
+    for i, (ta, tb) in enumerate(zip(a.trees, b.trees, strict=True)):
         assert ta.n_leaves == tb.n_leaves, f"tree {i}"
         np.testing.assert_array_equal(ta.split_feature, tb.split_feature, err_msg=f"tree {i}")
         np.testing.assert_array_equal(ta.threshold, tb.threshold, err_msg=f"tree {i}")

@@ -47,7 +47,7 @@ def test_distributed_trees_equal_one_process(distributed, name, learner):
     serial = dgbdt.train(case_params(name, "serial"), dgbdt.Dataset(X, y), N_ROUNDS)
     for k in (2, 3):
         model = dgbdt.Booster(model_str=distributed[k][f"{name}-{learner}"])
-        for i, (a, b) in enumerate(zip(model.trees, serial.trees)):
+        for i, (a, b) in enumerate(zip(model.trees, serial.trees, strict=True)):
             np.testing.assert_array_equal(a.split_feature, b.split_feature, err_msg=f"K={k} {i}")
             np.testing.assert_array_equal(a.threshold_bin, b.threshold_bin, err_msg=f"K={k} {i}")
         np.testing.assert_allclose(model.predict(X), serial.predict(X), atol=1e-9)

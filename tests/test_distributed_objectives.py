@@ -64,7 +64,7 @@ def test_data_parallel_equals_one_process(distributed, name):
         got = distributed[k][f"{name}-0"]
         model = dgbdt.Booster(model_str=got["model"])
         assert model.num_trees() == serial.num_trees()
-        for i, (a, b) in enumerate(zip(model.trees, serial.trees)):
+        for i, (a, b) in enumerate(zip(model.trees, serial.trees, strict=True)):
             np.testing.assert_array_equal(
                 a.split_feature, b.split_feature, err_msg=f"K={k} tree {i}"
             )

@@ -55,7 +55,7 @@ def test_ranking_on_k_ranks_equals_one_process(distributed, name):
         got = distributed[k][name]
         model = dgbdt.Booster(model_str=got["model"])
         assert model.num_trees() == serial.num_trees() == N_ROUNDS
-        for i, (a, b) in enumerate(zip(model.trees, serial.trees)):
+        for i, (a, b) in enumerate(zip(model.trees, serial.trees, strict=True)):
             np.testing.assert_array_equal(a.split_feature, b.split_feature, err_msg=f"K={k} {i}")
             np.testing.assert_array_equal(a.threshold, b.threshold, err_msg=f"K={k} tree {i}")
         np.testing.assert_allclose(

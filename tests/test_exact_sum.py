@@ -65,7 +65,9 @@ def test_grouped_sums_are_fsum_of_each_group_in_any_row_order(values, cuts, seed
     bounds = np.array(sorted({0, len(x), *(c for c in cuts if c <= len(x))}))
     begin, count = bounds[:-1], np.diff(bounds)
     got = grouped_exact_sums(SerialComm(), x, rows, begin, count)
-    assert got == [math.fsum(x[rows[b : b + c]].astype(np.float64)) for b, c in zip(begin, count)]
+    assert got == [
+        math.fsum(x[rows[b : b + c]].astype(np.float64)) for b, c in zip(begin, count, strict=True)
+    ]
 
 
 def test_grouped_sums_cover_subnormals_and_the_float32_range():

@@ -75,7 +75,7 @@ def _assert_same(ours, theirs, path=""):
             _assert_same(ours[key], theirs[key], f"{path}/{key}")
     elif isinstance(ours, list):
         assert len(ours) == len(theirs), path
-        for i, (a, b) in enumerate(zip(ours, theirs)):
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
             _assert_same(a, b, f"{path}[{i}]")
     elif isinstance(ours, float):
         assert math.isclose(ours, theirs, rel_tol=1e-14, abs_tol=1e-300), (path, ours, theirs)

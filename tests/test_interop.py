@@ -47,7 +47,7 @@ def _far_from_thresholds(booster, T, gap=1e-5):
     threshold of its feature: float32 comparisons (ONNX) decide them alike."""
     thresholds = {}
     for tree in booster.trees:
-        for f, t in zip(tree.split_feature, tree.threshold):
+        for f, t in zip(tree.split_feature, tree.threshold, strict=True):
             thresholds.setdefault(int(f), []).append(t)
     keep = np.ones(len(T), bool)
     for f, ts in thresholds.items():

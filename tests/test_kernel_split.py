@@ -123,6 +123,7 @@ def feature_candidates(hist, start, n_bins, nan_bin, most_freq_bin, totals):
         running(EPS, [h[k] for k in order]),
         running(0.0, [c[k] for k in order]),
         order,
+        strict=True,
     ):
         out.append((t - 1, reverse_dl, (G - rg, H - rh, n - rc), (rg, rh, rc)))
     if na:
@@ -137,7 +138,9 @@ def feature_candidates(hist, start, n_bins, nan_bin, most_freq_bin, totals):
         lgs = running(first[0], g[1 : n_bins - 1])
         lhs = running(first[1], h[1 : n_bins - 1])
         lcs = running(first[2], c[1 : n_bins - 1])
-        for t, left in enumerate(zip([first[0]] + lgs, [first[1]] + lhs, [first[2]] + lcs)):
+        for t, left in enumerate(
+            zip([first[0]] + lgs, [first[1]] + lhs, [first[2]] + lcs, strict=True)
+        ):
             out.append((t, False, left, (G - left[0], H - left[1], n - left[2])))
     return out
 

@@ -61,7 +61,7 @@ def run_field_counts(data, sep):
 def naive_count_rows(data, sep, n_fields):
     counts, _ = naive_field_counts(data, sep)
     rows = 0
-    for i, (c, line) in enumerate(zip(counts, lines_of(data))):
+    for i, (c, line) in enumerate(zip(counts, lines_of(data), strict=True)):
         if c > 0:
             if c != n_fields or naive_stray(line):
                 return -1 - i
@@ -160,7 +160,7 @@ def test_libsvm_qids_match_naive(seed):
         want_kinds, want_qids = naive_qids(data)
         assert kinds.tolist() == want_kinds, data
         assert [
-            q if k == LINE_QID else 0 for q, k in zip(qids.tolist(), want_kinds)
+            q if k == LINE_QID else 0 for q, k in zip(qids.tolist(), want_kinds, strict=True)
         ] == want_qids, data
 
 

@@ -18,9 +18,6 @@ MAP = ROOT.parent / "docs" / "architecture.md"
 # Internal imports inside functions: only for import time (the estimators, the
 # command's modules), each with its reason; none may be added.
 MAX_IMPORTS_IN_FUNCTIONS = 6
-# Calls of resolve_params today, outside dgbdt.params.table (the entry points will
-# resolve once and hand the configuration down).
-MAX_RESOLVE_PARAMS_SITES = 16
 
 
 def _module_name(path):
@@ -170,21 +167,45 @@ def test_every_import_inside_a_function_says_why():
     assert not bare, "imports inside functions without a reason:\n" + "\n".join(bare)
 
 
+def _entry_points():
+    """The functions the map's "Entry points" table says resolve parameters."""
+    text = MAP.read_text(encoding="utf-8")
+    section = text.split("## Entry points", 1)[1].split("\n## ", 1)[0]
+    rows = [r for r in section.splitlines() if r.startswith("| ") and not r.startswith("| entry")]
+    return {name for row in rows for name in re.findall(r"`([\w.]+)`", row.split("|")[2])}
+
+
 def _resolve_params_sites():
-    sites = []
+    """{qualified name of the enclosing function: [line, ...]} of every call of
+    resolve_params outside dgbdt.params.table."""
+    sites = {}
+
+    def visit(module, node, scope):
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{scope}.{child.name}"
+            if isinstance(child, ast.Call) and ast.unparse(child.func).endswith("resolve_params"):
+                sites.setdefault(scope, []).append(child.lineno)
+            visit(module, child, inner)
+
     for module, tree in TREES.items():
-        if module == "dgbdt.params.table":
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("resolve_params"):
-                sites.append(f"{module}:{node.lineno}")
+        if module != "dgbdt.params.table":
+            visit(module, tree, module)
     return sites
 
 
-def test_resolve_params_call_sites_do_not_grow():
-    sites = _resolve_params_sites()
-    print(f"\nresolve_params call sites outside dgbdt.params.table: {len(sites)}: {sites}")
-    assert len(sites) <= MAX_RESOLVE_PARAMS_SITES, sites
+def test_parameters_are_resolved_only_at_the_entry_points():
+    sites, entries = _resolve_params_sites(), _entry_points()
+    outside = {f: lines for f, lines in sites.items() if f not in entries}
+    print(
+        f"\nresolve_params call sites: {sum(map(len, sites.values()))} in {len(sites)} "
+        f"entry-point functions; outside the entry points: {len(outside)}"
+    )
+    assert entries, "the map's Entry points table lists no function"
+    assert not outside, f"resolve_params called outside the map's entry points: {outside}"
+    unused = sorted(entries - set(sites))
+    assert not unused, f"the map lists entry points that resolve nothing: {unused}"
 
 
 def test_only_the_communication_layer_imports_mpi4py():

@@ -369,7 +369,7 @@ def test_max_bin_by_feature_as_lightgbm():
     X, theirs, ours = _fit_both("regression", 5, max_bin_by_feature=max_bins)
     _compare(X, theirs, ours)
     bounds = ours.dump_model()["bin_upper_bounds"]  # value bins = finite bounds + 1
-    assert all(len(b) + 1 <= m for b, m in zip(bounds, max_bins))
+    assert all(len(b) + 1 <= m for b, m in zip(bounds, max_bins, strict=True))
     assert len(bounds[0]) + 1 < len(bounds[1]) + 1  # the cap bites
 
 

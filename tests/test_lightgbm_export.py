@@ -141,8 +141,8 @@ def test_lightgbm_reads_the_header_as_it_writes_it():
     assert header["num_class"] == header["num_tree_per_iteration"] == "3"
     assert header["max_feature_idx"] == str(X.shape[1] - 1)
     # split counts, as LightGBM counts them on the same trees
-    importances = dict(zip(names, loaded.feature_importance("split")))
-    assert importances == dict(zip(names, booster.feature_importance("split")))
+    importances = dict(zip(names, loaded.feature_importance("split"), strict=True))
+    assert importances == dict(zip(names, booster.feature_importance("split"), strict=True))
     assert text.rstrip().endswith("pandas_categorical:null")
 
 
@@ -215,7 +215,7 @@ def test_save_model_writes_the_format_asked_for(tmp_path):
 # the command line: model_format=lightgbm and task=convert_model
 # --------------------------------------------------------------------------- #
 def _csv(path, X, y):
-    rows = [np.insert(x, 0, t) for x, t in zip(X, y)]
+    rows = [np.insert(x, 0, t) for x, t in zip(X, y, strict=True)]
     path.write_text("".join(",".join(repr(float(v)) for v in r) + "\n" for r in rows))
     return path
 
@@ -277,3 +277,31 @@ def test_the_readme_deploy_examples_run(tmp_path, monkeypatch):
     for code in blocks:
         exec(compile(code, "README.md, Deploy", "exec"), {})
     assert (tmp_path / "model.txt").read_text().startswith("tree\nversion=v4")
+
+
+# --------------------------------------------------------------------------- #
+# A feature name with a NUL character (review 12 of the LightGBM text-model
+# export / import: the docstring tells the bug as it was found)
+# --------------------------------------------------------------------------- #
+QUIET = {"verbosity": -1, "verbose": -1}
+
+
+def _xy(n=300, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, X[:, 0] + np.sin(2 * X[:, 1]) + 0.1 * rng.normal(size=n)
+
+
+def test_an_exported_name_with_nul_loads_in_lightgbm():
+    """LightGBM reads the model string as a C string: a NUL inside a feature
+    name truncates it ("Wrong size of feature_names").  The sanitiser replaces
+    whitespace and JSON characters but not NUL (nor other control characters)."""
+    pd = pytest.importorskip("pandas")
+    X, y = _xy()
+    df = pd.DataFrame(X, columns=["a\x00b", "c", "d"])
+    booster = dgbdt.train({**QUIET, "num_leaves": 4}, dgbdt.Dataset(df, y), 2)
+    text = booster.model_to_string(format="lightgbm")
+    theirs = lgb.Booster(model_str=text)
+    np.testing.assert_array_equal(
+        theirs.predict(X, raw_score=True), booster.predict(X, raw_score=True)
+    )

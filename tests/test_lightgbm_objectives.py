@@ -110,7 +110,7 @@ def test_objective_equals_lightgbm(objective, kind, extra, rounds, learning_rate
 @pytest.mark.parametrize(
     "objective, kind, extra",
     [c for c in CASES if c[0] != "mape"],
-    ids=[i for c, i in zip(CASES, IDS) if c[0] != "mape"],
+    ids=[i for c, i in zip(CASES, IDS, strict=True) if c[0] != "mape"],
 )
 def test_weighted_objective_equals_lightgbm(objective, kind, extra):
     _compare(*_fit_both(objective, kind, extra, 5, 0.1, weighted=True))

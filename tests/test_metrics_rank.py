@@ -43,7 +43,7 @@ def _twin_ndcg_query(label, score, ks, gains):
     if max_dcg[0] <= 0:
         return [1.0] * len(ks), True
     out = []
-    for k, m in zip(ks, max_dcg):
+    for k, m in zip(ks, max_dcg, strict=True):
         dcg = sum(gains[int(label[order[j]])] * disc[j] for j in range(min(k, len(label))))
         out.append(dcg * (1.0 / m if m > 0 else -1.0))
     return out, False
@@ -67,7 +67,7 @@ def _twin_query_weights(weight, b):
     """Metadata::CalculateQueryWeights: float32 sums in row order / row count."""
     w = np.asarray(weight, np.float32)
     out = []
-    for lo, hi in zip(b[:-1], b[1:]):
+    for lo, hi in zip(b[:-1], b[1:], strict=True):
         total = np.float32(0.0)
         for i in range(lo, hi):
             total = np.float32(total + w[i])
@@ -80,7 +80,7 @@ def _twin(name, label, score, weight, b, ks, gains=None):
     label = np.asarray(label, np.float32)
     qw = [1.0] * (len(b) - 1) if weight is None else _twin_query_weights(weight, b)
     num = np.zeros(len(ks))
-    for q, (lo, hi) in enumerate(zip(b[:-1], b[1:])):
+    for q, (lo, hi) in enumerate(zip(b[:-1], b[1:], strict=True)):
         if name == "ndcg":
             v, trivial = _twin_ndcg_query(label[lo:hi], score[lo:hi], ks, gains)
             num += 1.0 if trivial and weight is not None else np.array(v) * qw[q]
@@ -103,7 +103,7 @@ def test_kernels_per_query_equal_the_twins():
     qw = np.empty(len(sizes), np.float32)
     rank_metric.query_weights(weight.astype(np.float32), b, qw)
     assert np.array_equal(qw, np.array(_twin_query_weights(weight, b), np.float32))
-    for q, (lo, hi) in enumerate(zip(b[:-1], b[1:])):
+    for q, (lo, hi) in enumerate(zip(b[:-1], b[1:], strict=True)):
         v, t = _twin_ndcg_query(lab32[lo:hi], score[lo:hi], KS, gains)
         np.testing.assert_allclose(ndcg[q], v, rtol=1e-14, atol=0)
         assert bool(trivial[q]) == t
@@ -159,7 +159,7 @@ def test_against_sklearn_ndcg_score():
         want = np.mean(
             [
                 sklearn_metrics.ndcg_score([label[lo:hi]], [score[lo:hi]], k=k)
-                for lo, hi in zip(b[:-1], b[1:])
+                for lo, hi in zip(b[:-1], b[1:], strict=True)
             ]
         )
         got = get_metric("ndcg").compute(label, score, queries=b, eval_at=[k], label_gain=gains)

@@ -43,7 +43,7 @@ def _predictions(b, X):
 
 
 def _assert_identical(a, b, X):
-    for pa, pb in zip(_predictions(a, X), _predictions(b, X)):
+    for pa, pb in zip(_predictions(a, X), _predictions(b, X), strict=True):
         assert pa.dtype == pb.dtype
         assert np.array_equal(pa, pb)
 

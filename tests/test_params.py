@@ -471,7 +471,7 @@ def test_markdown_table_lists_every_parameter():
     assert lines[0] == "| name | default | aliases | description |"
     rows = lines[2:]
     assert len(rows) == len(PARAMS)
-    for row, p in zip(rows, PARAMS.values()):
+    for row, p in zip(rows, PARAMS.values(), strict=True):
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
         assert len(cells) == 4, row
         assert cells[0] == f"`{p.name}`"

@@ -77,7 +77,7 @@ def _naive_xendcg(s, lab, draws):
     rho = rho / rho.sum()
     phi = [2.0 ** int(lab[i]) - float(draws[i]) for i in range(cnt)]
     inv = 1.0 / max(float(F32(1e-15)), sum(phi))
-    lam = np.array([-p * inv + r for p, r in zip(phi, rho)])
+    lam = np.array([-p * inv + r for p, r in zip(phi, rho, strict=True)])
     p1 = lam / (1 - rho)
     t2 = rho * (p1.sum() - p1)
     p2 = t2 / (1 - rho)
@@ -295,7 +295,7 @@ def test_bagging_by_query_keeps_whole_queries():
     rows = bagged_query_rows(q, 0.5, 7, 0)
     kept = np.isin(np.arange(sizes.sum()), rows)
     starts = query_boundaries(sizes)
-    for a, b in zip(starts[:-1], starts[1:]):
+    for a, b in zip(starts[:-1], starts[1:], strict=True):
         assert kept[a:b].all() or not kept[a:b].any()
     # the same queries from a rank that holds queries 2.. (global index kept)
     q2 = Queries(query_boundaries(sizes[2:]), first=2)

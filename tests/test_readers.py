@@ -1,15 +1,18 @@
-"""Tests of dgbdt.io: CSV/TSV/whitespace and LibSVM text files, side files, errors."""
+"""Tests of dgbdt.io: CSV/TSV/whitespace and LibSVM text files, side files, errors;
+a column in two roles, BOMs in side files, nan/inf spellings and ``\\r`` line ends."""
 
 import gzip
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from dgbdt.native.text import lone_cr_count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from dgbdt.io import DataFormatError, LoadedData, read_data
+from dgbdt.cli.commands import run
+from dgbdt.io import DataFormatError, LoadedData, count_lines, read_data, split_parts
 
 
 def write(tmp_path, name, text):
@@ -294,7 +297,7 @@ def test_roundtrip_delimited(tmp_path_factory, X, sep, header, data):
     if header:
         lines.append(sep.join(["label"] + [f"f{j}" for j in range(X.shape[1])]))
     na = "NA" if sep == " " else ""  # an empty field cannot exist between blanks
-    for yi, row in zip(y, X):
+    for yi, row in zip(y, X, strict=True):
         lines.append(
             sep.join([repr(float(yi))] + [na if np.isnan(v) else repr(float(v)) for v in row])
         )
@@ -321,7 +324,7 @@ def test_roundtrip_libsvm(tmp_path_factory, X, zero_based, qid, data):
     path = tmp_path_factory.mktemp("rt") / "d.svm"
     off = 0 if zero_based else 1
     lines = []
-    for i, (yi, row) in enumerate(zip(y, X)):
+    for i, (yi, row) in enumerate(zip(y, X, strict=True)):
         toks = [repr(float(yi))] + ([f"qid:{i // 2}"] if qid else [])
         toks += [f"{j + off}:{float(v)!r}" for j, v in enumerate(row) if v != 0]
         lines.append(" ".join(toks))
@@ -515,7 +518,7 @@ def test_chunked_reader_equals_serial_reader(tmp_path, monkeypatch, chunk_bytes)
     X[rng.random(X.shape) < 0.1] = np.nan
     rows = [
         f"{i % 2},{i // 10},{w:.3f}," + ",".join("" if np.isnan(v) else repr(float(v)) for v in x)
-        for i, (x, w) in enumerate(zip(X, rng.uniform(0.5, 2, 200)))
+        for i, (x, w) in enumerate(zip(X, rng.uniform(0.5, 2, 200), strict=True))
     ]
     rows[50:50] = ["", " "]
     p = write(tmp_path, "c.csv", "y,q,w,a,b,c,d,e\n" + "\r\n".join(rows) + "\n")
@@ -534,3 +537,179 @@ def test_chunked_reader_equals_serial_reader(tmp_path, monkeypatch, chunk_bytes)
         np.testing.assert_array_equal(getattr(chunked, name), getattr(serial, name))
     assert chunked.feature_names == serial.feature_names == ["a", "c", "d", "e"]
     np.testing.assert_array_equal(serial.X, X[:, [0, 2, 3, 4]])
+
+
+HEADER = "f0,f1,w,y\n"
+ROWS = "".join(f"{i * 0.5},{i // 10},{1 + i % 2},{i % 2}\n" for i in range(30))
+
+
+def write_raw(tmp_path, name, content):
+    """Write ``content`` (bytes, or text as UTF-8) as it is; return the path."""
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+# ------------------------------------------------------------------ a column in two roles
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        (
+            {"weight_column": "name:y"},
+            ["weight_column='name:y'", "label_column='name:y'", "is the label column"],
+        ),
+        ({"group_column": "name:y"}, ["group_column='name:y'", "label_column='name:y'"]),
+        ({"ignore_columns": "name:f0,y"}, ["ignore_columns='name:f0,y'", "label_column='name:y'"]),
+        (
+            {"weight_column": "name:w", "group_column": "name:w"},
+            ["group_column='name:w'", "is the weight column", "weight_column='name:w'"],
+        ),
+        (
+            {"weight_column": "1", "group_column": "1"},  # by index: the file's column 1
+            ["group_column='1' ('f1')", "weight_column='1' ('f1')"],
+        ),
+    ],
+)
+def test_a_column_in_two_roles_is_refused(tmp_path, options, words):
+    path = write_raw(tmp_path, "hdr.csv", HEADER + ROWS)
+    with pytest.raises(ValueError) as info:
+        read_data(path, header=True, label_column="name:y", **options)
+    for word in [*words, "hdr.csv"]:
+        assert word in str(info.value)
+
+
+def test_label_as_weight_is_refused_on_the_command_line(tmp_path, capsys):
+    # LightGBM: "Could not find weight column y" (the label is no longer a column)
+    path = write_raw(tmp_path, "hdr.csv", HEADER + ROWS)
+    model = tmp_path / "m.json"
+    assert (
+        run(
+            [
+                "train",
+                f"data={path}",
+                "header=true",
+                "label_column=name:y",
+                "weight_column=name:y",
+                f"output_model={model}",
+                "verbosity=-1",
+            ]
+        )
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert "weight_column='name:y' is the label column label_column='name:y'" in err
+    assert not model.exists()
+
+
+def test_distinct_roles_still_read(tmp_path):
+    path = write_raw(tmp_path, "hdr.csv", HEADER + ROWS)
+    out = read_data(
+        path,
+        header=True,
+        label_column="name:y",
+        weight_column="name:w",
+        group_column="name:f1",
+        ignore_columns="name:w",
+    )  # ignoring w twice is fine
+    assert out.feature_names == ["f0"] and out.weight is not None and out.group is not None
+
+
+@pytest.mark.parametrize(
+    "options, key, message",
+    [
+        (
+            {"ignore_columns": "3"},
+            "ignore_columns",
+            "ignore_columns: column 3 does not exist, d.csv has 3 columns besides the label column "
+            "(indices 0 to 2; ",
+        ),
+        (
+            {"weight_column": "5"},
+            "weight_column",
+            "weight_column: column 5 does not exist, d.csv has 3 columns besides the label column "
+            "(indices 0 to 2; ",
+        ),
+        (
+            {"label_column": "4"},
+            "label_column",
+            "label_column: column 4 does not exist, d.csv has 4 columns (indices 0 to 3)",
+        ),
+        (
+            {"label_column": None, "ignore_columns": "4"},
+            "ignore_columns",
+            "ignore_columns: column 4 does not exist, d.csv has 4 columns (indices 0 to 3)",
+        ),
+        (
+            {"label_column": "2", "ignore_columns": "3"},
+            "ignore_columns",  # the label in the middle
+            "ignore_columns: column 3 does not exist, d.csv has 3 columns besides the label column "
+            "(indices 0 to 2; ",
+        ),
+    ],
+)
+def test_a_column_index_out_of_range_is_counted_as_the_key_counts(tmp_path, options, key, message):
+    path = write_raw(tmp_path, "d.csv", ROWS)
+    with pytest.raises(ValueError) as info:
+        read_data(path, **options)
+    assert message in str(info.value).replace(str(tmp_path) + "/", "")
+    last = int(message.split("indices 0 to ")[1][0])
+    read_data(path, **{**options, key: str(last)})  # the last index it allows reads
+
+
+# ------------------------------------------------------------------ line ends, BOMs, NaN spellings
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40).map(lambda b: b.replace(b"x", b"\r").replace(b"y", b"\n")))
+def test_lone_cr_count_against_its_twin(data):
+    twin = sum(
+        1 for i, c in enumerate(data) if c == 13 and (i + 1 == len(data) or data[i + 1] != 10)
+    )
+    assert lone_cr_count(np.frombuffer(data, np.uint8)) == twin
+
+
+@pytest.mark.parametrize("ends", [b"\r", b"\r\n", b"\n", [b"\r", b"\r\n", b"\n"]])
+def test_every_line_end_reads_the_same_rows(tmp_path, ends):
+    # LightGBM's TextReader and pandas end a line at '\n', '\r\n' and a lone '\r'.
+    rows = [b"1,0.5,2", b"0,1.5,3", b"1,2.5,4", b"0,3.5,5"]
+    cycle = ends if isinstance(ends, list) else [ends]
+    data = b"".join(r + cycle[i % len(cycle)] for i, r in enumerate(rows))
+    d = read_data(write_raw(tmp_path, "e.csv", data))
+    np.testing.assert_array_equal(d.label, [1, 0, 1, 0])
+    np.testing.assert_array_equal(d.X[:, 1], [2, 3, 4, 5])
+    assert count_lines(data) == 4
+    for n in (2, 3):  # parts (one per rank) start at line starts, lines counted alike
+        parts = split_parts(data, n)
+        assert b"".join(parts) == data and sum(count_lines(p) for p in parts) == 4
+
+
+def test_a_lone_cr_counts_in_line_numbers(tmp_path):
+    with pytest.raises(Exception, match="line 3"):
+        read_data(write_raw(tmp_path, "m.csv", b"1,2\r0,3\r1,oops\r"))
+
+
+def test_side_files_may_start_with_a_bom_and_end_lines_with_cr(tmp_path):
+    data = write_raw(tmp_path, "d.csv", b"1,2\n0,3\n1,4\n")
+    write_raw(tmp_path, "d.csv.weight", b"\xef\xbb\xbf0.5\r2\r3\r")
+    np.testing.assert_array_equal(read_data(data).weight, [0.5, 2, 3])
+
+
+@pytest.mark.parametrize(
+    "token", ["na", "NA", "nan", "NaN", "nAn", "-nan", "+NaN", "null", "NULL", "Null", ""]
+)
+def test_missing_value_spellings_of_lightgbm(tmp_path, token):
+    # LightGBM's Atof: na, nan and null in any case, after a sign, are NaN.
+    d = read_data(write_raw(tmp_path, "n.csv", f"1,{token},2\n0,1,3\n"))
+    assert np.isnan(d.X[0, 0]) and d.X[1, 0] == 1
+
+
+@pytest.mark.parametrize(
+    "token, value", [("inf", np.inf), ("-Infinity", -np.inf), ("INF", np.inf), ("+inf", np.inf)]
+)
+def test_infinity_spellings_are_numbers(tmp_path, token, value):
+    d = read_data(write_raw(tmp_path, "i.csv", f"1,{token}\n0,1\n"))
+    assert d.X[0, 0] == value
+    d = read_data(write_raw(tmp_path, "i.svm", f"1 0:{token}\n0 0:1\n"))
+    assert d.X[0, 0] == value

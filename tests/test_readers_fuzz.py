@@ -550,7 +550,7 @@ def side_files(draw, suffix, n_rows):
         return kind, b""
     if suffix == ".query":
         cuts = sorted(draw(st.lists(st.integers(0, n_rows), max_size=4)))
-        lines = [str(b - a) for a, b in zip([0] + cuts, cuts + [n_rows])]
+        lines = [str(b - a) for a, b in zip([0] + cuts, cuts + [n_rows], strict=True)]
     elif suffix == ".init":
         k = draw(st.sampled_from([1, 1, 3]))
         lines = [" ".join(draw(numbers) for _ in range(k)) for _ in range(n_rows)]
@@ -666,7 +666,7 @@ def split_lines(text):
 
 
 def join_lines(lines, ends):
-    return b"".join(line + end for line, end in zip(lines, [*ends, b""]))
+    return b"".join(line + end for line, end in zip(lines, [*ends, b""], strict=True))
 
 
 def spoil_libsvm_labels(draw, text):

@@ -179,7 +179,7 @@ def test_rollback_one_iter_takes_the_iteration_off_the_scores():
         fresh.update()
     fresh_valid = fresh.eval(dgbdt.Dataset(X_valid, y_valid), "v")
     for ours, expected in zip(
-        booster.eval_valid() + booster.eval_train(), fresh_valid + fresh.eval_train()
+        booster.eval_valid() + booster.eval_train(), fresh_valid + fresh.eval_train(), strict=True
     ):
         assert ours[:2] == expected[:2]
         assert ours[2] == pytest.approx(expected[2], abs=1e-12)

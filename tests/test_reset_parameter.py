@@ -32,7 +32,7 @@ def _data(n=300, seed=0):
 def assert_same_trees(a, b):
     """Every tree array equal bit for bit."""
     assert a.num_trees() == b.num_trees()
-    for i, (ta, tb) in enumerate(zip(a.trees, b.trees)):
+    for i, (ta, tb) in enumerate(zip(a.trees, b.trees, strict=True)):
         assert ta.n_leaves == tb.n_leaves, f"tree {i}"
         for name in NODE_FIELDS + LEAF_FIELDS:
             x, y = getattr(ta, name), getattr(tb, name)
@@ -291,7 +291,7 @@ def test_distributed_schedule_equals_one_process_and_rank_dependent_values_fail(
     )
     distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
     assert [t.n_leaves for t in distributed.trees] == [t.n_leaves for t in serial.trees]
-    for a, b in zip(distributed.trees, serial.trees):
+    for a, b in zip(distributed.trees, serial.trees, strict=True):
         np.testing.assert_array_equal(a.split_feature, b.split_feature)
         np.testing.assert_array_equal(a.threshold, b.threshold)
     np.testing.assert_allclose(

@@ -164,7 +164,7 @@ def _same_trees(a, b):
     """Boosters (or lists of trees) with the same trees, bit for bit."""
     a, b = getattr(a, "trees", a), getattr(b, "trees", b)
     assert len(a) == len(b)
-    for i, (ta, tb) in enumerate(zip(a, b)):
+    for i, (ta, tb) in enumerate(zip(a, b, strict=True)):
         for name in ("split_feature", "threshold", "leaf_value"):
             x, y = getattr(ta, name), getattr(tb, name)
             assert x.tobytes() == y.tobytes(), f"tree {i} {name}"
@@ -218,7 +218,7 @@ def test_global_top_threshold_is_the_exact_order_statistic(seed):
         for fractions in SHARDINGS:
             got = on_threads(
                 shards(n, fractions),
-                lambda comm, lo, hi: global_top_threshold(scores[lo:hi], top_k, comm),
+                lambda comm, lo, hi, top_k=top_k: global_top_threshold(scores[lo:hi], top_k, comm),
             )
             assert all(t.view(np.float32) == want for t in got), (top_k, fractions)
 
@@ -309,7 +309,7 @@ def test_quantized_training_quantizes_the_sampled_gradients(monkeypatch):
     assert [s[:2] for s in seen] == [
         (kind, it) for it in range(5) for kind in ("sampled", "quantized")
     ]
-    for (_, _, sampled), (_, _, quantized) in zip(seen[::2], seen[1::2]):
+    for (_, _, sampled), (_, _, quantized) in zip(seen[::2], seen[1::2], strict=True):
         assert sampled.tobytes() == quantized.tobytes()
     assert seen[-1][2].max() > seen[0][2].max()  # amplified rows reach the quantizer
 
@@ -530,7 +530,7 @@ def test_data_parallel_sampling_equals_one_process(tmp_path, monkeypatch, k, cas
     assert len(records[-1][0]) < 0.8 * 3000  # rows were left out
     distributed = dgbdt.Booster(model_file=tmp_path / "model.json")
     assert distributed.num_trees() == serial.num_trees()
-    for i, (ta, tb) in enumerate(zip(distributed.trees, serial.trees)):
+    for i, (ta, tb) in enumerate(zip(distributed.trees, serial.trees, strict=True)):
         np.testing.assert_array_equal(ta.split_feature, tb.split_feature, err_msg=f"tree {i}")
         np.testing.assert_array_equal(ta.threshold, tb.threshold, err_msg=f"tree {i}")
     _, _, X_valid, _ = shard_data.make_data()

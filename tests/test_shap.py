@@ -221,7 +221,7 @@ def test_equal_to_lightgbm_on_the_exported_model(objective):
         )
         ours, ref = (ours, ref) if extra else ([ours], [ref])
         assert len(ours) == len(ref)
-        for a, b in zip(ours, ref):
+        for a, b in zip(ours, ref, strict=True):
             assert type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype
             np.testing.assert_allclose(
                 a.toarray(), b.toarray(), atol=1e-6 if a.dtype == np.float32 else TOL
@@ -299,7 +299,7 @@ def _cli_model(tmp_path, objective="multiclass"):
     data = tmp_path / "d.csv"
     lines = [
         f"{int(t)}," + ",".join("" if np.isnan(v) else repr(float(v)) for v in row)
-        for t, row in zip(y, X)
+        for t, row in zip(y, X, strict=True)
     ]
     data.write_text("\n".join(lines) + "\n")
     model = tmp_path / "m.json"

@@ -375,7 +375,7 @@ def test_log_evaluation_format(capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
     assert len(lines) == 2, lines
     num = r"[-+0-9.e]+"
-    for it, line in zip((2, 4), lines):
+    for it, line in zip((2, 4), lines, strict=True):
         assert re.fullmatch(rf"\[{it}\]\tval's l2: {num}\tval's l1: {num}", line), line
 
 

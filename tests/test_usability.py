@@ -38,7 +38,9 @@ def _csv(tmp_path, n=120):
     X = rng.normal(size=(n, 3))
     y = (X[:, 0] > 0).astype(int)
     path = tmp_path / "d.csv"
-    path.write_text("".join(f"{t}," + ",".join(f"{v:.5f}" for v in r) + "\n" for t, r in zip(y, X)))
+    path.write_text(
+        "".join(f"{t}," + ",".join(f"{v:.5f}" for v in r) + "\n" for t, r in zip(y, X, strict=True))
+    )
     return path
 
 

@@ -45,7 +45,7 @@ def widened(X, width=WIDTH, seed=1):
 def assert_same_model(compact, wide, used):
     """``wide`` is ``compact`` with split features renumbered by ``used``."""
     assert len(compact.trees) == len(wide.trees)
-    for a, b in zip(compact.trees, wide.trees):
+    for a, b in zip(compact.trees, wide.trees, strict=True):
         m = a.n_leaves - 1
         assert np.array_equal(used[a.split_feature[:m]], b.split_feature[:m])
         assert np.array_equal(a.threshold, b.threshold)
@@ -264,7 +264,9 @@ def test_libsvm_index_2_pow_24_minus_1_through_the_command_line(tmp_path):
     lines = []
     for i in range(Xw.shape[0]):
         lo, hi = Xw.indptr[i], Xw.indptr[i + 1]
-        pairs = " ".join(f"{c}:{v:.17g}" for c, v in zip(Xw.indices[lo:hi], Xw.data[lo:hi]))
+        pairs = " ".join(
+            f"{c}:{v:.17g}" for c, v in zip(Xw.indices[lo:hi], Xw.data[lo:hi], strict=True)
+        )
         lines.append(f"{int(y[i])} {pairs}")
     train = tmp_path / "train.svm"
     train.write_text("\n".join(lines) + "\n")

@@ -27,12 +27,16 @@ from __future__ import annotations
 import os
 import time
 from collections import namedtuple
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..params.lightgbm_keys import lightgbm_canonical
 from ..params.table import ALIASES, BINNING_KEYS, canonical_name, resolve_params
+
+if TYPE_CHECKING:
+    from ..models.model import Model
+    from ..objective.objectives import Objective
 
 __all__ = [
     "CallbackEnv",
@@ -95,7 +99,7 @@ def _log(msg: str) -> None:
         print(msg, flush=True)
 
 
-def _format_eval_result(item, show_stdv=True) -> str:
+def _format_eval_result(item: Sequence[Any], show_stdv: bool = True) -> str:
     """``"valid_0's l2: 0.123456"``, with ``" + stdv"`` for 5-tuples (cv)."""
     out = f"{item[0]}'s {item[1]}: {item[2]:g}"
     if show_stdv and len(item) == 5 and item[4] is not None:
@@ -104,14 +108,14 @@ def _format_eval_result(item, show_stdv=True) -> str:
 
 
 class _LogEvaluationCallback:
-    def __init__(self, period=1, show_stdv=True, show_comm=False):
+    def __init__(self, period: int = 1, show_stdv: bool = True, show_comm: bool = False) -> None:
         self.order = 10
         self.before_iteration = False
         self.period = period
         self.show_stdv = show_stdv
         self.show_comm = show_comm
 
-    def __call__(self, env):
+    def __call__(self, env: CallbackEnv) -> None:
         results = env.evaluation_result_list
         if (
             self.period > 0
@@ -146,7 +150,7 @@ def log_evaluation(period: int = 1, show_stdv: bool = True, show_comm: bool = Fa
 
 
 class _RecordEvaluationCallback:
-    def __init__(self, eval_result):
+    def __init__(self, eval_result: dict[str, dict[str, list[Any]]]) -> None:
         if not isinstance(eval_result, dict):
             raise TypeError(f"eval_result should be a dictionary, got {type(eval_result).__name__}")
         self.order = 20
@@ -154,12 +158,12 @@ class _RecordEvaluationCallback:
         self.eval_result = eval_result
 
     @staticmethod
-    def _keys(item):
+    def _keys(item: Sequence[Any]) -> list[tuple[str, Any]]:
         if len(item) == 5:  # cv(): mean and standard deviation
             return [(f"{item[1]}-mean", item[2]), (f"{item[1]}-stdv", item[4])]
         return [(item[1], item[2])]
 
-    def __call__(self, env):
+    def __call__(self, env: CallbackEnv) -> None:
         if env.evaluation_result_list is None:
             raise RuntimeError(
                 "record_evaluation() callback enabled but no evaluation results found"
@@ -193,12 +197,18 @@ def record_evaluation(eval_result: dict[str, dict[str, list[Any]]]) -> _Callback
     return _RecordEvaluationCallback(eval_result)
 
 
-def _is_train_set(dataset_name, env) -> bool:
+def _is_train_set(dataset_name: str, env: CallbackEnv) -> bool:
     return dataset_name == getattr(env.model, "_train_data_name", TRAIN_DATA_NAME)
 
 
 class _EarlyStoppingCallback:
-    def __init__(self, stopping_rounds, first_metric_only=False, verbose=True, min_delta=0.0):
+    def __init__(
+        self,
+        stopping_rounds: int,
+        first_metric_only: bool = False,
+        verbose: bool = True,
+        min_delta: float | list[float] = 0.0,
+    ) -> None:
         if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, int):
             raise TypeError(
                 f"stopping_rounds should be an integer, got {type(stopping_rounds).__name__}"
@@ -213,7 +223,7 @@ class _EarlyStoppingCallback:
         self.min_delta = min_delta
         self.enabled = True
 
-    def _deltas(self, results):
+    def _deltas(self, results: list[tuple[Any, ...]]) -> list[float]:
         """One min_delta per entry; a list gives one per metric (LightGBM 4)."""
         n_metrics = len({r[1] for r in results})
         n_datasets = len(results) // n_metrics
@@ -238,7 +248,7 @@ class _EarlyStoppingCallback:
             )
         return self.min_delta * n_datasets
 
-    def _init(self, env):
+    def _init(self, env: CallbackEnv) -> None:
         results = env.evaluation_result_list
         if not results:
             raise ValueError(
@@ -273,10 +283,10 @@ class _EarlyStoppingCallback:
             if not _is_train_set(r[0], env)
             and (not self.first_metric_only or r[1] == self.first_metric)
         ]
-        self.best_score = []
-        self.best_iter = []
-        self.best_score_list = []
-        self.cmp_op = []
+        self.best_score: list[float] = []
+        self.best_iter: list[int] = []
+        self.best_score_list: list[Any] = []  # each pair's best iteration's results
+        self.cmp_op: list[Callable[[float, float], bool]] = []
         for item, delta in zip(results, self._deltas(results), strict=True):
             self.best_iter.append(0)
             self.best_score_list.append(None)
@@ -287,7 +297,7 @@ class _EarlyStoppingCallback:
                 self.best_score.append(float("inf"))
                 self.cmp_op.append(partial(lambda cur, best, d: cur < best - d, d=delta))
 
-    def best_so_far(self, end_iteration):
+    def best_so_far(self, end_iteration: int) -> tuple[int, list[tuple[Any, ...]]] | None:
         """(best iteration, its results) that this callback would report if the
         metrics stayed as they are until ``end_iteration``, or None.  Training
         that ends for another reason (nothing left to split) thus learns its best
@@ -303,7 +313,7 @@ class _EarlyStoppingCallback:
             i = self._tracked[0]
         return self.best_iter[i], self.best_score_list[i]
 
-    def _stop(self, i, message, metric_name):
+    def _stop(self, i: int, message: str, metric_name: str) -> None:
         if self.verbose:
             best = "\t".join(_format_eval_result(x) for x in self.best_score_list[i])
             _log(f"{message}\n[{self.best_iter[i] + 1}]\t{best}")
@@ -311,7 +321,7 @@ class _EarlyStoppingCallback:
                 _log(f"Evaluated only: {metric_name}")
         raise EarlyStopException(self.best_iter[i], self.best_score_list[i])
 
-    def __call__(self, env):
+    def __call__(self, env: CallbackEnv) -> None:
         if env.iteration == env.begin_iteration:
             self._init(env)
         if not self.enabled:
@@ -378,7 +388,7 @@ def early_stopping(
 
 
 class _CheckpointCallback:
-    def __init__(self, path, freq):
+    def __init__(self, path: str | os.PathLike, freq: int) -> None:
         if isinstance(freq, bool) or not isinstance(freq, int):
             raise TypeError(f"freq should be an integer, got {type(freq).__name__}")
         # After the evaluation callbacks, before early stopping (order 30), so
@@ -388,12 +398,12 @@ class _CheckpointCallback:
         self.path = os.fspath(path)
         self.freq = freq
 
-    def writes_at(self, iteration):
+    def writes_at(self, iteration: int) -> bool:
         """Whether rank 0 writes a snapshot after ``iteration`` (the other ranks
         then wait for it with a slow phase's allowance)."""
         return self.freq > 0 and (iteration + 1) % self.freq == 0
 
-    def __call__(self, env):
+    def __call__(self, env: CallbackEnv) -> None:
         done = env.iteration + 1  # iterations in the model, init model's included
         if self.writes_at(env.iteration) and logging_rank() == 0:
             # Every rank holds the same model (distributed training); one writes it.
@@ -426,16 +436,16 @@ def checkpoint(path: str | os.PathLike, freq: int) -> _Callback:
 
 
 class _LogProgressCallback:
-    def __init__(self, period=1):
+    def __init__(self, period: int = 1) -> None:
         self.order = 15
         self.before_iteration = False
         self.period = period
         self.start = time.perf_counter()  # reset by train(); this serves other loops
 
-    def begin_training(self, env):
+    def begin_training(self, env: CallbackEnv) -> None:
         self.start = time.perf_counter()
 
-    def __call__(self, env):
+    def __call__(self, env: CallbackEnv) -> None:
         done = env.iteration + 1
         if self.period <= 0 or done % self.period:
             return
@@ -564,12 +574,12 @@ _EVALUATION_KEYS = (
 SCHEDULE_KEY = "reset_parameter_rounds"
 
 
-def _dataset_keys():
+def _dataset_keys() -> tuple[str, ...]:
     # the binned layout is chosen when the Dataset is constructed too
     return (*BINNING_KEYS, "categorical_feature", "force_col_wise", "force_row_wise")
 
 
-def _refusal(name):
+def _refusal(name: str) -> ValueError:
     """The ValueError for changing ``name`` mid-training (LightGBM's wording)."""
     if name in _dataset_keys():
         return ValueError(
@@ -585,7 +595,7 @@ def _refusal(name):
     return ValueError(f"Cannot change {name} during training (reset_parameter): {reason}")
 
 
-def _canonical(key):
+def _canonical(key: str) -> str:
     """A parameter name's canonical name; a LightGBM-only key as given (it goes to
     resolve_params, which warns or refuses); ValueError for an unknown one."""
     if isinstance(key, str) and key.strip() not in ALIASES and lightgbm_canonical(key):
@@ -593,7 +603,9 @@ def _canonical(key):
     return canonical_name(key)
 
 
-def resolve_reset(cfg, values, objective=None):
+def resolve_reset(
+    cfg: dict[str, Any], values: dict[str, Any], objective: Objective | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The parameters that ``values`` (parameter name or alias -> new value)
     change in the resolved params ``cfg``: ``(changed, scheduled)``, both
     dicts of canonical name -> resolved value; ``scheduled`` holds every
@@ -612,15 +624,15 @@ def resolve_reset(cfg, values, objective=None):
     return changed, {k: new.get(k, v) for k, v in given.items()}
 
 
-def _same(a, b):
+def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b if not callable(a) else a is b
 
 
 class _ResetParameterCallback:
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: list | Callable) -> None:
         self.order = 10
         self.before_iteration = True
-        names = {}
+        names: dict[str, str] = {}
         for key, value in kwargs.items():
             if not isinstance(value, list) and not callable(value):
                 raise ValueError(
@@ -638,7 +650,7 @@ class _ResetParameterCallback:
         #: the canonical names of the parameters this callback changes
         self.names = tuple(names)
 
-    def values_at(self, round_index, n_rounds, resumed=False):
+    def values_at(self, round_index: int, n_rounds: int, resumed: bool = False) -> dict[str, Any]:
         """The values (by the names given) of round ``round_index`` of a schedule
         of ``n_rounds`` rounds; ``resumed``: the schedule is one an interrupted
         training began (its lists cover that training's rounds)."""
@@ -660,7 +672,7 @@ class _ResetParameterCallback:
                 out[key] = value(round_index)
         return out
 
-    def __call__(self, env):
+    def __call__(self, env: CallbackEnv) -> None:
         # dgbdt.train applies the values itself (Boosting._reset_parameters); this is
         # LightGBM's step for other loops: the values that differ into env.params.
         values = self.values_at(
@@ -669,16 +681,20 @@ class _ResetParameterCallback:
         env.params.update({k: v for k, v in values.items() if v != env.params.get(k)})
 
 
-def split_resets(callbacks):
+def split_resets(
+    callbacks: Iterable[Any],
+) -> tuple[list[_ResetParameterCallback], list[Any]]:
     """(reset_parameter callbacks, the others) of a list of callbacks, in order."""
     resets = [c for c in callbacks if isinstance(c, _ResetParameterCallback)]
     return resets, [c for c in callbacks if not isinstance(c, _ResetParameterCallback)]
 
 
-def interrupted_schedule(model):
+def interrupted_schedule(model: Model | None) -> tuple[int, int] | None:
     """``(first, end)`` of the schedule an interrupted training was running when
     it wrote ``model`` (a checkpoint snapshot; see SCHEDULE_KEY), or None."""
-    rounds = None if model is None else model.params.get(SCHEDULE_KEY)
+    if model is None:
+        return None
+    rounds = model.params.get(SCHEDULE_KEY)
     if (
         not isinstance(rounds, (list, tuple))
         or len(rounds) != 2
@@ -750,7 +766,7 @@ def reset_parameter(**kwargs: list | Callable) -> _Callback:
     return _ResetParameterCallback(**kwargs)
 
 
-def scheduled_parameters(callbacks):
+def scheduled_parameters(callbacks: Iterable[Any] | None) -> list[list[str]]:
     """The parameter names each reset_parameter callback among ``callbacks``
     schedules, in order (what every rank's training must agree on)."""
     return [list(c.names) for c in callbacks or () if isinstance(c, _ResetParameterCallback)]

@@ -6,16 +6,30 @@ A difference raises the same error on every rank (``agreed``): none is left
 waiting in a collective.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..data.dataset import Dataset
 from ..distributed.comm import agree_on_errors, agreed
 from ..models.model import Model
-from ..params.table import BINNING_KEYS, resolve_params
+from ..params.table import BINNING_KEYS
 from .callbacks import scheduled_parameters
+
+if TYPE_CHECKING:
+    from ..distributed.comm import SerialComm
+    from .loop import TrainingRun
+
+    #: train()'s ``feval``: one function, a list of them, or None.
+    Feval = Callable[..., Any] | Sequence[Callable[..., Any]] | None
+    #: train()'s ``init_model``: a model, a model file, or None.
+    InitModel = Model | str | os.PathLike | None
 
 #: Parameters each process may set for itself (LightGBM's too: threads, logging,
 #: the deadline, the local data layout): they do not change the model.
@@ -29,7 +43,14 @@ PER_PROCESS_KEYS = (
 )
 
 
-def agree_on_inputs(run, valid_sets, valid_names, feval, init_model, callbacks=None):
+def agree_on_inputs(
+    run: TrainingRun,
+    valid_sets: Sequence[Dataset] | None,
+    valid_names: Sequence[str] | None,
+    feval: Feval,
+    init_model: InitModel,
+    callbacks: Iterable[Any] | None = None,
+) -> None:
     """Errors a rank finds in its own inputs, and what every rank must agree on,
     are settled before any other collective: every rank then raises the same
     error, none is left waiting."""
@@ -48,7 +69,14 @@ def agree_on_inputs(run, valid_sets, valid_names, feval, init_model, callbacks=N
         )
 
 
-def setup_description(run, valid_sets, valid_names, feval, init_model, callbacks=None):
+def setup_description(
+    run: TrainingRun,
+    valid_sets: Sequence[Dataset] | None,
+    valid_names: Sequence[str] | None,
+    feval: Feval,
+    init_model: InitModel,
+    callbacks: Iterable[Any] | None = None,
+) -> dict[str, Any]:
     """What must be the same on every rank, as a JSON-able dict."""
     cfg = run.cfg
     fevals = feval if isinstance(feval, (list, tuple)) else [feval] if feval is not None else []
@@ -78,7 +106,7 @@ def setup_description(run, valid_sets, valid_names, feval, init_model, callbacks
     }
 
 
-def _init_model_digest(init_model):
+def _init_model_digest(init_model: InitModel) -> str | None:
     """None, or a hash of the init model (the same model must continue on every rank)."""
     if init_model is None:
         return None
@@ -93,7 +121,7 @@ def _init_model_digest(init_model):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _feature_names(dataset):
+def _feature_names(dataset: object) -> list[str] | None:
     """The names every rank must share; a block of columns (feature_indices) has
     its own, checked when the blocks are assembled."""
     if not isinstance(dataset, Dataset) or dataset.feature_indices is not None:
@@ -101,19 +129,19 @@ def _feature_names(dataset):
     return list(dataset.feature_name)
 
 
-def _binning(dataset, params):
+def _binning(dataset: object, params: dict[str, Any]) -> dict[str, Any] | str | None:
     """The binning a Dataset gets (its own params overridden by train's), resolved
     so that aliases and numpy scalars compare equal."""
     if not isinstance(dataset, Dataset):
         return None
     try:
-        cfg = resolve_params({**(dataset.params or {}), **params})
+        cfg = dataset.resolved_params(params)
     except (ValueError, TypeError) as exc:  # raised on every rank when the Dataset is built
         return f"invalid: {exc}"
     return {key: cfg[key] for key in BINNING_KEYS}
 
 
-def check_same_setup(comm, description):
+def check_same_setup(comm: SerialComm, description: dict[str, Any]) -> None:
     """Every rank must call train() alike: its description (params, feval, fobj,
     validation sets, Dataset params, init_model) hashed and compared with rank
     0's; on a difference every rank raises the same error naming the first
@@ -139,12 +167,12 @@ def check_same_setup(comm, description):
     )
 
 
-def _short(value, width=120):
+def _short(value: object, width: int = 120) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def check_same_rows(comm, dataset, what="the training set"):
+def check_same_rows(comm: SerialComm, dataset: Dataset, what: str = "the training set") -> None:
     """Feature-parallel ranks must hold the same rows (LightGBM's replicated mode)."""
     label = dataset.label if dataset.label is not None else np.zeros(0)
     blocks = dataset.feature_indices is not None
@@ -160,7 +188,7 @@ def check_same_rows(comm, dataset, what="the training set"):
         )
 
 
-def check_same_model(comm, booster):
+def check_same_model(comm: SerialComm, booster: Model) -> None:
     """Every rank must hold the same model (hash of the model file compared)."""
     bad = comm.ranks_unlike_rank0(booster.model_to_string(-1))
     if bad:

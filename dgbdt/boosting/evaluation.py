@@ -7,6 +7,11 @@ not sums over rows, gather labels, predictions and weights first (one helper,
 on each rank: they add up over the ranks too.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..data.binning import WideBinMapper
@@ -16,6 +21,17 @@ from ..objective.metrics import get_metric
 from ..objective.objectives import CustomObjective
 from ..objective.ranking import query_boundaries
 
+if TYPE_CHECKING:
+    from ..data.binning import BinMapper
+    from ..distributed.comm import SerialComm
+    from ..models.model import Model
+    from ..objective.metrics import Metric
+    from ..objective.objectives import Objective
+    from .loop import TrainingData, TrainingRun
+
+#: One evaluation result: (data name, metric name, value, is_higher_better).
+Result = tuple[str, str, float, bool]
+
 
 class EvalSet:
     """One data set evaluated each round: its name, Dataset, label and weight
@@ -23,17 +39,33 @@ class EvalSet:
     scores (k_out, n), updated as trees are added, and its query row
     boundaries ``queries`` (int64, this rank's queries; None without groups)."""
 
-    def __init__(self, name, dataset, scores, label, weight, queries=None):
+    def __init__(
+        self,
+        name: str,
+        dataset: Dataset,
+        scores: np.ndarray,
+        label: np.ndarray,
+        weight: np.ndarray | None,
+        queries: np.ndarray | None = None,
+    ) -> None:
         self.name, self.dataset, self.scores = name, dataset, scores
         self.label, self.weight, self.queries = label, weight, queries
 
 
-def _queries(dataset):
+def _queries(dataset: Dataset) -> np.ndarray | None:
     """The query row boundaries of a Dataset's group, or None without one."""
     return None if dataset.group is None else query_boundaries(dataset.group)
 
 
-def make_eval_sets(run, data, train_scores, valid_sets, valid_names, booster, init_booster):
+def make_eval_sets(
+    run: TrainingRun,
+    data: TrainingData,
+    train_scores: np.ndarray,
+    valid_sets: Sequence[Dataset] | None,
+    valid_names: Sequence[str] | None,
+    booster: Model,
+    init_booster: Model | None,
+) -> list[EvalSet]:
     """Data sets to evaluate each round; the training set (``data``: the training's
     view of it) shares the live training scores ``train_scores``."""
     train_set = run.train_set
@@ -49,11 +81,18 @@ def make_eval_sets(run, data, train_scores, valid_sets, valid_names, booster, in
             else:
                 scores += booster.init_score[:, None]
         ds.release_raw_data()
+        assert ds.label is not None  # _construct_valid checked it
         out.append(EvalSet(name, ds, scores, ds.label, ds.weight, _queries(ds)))
     return out
 
 
-def _named_sets(run, valid_sets, valid_names, booster, init_booster):
+def _named_sets(
+    run: TrainingRun,
+    valid_sets: Sequence[Dataset] | None,
+    valid_names: Sequence[str] | None,
+    booster: Model,
+    init_booster: Model | None,
+) -> list[tuple[str, Dataset]]:
     """(name, Dataset) of each evaluated set; validation sets constructed (binned
     like the training set)."""
     train_set = run.train_set
@@ -75,7 +114,7 @@ def _named_sets(run, valid_sets, valid_names, booster, init_booster):
     return sets
 
 
-def _construct_valid(vs, name, run, keep_raw):
+def _construct_valid(vs: Dataset, name: str, run: TrainingRun, keep_raw: bool) -> None:
     """Bin validation set ``vs`` with the training set's bins (its raw data kept
     for an init model's predictions when ``keep_raw``)."""
     train_set = run.train_set
@@ -90,7 +129,7 @@ def _construct_valid(vs, name, run, keep_raw):
         raise ValueError(f"Validation set {name!r} has no label")
 
 
-def start_scores(init_score, n, k_out):
+def start_scores(init_score: Any, n: int, k_out: int) -> np.ndarray:
     """Raw scores (k_out, n) from an init score (None: zeros)."""
     scores = np.zeros((k_out, n), np.float64)
     if init_score is not None:
@@ -105,7 +144,7 @@ def start_scores(init_score, n, k_out):
     return scores
 
 
-def same_bins(a, b):
+def same_bins(a: BinMapper | WideBinMapper | None, b: BinMapper | WideBinMapper | None) -> bool:
     """Whether two bin mappers (either may be None) bin alike: wide ones
     (dgbdt.data.binning.WideBinMapper) by their used columns and the bins of those."""
     if isinstance(a, WideBinMapper) or isinstance(b, WideBinMapper):
@@ -121,11 +160,11 @@ def same_bins(a, b):
         and b is not None
         and a.n_features == b.n_features
         and np.array_equal(a.nan_bins, b.nan_bins)
-        and all(np.array_equal(x, y) for x, y in zip(a.upper_bounds, b.upper_bounds))
+        and all(np.array_equal(x, y) for x, y in zip(a.upper_bounds, b.upper_bounds, strict=True))
     )
 
 
-def init_model_scores(init_booster, dataset, k_out):
+def init_model_scores(init_booster: Model, dataset: Dataset, k_out: int) -> np.ndarray:
     """Raw scores of an init model on a constructed data set.
 
     Predicted from the raw values, kept until this point, as LightGBM does:
@@ -152,10 +191,11 @@ def init_model_scores(init_booster, dataset, k_out):
     )
 
 
-def _binned_raw_scores(booster, dataset, k_out):
+def _binned_raw_scores(booster: Model, dataset: Dataset, k_out: int) -> np.ndarray:
     """Raw scores of ``booster``'s trees on a binned data set."""
     scores = np.zeros((k_out, dataset.n_samples), np.float64)
     scores += booster.init_score[:, None]
+    assert dataset.bin_mapper is not None and dataset.store is not None  # constructed
     missing_bins = dataset.bin_mapper.missing_bins
     for i, tree in enumerate(booster.trees):
         # (a wide store maps the trees' split columns to its features: BinStore.features_of)
@@ -168,7 +208,15 @@ class Evaluator:
     of the metrics and fevals on every eval set, over every rank's rows
     (``comm``: the row communicator)."""
 
-    def __init__(self, eval_sets, cfg, objective, k_out, comm, feval):
+    def __init__(
+        self,
+        eval_sets: list[EvalSet],
+        cfg: dict[str, Any],
+        objective: Objective | None,
+        k_out: int,
+        comm: SerialComm,
+        feval: Callable[..., Any] | Sequence[Callable[..., Any]] | None,
+    ) -> None:
         self.eval_sets, self.cfg, self.objective, self.k_out = eval_sets, cfg, objective, k_out
         self.comm = comm
         self.metrics = [get_metric(m) for m in cfg["metric"]]
@@ -176,27 +224,29 @@ class Evaluator:
         _check_queries(comm, eval_sets, self.metrics)
         # (an empty list still gathers a distributed set's rows: what feval=[] costs)
         self.feval_given = feval is not None
-        self.fevals = list(feval) if isinstance(feval, (list, tuple)) else [feval]
+        self.fevals: list[Any] = list(feval) if isinstance(feval, (list, tuple)) else [feval]
 
-    def results(self):
+    def results(self) -> list[Result]:
         """This round's results on every eval set, in order."""
         results = []
         for es in self.eval_sets:
             results += self._results_on(es)
         return results
 
-    def _results_on(self, es):
+    def _results_on(self, es: EvalSet) -> list[Result]:
         objective, comm = self.objective, self.comm
         raw = es.scores.T
         preds = objective.transform(raw) if objective else CustomObjective.output(raw, {})
         results = []
-        for m, names in zip(self.metrics, self.names):
+        for m, names in zip(self.metrics, self.names, strict=True):
             kw = m.options_from(self.cfg)
             if m.queries:
                 kw["queries"] = es.queries
             value = global_metric(comm, m, es.label, raw if m.raw_scores else preds, es.weight, kw)
             values = value if isinstance(value, list) else [value]
-            results += [(es.name, n, v, m.higher_better) for n, v in zip(names, values)]
+            results += [
+                (es.name, n, v, m.higher_better) for n, v in zip(names, values, strict=True)
+            ]
         if self.feval_given:
             fpreds = raw[:, 0] if self.k_out == 1 and objective is None else preds
             fdata = es.dataset
@@ -209,7 +259,7 @@ class Evaluator:
         return results
 
 
-def _check_queries(comm, eval_sets, metrics):
+def _check_queries(comm: SerialComm, eval_sets: list[EvalSet], metrics: list[Metric]) -> None:
     """A ranking metric needs query groups on every evaluated set, on every
     rank (one collective, agreed by all ranks, when there is such a metric)."""
     needing = [m for m in metrics if m.queries]
@@ -217,7 +267,7 @@ def _check_queries(comm, eval_sets, metrics):
         return
     have = np.array([es.queries is not None for es in eval_sets], np.int64)
     every = comm.least_int(have) if comm.size > 1 else have
-    for es, mine, all_ranks in zip(eval_sets, have, every):
+    for es, mine, all_ranks in zip(eval_sets, have, every, strict=True):
         if not all_ranks:
             where = "has none" if not mine else "has none on another rank"
             raise agreed(
@@ -228,7 +278,7 @@ def _check_queries(comm, eval_sets, metrics):
             )
 
 
-def _feval_results(fn, out):
+def _feval_results(fn: Callable[..., Any], out: Any) -> list[tuple[str, float, bool]]:
     """(name, value, is_higher_better) tuples of what a custom ``feval`` returned."""
     results = out if isinstance(out, list) else [out]
     checked = []
@@ -248,7 +298,14 @@ def _feval_results(fn, out):
     return checked
 
 
-def global_metric(comm, metric, label, preds, weight, kw):
+def global_metric(
+    comm: SerialComm,
+    metric: Metric,
+    label: np.ndarray,
+    preds: np.ndarray,
+    weight: np.ndarray | None,
+    kw: dict[str, Any],
+) -> float | list[float]:
     """A metric over every rank's rows: additive sums are allreduced (exact);
     AUC, which is not a sum, gathers labels, predictions and weights (n floats
     per evaluation).  A float, or a list of floats for a metric with several
@@ -260,7 +317,9 @@ def global_metric(comm, metric, label, preds, weight, kw):
     return metric.compute(*_all_rows(comm, label, preds, weight), **kw)
 
 
-def _all_rows(comm, label, preds, weight):
+def _all_rows(
+    comm: SerialComm, label: np.ndarray, preds: np.ndarray, weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Every rank's labels, predictions and weights, for what is not a sum over
     rows (AUC, a custom ``feval``): n floats each per evaluation.  A rank
     without weights weighs its rows 1 when another has weights; the weights
@@ -275,17 +334,17 @@ def _all_rows(comm, label, preds, weight):
     return all_label, all_preds, all_weight
 
 
-def _all_groups(comm, group):
+def _all_groups(comm: SerialComm, group: np.ndarray | None) -> np.ndarray | None:
     """Every rank's query sizes in rank order (whole queries on each rank), or None
     when the set has none."""
     if not comm.every_rank(group is not None):
         return None
-    return comm.concat(group, np.int64)
+    return comm.concat(group, np.int64)  # type: ignore[arg-type]  # every rank has a group
 
 
-def score_dict(result_list):
+def score_dict(result_list: Sequence[Sequence[Any]] | None) -> dict[str, dict[str, float]]:
     """Results as LightGBM's ``best_score``: {data name: {metric name: value}}."""
-    best = {}
+    best: dict[str, dict[str, float]] = {}
     for data_name, metric_name, value, _ in result_list or []:
         best.setdefault(data_name, {})[metric_name] = value
     return best

@@ -11,12 +11,17 @@ scores (LightGBM's RollbackOneIter).  ``refit_leaf_values`` replays a model's
 rounds on new data (LightGBM's RefitTree).
 """
 
+from __future__ import annotations
+
 import contextlib
 import copy
 import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from ..data.store import splittable_features
 from ..distributed.comm import SerialComm, agreed
@@ -26,7 +31,7 @@ from ..native.histogram import BLOCK_FEATURES, feature_blocks
 from ..native.partition import add_leaf_values
 from ..objective.objectives import make_objective
 from ..objective.ranking import Queries, query_boundaries
-from ..params.table import ALIASES, resolve_params, threads_for
+from ..params.table import ALIASES, threads_for
 from ..treelearner.grower import TreeGrower
 from ..treelearner.learners import make_learner, shards_rows
 from ..treelearner.quantization import GradientQuantizer, renew_leaf_values
@@ -43,6 +48,16 @@ from .evaluation import (
 )
 from .sampling import Sampler
 
+if TYPE_CHECKING:
+    from ..data.binning import BinMapper, WideBinMapper
+    from ..data.dataset import Dataset
+    from ..data.store import BinStore
+    from ..models.model import Model
+    from ..models.tree import Tree
+    from ..objective.objectives import Objective
+    from ..treelearner.learners.serial import SerialLearner
+    from .consistency import Feval
+
 # From this many features, column-layout data keeps a blocked copy (4 blocks).
 BLOCKED_MIN_FEATURES = 4 * BLOCK_FEATURES
 
@@ -52,7 +67,16 @@ class TrainingRun:
     (``cfg``) and train's own (``params``), the training set, the objective (or
     the custom one), the outputs per row, and the communicators."""
 
-    def __init__(self, cfg, params, train_set, objective, custom_objective, k_out, comm):
+    def __init__(
+        self,
+        cfg: dict[str, Any],
+        params: dict[str, Any],
+        train_set: Dataset,
+        objective: Objective | None,
+        custom_objective: Callable[..., Any] | None,
+        k_out: int,
+        comm: SerialComm,
+    ) -> None:
         self.cfg, self.params, self.train_set = cfg, params, train_set
         self.objective, self.custom_objective, self.k_out = objective, custom_objective, k_out
         self.comm = comm
@@ -73,12 +97,42 @@ class TrainingData:
     Dataset is left as it is.
     """
 
-    def __init__(self, dataset, blocks, weight, init_score):
+    # What the grower and the learners read, declared (mypy meets these in an
+    # import cycle with the tree learners, where it cannot infer them).
+    store: BinStore
+    layout: str | None
+    row_offset: int
+    n_samples: int
+    n_features: int
+    n_features_global: int
+    total_bins: int
+    binned: np.ndarray
+    columns: np.ndarray
+    feature_offsets: np.ndarray
+    most_freq_bins: np.ndarray
+    recovered: np.ndarray
+    nan_bins: np.ndarray
+    zero_bins: np.ndarray
+    missing_bins: np.ndarray
+    categorical: np.ndarray | None
+    global_mapper: BinMapper | WideBinMapper
+    global_feature_indices: np.ndarray
+    owner_of: np.ndarray | None
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        blocks: tuple[BinMapper, list[str], np.ndarray] | None,
+        weight: np.ndarray | None,
+        init_score: np.ndarray | None,
+    ) -> None:
         mapper = dataset.bin_mapper
+        # a constructed Dataset with a label (agree_on_inputs checked it)
+        assert mapper is not None and dataset.store is not None and dataset.label is not None
         self.label, self.weight, self.init_score = dataset.label, weight, init_score
         # this rank's queries (dgbdt.objective.ranking.Queries) where the objective or
         # bagging_by_query needs them (set by the engine), else None
-        self.queries = None
+        self.queries: Queries | None = None
         # This rank's rows are global rows row_offset ... row_offset + n_samples - 1.
         self.row_offset = dataset.row_offset
         store = self.store = dataset.store  # dgbdt.data.store.BinStore
@@ -92,7 +146,7 @@ class TrainingData:
         self.columns = store.dense if dataset.layout == "col" else np.asfortranarray(store.dense)
         # Wide column-layout data also keeps feature blocks: a leaf's histogram
         # then reads one cache line per row and block (native.histogram).
-        self.blocks = None
+        self.blocks: np.ndarray | None = None
         if store.plain and dataset.layout == "col" and store.n_features >= BLOCKED_MIN_FEATURES:
             self.blocks = feature_blocks(store.dense)
         self.most_freq_bins = store.most_freq_bins
@@ -116,11 +170,12 @@ class TrainingData:
         self.global_feature_indices = np.arange(self.n_features)
         if blocks is not None:
             self.global_mapper, self.feature_names, self.owner_of = blocks
+            assert dataset.feature_indices is not None  # a block of columns
             self.global_feature_indices = dataset.feature_indices
         self.n_features_global = self.global_mapper.n_features
 
 
-def split_params_vector(cfg):
+def split_params_vector(cfg: dict[str, Any]) -> np.ndarray:
     """The split-finding parameters as the kernels' float64 vector (native.common)."""
     v = np.zeros(common.SPLIT_PARAMS_SIZE, np.float64)
     v[common.SP_LAMBDA_L1] = cfg["lambda_l1"]
@@ -151,8 +206,17 @@ class Boosting:
     """
 
     def __init__(
-        self, run, data, booster, *, init_booster, valid_sets, valid_names, feval, callbacks
-    ):
+        self,
+        run: TrainingRun,
+        data: TrainingData,
+        booster: Model,
+        *,
+        init_booster: Model | None,
+        valid_sets: Sequence[Dataset] | None,
+        valid_names: Sequence[str] | None,
+        feval: Feval,
+        callbacks: Iterable[Any] | None,
+    ) -> None:
         self.cfg, self.train_set, self.data, self.booster = run.cfg, run.train_set, data, booster
         self.objective, self.custom_objective = run.objective, run.custom_objective
         self.k_out, self.comm, self.row_comm = run.k_out, run.comm, run.row_comm
@@ -177,7 +241,7 @@ class Boosting:
         self._prepare(callbacks, resumed=init_booster is not None)
         self._prepare_schedule(init_booster)
 
-    def _starting_scores(self, init_booster):
+    def _starting_scores(self, init_booster: Model | None) -> np.ndarray:
         """Raw scores (k_out, n): init_score, or an init model's raw predictions,
         or boost_from_average."""
         cfg, data, train_set, booster = self.cfg, self.data, self.train_set, self.booster
@@ -197,7 +261,7 @@ class Boosting:
             scores += booster.init_score[:, None]
         return scores
 
-    def _splittable_features(self):
+    def _splittable_features(self) -> np.ndarray:
         """The global features training may split on (dgbdt.data.store.splittable_features);
         feature-parallel column blocks: each rank flags its own."""
         data, cfg = self.data, self.cfg
@@ -214,7 +278,7 @@ class Boosting:
         flags[data.global_feature_indices] = local
         return np.flatnonzero(self.comm.total_int(flags)).astype(np.int32)
 
-    def _prepare(self, callbacks, resumed):
+    def _prepare(self, callbacks: Iterable[Any] | None, resumed: bool) -> None:
         """The learner, grower, quantizer, buffers, sampler and callbacks of the loop."""
         cfg, data, k_out, n = self.cfg, self.data, self.k_out, self.data.n_samples
         self.gradients = np.empty((k_out, n), common.GRAD_DTYPE)
@@ -243,7 +307,7 @@ class Boosting:
                     )
                 )
 
-    def _build_parts(self):
+    def _build_parts(self) -> None:
         """What reads the tree and sampling parameters when it is built: the
         learner (with its split-params vector), the grower (constraints, the
         histogram kind), the quantizer and the sampler.  Built again when
@@ -266,7 +330,7 @@ class Boosting:
             queries=data.queries,
         )
 
-    def _prepare_schedule(self, init_booster):
+    def _prepare_schedule(self, init_booster: Model | None) -> None:
         """The reset_parameter callbacks, which the loop runs itself (before the
         other before-iteration callbacks), and the global iterations their
         rounds count over: this training's, or when resuming a snapshot of an
@@ -284,11 +348,11 @@ class Boosting:
         # until training ends: what a snapshot resumes from
         self.booster.params[cb.SCHEDULE_KEY] = list(self.schedule)
 
-    def _scheduled_values(self, it):
+    def _scheduled_values(self, it: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """(changed, scheduled) parameters of iteration ``it`` by the reset_parameter
         callbacks, validated (dgbdt.boosting.callbacks.resolve_reset)."""
         first, end = self.schedule
-        values = {}
+        values: dict[str, Any] = {}
         for c in self.resets:
             values.update(c.values_at(it - first, end - first, self.resumed_schedule))
         try:
@@ -296,7 +360,7 @@ class Boosting:
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"reset_parameter, iteration {it}: {exc}") from exc
 
-    def _reset_parameters(self, it):
+    def _reset_parameters(self, it: int) -> None:
         """reset_parameter's values for iteration ``it``: computed, validated, agreed
         over the ranks (one collective), and applied."""
         if not self.resets:
@@ -322,7 +386,7 @@ class Boosting:
         if "time_out" in changed:
             self.comm.set_time_out(self.cfg["time_out"])
 
-    def run(self):
+    def run(self) -> Model:
         """Every round, until the last one or a stop; returns the booster."""
         # The first iteration compiles kernels on a cold Numba cache: its collectives
         # wait at least the slow-phase allowance, whatever time_out says.
@@ -339,7 +403,7 @@ class Boosting:
         self.booster.params.pop(cb.SCHEDULE_KEY, None)  # finished: nothing to resume
         return self.booster
 
-    def one_iteration(self, it):
+    def one_iteration(self, it: int) -> bool:
         """One boosting round; True when training ends here."""
         booster = self.booster
         self._reset_parameters(it)
@@ -362,7 +426,9 @@ class Boosting:
         booster.add_trees(new_trees)
         return self.after_iteration(it) or stumps
 
-    def boost_round(self, it, fobj=None, redraw=False):
+    def boost_round(
+        self, it: int, fobj: Callable[..., Any] | None = None, redraw: bool = False
+    ) -> tuple[list[Tree], bool]:
         """Round ``it``'s gradients (of ``fobj(preds, train_set)`` when given, else
         the objective's), bag and trees, added to the scores but not yet to the
         model; returns (trees, whether every one is a stump).  ``redraw`` draws
@@ -374,7 +440,8 @@ class Boosting:
                 fobj, self.scores, self.train_set, self.k_out, self.gradients, self.hessians
             )
         else:
-            self.objective.gradients(
+            # (no custom objective: an objective)
+            self.objective.gradients(  # type: ignore[union-attr]
                 self.scores,
                 self.data.label,
                 self.data.weight,
@@ -391,7 +458,7 @@ class Boosting:
         new_trees = [self.grow_tree(it * self.k_out + k, k) for k in range(self.k_out)]
         return new_trees, all(t.n_leaves == 1 for t in new_trees)
 
-    def grow_tree(self, tree_index, k):
+    def grow_tree(self, tree_index: int, k: int) -> Tree:
         """Tree ``k`` of this round: grown, renewed, shrunk, and added to the scores."""
         cfg, grower, comm, data = self.cfg, self.grower, self.comm, self.data
         g, h = self.gradients[k], self.hessians[k]
@@ -403,7 +470,8 @@ class Boosting:
             renew_leaf_values(tree, grower, g, h, self.row_comm, cfg)
         objective = self.objective
         if objective is not None and objective.renews_leaves and tree.n_leaves > 1:
-            objective.renew_leaf_values(
+            # (renews_leaves: the objective has renew_leaf_values)
+            objective.renew_leaf_values(  # type: ignore[attr-defined]
                 tree, grower, data.label, self.scores[k], data.weight, self.row_comm
             )
         if tree.n_leaves == 1:
@@ -419,21 +487,23 @@ class Boosting:
         _update_scores(tree, grower, self.learner, data, self.sampler.bagged, self.scores[k])
         comm.stats.end_tree()  # validation traffic counts in the totals, not per tree
         for es in self.valid_evals:
-            self.learner.add_tree_scores(tree, es.dataset.store, data.missing_bins, es.scores[k])
+            # (validation sets are constructed: they have a store)
+            self.learner.add_tree_scores(tree, es.dataset.store, data.missing_bins, es.scores[k])  # type: ignore[arg-type]
         return tree
 
-    def _start_from_stump(self, k):
+    def _start_from_stump(self, k: int) -> None:
         """A first tree that cannot split without boost_from_average: LightGBM then
         starts class ``k`` from the objective's automatic score after all (gbdt.cpp
         TrainOneIter), for the training and the validation scores."""
         data = self.data
-        value = self.objective.init_score(data.label, data.weight, self.row_comm)[k]
+        # (start_from_stump: an objective)
+        value = self.objective.init_score(data.label, data.weight, self.row_comm)[k]  # type: ignore[union-attr]
         self.booster.init_score[k] = value
         self.scores[k] += value
         for es in self.valid_evals:
             es.scores[k] += value
 
-    def after_iteration(self, it):
+    def after_iteration(self, it: int) -> bool:
         """Evaluation, the after-iteration callbacks and the agreed early stop; True
         when training stops here."""
         cfg, booster, comm = self.cfg, self.booster, self.comm
@@ -457,7 +527,7 @@ class Boosting:
         return False
 
     # -- a training Booster's requests (dgbdt.Booster.update & co.) -----------------
-    def update(self, fobj=None):
+    def update(self, fobj: Callable[..., Any] | None = None) -> bool:
         """One more iteration, LightGBM's Booster.update: the next iteration of
         the model, with ``fobj``'s gradients when given; no callbacks, no
         evaluation.  Returns True when every new tree is a stump: those are
@@ -476,7 +546,7 @@ class Boosting:
         self.booster.add_trees(new_trees)
         return stumps
 
-    def rollback(self):
+    def rollback(self) -> None:
         """Remove the last iteration's trees and take them off the training and
         validation scores (LightGBM's GBDT::RollbackOneIter); the iterations of
         an init model stay, as LightGBM's do."""
@@ -489,11 +559,12 @@ class Boosting:
             missing = self.data.missing_bins
             self.learner.add_tree_scores(negated, self.data.store, missing, self.scores[k])
             for es in self.valid_evals:
-                self.learner.add_tree_scores(negated, es.dataset.store, missing, es.scores[k])
+                # (validation sets are constructed: they have a store)
+                self.learner.add_tree_scores(negated, es.dataset.store, missing, es.scores[k])  # type: ignore[arg-type]
         del booster.trees[-k_out:]
         booster.add_trees([])  # forgets the flattened trees
 
-    def add_valid(self, dataset, name):
+    def add_valid(self, dataset: Dataset, name: str) -> None:
         """Evaluate ``dataset`` as validation set ``name`` from now on (LightGBM's
         Booster.add_valid): binned with the training bins, its scores those of
         the model so far (its init_score, or the init model's and the starting
@@ -517,24 +588,29 @@ class Boosting:
             for i, tree in enumerate(trees):
                 k = (first_tree + i) % self.k_out
                 self.learner.add_tree_scores(
-                    tree, dataset.store, self.data.missing_bins, es.scores[k]
+                    tree,
+                    dataset.store,  # type: ignore[arg-type]  # constructed by make_eval_sets
+                    self.data.missing_bins,
+                    es.scores[k],
                 )
             self.valid_evals.append(es)
         self.valid_list.append(es)
 
-    def training_eval_set(self, name):
+    def training_eval_set(self, name: str) -> EvalSet:
         """The training set as an evaluated set named ``name`` (live scores)."""
         data, group = self.data, self.train_set.group
         queries = None if group is None else query_boundaries(group)
         return EvalSet(name, self.train_set, self.scores, data.label, data.weight, queries)
 
-    def evaluate(self, eval_sets, feval=None):
+    def evaluate(
+        self, eval_sets: list[EvalSet], feval: Feval = None
+    ) -> list[tuple[str, str, float, bool]]:
         """The metrics (and ``feval``) on ``eval_sets`` now, over every rank's rows."""
         evaluator = Evaluator(eval_sets, self.cfg, self.objective, self.k_out, self.row_comm, feval)
         return evaluator.results()
 
 
-def _continued_trees(init_booster, learning_rate):
+def _continued_trees(init_booster: Model, learning_rate: float) -> list[Tree]:
     """The init model's trees, each keeping its own shrinkage when this training's
     learning rate is another (copies: the init model is left as it is)."""
     own_rate = init_booster.params.get("learning_rate")
@@ -549,7 +625,14 @@ def _continued_trees(init_booster, learning_rate):
     return trees
 
 
-def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
+def _custom_gradients(
+    fobj: Callable[..., Any],
+    scores: np.ndarray,
+    train_set: Dataset,
+    k_out: int,
+    gradients: np.ndarray,
+    hessians: np.ndarray,
+) -> None:
     """Gradients and hessians of a custom objective ``fobj(preds, train_set)``,
     checked, into the (k_out, n) buffers."""
     preds = scores[0] if k_out == 1 else scores.T.copy()
@@ -559,7 +642,9 @@ def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
             f"The custom objective {getattr(fobj, '__name__', fobj)!r} must return "
             f"(grad, hess), got {type(out).__name__}"
         )
-    grad, hess = (_numeric(part, what) for part, what in zip(out, ("gradients", "hessians")))
+    grad, hess = (
+        _numeric(part, what) for part, what in zip(out, ("gradients", "hessians"), strict=True)
+    )
     if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
         raise ValueError("The custom objective returned non-finite gradients or hessians")
     n = scores.shape[1]
@@ -580,7 +665,7 @@ def _custom_gradients(fobj, scores, train_set, k_out, gradients, hessians):
         hessians[:] = hess.reshape(n, k_out).T
 
 
-def _numeric(values, what):
+def _numeric(values: Any, what: str) -> np.ndarray:
     """A custom objective's gradients or hessians as float64 (complex refused)."""
     arr = np.asarray(values)
     if arr.dtype.kind not in "biuf":
@@ -590,7 +675,7 @@ def _numeric(values, what):
     return arr.astype(np.float64)
 
 
-def _check_first_gradients(gradients, hessians):
+def _check_first_gradients(gradients: np.ndarray, hessians: np.ndarray) -> None:
     """Gradients are float32: starting scores beyond its range (an init_score of
     1e39) would give infinite gradients and silently empty trees."""
     if not (np.all(np.isfinite(gradients)) and np.all(np.isfinite(hessians))):
@@ -600,7 +685,14 @@ def _check_first_gradients(gradients, hessians):
         )
 
 
-def _update_scores(tree, grower, learner, data, bagged, scores):
+def _update_scores(
+    tree: Tree,
+    grower: TreeGrower,
+    learner: SerialLearner,
+    data: TrainingData,
+    bagged: bool,
+    scores: np.ndarray,
+) -> None:
     if bagged:
         # Out-of-bag rows were not partitioned: walk the tree for every row.
         learner.add_tree_scores(tree, data.store, data.missing_bins, scores)
@@ -614,7 +706,7 @@ def _update_scores(tree, grower, learner, data, bagged, scores):
         )
 
 
-def agreed_stop(comm, stop):
+def agreed_stop(comm: SerialComm, stop: cb.EarlyStopException | None) -> int | None:
     """The iteration every rank stops at, or None: any rank's early stop (with
     global metrics they all stop together) ends every rank's loop at the
     earliest best iteration, so no rank is left in a collective alone."""
@@ -629,12 +721,19 @@ def agreed_stop(comm, stop):
     return None if flag == 0 else int(best)
 
 
-def _agreed_reset(comm, it, scheduled_values):
+def _agreed_reset(
+    comm: SerialComm,
+    it: int,
+    scheduled_values: Callable[[int], tuple[dict[str, Any], dict[str, Any]]],
+) -> dict[str, Any]:
     """The changed parameters of ``scheduled_values(it)``, the same on every rank:
     each rank's values (or the error it raised) are compared as one 8-byte
     digest per rank; on a difference every rank raises the same ValueError
     naming the parameter, the iteration and the ranks, and an error every rank
     raised alike is raised as agreed (dgbdt.distributed.comm.agreed): none aborts."""
+    error: Exception | None
+    mine: dict[str, Any] | None
+    changed: dict[str, Any]
     error, mine, changed = None, None, {}
     try:
         changed, scheduled = scheduled_values(it)
@@ -653,7 +752,7 @@ def _agreed_reset(comm, it, scheduled_values):
     return changed
 
 
-def _reset_mismatch(it, every, outcomes):
+def _reset_mismatch(it: int, every: np.ndarray, outcomes: list[tuple[str, Any]]) -> str:
     """The message of ranks whose reset_parameter values differ from rank 0's."""
     ranks = [r for r in range(len(every)) if every[r] != every[0]]
     r = ranks[0]
@@ -671,7 +770,7 @@ def _reset_mismatch(it, every, outcomes):
     )
 
 
-def prepare_callbacks(callbacks, cfg):
+def prepare_callbacks(callbacks: Iterable[Any] | None, cfg: dict[str, Any]) -> list[Any]:
     """The user's callbacks, with early stopping when the params ask for it, in
     their order."""
     callbacks = list(callbacks or [])
@@ -694,10 +793,13 @@ def prepare_callbacks(callbacks, cfg):
 K_EPSILON = 1e-15
 
 
-def refit_leaf_values(booster, data, leaf_preds, dataset_params, decay_rate):
+def refit_leaf_values(
+    booster: Model, data: Dataset, leaf_preds: npt.ArrayLike, cfg: dict[str, Any]
+) -> list[np.ndarray]:
     """Each tree's new leaf values, refitted on the Dataset ``data`` (its label,
     weight, init_score, group), whose rows fall in leaves ``leaf_preds``
-    (n, n_trees), with ``decay_rate`` (Booster.refit).
+    (n, n_trees), with ``cfg`` (resolved by Booster.refit from
+    :func:`refit_params`, its ``refit_decay_rate`` the refit's ``decay_rate``).
 
     As LightGBM's RefitTree: iteration by iteration, the objective's gradients
     at the current scores (the data's init_score, or 0, at the start), then
@@ -705,8 +807,7 @@ def refit_leaf_values(booster, data, leaf_preds, dataset_params, decay_rate):
     per leaf, and the scores move by the new tree.  dgbdt keeps the starting
     score apart (``booster.init_score``); LightGBM has it in the first trees, so
     it is refitted with them here as there (and kept apart again)."""
-    cfg, objective = _refit_objective(booster, data, dataset_params)
-    cfg["refit_decay_rate"] = decay_rate
+    objective = _refit_objective(cfg, data)
     k, n = booster.num_tree_per_iteration, data.n_samples
     leaf_preds = np.asarray(leaf_preds, np.intp)
     scores = start_scores(data.init_score, n, k)
@@ -714,7 +815,8 @@ def refit_leaf_values(booster, data, leaf_preds, dataset_params, decay_rate):
     hessians = np.empty((k, n), common.GRAD_DTYPE)
     values = []
     for it in range(booster.current_iteration()):
-        objective.gradients(scores, data.label, data.weight, gradients, hessians, iteration=it)
+        # (_refit_objective refused data without a label)
+        objective.gradients(scores, data.label, data.weight, gradients, hessians, iteration=it)  # type: ignore[arg-type]
         for c in range(k):
             i = it * k + c
             tree, leaves = booster.trees[i], leaf_preds[:, i]
@@ -725,30 +827,43 @@ def refit_leaf_values(booster, data, leaf_preds, dataset_params, decay_rate):
     return values
 
 
-def _refit_objective(booster, data, dataset_params):
-    """(resolved params, objective ready for ``data``) of a refit: the model's
-    params and objective, updated by ``dataset_params``; one process."""
+def refit_params(booster: Model, dataset_params: dict[str, Any] | None) -> dict[str, Any]:
+    """The parameters of a refit, not yet resolved: the model's params and
+    objective, updated by ``dataset_params``."""
     if booster.objective in (None, "custom", "none"):
         raise ValueError(
             f"Cannot refit a model of objective {booster.objective!r}: refit needs the "
             "objective's gradients (LightGBM: cannot refit due to null objective function)"
         )
-    if data.label is None:
-        raise ValueError("refit needs the label of the new data")
     known = {k: v for k, v in booster.params.items() if k in ALIASES}
     given = {**known, **booster.objective_params, **(dataset_params or {})}
     given.update(objective=booster.objective, num_class=booster.num_class)
-    cfg = resolve_params(given)
+    return given
+
+
+def _refit_objective(cfg: dict[str, Any], data: Dataset) -> Objective:
+    """The objective of a refit (``cfg`` resolved) ready for ``data``; one process."""
+    if data.label is None:
+        raise ValueError("refit needs the label of the new data")
     objective, comm = make_objective(cfg), SerialComm()
+    assert objective is not None  # refit_params refused a custom objective
     objective.check_labels(data.label, data.weight)
     objective.set_label_weights(data.label, data.weight, comm)
     if objective.uses_queries:
         queries = Queries.of(data, comm, "the refit data")
-        objective.set_queries(queries, data.label, data.position, comm)
-    return cfg, objective
+        # (uses_queries: a ranking objective, which has set_queries)
+        objective.set_queries(queries, data.label, data.position, comm)  # type: ignore[attr-defined]
+    return objective
 
 
-def _refit_tree(tree, leaves, gradients, hessians, cfg, bias):
+def _refit_tree(
+    tree: Tree,
+    leaves: np.ndarray,
+    gradients: np.ndarray,
+    hessians: np.ndarray,
+    cfg: dict[str, Any],
+    bias: float,
+) -> np.ndarray:
     """One tree's refitted leaf values (the starting score ``bias`` in them)."""
     n_leaves = tree.n_leaves
     sum_g = np.bincount(leaves, weights=gradients.astype(np.float64), minlength=n_leaves)
@@ -760,7 +875,9 @@ def _refit_tree(tree, leaves, gradients, hessians, cfg, bias):
     return decay * (tree.leaf_value + bias) + (1.0 - decay) * (output * shrinkage)
 
 
-def _leaf_output(sum_g, sum_h, count, tree, cfg):
+def _leaf_output(
+    sum_g: np.ndarray, sum_h: np.ndarray, count: np.ndarray, tree: Tree, cfg: dict[str, Any]
+) -> np.ndarray:
     """LightGBM's CalculateSplittedLeafOutput<USE_L1, USE_MAX_OUTPUT, smoothing>:
     -ThresholdL1(G, l1) / (H + l2) (XGBoost eq. 5 with L1 soft-thresholding),
     capped at max_delta_step, then path-smoothed for leaves but leaf 0."""

@@ -34,6 +34,10 @@ with the fraction of the row's class.  Whether it is on is decided from the
 global count of positive rows (LightGBM: from the machine's own).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..distributed.comm import SerialComm
@@ -41,22 +45,27 @@ from ..native import common
 from ..native.random import uniform_fill
 from ..streams import STREAM_BAGGING, STREAM_FEATURE_FRACTION, STREAM_GOSS, stream_key
 
+if TYPE_CHECKING:
+    from ..objective.ranking import Queries
 
-def _row_draws(n_samples, seed, key, row_offset):
+
+def _row_draws(n_samples: int, seed: int, key: int, row_offset: int) -> np.ndarray:
     """One uniform draw per local row, fixed by (seed, key, global row)."""
     draws = np.empty(n_samples, np.float64)
     uniform_fill(seed, key, row_offset, draws)
     return draws
 
 
-def bagged_rows(n_samples, fraction, seed, iteration, row_offset=0):
+def bagged_rows(
+    n_samples: int, fraction: float, seed: int, iteration: int, row_offset: int = 0
+) -> np.ndarray:
     """Local rows kept in this round's bag: each with probability ``fraction``,
     decided by a hash of (seed, iteration, global row)."""
     draws = _row_draws(n_samples, seed, stream_key(STREAM_BAGGING, iteration), row_offset)
     return np.flatnonzero(draws < fraction).astype(common.INDEX_DTYPE)
 
 
-def bagged_query_rows(queries, fraction, seed, iteration):
+def bagged_query_rows(queries: Queries, fraction: float, seed: int, iteration: int) -> np.ndarray:
     """Local rows of the queries kept in this round's bag (bagging_by_query): each
     query with probability ``fraction``, decided by a hash of (seed, iteration,
     global query index), so a query's fate does not depend on its rank."""
@@ -66,7 +75,14 @@ def bagged_query_rows(queries, fraction, seed, iteration):
     return np.flatnonzero(keep).astype(common.INDEX_DTYPE)
 
 
-def balanced_bagged_rows(positive, pos_fraction, neg_fraction, seed, iteration, row_offset=0):
+def balanced_bagged_rows(
+    positive: np.ndarray,
+    pos_fraction: float,
+    neg_fraction: float,
+    seed: int,
+    iteration: int,
+    row_offset: int = 0,
+) -> np.ndarray:
     """Local rows of a balanced bag: a row with ``positive`` (bool, per local row)
     is kept with probability ``pos_fraction``, any other with ``neg_fraction``;
     the draws are bagging's (LightGBM's BalancedBaggingHelper)."""
@@ -76,7 +92,7 @@ def balanced_bagged_rows(positive, pos_fraction, neg_fraction, seed, iteration, 
     return np.flatnonzero(keep).astype(common.INDEX_DTYPE)
 
 
-def goss_scores(gradients, hessians):
+def goss_scores(gradients: np.ndarray, hessians: np.ndarray) -> np.ndarray:
     """Per row, ``sum over classes |g * h|`` in float32, classes added in order
     (LightGBM's ``tmp_gradients``).  gradients, hessians: (k, n) float32."""
     r = np.zeros(gradients.shape[1], np.float32)
@@ -85,7 +101,7 @@ def goss_scores(gradients, hessians):
     return r
 
 
-def global_top_threshold(scores, top_k, comm):
+def global_top_threshold(scores: np.ndarray, top_k: int, comm: SerialComm) -> np.uint32:
     """The ``top_k``-th largest of ``scores`` (float32, >= 0) over every rank's rows.
 
     Non-negative float32 numbers sort as their bit patterns, so the threshold
@@ -110,7 +126,15 @@ def global_top_threshold(scores, top_k, comm):
     return np.uint32(prefix)
 
 
-def goss_sample(gradients, hessians, rates, seed, iteration, row_offset, comm):
+def goss_sample(
+    gradients: np.ndarray,
+    hessians: np.ndarray,
+    rates: tuple[float, float, int],
+    seed: int,
+    iteration: int,
+    row_offset: int,
+    comm: SerialComm,
+) -> np.ndarray:
     """One GOSS round: the local rows kept (ascending), with the gradients and
     hessians of the sampled small rows multiplied in place.
 
@@ -140,13 +164,15 @@ def goss_sample(gradients, hessians, rates, seed, iteration, row_offset, comm):
     return np.flatnonzero(top | sampled).astype(common.INDEX_DTYPE)
 
 
-def goss_skips(iteration, learning_rate):
+def goss_skips(iteration: int, learning_rate: float) -> bool:
     """Whether GOSS leaves iteration ``iteration`` unsampled: LightGBM's first
     ``int(1 / learning_rate)`` iterations use every row."""
     return iteration < int(1.0 / learning_rate)
 
 
-def sampled_features(features, fraction, seed, tree_index):
+def sampled_features(
+    features: np.ndarray, fraction: float, seed: int, tree_index: int
+) -> np.ndarray:
     """Features a tree may use: of ``features`` (int32, ascending: the ones that can
     split), the ``round(fraction * n)`` with the smallest draws."""
     if fraction >= 1.0 or len(features) == 0:
@@ -172,8 +198,16 @@ class Sampler:
     """
 
     def __init__(
-        self, cfg, n_samples, row_offset, features, *, label=None, row_comm=None, queries=None
-    ):
+        self,
+        cfg: dict[str, Any],
+        n_samples: int,
+        row_offset: int,
+        features: np.ndarray,
+        *,
+        label: np.ndarray | None = None,
+        row_comm: SerialComm | None = None,
+        queries: Queries | None = None,
+    ) -> None:
         self.cfg, self.row_comm = cfg, SerialComm() if row_comm is None else row_comm
         # bagging_by_query: whole queries (dgbdt.objective.ranking.Queries) are kept or left out
         self.queries = queries if cfg["bagging_by_query"] else None
@@ -187,11 +221,11 @@ class Sampler:
         self.positive = self._balanced_positive(label)
         self.bagging = not self.goss and cfg["bagging_freq"] > 0
         self.bagging = self.bagging and (cfg["bagging_fraction"] < 1.0 or self.positive is not None)
-        self.n_total = None
+        self.n_total: int | None = None  # GOSS: the global number of rows
         if self.goss:
             self.n_total = int(self.row_comm.total_int([n_samples])[0])
 
-    def _balanced_positive(self, label):
+    def _balanced_positive(self, label: np.ndarray | None) -> np.ndarray | None:
         """Balanced bagging's positive-row flags, or None when it is off: as in
         LightGBM, only for the binary objective with bagging_freq > 0 and some
         positive row (counted over every rank here)."""
@@ -204,7 +238,13 @@ class Sampler:
             return None
         return positive
 
-    def start_round(self, it, first_iter, gradients=None, hessians=None):
+    def start_round(
+        self,
+        it: int,
+        first_iter: int,
+        gradients: np.ndarray | None = None,
+        hessians: np.ndarray | None = None,
+    ) -> None:
         """Draw round ``it``'s bag when bagging asks for a new one (or when this
         run starts: ``first_iter``); with GOSS, every round from the (k, n)
         float32 ``gradients`` and ``hessians``, which it amplifies in place."""
@@ -212,10 +252,11 @@ class Sampler:
             self.bag = self.all_rows
             if not goss_skips(it, self.cfg["learning_rate"]):
                 rates = (self.cfg["top_rate"], self.cfg["other_rate"], self.n_total)
+                # (GOSS rounds pass gradients; GOSS counted n_total in __init__)
                 self.bag = goss_sample(
-                    gradients,
-                    hessians,
-                    rates,
+                    gradients,  # type: ignore[arg-type]
+                    hessians,  # type: ignore[arg-type]
+                    rates,  # type: ignore[arg-type]
                     self.bagging_seed,
                     it,
                     self.row_offset,
@@ -230,7 +271,7 @@ class Sampler:
             # never stopped.
             self.bag = self._bag(it - it % freq)
 
-    def _bag(self, iteration):
+    def _bag(self, iteration: int) -> np.ndarray:
         """The bag drawn at ``iteration``: balanced or plain."""
         if self.positive is not None:
             cfg = self.cfg
@@ -251,10 +292,10 @@ class Sampler:
         )
 
     @property
-    def bagged(self):
+    def bagged(self) -> bool:
         """Whether the current bag leaves rows out."""
         return self.bag is not self.all_rows
 
-    def features(self, tree_index):
+    def features(self, tree_index: int) -> np.ndarray:
         """The (global) features tree ``tree_index`` may split on."""
         return sampled_features(self.splittable, self.feature_fraction, self.ff_seed, tree_index)

@@ -10,11 +10,13 @@ sets one up without running it, and ``training_step`` runs each of its later
 updates, rollbacks and evaluations with the training's threads and rank.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -32,15 +34,19 @@ from ..distributed.comm import (
 from ..models.model import Model
 from ..objective.objectives import CustomObjective, make_objective
 from ..objective.ranking import Queries
-from ..params.table import ALIASES, PARAMS, resolve_params, threads_for
+from ..params.table import ALIASES, PARAMS, threads_for
 from ..treelearner.learners.feature_blocks import assemble_global_mapper
 from . import callbacks as cb
 from .consistency import agree_on_inputs, check_same_rows
 from .loop import Boosting, TrainingData, TrainingRun
 
+if TYPE_CHECKING:
+    from .consistency import Feval, InitModel
+
 
 def training_booster(
-    params: Mapping[str, Any] | None,
+    params: dict[str, Any],
+    cfg: dict[str, Any],
     train_set: Dataset,
     *,
     model_class: type[Model],
@@ -50,16 +56,17 @@ def training_booster(
     """A Booster without trees that keeps its training state (LightGBM's
     ``Booster(params, train_set)``): the training set constructed, the
     starting scores, the loop ready; :meth:`Booster.update` trains one
-    iteration at a time; ``model_class``: the model's class (dgbdt.Booster).
+    iteration at a time; ``params``: the call's params (:func:`call_params`),
+    ``cfg`` the same resolved; ``model_class``: the model's class (dgbdt.Booster).
     ``init_model``: a model it continues (what LightGBM
     gives through the Dataset's predictor); ``callbacks``: only
     ``reset_parameter``'s are used (each update applies its round's values)."""
-    run = start_run(params, train_set, 100)
+    run = start_run(params, cfg, train_set)
     init_model = from_lightgbm_object(init_model)
     with training_context(run.cfg, run.comm):
         agree_on_inputs(run, [], [], None, init_model, callbacks)
         loop = setup_loop(run, [], [], None, init_model, callbacks, model_class)
-    loop.booster._loop = loop
+    loop.booster._loop = loop  # type: ignore[attr-defined]  # model_class keeps it (Booster)
     return loop.booster
 
 
@@ -72,7 +79,7 @@ def training_step(loop: Boosting, step: Callable[[], Any]) -> Any:
 
 
 @contextlib.contextmanager
-def training_context(cfg, comm):
+def training_context(cfg: dict[str, Any], comm: SerialComm) -> Iterator[None]:
     """The training's Numba threads and logging rank while the block runs, the
     previous ones restored afterwards; an exception ends every rank (they may
     be inside collectives) unless every rank raises it alike (AgreedError)."""
@@ -91,19 +98,40 @@ def training_context(cfg, comm):
         cb.set_logging_rank(old_rank)
 
 
-def start_run(params, train_set, num_boost_round):
-    """The TrainingRun of a call: params checked and resolved, the communicator
-    made (its statistics this training's); an error before any collective of a
-    distributed job ends every rank."""
+def call_params(params: Mapping[str, Any] | None, num_boost_round: int) -> dict[str, Any]:
+    """A training call's params: a copy, with ``num_iterations`` set to
+    ``num_boost_round`` unless an alias gives it (LightGBM); TypeError unless a
+    dict (or None)."""
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    params = dict(params or {})
+    if not any(ALIASES.get(k) == "num_iterations" for k in params):
+        params["num_iterations"] = num_boost_round
+    return params
+
+
+@contextlib.contextmanager
+def ending_every_rank_on_error(params: object) -> Iterator[None]:
+    """Before any collective, an error ends a distributed job's every rank (the
+    others would wait for this one until their deadline)."""
     try:
-        params, cfg, objective, k_out = _check_call(params, train_set, num_boost_round)
-        comm = make_comm(cfg)
+        yield
     except BaseException as exc:
-        # Before any collective: a distributed job's other ranks would wait for
-        # this one until their deadline; end the job now instead.
         if _asks_for_ranks(params):
             abort_job(exc)
         raise
+
+
+def start_run(params: dict[str, Any], cfg: dict[str, Any], train_set: Dataset) -> TrainingRun:
+    """The TrainingRun of a call (``params`` from :func:`call_params`, ``cfg``
+    the same resolved by the entry point): the objective made, the communicator
+    made (its statistics this training's)."""
+    with ending_every_rank_on_error(params):
+        if not isinstance(train_set, Dataset):
+            raise TypeError(f"train_set must be a dgbdt.Dataset, got {type(train_set).__name__}")
+        objective = make_objective(cfg)
+        k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
+        comm = make_comm(cfg)
     custom_objective = cfg["objective"] if callable(cfg["objective"]) else None
     comm.stats = CommStats()  # this training's communication only
     if cfg["num_machines"] > 1 and cfg["num_machines"] != comm.size and comm.rank == 0:
@@ -115,28 +143,14 @@ def start_run(params, train_set, num_boost_round):
     return TrainingRun(cfg, params, train_set, objective, custom_objective, k_out, comm)
 
 
-def _check_call(params, train_set, num_boost_round):
-    """(params with num_iterations, resolved cfg, Objective or None, outputs per row)."""
-    if params is not None and not isinstance(params, Mapping):
-        raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    params = dict(params or {})
-    if not any(ALIASES.get(k) == "num_iterations" for k in params):
-        params["num_iterations"] = num_boost_round
-    cfg = resolve_params(params)
-    if not isinstance(train_set, Dataset):
-        raise TypeError(f"train_set must be a dgbdt.Dataset, got {type(train_set).__name__}")
-    objective = make_objective(cfg)
-    k_out = objective.num_model_per_iteration if objective else cfg["num_class"]
-    return params, cfg, objective, k_out
-
-
-def _asks_for_ranks(params):
+def _asks_for_ranks(params: object) -> bool:
     """Whether raw (maybe invalid) params ask for a distributed tree learner
     under an MPI launcher of several ranks."""
     if launched_size() <= 1 or not isinstance(params, Mapping):
         return False
     # anything but "serial" (a typo included) asks for ranks
     choices = PARAMS["tree_learner"].choices
+    assert choices is not None  # tree_learner is a choice
     return any(
         ALIASES.get(str(k).strip()) == "tree_learner"
         and choices.get(str(v).strip().lower()) != "serial"
@@ -144,7 +158,7 @@ def _asks_for_ranks(params):
     )
 
 
-def make_comm(cfg):
+def make_comm(cfg: dict[str, Any]) -> SerialComm:
     """SerialComm for tree_learner=serial (no collectives: per-rank serial jobs
     are legitimate); otherwise MPI's world (initialises MPI) with cfg's time_out."""
     if cfg["tree_learner"] == "serial":
@@ -158,7 +172,15 @@ def make_comm(cfg):
         ) from exc
 
 
-def setup_loop(run, valid_sets, valid_names, feval, init_model, callbacks, model_class):
+def setup_loop(
+    run: TrainingRun,
+    valid_sets: Sequence[Dataset] | None,
+    valid_names: Sequence[str] | None,
+    feval: Feval,
+    init_model: InitModel,
+    callbacks: Sequence[Callable] | None,
+    model_class: type[Model],
+) -> Boosting:
     """The training data, the empty model (a ``model_class``) and the init
     model: the boosting loop, ready to run."""
     init_booster = None if init_model is None else _as_booster(init_model)
@@ -183,7 +205,9 @@ def setup_loop(run, valid_sets, valid_names, feval, init_model, callbacks, model
     )
 
 
-def _training_data(run, keep_raw, category_lists=None):
+def _training_data(
+    run: TrainingRun, keep_raw: bool, category_lists: list[Any] | None = None
+) -> TrainingData:
     """The training set constructed (binned over every rank's rows when rows are
     sharded) and the training's view of it (TrainingData); with ``keep_raw`` its
     raw data survives binning, for an init model's predictions."""
@@ -207,7 +231,7 @@ def _training_data(run, keep_raw, category_lists=None):
     return TrainingData(train_set, blocks, weight, init_score)
 
 
-def _training_queries(run, data):
+def _training_queries(run: TrainingRun, data: TrainingData) -> Queries | None:
     """The training set's queries (dgbdt.objective.ranking.Queries) where the objective or
     bagging_by_query needs them, handed to the objective; else None."""
     objective = run.objective
@@ -216,11 +240,14 @@ def _training_queries(run, data):
         return None
     queries = Queries.of(run.train_set, run.row_comm)
     if ranks:
-        objective.set_queries(queries, data.label, run.train_set.position, run.row_comm)
+        # (uses_queries: a ranking objective, which has set_queries)
+        objective.set_queries(  # type: ignore[union-attr]
+            queries, data.label, run.train_set.position, run.row_comm
+        )
     return queries
 
 
-def _shared_weights(run):
+def _shared_weights(run: TrainingRun) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(weight, init score) the training uses: the Dataset's, except that when
     some ranks have weights the others weigh their rows 1, so every rank takes
     the same (weighted) path through the collectives; likewise a missing
@@ -236,7 +263,7 @@ def _shared_weights(run):
     return weight, init_score
 
 
-def _new_booster(run, data, model_class):
+def _new_booster(run: TrainingRun, data: TrainingData, model_class: type[Model]) -> Model:
     """The model the trees go into: the objective (or the custom one's name),
     the global features and bins, the resolved params."""
     cfg, spec = run.cfg, run.objective or CustomObjective
@@ -257,7 +284,7 @@ def _new_booster(run, data, model_class):
     return booster
 
 
-def from_lightgbm_object(init_model):
+def from_lightgbm_object(init_model: Any) -> Any:
     """A lightgbm.Booster (or a LightGBM estimator) as init_model: read through
     its model text, as a LightGBM model file would be."""
     model = getattr(init_model, "booster_", init_model)
@@ -267,7 +294,7 @@ def from_lightgbm_object(init_model):
     return init_model
 
 
-def _as_booster(init_model):
+def _as_booster(init_model: object) -> Model:
     """The init model as a Model."""
     if not isinstance(init_model, (Model, str, os.PathLike)):
         kind = f"{type(init_model).__module__}.{type(init_model).__qualname__}"
@@ -278,7 +305,7 @@ def _as_booster(init_model):
     return init_model if isinstance(init_model, Model) else Model(model_file=init_model)
 
 
-def _check_init_model(init, booster, k_out):
+def _check_init_model(init: Model, booster: Model, k_out: int) -> None:
     """Refuse an init model that cannot continue this training."""
     if init.num_tree_per_iteration != k_out or init.num_class != k_out:
         raise ValueError(

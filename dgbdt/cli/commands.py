@@ -25,6 +25,8 @@ mpiexec each rank its own share, ``<data>.<rank>.bin``); ``data=`` (and
 in LightGBM, ``data=train.csv`` reads ``train.csv.bin`` when it exists.
 """
 
+from __future__ import annotations
+
 import contextlib
 import difflib
 import functools
@@ -32,19 +34,29 @@ import os
 import sys
 import textwrap
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from .. import Dataset, checkpoint, log_evaluation, log_progress, train
 from ..booster import Booster
+from ..callback import CallbackEnv
 from ..data.binary_file import is_dataset_file, is_lightgbm_binary, rank_path
 from ..distributed import comm as comm_module
-from ..distributed.comm import AgreedError, agreed, launched_rank, launched_size, world_comm
+from ..distributed.comm import (
+    AgreedError,
+    MPIComm,
+    SerialComm,
+    agreed,
+    launched_rank,
+    launched_size,
+    world_comm,
+)
 from ..files import check_regular_file, check_writable_target
 from ..io import (
     DataFormatError,
+    LoadedData,
     first_row_width,
     read_data,
     read_row_part,
@@ -56,6 +68,9 @@ from ..io.options import read_for_learner, read_options
 from ..models.json_file import ModelFormatError, model_file_format, write_atomic
 from ..params.lightgbm_keys import lightgbm_canonical, parse_bool
 from ..params.table import ALIASES, lightgbm_only_key, params_table_text, resolve_params
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 # I/O keys of LightGBM's CLI (canonical name: aliases); everything else is a model parameter.
 IO_KEYS = {
@@ -169,7 +184,7 @@ class CliError(Exception):
     """A user error: printed as one line, exit status 1."""
 
 
-def _flag(io, key):
+def _flag(io: dict[str, Any], key: str) -> bool:
     """A boolean I/O key: true/false (LightGBM's +/-, and 1/0, yes/no: the one
     parser of dgbdt.params.lightgbm_keys); anything else is an error naming the key."""
     value = parse_bool(str(io[key]))
@@ -178,7 +193,7 @@ def _flag(io, key):
     return value
 
 
-def _int(io, key):
+def _int(io: dict[str, Any], key: str) -> int:
     try:
         return int(io[key])
     except ValueError:
@@ -222,9 +237,9 @@ def read_config_file(path: str) -> list[tuple[str, str]]:
     try:
         text = data.decode("utf-8-sig")  # a BOM is not part of a key
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        bad_line = data[: exc.start].count(b"\n") + 1
         raise CliError(
-            f"{path}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})"
+            f"{path}, line {bad_line}: not UTF-8 text (byte 0x{data[exc.start]:02x})"
         ) from None
     lines = text.splitlines()
     pairs = []
@@ -238,12 +253,12 @@ def read_config_file(path: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _unquote(text):
+def _unquote(text: str) -> str:
     """LightGBM's RemoveQuotationSymbol: quotes around a key or value are not part of it."""
     return text.strip().strip("'\"")
 
 
-def _pair(text):
+def _pair(text: str) -> tuple[str, str]:
     key, value = text.split("=", 1)
     return _unquote(key), _unquote(value)
 
@@ -275,7 +290,7 @@ def parse_arguments(argv: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]
                 )
             else:
                 from_file.append((key, value))
-    given = {}
+    given: dict[str, str] = {}
     for key, value in [p for p in pairs if p[0] not in ("config", "config_file")] + from_file:
         if key in given:
             if given[key] != value:
@@ -289,9 +304,10 @@ def parse_arguments(argv: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]
     return _split_io_and_params(given)
 
 
-def _split_io_and_params(given):
-    io, params = dict(IO_DEFAULTS), {}
-    spellings = {}  # I/O key -> [(spelling, value), ...] in order
+def _split_io_and_params(given: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    io: dict[str, Any] = dict(IO_DEFAULTS)
+    params: dict[str, str] = {}
+    spellings: dict[str, list[tuple[str, str]]] = {}  # I/O key -> [(spelling, value), ...]
     for key, value in given.items():
         if key in _IO_ALIAS:
             spellings.setdefault(_IO_ALIAS[key], []).append((key, value))
@@ -314,11 +330,11 @@ def _split_io_and_params(given):
     return io, params
 
 
-def _is_model_param(key):
+def _is_model_param(key: str) -> bool:
     return key in ALIASES
 
 
-def _unsupported_or_unknown(key, value):
+def _unsupported_or_unknown(key: str, value: str) -> None:
     """A LightGBM key dgbdt does not support: warned about when it changes
     nothing, an error when it changes the model or the output (the Python
     API's rule, dgbdt.params.table.lightgbm_only_key); any other key is an error
@@ -338,18 +354,18 @@ def _unsupported_or_unknown(key, value):
     raise CliError(f"unknown parameter {key!r}.{hint}")
 
 
-def _record_columns(columns):
+def _record_columns(columns: dict[str, str]) -> Callable[[CallbackEnv], None]:
     """A callback writing the column keys into the model before each iteration,
     so that snapshots (``snapshot_freq``) predict like the final model."""
 
-    def record(env):
+    def record(env: CallbackEnv) -> None:
         env.model.params.update(columns)
 
-    record.before_iteration = True
+    record.before_iteration = True  # type: ignore[attr-defined]  # the callback protocol's flag
     return record
 
 
-def _with_model_columns(io, booster):
+def _with_model_columns(io: dict[str, Any], booster: Booster) -> dict[str, Any]:
     """``io`` with the column keys of the model's training where not given."""
     recorded = {
         k: booster.params[k]
@@ -359,7 +375,9 @@ def _with_model_columns(io, booster):
     return {**io, **recorded}
 
 
-def _without_label_if_narrow(io, with_columns, n_model):
+def _without_label_if_narrow(
+    io: dict[str, Any], with_columns: dict[str, Any], n_model: int
+) -> dict[str, Any]:
     """LightGBM's predict reads a delimited file whose lines hold exactly the
     model's features as having no label (parser.cpp GetLabelIdxForCSV): so
     here, unless label_column is given or other columns have roles."""
@@ -374,22 +392,21 @@ def _without_label_if_narrow(io, with_columns, n_model):
     return {**with_columns, "label_column": ""}
 
 
-def _read_options(io):
+def _read_options(io: dict[str, Any]) -> dict[str, Any]:
     """read_data's options from the column keys (dgbdt.io.options: the mapping
     ``Dataset(path, params=...)`` uses too)."""
     return read_options(io)
 
 
-def _world(n_ranks, params):
+def _world(n_ranks: int, time_out: float) -> MPIComm | None:
     """The MPI world when launched on several ranks, else None (no MPI initialised);
-    its collectives wait ``time_out`` minutes (from the params)."""
+    its collectives wait ``time_out`` minutes."""
     if n_ranks <= 1:
         return None
+    return world_comm(time_out)
 
-    return world_comm(resolve_params(params)["time_out"])
 
-
-def _check_output(path, comm):
+def _check_output(path: str, comm: SerialComm | None) -> None:
     """Refuse an output path that cannot be written before any work is done
     (rank 0 writes outputs; every rank then raises alike)."""
     if comm is None:
@@ -398,7 +415,9 @@ def _check_output(path, comm):
         run_agreed(comm, lambda: check_writable_target(path) if comm.rank == 0 else None)
 
 
-def _read_for_training(path, io, comm, tree_learner, rank_files):
+def _read_for_training(
+    path: str, io: dict[str, Any], comm: SerialComm | None, tree_learner: str, rank_files: bool
+) -> tuple[LoadedData, np.ndarray | None]:
     """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
     options = _read_options(io)
     if comm is None:
@@ -408,11 +427,13 @@ def _read_for_training(path, io, comm, tree_learner, rank_files):
         return _read_share(path, options, comm, tree_learner, rank_files)
 
 
-def _read_share(path, options, comm, tree_learner, rank_files):
+def _read_share(
+    path: str, options: dict[str, Any], comm: SerialComm, tree_learner: str, rank_files: bool
+) -> tuple[LoadedData, np.ndarray | None]:
     return read_for_learner(path, options, comm, tree_learner, rank_files)
 
 
-def _model_format(io):
+def _model_format(io: dict[str, Any]) -> str:
     """``model_format`` checked (before any work); dgbdt's JSON when not given."""
     fmt = io.get("model_format", "dgbdt")
     if fmt not in MODEL_FORMATS:
@@ -421,7 +442,7 @@ def _model_format(io):
     return fmt
 
 
-def run_convert(io: dict[str, Any], params: dict[str, Any]) -> None:
+def run_convert(io: dict[str, Any], params: dict[str, Any], cfg: dict[str, Any]) -> None:
     """``task=convert_model``: write ``input_model`` to ``convert_model`` in
     ``model_format`` (by default the format the input is not in)."""
     if io.get("convert_model_language"):
@@ -445,33 +466,38 @@ def run_convert(io: dict[str, Any], params: dict[str, Any]) -> None:
         booster.save_model(io["convert_model"], format=fmt)
 
 
-def _training_world(io, params, check_output=True):
-    """(resolved params, the world communicator or None) of a training run, its
-    arguments and output path checked before any data is read."""
+def _training_world(
+    io: dict[str, Any], cfg: dict[str, Any], check_output: bool = True
+) -> MPIComm | None:
+    """The world communicator (or None) of a training run (``cfg``: its
+    resolved params), its arguments and output path checked before any data
+    is read."""
     if "data" not in io:
         raise CliError("no training data: give data=FILE")
     if check_output:
         _model_format(io)
-    cfg = resolve_params(params)  # unknown names and bad values fail here
     size = launched_size()
     if size > 1 and cfg["tree_learner"] == "serial":
         raise CliError(
             f"started on {size} ranks but tree_learner=serial: set "
             "tree_learner=data, voting or feature"
         )
-    comm = _world(size if cfg["tree_learner"] != "serial" else 1, params)
+    comm = _world(size if cfg["tree_learner"] != "serial" else 1, cfg["time_out"])
     if check_output:
         _check_output(io["output_model"], comm)
-    return cfg, comm
+    return comm
 
 
-def _training_sets(io, cfg, comm):
+def _training_sets(
+    io: dict[str, Any], cfg: dict[str, Any], comm: SerialComm | None
+) -> tuple[Dataset, list[Dataset], list[str]]:
     """(train_set, valid_sets, valid_names): this rank's share of the training
     data and of each ``valid_data`` file (the training data itself first under
     ``is_provide_training_metric``)."""
     rank_files = _flag(io, "pre_partition")
     train_set = _data_set(io["data"], io, cfg, comm, rank_files)
-    valid_sets, valid_names = [], []
+    valid_sets: list[Dataset] = []
+    valid_names: list[str] = []
     for path in filter(None, (p.strip() for p in (io.get("valid_data") or "").split(","))):
         # Validation rows are sharded like the training rows ({rank} files only if named so).
         rank_file = rank_files and "{rank}" in path
@@ -483,7 +509,14 @@ def _training_sets(io, cfg, comm):
     return train_set, valid_sets, valid_names
 
 
-def _data_set(path, io, cfg, comm, rank_files, reference=None):
+def _data_set(
+    path: str,
+    io: dict[str, Any],
+    cfg: dict[str, Any],
+    comm: SerialComm | None,
+    rank_files: bool,
+    reference: Dataset | None = None,
+) -> Dataset:
     """This rank's Dataset of the data file ``path`` (validation data: binned as
     ``reference``): a binary Dataset file (dgbdt.data.binary_file) when ``path`` is
     one or task=save_binary wrote one beside it, else its text."""
@@ -502,7 +535,7 @@ def _data_set(path, io, cfg, comm, rank_files, reference=None):
     return dataset
 
 
-def _binary_output(path, comm):
+def _binary_output(path: str, comm: SerialComm | None) -> str:
     """Where task=save_binary writes this rank's Dataset of the data file ``path``:
     ``<path>.bin`` (LightGBM's name), or ``<path>.<rank>.bin`` for one rank's share
     of one file read by K ranks (``{rank}`` in ``path``: this rank's own file)."""
@@ -511,7 +544,7 @@ def _binary_output(path, comm):
     return f"{path}.{comm.rank}.bin"
 
 
-def _binary_input(path, comm):
+def _binary_input(path: str, comm: SerialComm | None) -> str | None:
     """The binary Dataset file to read for ``path`` (None: read the text): ``path``
     itself (``{rank}`` replaced) when it is one, else the one task=save_binary
     wrote beside it (LightGBM's command line reads ``<data>.bin`` when it exists).
@@ -538,13 +571,20 @@ def _binary_input(path, comm):
     return found
 
 
-def _load_binary(path, binary, cfg, comm, reference):
+def _load_binary(
+    path: str,
+    binary: str,
+    cfg: dict[str, Any],
+    comm: SerialComm | None,
+    reference: Dataset | None,
+) -> Dataset:
     """The Dataset of a binary file (its rank checked by dgbdt.data.binary_file); its
     bins must have been found on as many ranks as the training shards rows over."""
     if binary != path and cfg["verbosity"] >= 1 and (comm is None or comm.rank == 0):
         print(f"dgbdt: reading {binary} (a binary Dataset file) instead of {path}", flush=True)
     dataset = Dataset(binary, reference=reference)
     row_ranks = comm.size if comm is not None and cfg["tree_learner"] in ("data", "voting") else 1
+    assert dataset._binning is not None  # a binary file holds the bins' settings
     saved = dataset._binning["ranks"] or 1
     if reference is None and saved != row_ranks:
         raise CliError(
@@ -555,7 +595,7 @@ def _load_binary(path, binary, cfg, comm, reference):
     return dataset
 
 
-def _dataset(loaded, **kwargs):
+def _dataset(loaded: LoadedData, **kwargs: Any) -> Dataset:
     """The Dataset of a read file (a :class:`dgbdt.io.LoadedData`): its side files'
     weights, init scores, query sizes and positions, and the query ids where the
     file names them (group_column, qid:), for the check that no query spans two
@@ -573,7 +613,9 @@ def _dataset(loaded, **kwargs):
     return dataset
 
 
-def _training_callbacks(io, cfg, columns):
+def _training_callbacks(
+    io: dict[str, Any], cfg: dict[str, Any], columns: dict[str, str]
+) -> list[Callable]:
     """The logging callbacks (verbosity >= 1) and, with ``snapshot_freq``, the
     snapshot callbacks (snapshots record the column keys too)."""
     # Metric and progress lines are information: verbosity >= 1, as LightGBM's
@@ -588,7 +630,9 @@ def _training_callbacks(io, cfg, columns):
     return callbacks
 
 
-def _write_model(booster, io, cfg, comm):
+def _write_model(
+    booster: Booster, io: dict[str, Any], cfg: dict[str, Any], comm: SerialComm | None
+) -> None:
     """Rank 0 writes the model to ``output_model`` (and says so at verbosity >= 1)."""
     if comm is None or comm.rank == 0:
         booster.save_model(io["output_model"], format=io["model_format"])
@@ -600,10 +644,10 @@ def _write_model(booster, io, cfg, comm):
             )
 
 
-def run_train(io: dict[str, Any], params: dict[str, Any]) -> None:
+def run_train(io: dict[str, Any], params: dict[str, Any], cfg: dict[str, Any]) -> None:
     """``dgbdt train``: train on ``io["data"]`` (this rank's share under mpiexec)
     and write the model to ``io["output_model"]``."""
-    cfg, comm = _training_world(io, params)
+    comm = _training_world(io, cfg)
     train_set, valid_sets, valid_names = _training_sets(io, cfg, comm)
     columns = _recorded_columns(io, train_set)
     booster = train(
@@ -618,7 +662,7 @@ def run_train(io: dict[str, Any], params: dict[str, Any]) -> None:
     _write_model(booster, io, cfg, comm)
 
 
-def _recorded_columns(io, train_set):
+def _recorded_columns(io: dict[str, Any], train_set: Dataset) -> dict[str, str]:
     """The column keys the model records: those given, else those the training
     data was read with (a binary file keeps the keys of the text it was saved
     from), else the defaults."""
@@ -631,7 +675,7 @@ def _recorded_columns(io, train_set):
     return columns
 
 
-def run_refit(io: dict[str, Any], params: dict[str, Any]) -> None:
+def run_refit(io: dict[str, Any], params: dict[str, Any], cfg: dict[str, Any]) -> None:
     """``task=refit`` (LightGBM's): the trees of ``input_model`` with their leaf
     values refitted on ``data`` (its label, weight, init score and query side
     files read as training reads them) with ``refit_decay_rate``
@@ -640,7 +684,6 @@ def run_refit(io: dict[str, Any], params: dict[str, Any]) -> None:
         raise CliError("refit needs data=FILE and input_model=FILE")
     if launched_size() > 1:
         raise CliError("task=refit runs on one process: run it without mpiexec")
-    cfg = resolve_params(params)  # a bad parameter fails before anything is written
     _model_format(io)
     _check_output(io["output_model"], None)
     booster = Booster(model_file=io["input_model"])
@@ -663,7 +706,7 @@ def run_refit(io: dict[str, Any], params: dict[str, Any]) -> None:
         print(f"dgbdt: refitted model written to {io['output_model']}", flush=True)
 
 
-def run_save_binary(io: dict[str, Any], params: dict[str, Any]) -> None:
+def run_save_binary(io: dict[str, Any], params: dict[str, Any], cfg: dict[str, Any]) -> None:
     """``task=save_binary`` (LightGBM's): read ``data`` and each ``valid_data`` file
     (binned with the training data's bins) as training would, and write each one's
     binary Dataset file beside it (``_binary_output``: ``<data>.bin``); as in
@@ -671,12 +714,12 @@ def run_save_binary(io: dict[str, Any], params: dict[str, Any]) -> None:
     Under mpiexec each rank writes its own share's file."""
     if "data" not in io:
         raise CliError("no data to save: give data=FILE")
-    cfg, comm = _training_world(io, params, check_output=False)
+    comm = _training_world(io, cfg, check_output=False)
     train_set, valid_sets, _ = _training_sets(io, cfg, comm)
     paths = [io["data"]] + [p.strip() for p in (io.get("valid_data") or "").split(",") if p.strip()]
     sets = [train_set] + [v for v in valid_sets if v is not train_set]
     row_comm = comm if cfg["tree_learner"] in ("data", "voting") else None
-    for path, dataset in zip(paths, sets):
+    for path, dataset in zip(paths, sets, strict=True):
         out = _binary_output(path, comm)
         if _saved_already(path, out, comm):
             continue
@@ -688,20 +731,26 @@ def run_save_binary(io: dict[str, Any], params: dict[str, Any]) -> None:
             print(f"dgbdt: binary Dataset file {out} written{where}", flush=True)
 
 
-def _saved_already(path, out, comm):
+def _saved_already(path: str, out: str, comm: SerialComm | None) -> bool:
     """Whether ``path`` is a binary Dataset file itself or ``out`` exists (on any
     rank: every rank skips alike), with LightGBM's warning."""
     binary, exists = is_dataset_file(rank_path(path)), os.path.exists(out)
     if comm is not None and comm.size > 1:
         binary, exists = comm.any_rank(binary), comm.any_rank(exists)
     if binary:
-        warnings.warn(f"{path} is a binary Dataset file already: nothing to save")
+        warnings.warn(f"{path} is a binary Dataset file already: nothing to save", stacklevel=2)
     elif exists:
-        warnings.warn(f"File {out} exists, cannot save binary to it")
+        warnings.warn(f"File {out} exists, cannot save binary to it", stacklevel=2)
     return binary or exists
 
 
-def _fit_width(X, n_model, data_path, model_path, what="the model"):
+def _fit_width(
+    X: np.ndarray | sp.spmatrix,
+    n_model: int,
+    data_path: str,
+    model_path: str,
+    what: str = "the model",
+) -> np.ndarray | sp.spmatrix:
     """LibSVM rows may stop before the model's last feature; any other width is an
     error.  No rows (an empty file or part) have no width to check."""
     width = X.shape[1]
@@ -725,7 +774,7 @@ def _fit_width(X, n_model, data_path, model_path, what="the model"):
     return X
 
 
-def _output_kind(io):
+def _output_kind(io: dict[str, Any]) -> tuple[bool, bool]:
     """(predict_leaf_index, predict_contrib) of a predict task: at most one."""
     leaf_index, contrib = _flag(io, "predict_leaf_index"), _flag(io, "predict_contrib")
     if leaf_index and contrib:
@@ -733,7 +782,9 @@ def _output_kind(io):
     return leaf_index, contrib
 
 
-def _format_predictions(pred, n_rows, leaf_index):
+def _format_predictions(
+    pred: np.ndarray | sp.spmatrix | list[sp.spmatrix], n_rows: int, leaf_index: bool
+) -> bytes:
     if n_rows == 0:  # an empty file, or an empty part under mpiexec
         return b""
     if isinstance(pred, list) or hasattr(pred, "toarray"):
@@ -746,7 +797,9 @@ def _format_predictions(pred, n_rows, leaf_index):
 
 
 @contextlib.contextmanager
-def _naming_recorded_keys(io, with_columns, model_path):
+def _naming_recorded_keys(
+    io: dict[str, Any], with_columns: dict[str, Any], model_path: str
+) -> Iterator[None]:
     """A read error that may come from column keys the model recorded at training
     (not given now) says so, with how to override them."""
     recorded = {
@@ -769,11 +822,10 @@ def _naming_recorded_keys(io, with_columns, model_path):
         raise (agreed(error) if isinstance(exc, AgreedError) else error) from None
 
 
-def run_predict(io: dict[str, Any], params: dict[str, Any]) -> None:
+def run_predict(io: dict[str, Any], params: dict[str, Any], cfg: dict[str, Any]) -> None:
     if "data" not in io or "input_model" not in io:
         raise CliError("predict needs data=FILE and input_model=FILE")
-    cfg = resolve_params(params)  # a bad parameter fails before anything is written
-    comm = _world(launched_size(), params)
+    comm = _world(launched_size(), cfg["time_out"])
     _check_output(io["output_result"], comm)
     if comm is None:
         booster = Booster(model_file=io["input_model"])
@@ -798,7 +850,7 @@ def run_predict(io: dict[str, Any], params: dict[str, Any]) -> None:
     leaf_index, contrib = _output_kind(io)
     n_iter = _int(io, "num_iteration_predict")
 
-    def predict():
+    def predict() -> bytes:
         x = _fit_width(X, booster.num_feature(), io["data"], io["input_model"])
         pred = booster.predict(
             x,
@@ -842,23 +894,36 @@ class _WarningPrinter:
     verbosity < 0, as LightGBM's CLI.  Until the verbosity is known (the
     arguments are being read) they wait."""
 
-    def __init__(self):
+    seen: set[str]
+    pending: list[str]
+    verbosity: int | None
+
+    def __init__(self) -> None:
         self.seen, self.pending, self.verbosity = set(), [], None
         warnings.simplefilter("always")
         warnings.showwarning = self.show
 
-    def show(self, message, category, filename, lineno, file=None, line=None):
+    def show(
+        self,
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
         if self.verbosity is None:
             self.pending.append(str(message))
         else:
             self._print(str(message))
 
-    def _print(self, text):
+    def _print(self, text: str) -> None:
+        assert self.verbosity is not None  # set before anything is printed
         if text not in self.seen and launched_rank() == 0 and self.verbosity >= 0:
             self.seen.add(text)
             print(f"dgbdt: warning: {text}", file=sys.stderr, flush=True)
 
-    def set_verbosity(self, params):
+    def set_verbosity(self, params: dict[str, str]) -> None:
         """From the raw params (LightGBM's verbosity key or alias; 1 when absent or
         not a number), then print what waited."""
         self.verbosity = 1
@@ -887,7 +952,7 @@ TASKS["refit"] = TASKS["refit_tree"] = "refit"  # LightGBM's alias
 LIGHTGBM_ONLY_TASKS = ()
 
 
-def _the_task(command, io):
+def _the_task(command: str | None, io: dict[str, Any]) -> str:
     """The task from the command word and/or task=; they must agree."""
     given = io["task"] if "task" in io.get("_given", ()) else None
     names = [TASKS.get(t, t) for t in (command, given) if t is not None]
@@ -903,7 +968,7 @@ def _the_task(command, io):
     return task
 
 
-def _run_task(command, args, printer):
+def _run_task(command: str | None, args: list[str], printer: _WarningPrinter) -> int:
     distributed = launched_size() > 1  # train and predict both run on every rank
     try:
         try:
@@ -913,9 +978,10 @@ def _run_task(command, args, printer):
             raise
         printer.set_verbosity(params)
         task = _the_task(command, io)
+        cfg = resolve_params(params)  # once per command; bad values fail before any work
         runs = {"train": run_train, "predict": run_predict, "convert_model": run_convert}
         runs["save_binary"], runs["refit"] = run_save_binary, run_refit
-        runs[task](io, params)
+        runs[task](io, params, cfg)
     except BrokenPipeError:
         raise  # the reader of stdout left: __main__ ends quietly
     except (
@@ -943,7 +1009,7 @@ def _run_task(command, args, printer):
     return 0
 
 
-def _abort_others(is_agreed, exc, distributed):
+def _abort_others(is_agreed: bool, exc: BaseException, distributed: bool) -> None:
     """Under mpiexec the other ranks may be waiting in a collective, or in
     MPI_Init when this rank failed before starting MPI: end them."""
     if is_agreed:

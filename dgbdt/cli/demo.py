@@ -7,6 +7,8 @@ or a machine without mpi4py, trains in one process.  Run directly under your
 own launcher with ``mpiexec -n K python -m dgbdt demo``.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import pathlib
@@ -15,17 +17,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import Booster, Dataset, log_evaluation, train
-from ..datasets import make_higgs_like
+from ..datasets import make_higgs_like  # type: ignore[import-not-found]  # datasets/ (package-dir)
 from ..distributed.comm import launched_size, mpi_installed, under_launcher, world_comm
 from ..jit_cache import kernels_compiled
 from ..objective.metrics import get_metric
 
 
-def _relaunch(args, argv):
+def _relaunch(args: argparse.Namespace, argv: list[str]) -> int | None:
     """Run this demo under the mpiexec beside sys.executable; None if there is none."""
     mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
     if not mpi_installed() or not mpiexec.exists():
@@ -44,7 +48,7 @@ def _relaunch(args, argv):
     return subprocess.run(cmd, env=env).returncode
 
 
-def _parse_args(argv):
+def _parse_args(argv: list[str]) -> argparse.Namespace:
     """The demo's options (``--rows``, ``--rounds``, ``--leaves``, ``--ranks``)."""
     parser = argparse.ArgumentParser(prog="dgbdt demo", description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000, help="training rows (default 200000)")
@@ -59,7 +63,7 @@ def _parse_args(argv):
     return parser.parse_args(argv)
 
 
-def _world_position():
+def _world_position() -> tuple[bool, int, int]:
     """(distributed, rank, size): this process's place among the launched ranks."""
     if launched_size() <= 1:
         return False, 0, 1
@@ -68,12 +72,12 @@ def _world_position():
     return True, comm.rank, comm.size
 
 
-def _own_block(n, rank, size):
+def _own_block(n: int, rank: int, size: int) -> slice:
     """This rank's block of ``n`` rows (each rank keeps its own block)."""
     return slice(rank * n // size, (rank + 1) * n // size)
 
 
-def _demo_params(args, distributed):
+def _demo_params(args: argparse.Namespace, distributed: bool) -> dict[str, Any]:
     """The training parameters of the demo."""
     return {
         "objective": "binary",
@@ -85,7 +89,14 @@ def _demo_params(args, distributed):
     }
 
 
-def _train_own_rows(args, train_rows, test_rows, rank, size, distributed):
+def _train_own_rows(
+    args: argparse.Namespace,
+    train_rows: tuple[np.ndarray, np.ndarray],
+    test_rows: tuple[np.ndarray, np.ndarray],
+    rank: int,
+    size: int,
+    distributed: bool,
+) -> Booster:
     """The booster trained on this rank's block of ``train_rows``, evaluated on its
     block of ``test_rows`` (metrics are computed globally)."""
     (X, y), (X_test, y_test) = train_rows, test_rows
@@ -101,7 +112,9 @@ def _train_own_rows(args, train_rows, test_rows, rank, size, distributed):
     )
 
 
-def _save_and_reload(booster, X_test, proba):
+def _save_and_reload(
+    booster: Booster, X_test: np.ndarray, proba: npt.ArrayLike
+) -> tuple[float, bool]:
     """(model file size in MB, whether the reloaded model predicts ``proba`` exactly)."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.json")
@@ -111,7 +124,7 @@ def _save_and_reload(booster, X_test, proba):
     return size_mb, same
 
 
-def _say_timings(fit_s, predict_s, compiled):
+def _say_timings(fit_s: float, predict_s: float, compiled: int) -> None:
     """The fit and predict times, and the kernels compiled during the fit."""
     print(
         f"fit {fit_s:.2f} s"
@@ -124,7 +137,7 @@ def _say_timings(fit_s, predict_s, compiled):
     )
 
 
-def _say_communication(stats):
+def _say_communication(stats: dict[str, Any]) -> None:
     """What rank 0 handed to collectives, in all and per tree."""
     per_tree = stats.get("bytes_per_tree") or [0]
     print(

@@ -38,18 +38,22 @@ mpiexec) loads only on that rank of as many ranks, and every rank's file must
 come from the same save (the same bins and global row count).
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import math
 import os
 import struct
 import warnings
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from ..distributed.comm import agreed, launched_rank, launched_size, world_comm
 from ..files import check_regular_file, check_writable_target, publish, temp_beside
-from ..params.table import BINNING_KEYS, resolve_params
+from ..params.table import BINNING_KEYS, check_params
 from ..version import __version__
 from .binning import mapper_arrays, mapper_from_arrays
 from .categorical import parse_categorical_spec
@@ -63,6 +67,16 @@ from .checks import (
 )
 from .names import ColumnNames
 from .store import store_arrays, store_from_arrays
+
+if TYPE_CHECKING:
+    from io import BufferedReader
+
+    from .binning import AnyBinMapper
+    from .dataset import Dataset
+    from .store import BinStore
+
+#: An array table entry: (name, dtype, shape, order, offset, nbytes).
+_Entry = tuple[str, np.dtype, tuple[int, ...], Literal["C", "F"], int, int]
 
 MAGIC = b"DGBDT-DATASET\r\n\x1a"
 FORMAT_VERSION = 1
@@ -118,14 +132,14 @@ class DatasetFileError(ValueError):
     """A file that is not a dgbdt Dataset file this dgbdt reads (the message names it)."""
 
 
-def rank_path(path):
+def rank_path(path: str | os.PathLike[str]) -> str:
     """``path`` (str or os.PathLike) as a str, ``{rank}`` replaced by this rank
     (0 when not under mpiexec)."""
     text = os.fsdecode(os.fspath(path))
     return text.replace("{rank}", str(launched_rank())) if "{rank}" in text else text
 
 
-def _head(path, n):
+def _head(path: str, n: int) -> bytes:
     try:
         if not os.path.isfile(path):
             return b""
@@ -135,27 +149,31 @@ def _head(path, n):
         return b""
 
 
-def is_dataset_file(path):
+def is_dataset_file(path: str) -> bool:
     """Whether ``path`` is a regular file that starts with dgbdt's Dataset magic
     (a file cut inside the magic itself counts: its load says it is truncated)."""
     head = _head(path, len(MAGIC))
     return len(head) > 1 and MAGIC.startswith(head)
 
 
-def is_lightgbm_binary(path):
+def is_lightgbm_binary(path: str) -> bool:
     """Whether ``path`` starts with LightGBM's binary Dataset token (not read here)."""
     return _head(path, len(LIGHTGBM_TOKEN)) == LIGHTGBM_TOKEN
 
 
 # -- the container: prefix, header, arrays ---------------------------------------
-def _aligned(n):
+def _aligned(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
 
-def _views(arrays):
+def _views(
+    arrays: dict[str, np.ndarray],
+) -> tuple[list[dict[str, Any]], list[memoryview], int]:
     """(table entries, byte views) of the arrays in payload order (no copies of
     C- or F-contiguous arrays)."""
-    table, views, offset = [], [], 0
+    table: list[dict[str, Any]] = []
+    views: list[memoryview] = []
+    offset = 0
     for name, arr in arrays.items():
         arr = np.asarray(arr)
         codes = ARRAYS[name][0]
@@ -172,20 +190,22 @@ def _views(arrays):
                 "offset": offset,
             }
         )
-        views.append(memoryview(flat.reshape(-1).view(np.uint8)))
+        views.append(flat.reshape(-1).view(np.uint8).data)
         offset = _aligned(offset + flat.nbytes)
     return table, views, offset
 
 
-def write_container(path, scalars, arrays):
+def write_container(
+    path: str | os.PathLike[str], scalars: dict[str, Any], arrays: dict[str, np.ndarray]
+) -> None:
     """Write the file ``path`` (atomically: a temp file beside it, renamed)."""
     table, views, payload_bytes = _views(arrays)
     doc = {"format": "dgbdt-dataset", "version": FORMAT_VERSION, "dgbdt": __version__}
     doc.update(dataset=scalars, arrays=table)
     header = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
     digest = hashlib.sha256()
-    pads = []
-    for entry, view in zip(table, views):
+    pads: list[bytes] = []
+    for entry, view in zip(table, views, strict=True):
         end = entry["offset"] + len(view)
         pads.append(bytes(_aligned(end) - end))
         digest.update(view)
@@ -203,7 +223,7 @@ def write_container(path, scalars, arrays):
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(prefix + header)
-            for view, pad in zip(views, pads):
+            for view, pad in zip(views, pads, strict=True):
                 fh.write(view)
                 fh.write(pad)
             fh.flush()
@@ -214,11 +234,11 @@ def write_container(path, scalars, arrays):
             os.unlink(tmp)
 
 
-def _bad(path, why):
+def _bad(path: str | os.PathLike[str], why: str) -> DatasetFileError:
     return DatasetFileError(f"{path}: not a valid dgbdt Dataset file: {why}")
 
 
-def _read_prefix(path, fh, size):
+def _read_prefix(path: str, fh: BufferedReader, size: int) -> tuple[int, int, bytes, bytes]:
     """(header length, payload length, header digest, payload digest), checked."""
     raw = fh.read(_PREFIX.size)
     if raw[: len(MAGIC)] != MAGIC:
@@ -249,11 +269,11 @@ def _read_prefix(path, fh, size):
     return n_header, n_payload, header_sha, payload_sha
 
 
-def _reject_constant(name):
+def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _read_header(path, fh, n_header, header_sha):
+def _read_header(path: str, fh: BufferedReader, n_header: int, header_sha: bytes) -> dict[str, Any]:
     data = fh.read(n_header)
     if len(data) != n_header or hashlib.sha256(data).digest() != header_sha:
         raise _bad(path, "the header's checksum does not match (corrupted)")
@@ -268,10 +288,11 @@ def _read_header(path, fh, n_header, header_sha):
     return doc
 
 
-def _table(path, entries, n_payload):
+def _table(path: str, entries: list[Any], n_payload: int) -> list[_Entry]:
     """[(name, dtype, shape, order, offset, nbytes)] of the array table, checked:
     known names once each, allowed dtypes and dimensions, consecutive offsets."""
-    out, offset = [], 0
+    out: list[_Entry] = []
+    offset = 0
     for entry in entries:
         if not isinstance(entry, dict) or set(entry) != {
             "name",
@@ -307,17 +328,20 @@ def _table(path, entries, n_payload):
     return out
 
 
-def _read_arrays(path, fh, table, n_payload, payload_sha):
+def _read_arrays(
+    path: str, fh: BufferedReader, table: list[_Entry], n_payload: int, payload_sha: bytes
+) -> dict[str, np.ndarray]:
     """The arrays, read straight into their buffers (no copy of the file)."""
-    digest, arrays, at = hashlib.sha256(), {}, 0
+    arrays: dict[str, np.ndarray] = {}
+    digest, at = hashlib.sha256(), 0
     for name, dtype, shape, order, offset, nbytes in table:
         pad = fh.read(offset - at)
         buf = np.empty(nbytes, np.uint8)
-        got = fh.readinto(memoryview(buf))
+        got = fh.readinto(buf.data)
         if len(pad) != offset - at or got != nbytes:
             raise _bad(path, "truncated")
         digest.update(pad)
-        digest.update(memoryview(buf))
+        digest.update(buf.data)
         arr = buf.view(dtype).reshape(shape, order=order)
         arrays[name] = arr.astype(dtype.newbyteorder("="), copy=False)
         at = offset + nbytes
@@ -327,7 +351,7 @@ def _read_arrays(path, fh, table, n_payload, payload_sha):
     return arrays
 
 
-def read_container(path):
+def read_container(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """(the header's ``dataset`` dict, {name: array}) of the file ``path``."""
     check_regular_file(path, "Dataset file")
     with open(path, "rb") as fh:
@@ -339,7 +363,7 @@ def read_container(path):
 
 
 # -- a Dataset's fields ------------------------------------------------------------
-def _jsonable(value, name):
+def _jsonable(value: Any, name: str) -> Any:
     """``value`` as JSON data (numpy scalars and arrays, tuples made plain);
     anything else a ValueError naming ``name``."""
     if isinstance(value, np.generic):
@@ -357,7 +381,7 @@ def _jsonable(value, name):
     raise ValueError(f"cannot save {name}: {value!r} is not JSON data")
 
 
-def _shard_of(dataset):
+def _shard_of(dataset: Dataset) -> bool:
     """Whether the Dataset holds one rank's share of the data (saved under mpiexec:
     row-sharded bins, a block of columns, or a text file read by byte range)."""
     read = dataset._read
@@ -368,8 +392,9 @@ def _shard_of(dataset):
     )
 
 
-def _dataset_fields(dataset):
+def _dataset_fields(dataset: Dataset) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """(scalars, arrays) of a constructed Dataset."""
+    assert dataset.store is not None and dataset.bin_mapper is not None  # (constructed)
     arrays, meta = store_arrays(dataset.store)
     arrays.update(mapper_arrays(dataset.bin_mapper))
     if dataset.used_features is not None:  # a wide Dataset: its binned columns
@@ -403,12 +428,12 @@ def _dataset_fields(dataset):
     return scalars, arrays
 
 
-def _default_names(dataset):
+def _default_names(dataset: Dataset) -> bool:
 
     return isinstance(dataset.feature_name, ColumnNames)
 
 
-def write_dataset_file(dataset, path):
+def write_dataset_file(dataset: Dataset, path: str) -> None:
     """Write a constructed Dataset to ``path`` (see the module docstring)."""
     check_writable_target(path)
     scalars, arrays = _dataset_fields(dataset)
@@ -419,7 +444,7 @@ _INT_KEYS = ("n_samples", "n_features", "row_offset", "n_total", "rank", "n_rank
 _BOOL_KEYS = ("plain", "free_raw_data", "sharded")
 
 
-def _check_scalars(d):
+def _check_scalars(d: dict[str, Any]) -> dict[str, Any]:
     """The header's dataset fields, their types and ranges checked (ValueError)."""
     for key in _INT_KEYS:
         if type(d.get(key)) is not int or d[key] < 0:
@@ -443,7 +468,7 @@ def _check_scalars(d):
     return _check_rest(d)
 
 
-def _check_rest(d):
+def _check_rest(d: dict[str, Any]) -> dict[str, Any]:
     auto = d.get("auto_categorical")
     if not isinstance(auto, list) or not all(
         type(c) is int and 0 <= c < d["n_features"] for c in auto
@@ -458,17 +483,17 @@ def _check_rest(d):
     return d
 
 
-def _check_params(params):
+def _check_params(params: dict[str, Any]) -> None:
     """The saved Dataset params must be valid ones (training resolves them)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (LightGBM-only keys: warned about at training)
         try:
-            resolve_params(params)
+            check_params(params)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"field 'params': {exc}") from None
 
 
-def _check_pandas_categorical(value):
+def _check_pandas_categorical(value: Any) -> None:
     scalars = (str, int, float, bool, type(None))
     if value is not None and not (
         isinstance(value, list)
@@ -477,9 +502,9 @@ def _check_pandas_categorical(value):
         raise ValueError("field 'pandas_categorical' must be null or lists of categories")
 
 
-def _checked_binning(binning, n_features):
+def _checked_binning(binning: Any, n_features: int) -> dict[str, Any]:
     """The binning params as Dataset._binning holds them (lists back to tuples)."""
-    keys = (*BINNING_KEYS, "ranks", "filtered", "categorical")
+    keys: tuple[str, ...] = (*BINNING_KEYS, "ranks", "filtered", "categorical")
     if isinstance(binning, dict) and set(binning) == {*keys, "wide"}:
         # (files of a Dataset that binned only the columns holding values)
         if binning["wide"] not in (None, True, False):
@@ -487,7 +512,7 @@ def _checked_binning(binning, n_features):
         keys = (*keys, "wide")
     elif not isinstance(binning, dict) or set(binning) != set(keys):
         raise ValueError(f"field 'binning' must hold exactly {list(keys)}")
-    out = {"wide": None}
+    out: dict[str, Any] = {"wide": None}
     for key in keys:
         value = binning[key]
         is_int = type(value) is int
@@ -512,7 +537,7 @@ def _checked_binning(binning, n_features):
     return out
 
 
-def _row_fields(arrays, n_samples):
+def _row_fields(arrays: dict[str, np.ndarray], n_samples: int) -> dict[str, np.ndarray | None]:
     """The per-row fields, checked as the Dataset constructor checks them."""
     for name in ("label", "weight", "position"):
         value = arrays.get(name)
@@ -534,7 +559,9 @@ def _row_fields(arrays, n_samples):
     return out
 
 
-def _checked_fields(path, scalars, arrays):
+def _checked_fields(
+    path: str, scalars: dict[str, Any], arrays: dict[str, np.ndarray]
+) -> tuple[dict[str, Any], AnyBinMapper, BinStore, dict[str, np.ndarray | None]]:
     """(scalars, mapper, store, row fields) of a file, all checked."""
     try:
         scalars = _check_scalars(scalars)
@@ -562,7 +589,7 @@ def _checked_fields(path, scalars, arrays):
     return scalars, mapper, store, rows
 
 
-def _used_features(arrays, n_features):
+def _used_features(arrays: dict[str, np.ndarray], n_features: int) -> npt.NDArray[np.int64] | None:
     """The binned columns of a wide Dataset's file (sorted, distinct, in range),
     else None."""
     used = arrays.get("used_features")
@@ -578,7 +605,7 @@ def _used_features(arrays, n_features):
     return used
 
 
-def _shard_digest(scalars, mapper, block):
+def _shard_digest(scalars: dict[str, Any], mapper: AnyBinMapper, block: np.ndarray | None) -> str:
     """What every rank's file of one save shares: the binning, the global row count
     and (rows sharded: every rank holds all features) the bins."""
     digest = hashlib.sha256(
@@ -590,14 +617,16 @@ def _shard_digest(scalars, mapper, block):
     return digest.hexdigest()
 
 
-def _check_shard(path, scalars, mapper, block):
+def _check_shard(
+    path: str, scalars: dict[str, Any], mapper: AnyBinMapper, block: np.ndarray | None
+) -> None:
     """A file of one rank's share loads on that rank of as many ranks only, and
     all ranks' files must come from one save (checked together: every rank
     raises alike)."""
     saved, here = (scalars["rank"], scalars["n_ranks"]), (launched_rank(), launched_size())
     if not scalars["sharded"]:
         return
-    error = None
+    error: DatasetFileError | None = None
     if saved != here:
         error = DatasetFileError(
             f"{path} holds rank {saved[0]}'s share of data saved on {saved[1]} ranks; "
@@ -628,7 +657,7 @@ def _check_shard(path, scalars, mapper, block):
         )
 
 
-def load_into(dataset, path, rows, given):
+def load_into(dataset: Dataset, path: str, rows: dict[str, Any], given: dict[str, Any]) -> None:
     """Fill ``dataset`` (``Dataset(path)`` of a file save_binary wrote) from the
     file; ``rows`` (label, weight, init_score, group, position) and ``given``
     (feature_name, reference, params, free_raw_data, feature_indices) are the
@@ -650,7 +679,9 @@ def load_into(dataset, path, rows, given):
     _apply_given(dataset, path, rows, given)
 
 
-def _restore(dataset, scalars, mapper, store):
+def _restore(
+    dataset: Dataset, scalars: dict[str, Any], mapper: AnyBinMapper, store: BinStore
+) -> None:
     """The Dataset's attributes as the constructor and construct() set them."""
     dataset.categorical_feature = scalars["categorical_feature"]
     dataset.pandas_categorical = scalars["pandas_categorical"]
@@ -669,7 +700,7 @@ def _restore(dataset, scalars, mapper, store):
     dataset._binning = scalars["binning"]
 
 
-def _apply_given(dataset, path, rows, given):
+def _apply_given(dataset: Dataset, path: str, rows: dict[str, Any], given: dict[str, Any]) -> None:
     setters = {
         "label": dataset.set_label,
         "weight": dataset.set_weight,

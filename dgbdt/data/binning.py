@@ -4,16 +4,31 @@ Every data set that meets the same model (training, validation, a continued
 training) is binned with the same mapper.
 """
 
-from collections.abc import Sequence
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from ..native.binning import distinct_counts, find_bin_upper_bounds, map_sparse_to_bins, map_to_bins
 from ..native.common import LARGEST, bin_dtype_for
 from ..native.random import uniform_fill
 from ..streams import STREAM_BIN_SAMPLE
+
+if TYPE_CHECKING:
+    from ..distributed.comm import SerialComm
+
+#: One feature's values: a dense float64 column, or a sparse ``(values, row
+#: indices)`` pair whose absent rows are 0.0.
+RawColumn: TypeAlias = "npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], np.ndarray]"
+#: ``sampled_values``' (values, n_implicit_zeros, has_nan) of one feature.
+Sampled: TypeAlias = "tuple[npt.NDArray[np.float64], int, bool]"
+#: ``bounds_of``' (upper bounds, NaN bin, value range) of one feature.
+Bounds: TypeAlias = "tuple[npt.NDArray[np.float64], int, tuple[float, float]]"
 
 
 @dataclass
@@ -36,21 +51,21 @@ class BinMapper:
                       NaN bin.  None: no feature is categorical
     """
 
-    upper_bounds: list
-    nan_bins: np.ndarray
-    value_ranges: np.ndarray = None
-    zero_missing: np.ndarray = None
-    categories: list = None
+    upper_bounds: list[npt.NDArray[np.float64]]
+    nan_bins: npt.NDArray[np.int32]
+    value_ranges: npt.NDArray[np.float64] | None = None
+    zero_missing: npt.NDArray[np.bool_] | None = None
+    categories: list[npt.NDArray[np.int64] | None] | None = None
 
     @property
-    def is_categorical(self):
+    def is_categorical(self) -> npt.NDArray[np.bool_]:
         """bool per feature."""
         if self.categories is None:
             return np.zeros(self.n_features, bool)
         return np.array([c is not None for c in self.categories], bool)
 
     @property
-    def bin_categories(self):
+    def bin_categories(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(offsets int64[n_features + 1], values int64): the category of bin b
         of a categorical feature f is values[offsets[f] + b] (-1 for bin 0);
         numeric features have no entries."""
@@ -61,32 +76,32 @@ class BinMapper:
         return offsets, values
 
     @property
-    def default_bins(self):
+    def default_bins(self) -> npt.NDArray[np.int64]:
         """int64 per feature: the bin of the value 0.0 (where a sparse column's
         absent entries go)."""
         cats = self.categories or [None] * self.n_features
         return np.array(
             [
                 zero_bin(ub) if c is None else category_bin(c, 0)
-                for ub, c in zip(self.upper_bounds, cats)
+                for ub, c in zip(self.upper_bounds, cats, strict=True)
             ],
             np.int64,
         )
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return len(self.upper_bounds)
 
     @property
-    def n_bins(self):
+    def n_bins(self) -> npt.NDArray[np.int64]:
         """Bins per feature, NaN bin included."""
         return np.array(
-            [len(ub) + (nb >= 0) for ub, nb in zip(self.upper_bounds, self.nan_bins)],
+            [len(ub) + (nb >= 0) for ub, nb in zip(self.upper_bounds, self.nan_bins, strict=True)],
             dtype=np.int64,
         )
 
     @property
-    def zero_bins(self):
+    def zero_bins(self) -> npt.NDArray[np.int32]:
         """int32 per feature: the missing bin of a Zero-type feature (its bin of
         0.0), -1 for the others."""
         zb = np.array([zero_bin(ub) for ub in self.upper_bounds], np.int32)
@@ -95,20 +110,20 @@ class BinMapper:
         return np.where(self.zero_missing & ~self.is_categorical, zb, -1).astype(np.int32)
 
     @property
-    def missing_bins(self):
+    def missing_bins(self) -> npt.NDArray[np.int32]:
         """int32 per feature: the bin whose rows follow a split's default side (the
         NaN bin, or a Zero-type feature's bin of 0.0), -1 for none."""
         return np.where(self.nan_bins >= 0, self.nan_bins, self.zero_bins).astype(np.int32)
 
     @property
-    def feature_offsets(self):
+    def feature_offsets(self) -> npt.NDArray[np.int64]:
         return np.concatenate([[0], np.cumsum(self.n_bins)]).astype(np.int64)
 
     @property
-    def bin_dtype(self):
+    def bin_dtype(self) -> type[np.unsignedinteger[Any]]:
         return bin_dtype_for(int(self.n_bins.max()) if self.n_features else 1)
 
-    def threshold_value(self, feature, threshold_bin):
+    def threshold_value(self, feature: int, threshold_bin: int) -> float:
         """The real threshold of a split 'bin <= threshold_bin'.
 
         The last value bin's bound is +inf (only a "values left, NaN right"
@@ -117,8 +132,8 @@ class BinMapper:
         """
         return float(min(self.upper_bounds[feature][threshold_bin], LARGEST))
 
-    def to_dict(self):
-        d = {
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
             "upper_bounds": [ub[:-1].tolist() for ub in self.upper_bounds],
             "nan_bins": self.nan_bins.tolist(),
         }
@@ -129,12 +144,12 @@ class BinMapper:
                 None if np.isnan(lo) else np.clip([lo, hi], -LARGEST, LARGEST).tolist()
                 for lo, hi in self.value_ranges
             ]
-        if self.is_categorical.any():
+        if self.categories is not None and self.is_categorical.any():
             d["categories"] = [None if c is None else c.tolist() for c in self.categories]
         return d
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: Mapping[str, Any]) -> BinMapper | WideBinMapper:
         wide = _wide_from_dict(d)
         if wide is not None:
             return wide
@@ -154,7 +169,7 @@ class BinMapper:
 WIDE_MIN_COLUMNS = 1 << 16
 
 
-def _wide_from_dict(d):
+def _wide_from_dict(d: Mapping[str, Any]) -> WideBinMapper | None:
     """The WideBinMapper of a model of a wide Dataset (``BinMapper.to_dict``'s
     fields; an empty column has no bounds, no NaN bin and the range of the
     first such column), else None: per-column objects for used columns only."""
@@ -187,18 +202,26 @@ def _wide_from_dict(d):
     return WideBinMapper(inner, np.asarray(used, np.int64), n, empty)
 
 
-class Spread(Sequence):
+class Spread(Sequence[Any]):
     """A per-feature list over every column of a wide Dataset from the list of its
     binned columns (``used``, sorted): ``default`` at the other columns, built
     on access only, so a model of 2**24 columns does not hold 2**24 objects."""
 
-    def __init__(self, items, used, n, default):
+    def __init__(
+        self, items: Sequence[Any], used: npt.NDArray[np.int64], n: int, default: Any
+    ) -> None:
         self.items, self.used, self.n, self.default = items, used, n, default
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.n
 
-    def __getitem__(self, f):
+    @overload
+    def __getitem__(self, f: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, f: slice) -> list[Any]: ...
+
+    def __getitem__(self, f: int | slice) -> Any:
         if isinstance(f, slice):
             return [self[i] for i in range(*f.indices(self.n))]
         f = int(f) + (self.n if f < 0 else 0)
@@ -208,7 +231,7 @@ class Spread(Sequence):
         return self.items[i] if i < len(self.used) and self.used[i] == f else self.default
 
 
-def _spread_array(values, used, n, fill):
+def _spread_array(values: np.ndarray, used: np.ndarray, n: int, fill: float) -> np.ndarray:
     out = np.full((n,) + np.shape(values)[1:], fill, np.asarray(values).dtype)
     out[used] = values
     return out
@@ -223,33 +246,41 @@ class WideBinMapper:
     as those of a Dataset that binned every column.  What is per column is
     made on access (model files, LightGBM's feature_infos), not at training."""
 
-    def __init__(self, inner, used, n_features, empty_range):
+    def __init__(
+        self,
+        inner: AnyBinMapper,
+        used: npt.ArrayLike,
+        n_features: int,
+        empty_range: tuple[float, ...],
+    ) -> None:
         self.inner, self.used, self._n = inner, np.asarray(used, np.int64), int(n_features)
         self.empty_range = empty_range
-        self.upper_bounds = Spread(inner.upper_bounds, self.used, self._n, np.array([np.inf]))
+        self.upper_bounds: Spread = Spread(
+            inner.upper_bounds, self.used, self._n, np.array([np.inf])
+        )
         self.categories = None  # (a Dataset with categorical features bins every column)
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return self._n
 
-    def position(self, feature):
+    def position(self, feature: int) -> int:
         """The inner (binned) index of column ``feature``, -1 for an empty column."""
         i = int(np.searchsorted(self.used, feature))
         return i if i < len(self.used) and self.used[i] == feature else -1
 
-    def threshold_value(self, feature, threshold_bin):
+    def threshold_value(self, feature: int, threshold_bin: int) -> float:
         i = self.position(feature)
         if i < 0:
             return LARGEST  # an empty column's one bin reaches +inf
         return self.inner.threshold_value(i, threshold_bin)
 
     @cached_property
-    def nan_bins(self):
+    def nan_bins(self) -> npt.NDArray[np.int32]:
         return _spread_array(self.inner.nan_bins.astype(np.int32), self.used, self._n, -1)
 
     @cached_property
-    def value_ranges(self):
+    def value_ranges(self) -> npt.NDArray[np.float64] | None:
         if self.inner.value_ranges is None:
             return None
         out = np.empty((self._n, 2), np.float64)
@@ -258,43 +289,43 @@ class WideBinMapper:
         return out
 
     @cached_property
-    def zero_missing(self):
+    def zero_missing(self) -> npt.NDArray[np.bool_] | None:
         zm = self.inner.zero_missing
         return None if zm is None else _spread_array(zm.astype(bool), self.used, self._n, False)
 
     @property
-    def is_categorical(self):
+    def is_categorical(self) -> npt.NDArray[np.bool_]:
         return np.zeros(self._n, bool)
 
     @property
-    def n_bins(self):
+    def n_bins(self) -> npt.NDArray[np.int64]:
         return _spread_array(self.inner.n_bins, self.used, self._n, 1)
 
     @property
-    def feature_offsets(self):
+    def feature_offsets(self) -> npt.NDArray[np.int64]:
         return np.concatenate([[0], np.cumsum(self.n_bins)]).astype(np.int64)
 
     @property
-    def zero_bins(self):
+    def zero_bins(self) -> npt.NDArray[np.int32]:
         return _spread_array(self.inner.zero_bins, self.used, self._n, -1)
 
     @property
-    def missing_bins(self):
+    def missing_bins(self) -> npt.NDArray[np.int32]:
         return _spread_array(self.inner.missing_bins, self.used, self._n, -1)
 
     @property
-    def default_bins(self):
+    def default_bins(self) -> npt.NDArray[np.int64]:
         return _spread_array(self.inner.default_bins, self.used, self._n, 0)
 
     @property
-    def bin_categories(self):
+    def bin_categories(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         return np.zeros(self._n + 1, np.int64), np.zeros(0, np.int64)
 
     @property
-    def bin_dtype(self):
+    def bin_dtype(self) -> type[np.unsignedinteger[Any]]:
         return self.inner.bin_dtype
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The model file's form (version 4): the binned columns' bins as
         BinMapper.to_dict gives them, ``used``, and ``empty_range`` for every
         other column (an empty numeric one); nothing per column of the width."""
@@ -305,7 +336,7 @@ class WideBinMapper:
         return d
 
     @classmethod
-    def from_dict(cls, d, n_features):
+    def from_dict(cls, d: Mapping[str, Any], n_features: int) -> WideBinMapper:
         """Inverse of to_dict (fields checked by dgbdt.models.json_file)."""
         inner = BinMapper.from_dict(
             {k: d.get(k) for k in ("upper_bounds", "nan_bins", "value_ranges")}
@@ -316,7 +347,13 @@ class WideBinMapper:
         return cls(inner, np.asarray(d["used"], np.int64), n_features, empty)
 
 
-def sample_rows(n_samples, sample_cnt, seed, row_offset=0, n_total=None):
+#: Either kind of bin mapper (what a Dataset and a model hold).
+AnyBinMapper: TypeAlias = "BinMapper | WideBinMapper"
+
+
+def sample_rows(
+    n_samples: int, sample_cnt: int, seed: int, row_offset: int = 0, n_total: int | None = None
+) -> npt.NDArray[np.intp] | None:
     """Local rows used to find bin boundaries: all rows, or each row with
     probability sample_cnt / n_total, decided by a hash of (seed, global row).
 
@@ -332,7 +369,9 @@ def sample_rows(n_samples, sample_cnt, seed, row_offset=0, n_total=None):
     return np.flatnonzero(draws < sample_cnt / n_total)
 
 
-def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
+def bounds_from_values(
+    values: npt.ArrayLike, n_implicit_zeros: int, max_bin: int, min_data_in_bin: int
+) -> npt.NDArray[np.float64]:
     """Upper bounds of one feature from its sampled values (NaN removed).
 
     ``n_implicit_zeros`` rows hold 0.0 without being in ``values`` (the absent
@@ -350,7 +389,7 @@ def bounds_from_values(values, n_implicit_zeros, max_bin, min_data_in_bin):
     return out[:n].copy()
 
 
-def value_range(values, n_implicit_zeros):
+def value_range(values: np.ndarray, n_implicit_zeros: int) -> tuple[float, float]:
     """(smallest, largest) of a feature's sampled values (NaN removed) and its
     implicit zeros; (NaN, NaN) for none."""
     lo = float(values.min()) if len(values) else np.inf
@@ -360,7 +399,14 @@ def value_range(values, n_implicit_zeros):
     return (lo, hi) if lo <= hi else (np.nan, np.nan)
 
 
-def sampled_values(col, n_samples, sample, use_missing=True, categorical=False, mask=None):
+def sampled_values(
+    col: RawColumn,
+    n_samples: int,
+    sample: np.ndarray | None,
+    use_missing: bool = True,
+    categorical: bool = False,
+    mask: npt.NDArray[np.bool_] | None = None,
+) -> Sampled:
     """(values, n_implicit_zeros, has_nan) of one feature on this rank: its
     non-NaN values on the ``sample`` rows (None: all), how many of those rows
     hold an implicit 0.0, and whether the whole column holds NaN.
@@ -395,7 +441,7 @@ def sampled_values(col, n_samples, sample, use_missing=True, categorical=False, 
     return values[~nan], n_implicit_zeros, has_nan
 
 
-def gather_samples(samples, comm):
+def gather_samples(samples: Sequence[Sampled], comm: SerialComm) -> list[Sampled]:
     """Every rank's ``sampled_values`` of the same features joined into the
     global ones (values in rank order, counts summed, NaN from any rank): one
     allgather of the sizes and one allgatherv of the values for all of them,
@@ -415,7 +461,13 @@ def gather_samples(samples, comm):
     ]
 
 
-def bounds_of(values, n_implicit_zeros, has_nan, max_bin, min_data_in_bin):
+def bounds_of(
+    values: npt.NDArray[np.float64],
+    n_implicit_zeros: int,
+    has_nan: bool,
+    max_bin: int,
+    min_data_in_bin: int,
+) -> Bounds:
     """Upper bounds, NaN bin (-1: none) and value range of one feature from
     its (global) ``sampled_values``."""
     # NaN takes one of the max_bin bins, as in LightGBM (missing_type NaN:
@@ -424,7 +476,9 @@ def bounds_of(values, n_implicit_zeros, has_nan, max_bin, min_data_in_bin):
     return ub, (len(ub) if has_nan else -1), value_range(values, n_implicit_zeros)
 
 
-def category_bounds(values, n_implicit_zeros, max_bin, min_data_in_bin):
+def category_bounds(
+    values: npt.NDArray[np.float64], n_implicit_zeros: int, max_bin: int, min_data_in_bin: int
+) -> tuple[npt.NDArray[np.float64], int, tuple[float, float], npt.NDArray[np.int64]]:
     """(placeholder upper bounds, no NaN bin, value range, categories) of a
     categorical feature from its (global) sampled values, negative ones
     missing (see category_bins)."""
@@ -434,7 +488,15 @@ def category_bounds(values, n_implicit_zeros, max_bin, min_data_in_bin):
     return placeholder_bounds(len(cats) + 1), -1, value_range(present, n_implicit_zeros), cats
 
 
-def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None, use_missing=True):
+def feature_bounds(
+    col: RawColumn,
+    n_samples: int,
+    sample: np.ndarray | None,
+    max_bin: int,
+    min_data_in_bin: int,
+    comm: SerialComm | None = None,
+    use_missing: bool = True,
+) -> Bounds:
     """``bounds_of`` one feature (see ``sampled_values`` for the arguments).
 
     With a ``comm`` of several ranks, the sampled values of every rank are
@@ -448,8 +510,14 @@ def feature_bounds(col, n_samples, sample, max_bin, min_data_in_bin, comm=None, 
 
 
 def find_bin_mapper(
-    columns, n_samples, max_bin, min_data_in_bin, sample_cnt, seed, use_missing=True
-):
+    columns: Iterable[RawColumn],
+    n_samples: int,
+    max_bin: int,
+    min_data_in_bin: int,
+    sample_cnt: int,
+    seed: int,
+    use_missing: bool = True,
+) -> BinMapper:
     """Bin mapper from a column source (see ``feature_bounds`` for the columns)."""
     sample = sample_rows(n_samples, sample_cnt, seed)
     found = [
@@ -463,7 +531,9 @@ def find_bin_mapper(
     )
 
 
-def bin_column(col, upper_bounds, nan_bin, out):
+def bin_column(
+    col: RawColumn, upper_bounds: npt.NDArray[np.float64], nan_bin: int, out: np.ndarray
+) -> None:
     """Bin one dense column or sparse (values, rows) pair into ``out``."""
     if isinstance(col, tuple):
         values, rows = col
@@ -472,24 +542,30 @@ def bin_column(col, upper_bounds, nan_bin, out):
         map_to_bins(col, upper_bounds, nan_bin, out)
 
 
-def zero_bin(upper_bounds):
+def zero_bin(upper_bounds: npt.NDArray[np.float64]) -> int:
     """The bin of 0.0 (the first bin whose upper bound is >= 0)."""
     return int(np.searchsorted(upper_bounds, 0.0))
 
 
-def category_bin(categories, value):
+def category_bin(categories: npt.NDArray[np.int64], value: float) -> int:
     """The bin of one category value in a categorical feature (0: not kept)."""
     hits = np.flatnonzero(categories == value)
     return int(hits[0]) + 1 if len(hits) else 0
 
 
-def placeholder_bounds(n_bins):
+def placeholder_bounds(n_bins: int) -> npt.NDArray[np.float64]:
     """upper_bounds of a categorical feature of ``n_bins`` bins: one per bin,
     finite but the last (they place no value; see BinMapper.categories)."""
     return np.append(np.arange(n_bins - 1, dtype=np.float64) + 0.5, np.inf)
 
 
-def category_bins(values, n_implicit_zeros, n_missing, max_bin, min_data_in_bin):
+def category_bins(
+    values: npt.NDArray[np.float64],
+    n_implicit_zeros: int,
+    n_missing: int,
+    max_bin: int,
+    min_data_in_bin: int,
+) -> npt.NDArray[np.int64]:
     """The categories of a categorical feature's bins 1, 2, ... from its
     sampled values (non-negative integers; NaN and negative ones counted in
     ``n_missing``), LightGBM's rule (BinMapper::FindBin, categorical): most
@@ -523,12 +599,12 @@ def category_bins(values, n_implicit_zeros, n_missing, max_bin, min_data_in_bin)
 MAX_FEATURE_BINS = 1 << 16
 
 
-def mapper_arrays(mapper):
+def mapper_arrays(mapper: AnyBinMapper) -> dict[str, np.ndarray]:
     """The arrays that describe ``mapper`` (ragged lists flattened with offsets;
     flags as uint8), for :func:`mapper_from_arrays`."""
     n = mapper.n_features
     bounds = [np.asarray(ub, np.float64) for ub in mapper.upper_bounds]
-    out = {
+    out: dict[str, np.ndarray] = {
         "bound_offsets": _offsets_of(bounds),
         "upper_bounds": np.concatenate(bounds + [np.zeros(0)]),
         "nan_bins": np.asarray(mapper.nan_bins, np.int32),
@@ -548,11 +624,11 @@ def mapper_arrays(mapper):
     return out
 
 
-def _offsets_of(parts):
+def _offsets_of(parts: Sequence[Sized]) -> npt.NDArray[np.int64]:
     return np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
 
 
-def check_offsets(offsets, total, name, strict=False):
+def check_offsets(offsets: np.ndarray, total: int, name: str, strict: bool = False) -> None:
     """A ValueError unless ``offsets`` start at 0, never decrease (``strict``:
     always increase) and end at ``total``."""
     steps = np.diff(offsets)
@@ -562,14 +638,14 @@ def check_offsets(offsets, total, name, strict=False):
         )
 
 
-def check_flags(values, name):
+def check_flags(values: np.ndarray, name: str) -> npt.NDArray[np.bool_]:
     """uint8 flags as bool; a ValueError for anything but 0 and 1."""
     if np.any(values > 1):
         raise ValueError(f"{name} must hold 0 or 1 only")
     return values.astype(bool)
 
 
-def mapper_from_arrays(arrays):
+def mapper_from_arrays(arrays: Mapping[str, np.ndarray]) -> BinMapper:
     """The BinMapper of :func:`mapper_arrays`' arrays (dtypes and shapes already
     checked), every field checked: a ValueError naming the first bad one."""
     offsets, bounds = arrays["bound_offsets"], arrays["upper_bounds"]
@@ -593,7 +669,7 @@ def mapper_from_arrays(arrays):
     return BinMapper(ubs, nan_bins.astype(np.int32), ranges, zero_missing, cats)
 
 
-def _check_bounds(f, ub, nan_bin):
+def _check_bounds(f: int, ub: npt.NDArray[np.float64], nan_bin: int) -> None:
     if np.isnan(ub).any() or ub[-1] != np.inf or np.any(np.diff(ub) <= 0):
         raise ValueError(
             f"upper_bounds of feature {f} must rise strictly to +inf (no NaN), got {ub[:8]}"
@@ -604,7 +680,7 @@ def _check_bounds(f, ub, nan_bin):
         raise ValueError(f"feature {f} has more than {MAX_FEATURE_BINS} bins")
 
 
-def _check_ranges(ranges, n):
+def _check_ranges(ranges: npt.NDArray[np.float64], n: int) -> None:
     if ranges.shape != (n, 2):
         raise ValueError(f"value_ranges has shape {ranges.shape}, expected ({n}, 2)")
     nan = np.isnan(ranges)
@@ -614,7 +690,11 @@ def _check_ranges(ranges, n):
         raise ValueError(f"value_ranges[{f}] = {ranges[f].tolist()}: [smallest, largest] or NaN")
 
 
-def _categories_from_arrays(arrays, ubs, nan_bins):
+def _categories_from_arrays(
+    arrays: Mapping[str, np.ndarray],
+    ubs: Sequence[npt.NDArray[np.float64]],
+    nan_bins: npt.NDArray[np.int32],
+) -> list[npt.NDArray[np.int64] | None] | None:
     """The categories of every feature (None: no feature is categorical)."""
     names = ("categorical", "category_offsets", "categories")
     given = [arrays.get(k) for k in names]
@@ -623,6 +703,7 @@ def _categories_from_arrays(arrays, ubs, nan_bins):
     if any(g is None for g in given):
         raise ValueError("categorical, category_offsets and categories come together")
     flags, offsets, values = given
+    assert flags is not None and offsets is not None and values is not None  # (checked above)
     n = len(ubs)
     if flags.shape != (n,):
         raise ValueError(f"categorical has shape {flags.shape}, expected ({n},)")
@@ -630,7 +711,7 @@ def _categories_from_arrays(arrays, ubs, nan_bins):
     if offsets.shape != (n + 1,):
         raise ValueError(f"category_offsets has shape {offsets.shape}, expected ({n + 1},)")
     check_offsets(offsets, len(values), "category_offsets")
-    cats = []
+    cats: list[npt.NDArray[np.int64] | None] = []
     for f in range(n):
         c = values[offsets[f] : offsets[f + 1]]
         if not is_cat[f]:
@@ -646,7 +727,7 @@ def _categories_from_arrays(arrays, ubs, nan_bins):
     return cats
 
 
-def same_mapper(a, b):
+def same_mapper(a: AnyBinMapper | None, b: AnyBinMapper | None) -> bool:
     """Whether two mappers bin every value alike (and describe the same features)."""
     if a is b:
         return True

@@ -8,13 +8,22 @@ and unseen ones and always goes right.  A split sends a set of categories left
 (a bitset in the model, LightGBM's layout).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, TypeAlias
+
 import numpy as np
+import numpy.typing as npt
+
+#: ``categorical_feature`` parsed: column indices and names, or "auto".
+CategoricalSpec: TypeAlias = "tuple[int | str, ...] | Literal['auto']"
 
 #: Categories are C ints in LightGBM's models (and bitsets of them): 0 <= c < 2**31.
 MAX_CATEGORY = 2**31
 
 
-def parse_categorical_spec(value):
+def parse_categorical_spec(value: Any) -> CategoricalSpec:
     """``categorical_feature`` as a tuple of column indices (int) or names
     (str), or "auto".  Accepts a list, a comma-separated string ("0,3"), or
     LightGBM's "name:carrier,origin"; "" or None declare nothing."""
@@ -34,7 +43,7 @@ def parse_categorical_spec(value):
                 f"categorical_feature={value!r}: give column indices (e.g. '0,3') "
                 "or names with LightGBM's prefix (e.g. 'name:carrier,origin')"
             ) from None
-    out = []
+    out: list[int | str] = []
     for item in value:
         if isinstance(item, (bool, np.bool_)):
             raise ValueError(
@@ -51,7 +60,13 @@ def parse_categorical_spec(value):
     return tuple(out)
 
 
-def categorical_mask(spec, names, n_features, auto_columns=(), global_indices=None):
+def categorical_mask(
+    spec: CategoricalSpec,
+    names: Sequence[str],
+    n_features: int,
+    auto_columns: Iterable[int] = (),
+    global_indices: Iterable[int] | None = None,
+) -> npt.NDArray[np.bool_]:
     """bool per column: the categorical ones.
 
     ``spec`` is ``parse_categorical_spec``'s; "auto" takes ``auto_columns``
@@ -88,7 +103,7 @@ def categorical_mask(spec, names, n_features, auto_columns=(), global_indices=No
     return mask
 
 
-def check_category_values(values, name):
+def check_category_values(values: npt.NDArray[np.float64], name: str) -> None:
     """A ValueError naming the column when a categorical column holds a value
     that is not an integer below 2**31 (NaN and negative values are missing)."""
     v = values[values >= 0]  # NaN and negatives are missing
@@ -101,7 +116,7 @@ def check_category_values(values, name):
         )
 
 
-def category_codes(column, categories=None):
+def category_codes(column: Any, categories: Sequence[Any] | None = None) -> npt.NDArray[np.float64]:
     """A pandas category column's codes as float64, NaN for missing values; by
     value in ``categories`` when given (a value not listed is NaN: unseen)."""
     if categories is not None:
@@ -110,11 +125,12 @@ def category_codes(column, categories=None):
     return np.where(codes < 0, np.nan, codes.astype(np.float64))
 
 
-def union_categories(lists):
+def union_categories(lists: Iterable[Iterable[Any]]) -> list[Any]:
     """One category list from several (each rank's, in rank order): every
     value once, in the order first seen.  Ranks' pandas category lists may
     differ; codes must not."""
-    seen, out = set(), []
+    seen: set[tuple[str, Any]] = set()
+    out: list[Any] = []
     for categories in lists:
         for c in categories:
             key = (type(c).__name__, c)

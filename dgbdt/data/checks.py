@@ -2,15 +2,22 @@
 score) and of the numbers it is given, and the rule that raises a rank's
 error on every rank."""
 
+from __future__ import annotations
+
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..distributed.comm import agreed
 from .inputs import as_float
 
+if TYPE_CHECKING:
+    from ..distributed.comm import SerialComm
 
-def as_1d(values, name, n_samples):
+
+def as_1d(values: Any, name: str, n_samples: int) -> npt.NDArray[np.float64] | None:
     """One value per row; a column vector (n, 1), e.g. a one-column DataFrame, is
     flattened with a warning (as LightGBM does), any other 2-D shape refused."""
     if values is None:
@@ -28,7 +35,7 @@ def as_1d(values, name, n_samples):
     return arr
 
 
-def check_init_score(init_score, n_samples):
+def check_init_score(init_score: Any, n_samples: int) -> npt.NDArray[np.float64] | None:
     """``init_score`` as float64 of (n,), (n, n_classes) or LightGBM's flat class-major
     (n * n_classes,): every value finite, since it *is* the starting score (a NaN
     one trained and then failed to save the model)."""
@@ -50,7 +57,7 @@ def check_init_score(init_score, n_samples):
     return init
 
 
-def check_group(group, n_samples):
+def check_group(group: Any, n_samples: int) -> npt.NDArray[np.int64] | None:
     """Query sizes as int64, non-negative and summing to the ``n_samples`` rows."""
     if group is None:
         return None
@@ -73,7 +80,7 @@ def check_group(group, n_samples):
     return sizes
 
 
-def check_position(position, n_samples):
+def check_position(position: Any, n_samples: int) -> npt.NDArray[np.int64] | None:
     """Positions as int64, one per row."""
     if position is None:
         return None
@@ -89,14 +96,14 @@ def check_position(position, n_samples):
     return pos.astype(np.int64)
 
 
-def check_label(label):
+def check_label(label: npt.NDArray[np.float64] | None) -> npt.NDArray[np.float64] | None:
     if label is not None and not np.all(np.isfinite(label)):
         bad = int(np.flatnonzero(~np.isfinite(label))[0])
         raise ValueError(f"label contains {label[bad]} at row {bad}; labels must be finite")
     return label
 
 
-def check_weight(weight):
+def check_weight(weight: npt.NDArray[np.float64] | None) -> npt.NDArray[np.float64] | None:
     if weight is not None and (not np.all(np.isfinite(weight)) or np.any(weight < 0)):
         bad = int(np.flatnonzero(~(np.isfinite(weight) & (weight >= 0)))[0])
         raise ValueError(
@@ -105,7 +112,7 @@ def check_weight(weight):
     return weight
 
 
-def raise_on_every_rank(comm, error, what):
+def raise_on_every_rank(comm: SerialComm | None, error: BaseException | None, what: str) -> None:
     """Raise ``error`` (an exception or None) on this rank, and on every rank when
     any rank has one, so that none waits in a collective: a rank's own error, or
     a ValueError saying which ranks ``what``."""

@@ -7,12 +7,15 @@ column-major (F order): ``layout`` says which, chosen by shape (see
 ``choose_layout``), and the histogram kernel follows it.
 """
 
+from __future__ import annotations
+
 import os
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
@@ -58,6 +61,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..distributed.comm import SerialComm
+    from ..io.options import TextRead
+    from .binning import AnyBinMapper, RawColumn, Sampled
+    from .store import BinStore
 
 #: What a Dataset takes as features (LightGBM's types, loosely): a 2-D
 #: array-like, a pandas DataFrame or a scipy.sparse matrix or array.
@@ -75,7 +81,7 @@ InitScoreType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]
 ROW_WISE_MAX_TOTAL_BINS = 65536
 
 
-def choose_layout(cfg, total_bins):
+def choose_layout(cfg: Mapping[str, Any], total_bins: int) -> str:
     """'row' or 'col': the binned layout for these params and this many bins.
 
     Measured on 1M x 28 (2 cores): both layouts reach ~2 G bin updates/s on the
@@ -89,14 +95,14 @@ def choose_layout(cfg, total_bins):
     return "row" if total_bins <= ROW_WISE_MAX_TOTAL_BINS else "col"
 
 
-def _human_bytes(n):
+def _human_bytes(n: float) -> str:  # type: ignore[return]  # (the loop returns, at PiB last)
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1024
 
 
-def _physical_memory():
+def _physical_memory() -> int | None:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):  # not POSIX: no check
@@ -109,7 +115,7 @@ def _physical_memory():
 BYTES_PER_ROW = 4 + 4 + 8 + 4 + 8
 
 
-def _check_sparse_shape(shape):
+def _check_sparse_shape(shape: tuple[int, ...]) -> None:
     """Sparse input is binned column by column and kept sparse (dgbdt.data.store), so
     its size is its non-zeros, but each column has a CSC pointer and bin bounds
     and each row its training buffers: refuse more than MAX_SPARSE_COLUMNS
@@ -126,12 +132,12 @@ def _check_sparse_shape(shape):
         if n_features > MAX_SPARSE_COLUMNS
         else f"its {n_samples} rows need {_human_bytes(per_rows)} of training buffers "
         f"({BYTES_PER_ROW} bytes a row), more than this machine's "
-        f"{_human_bytes(memory)} of memory"
+        f"{_human_bytes(memory)} of memory"  # type: ignore[arg-type]  # (not None here)
     )
     raise ValueError(f"sparse data of shape {tuple(shape)}: {why}")
 
 
-def _sparse_column(col):
+def _sparse_column(col: Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:
     """(values, rows) of a pandas sparse column whose fill value is 0, else None."""
     array = col.array
     if not hasattr(array, "sp_values") or not fills_zero(array.fill_value):
@@ -140,12 +146,12 @@ def _sparse_column(col):
     return np.ascontiguousarray(values), np.asarray(array.sp_index.indices, np.int64)
 
 
-def has_sparse_columns(df):
+def has_sparse_columns(df: Any) -> bool:
     """Whether a DataFrame has pandas sparse columns that fill with 0 (kept sparse)."""
     return any(hasattr(dtype, "fill_value") and fills_zero(dtype.fill_value) for dtype in df.dtypes)
 
 
-def _dataframe_columns(df, category_lists):
+def _dataframe_columns(df: Any, category_lists: Iterable[Sequence[Any]]) -> Iterator[RawColumn]:
     """A frame's columns as FeatureSource yields them; a category column as the
     float codes of its values in ``category_lists`` (its column's list, by
     value: frames may order or hold their categories differently), NaN for
@@ -172,7 +178,7 @@ def _dataframe_columns(df, category_lists):
             raise TypeError(f"Column {name!r} of dtype {col.dtype} is not numeric") from exc
 
 
-def frame_category_lists(df):
+def frame_category_lists(df: Any) -> tuple[list[list[Any]], list[int]]:
     """The category lists of a frame's category columns, in column order
     (LightGBM's ``pandas_categorical``), and those columns' positions."""
     found = [
@@ -190,7 +196,15 @@ class FeatureSource:
     pair (sparse), so the binning kernels are compiled for one dtype only.
     """
 
-    def __init__(self, data):
+    names: list[str] | None
+    category_lists: list[list[Any]]
+    category_columns: list[int]
+    kind: str
+    shape: tuple[int, ...]
+    compact: Any  # (sparse input) a scipy.sparse CSC matrix of the used columns
+    used: npt.NDArray[np.int64]  # (sparse input)
+
+    def __init__(self, data: Any) -> None:
         self.names = None
         # pandas category columns: their positions and the category lists their
         # values are coded by (the frame's own until training agrees on others)
@@ -229,7 +243,7 @@ class FeatureSource:
             self.shape = arr.shape
 
     @property
-    def data(self):
+    def data(self) -> Any:
         """The data as given (sparse: a CSC matrix of every column, made on request)."""
         if self.kind != "sparse":
             return self._data
@@ -239,26 +253,26 @@ class FeatureSource:
         return sp.csc_matrix((m.data, m.indices, indptr), shape=self.shape)
 
     @data.setter
-    def data(self, value):
+    def data(self, value: Any) -> None:
         self._data = value
 
-    def keeps_sparse(self):
+    def keeps_sparse(self) -> bool:
         """Whether (some) columns come sparse: binned one by one, not into one matrix."""
         return self.kind == "sparse" or (self.kind == "frame" and has_sparse_columns(self.data))
 
-    def used_columns(self):
+    def used_columns(self) -> npt.NDArray[np.int64] | None:
         """Sorted int64 columns that may hold a value other than 0.0 (sparse
         input: those with entries); None: every column."""
         return self.used if self.kind == "sparse" else None
 
-    def bytes_per_column(self):
+    def bytes_per_column(self) -> int:
         """About how many bytes one column and its sampled values take while
         bounds are found (sparse: 24 per stored value; else 16 per row)."""
         if self.kind == "sparse":
             return 24 * self.compact.nnz // max(len(self.used), 1) + 64
         return 16 * self.shape[0] + 64
 
-    def columns(self, used=None):
+    def columns(self, used: npt.NDArray[np.int64] | None = None) -> Iterator[RawColumn]:
         """Each column in order, or each of ``used`` (sorted column indices)."""
         if self.kind == "sparse":
             yield from _sparse_columns(self.compact, self.used, used, self.shape[1])
@@ -269,7 +283,7 @@ class FeatureSource:
                 yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
 
 
-def _only(columns, used):
+def _only(columns: Iterable[RawColumn], used: npt.ArrayLike | None) -> Iterator[RawColumn]:
     """The columns of ``used`` (sorted indices; None: all) among ``columns``, in
     order (a frame's category columns are coded in column order)."""
     if used is None:
@@ -281,7 +295,7 @@ def _only(columns, used):
             yield col
 
 
-def compact_columns(data):
+def compact_columns(data: Any) -> tuple[Any, npt.NDArray[np.int64]]:
     """(CSC matrix of the columns of sparse ``data`` holding entries, duplicates
     summed; their sorted int64 indices), in time and memory of the non-zeros
     (a CSC copy of every column would take a pointer per column)."""
@@ -298,7 +312,9 @@ def compact_columns(data):
     return m, used.astype(np.int64)
 
 
-def _sparse_columns(m, have, used, width):
+def _sparse_columns(
+    m: Any, have: npt.NDArray[np.int64], used: npt.NDArray[np.int64] | None, width: int
+) -> Iterator[tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]]:
     """(values, rows) of each column of ``used`` (None: all ``width``) of the
     compact CSC ``m`` holding the columns ``have``; a column not among them is
     empty."""
@@ -306,7 +322,7 @@ def _sparse_columns(m, have, used, width):
     wanted = range(width) if used is None else used
     pos = np.searchsorted(have, np.asarray(wanted, np.int64))
     pos = np.minimum(pos, max(len(have) - 1, 0))
-    for f, i in zip(wanted, pos.tolist()):
+    for f, i in zip(wanted, pos.tolist(), strict=True):
         if not len(have) or have[i] != f:
             yield empty
             continue
@@ -323,7 +339,19 @@ class RowSubset:
     reads them, never copied whole.  ``source`` None: the parent's raw data was
     freed, and the subset is binned from the parent's bin store instead."""
 
-    def __init__(self, source, rows, n_features, auto_categorical):
+    kind: str
+    shape: tuple[int, int]
+    names: list[str] | None
+    category_lists: list[list[Any]]
+    category_columns: list[int]
+
+    def __init__(
+        self,
+        source: FeatureSource | RowSubset | None,
+        rows: npt.NDArray[np.int64],
+        n_features: int,
+        auto_categorical: Iterable[int],
+    ) -> None:
         self.source, self.rows = source, rows
         self.kind = "binned" if source is None else source.kind
         self.shape = (len(rows), n_features)
@@ -332,22 +360,26 @@ class RowSubset:
         self.category_columns = list(auto_categorical)
 
     @property
-    def data(self):
+    def data(self) -> Any:
         """The parent's raw data at the subset's rows (LightGBM's ``get_data``)."""
+        assert self.source is not None  # (a subset without raw data holds no RowSubset)
         data = self.source.data
         return data.iloc[self.rows] if self.kind == "frame" else data[self.rows]
 
-    def keeps_sparse(self):
+    def keeps_sparse(self) -> bool:
+        assert self.source is not None  # (a subset without raw data holds no RowSubset)
         return self.source.keeps_sparse()
 
-    def used_columns(self):
+    def used_columns(self) -> npt.NDArray[np.int64] | None:
+        assert self.source is not None  # (a subset without raw data holds no RowSubset)
         return self.source.used_columns()
 
-    def bytes_per_column(self):
+    def bytes_per_column(self) -> int:
         return 16 * len(self.rows) + 64
 
-    def columns(self, used=None):
+    def columns(self, used: npt.NDArray[np.int64] | None = None) -> Iterator[RawColumn]:
         src = self.source
+        assert src is not None  # (a subset without raw data holds no RowSubset)
         if src.kind == "frame":  # coded by this subset's category lists (its reference's)
             columns = _only(_dataframe_columns(src.data, self.category_lists), used)
         else:
@@ -356,7 +388,7 @@ class RowSubset:
             yield _column_rows(col, self.rows)
 
 
-def _column_rows(col, rows):
+def _column_rows(col: RawColumn, rows: npt.NDArray[np.int64]) -> RawColumn:
     """A FeatureSource column (dense, or sparse (values, ascending rows)) at ``rows``."""
     if not isinstance(col, tuple):
         return np.ascontiguousarray(col[rows])
@@ -368,7 +400,7 @@ def _column_rows(col, rows):
     return np.ascontiguousarray(values[pos[hit]]), np.flatnonzero(hit).astype(np.int64)
 
 
-def _used_rows(used_indices, n_samples):
+def _used_rows(used_indices: npt.ArrayLike, n_samples: int) -> npt.NDArray[np.int64]:
     """``used_indices`` as sorted int64 rows (LightGBM sorts them), each in range."""
     rows = np.asarray(used_indices)
     if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
@@ -383,7 +415,9 @@ def _used_rows(used_indices, n_samples):
     return rows
 
 
-def _used_queries(group, rows):
+def _used_queries(
+    group: npt.NDArray[np.int64] | None, rows: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], np.ndarray] | tuple[None, None]:
     """(query sizes, their query numbers) of a subset's ``rows``, which must take
     whole queries (as LightGBM: "Data partition error, data didn't match
     queries"); (None, None) without queries."""
@@ -409,11 +443,13 @@ def _used_queries(group, rows):
     return counts.astype(np.int64), used
 
 
-def _rows_of(values, rows):
+def _rows_of(values: np.ndarray | None, rows: npt.NDArray[np.int64]) -> np.ndarray | None:
     return None if values is None else values[rows]
 
 
-def _init_score_rows(init_score, rows, n_samples):
+def _init_score_rows(
+    init_score: np.ndarray | None, rows: npt.NDArray[np.int64], n_samples: int
+) -> np.ndarray | None:
     """init_score at ``rows``: per row, or LightGBM's flat class-major layout."""
     if init_score is None or init_score.ndim == 2 or init_score.size == n_samples:
         return _rows_of(init_score, rows)
@@ -469,6 +505,26 @@ class Dataset:
         integer categories; NaN and negative values are missing.
     """
 
+    # Set in __init__ and construct() (annotated here: first set to None).
+    read_params: dict[str, Any]
+    _read: TextRead | None
+    _parent_rows: npt.NDArray[np.int64] | None
+    _source: FeatureSource | RowSubset | None
+    pandas_categorical: list[list[Any]] | None
+    query_ids: np.ndarray | None
+    reference: Dataset | None
+    feature_indices: npt.NDArray[np.int64] | None
+    feature_name: Sequence[str]
+    bin_mapper: AnyBinMapper | None
+    used_features: npt.NDArray[np.int64] | None
+    _empty_range: tuple[float, ...]
+    store: BinStore | None
+    layout: str | None
+    _binning: dict[str, Any] | None
+    _wanted_lists: list[Any] | None
+    #: The file a Dataset(path) of a save_binary file was loaded from (unset otherwise).
+    binary_file: str | None
+
     def __init__(
         self,
         data: DataType,
@@ -476,7 +532,7 @@ class Dataset:
         weight: RowValuesType | None = None,
         init_score: InitScoreType | None = None,
         feature_name: Sequence[str] | Literal["auto"] | None = "auto",
-        reference: Optional["Dataset"] = None,
+        reference: Dataset | None = None,
         params: Mapping[str, Any] | None = None,
         free_raw_data: bool = True,
         feature_indices: ArrayLike | None = None,
@@ -493,7 +549,11 @@ class Dataset:
         rows = {"label": label, "weight": weight, "init_score": init_score, "group": group}
         rows["position"], query_ids = position, None
         if isinstance(data, (str, os.PathLike)):
-            given = {"feature_name": feature_name, "reference": reference, "params": params}
+            given: dict[str, Any] = {
+                "feature_name": feature_name,
+                "reference": reference,
+                "params": params,
+            }
             given.update(free_raw_data=free_raw_data, feature_indices=feature_indices)
             opened = self._open_path(data, rows, given)
             if opened is None:
@@ -521,7 +581,7 @@ class Dataset:
         self.feature_name = self._feature_names(feature_name)
         self._not_binned_yet()
 
-    def _not_binned_yet(self):
+    def _not_binned_yet(self) -> None:
         self.bin_mapper = None
         # The columns binned, sorted, when only those holding values were (wide
         # sparse data: _wide_columns); None: every column.  bin_mapper and the
@@ -534,7 +594,7 @@ class Dataset:
         self.layout = None  # "row" (C order) or "col" (F order)
         self._binning = None  # the BINNING_KEYS values the bins were made with
 
-    def _set_rows(self, rows):
+    def _set_rows(self, rows: Mapping[str, Any]) -> None:
         """The per-row fields (label, weight, init_score, group, position), checked."""
         n = self.n_samples
         self.label = check_label(as_1d(rows["label"], "label", n))
@@ -543,7 +603,7 @@ class Dataset:
         self.group = check_group(rows["group"], n)
         self.position = check_position(rows["position"], n)
 
-    def _set_feature_indices(self, feature_indices):
+    def _set_feature_indices(self, feature_indices: npt.ArrayLike | None) -> None:
         self.feature_indices = None
         if feature_indices is not None:
             self.feature_indices = np.asarray(feature_indices, dtype=np.int64).ravel()
@@ -553,7 +613,9 @@ class Dataset:
                     f"has {self.n_features} columns"
                 )
 
-    def _open_path(self, path, rows, given):
+    def _open_path(
+        self, path: str | os.PathLike[str], rows: dict[str, Any], given: dict[str, Any]
+    ) -> tuple[Any, Mapping[str, Any], Any, Any, np.ndarray | None] | None:
         """Dataset(path): a binary Dataset file is loaded into self (None is
         returned), a text file read (``_read_text``'s arrays are returned)."""
         path = dataset_file.rank_path(path)
@@ -564,7 +626,14 @@ class Dataset:
         names, block = given["feature_name"], given["feature_indices"]
         return self._read_text(path, rows, given["params"], block, names)
 
-    def _read_text(self, path, rows, params, feature_indices, feature_name):
+    def _read_text(
+        self,
+        path: str,
+        rows: dict[str, Any],
+        params: Mapping[str, Any] | None,
+        feature_indices: Any,
+        feature_name: Any,
+    ) -> tuple[Any, Mapping[str, Any], Any, Any, np.ndarray | None]:
         """Dataset(path) of a CSV/TSV/whitespace or LibSVM text file, read with the
         read keys of ``params`` (taken out of them, into ``read_params``) as the
         command line reads it (dgbdt.io.options.read_text): ``rows`` filled in
@@ -572,6 +641,7 @@ class Dataset:
         feature_indices, feature_name, query_ids)."""
         read = read_text(path, dict(params or {}), feature_indices)
         loaded = read.loaded
+        assert loaded is not None  # (just read)
         self.read_params, self._read = read.keys, read
         ids = loaded.query_ids if rows["group"] is None else None
         for key in rows:
@@ -582,8 +652,9 @@ class Dataset:
         read.loaded = None  # the arrays now belong to the Dataset
         return loaded.X, read.params, read.feature_indices, feature_name, ids
 
-    def _feature_names(self, feature_name):
+    def _feature_names(self, feature_name: Sequence[str] | Literal["auto"] | None) -> Sequence[str]:
         if feature_name == "auto" or feature_name is None:
+            assert self._source is not None  # (a Dataset being made holds its data)
             if self._source.names:
                 names = self._source.names
             elif self.feature_indices is not None:
@@ -600,19 +671,25 @@ class Dataset:
                 )
         if len(set(names)) != len(names):
             seen = set()
-            repeated = next(n for n in names if n in seen or seen.add(n))
+            repeated = next(n for n in names if n in seen or seen.add(n))  # type: ignore[func-returns-value]  # (add's None: not seen before)
             raise ValueError(f"feature names must be unique; {repeated!r} appears more than once")
         return names
 
     # -- construction -------------------------------------------------------
+    def resolved_params(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The Dataset's own params overridden by ``params`` (train's), resolved:
+        what :meth:`construct` bins by (the one place a Dataset's parameters are
+        resolved; train()'s consistency check compares them over the ranks)."""
+        return resolve_params({**self.params, **(params or {})})
+
     def construct(
         self,
         params: Mapping[str, Any] | None = None,
-        comm: Optional["SerialComm"] = None,
+        comm: SerialComm | None = None,
         *,
         keep_raw_data: bool = False,
         category_lists: list | None = None,
-    ) -> "Dataset":
+    ) -> Dataset:
         """Bin the data with its own params overridden by ``params`` (train's); a
         Dataset binned already is kept, or binned again when the binning params
         or the row sharding changed (see ``_binned_as``).
@@ -629,7 +706,7 @@ class Dataset:
         if self.store is not None and params is None and comm is None:
             return self  # nothing asked of the bins: keep them (LightGBM)
         comm = self._sharding_comm(comm)
-        cfg = resolve_params({**self.params, **(params or {})})
+        cfg = self.resolved_params(params)
         self._shard_rows(comm)
         n_ranks = comm.size if comm is not None else None
         if self.store is not None:
@@ -647,7 +724,7 @@ class Dataset:
             self.release_raw_data()
         return self
 
-    def _shard_rows(self, comm):
+    def _shard_rows(self, comm: SerialComm | None) -> None:
         """This rank's global row offset and the global row count under ``comm``
         (training says how rows are sharded; None: as before)."""
         if comm is not None:
@@ -662,7 +739,7 @@ class Dataset:
                     "with row-sharded training every rank needs all columns"
                 )
 
-    def _sharding_comm(self, comm):
+    def _sharding_comm(self, comm: SerialComm | None) -> SerialComm | None:
         """The comm to bin with: ``comm``, or for a Dataset(path) that read this
         rank's rows (and bins its own bins), the comm it read with.  Training
         that shards the rows otherwise than the file was read is refused."""
@@ -688,10 +765,14 @@ class Dataset:
         raise_on_every_rank(comm, error, "refused this training's Dataset")
         return comm
 
-    def _bin_with_reference(self, cfg, params, comm):
+    def _bin_with_reference(
+        self, cfg: Mapping[str, Any], params: Mapping[str, Any] | None, comm: SerialComm | None
+    ) -> None:
         """Bin with the reference Dataset's bins (constructed first with ``params``)."""
+        assert self.reference is not None  # (called for a Dataset with one)
         self.reference.construct(params)
         mapper = self.reference.bin_mapper
+        assert mapper is not None  # (constructed)
         if self.reference.n_features != self.n_features:
             raise ValueError(
                 f"Validation data has {self.n_features} features but the "
@@ -716,7 +797,7 @@ class Dataset:
         CSC matrix), or None once freed (``free_raw_data``)."""
         return None if self._source is None else self._source.data
 
-    def use_training_bins(self, train_set: "Dataset") -> "Dataset":
+    def use_training_bins(self, train_set: Dataset) -> Dataset:
         """Make ``train_set`` the reference of this validation set when the user
         gave it none, or when an earlier training picked another training set
         (it is then binned again, as LightGBM does); a reference of the
@@ -727,7 +808,7 @@ class Dataset:
             self.reference, self._reference_from_train = train_set, True
         return self
 
-    def _binning_of(self, cfg, n_ranks):
+    def _binning_of(self, cfg: Mapping[str, Any], n_ranks: int | None) -> dict[str, Any]:
         binning = {key: cfg[key] for key in BINNING_KEYS}
         if self.n_total <= cfg["bin_construct_sample_cnt"]:
             binning["seed"] = None  # every row was in the sample
@@ -741,7 +822,9 @@ class Dataset:
         binning["wide"] = None if self.used_features is None else _may_leave_out(cfg)
         return binning
 
-    def _binned_as(self, cfg, params, n_ranks=None):
+    def _binned_as(
+        self, cfg: Mapping[str, Any], params: Mapping[str, Any] | None, n_ranks: int | None = None
+    ) -> bool:
         """Whether the existing bins are the ones ``cfg`` asks for; if not and the
         raw data is gone, a ValueError (LightGBM: "Cannot change max_bin after
         constructed Dataset handle")."""
@@ -755,6 +838,7 @@ class Dataset:
                 "its bins are not those of its reference Dataset (another one, or re-binned since)"
             )
         else:
+            assert self._binning is not None  # (binned: the bins are compared)
             wanted = self._binning_of(cfg, n_ranks)
             changed = [
                 k
@@ -796,32 +880,42 @@ class Dataset:
             )
         return False
 
-    def _follow_forced_layout(self, cfg):
+    def _follow_forced_layout(self, cfg: Mapping[str, Any]) -> None:
         """force_row_wise / force_col_wise asked of a Dataset binned in the other layout."""
         wanted = "col" if cfg["force_col_wise"] else "row" if cfg["force_row_wise"] else self.layout
         if wanted != self.layout:
             store = self.store
+            assert store is not None and wanted is not None  # (binned)
             store.dense = (np.ascontiguousarray if wanted == "row" else np.asfortranarray)(
                 store.dense
             )
             self.layout = store.layout = wanted
 
     @property
-    def binned(self):
+    def binned(self) -> np.ndarray | None:
         """The (n_samples, n_features) binned matrix when every feature is stored
         as a dense column of its own (``store.plain``), else None."""
         store = self.store
         return store.dense if store is not None and store.plain else None
 
-    def _binned_matrix(self, dtype):
+    def _binned_matrix(self, dtype: npt.DTypeLike) -> np.ndarray | None:
         """The full binned matrix dense input is binned into (None for sparse input:
         its columns are binned one by one, never densified)."""
+        assert self._source is not None  # (binning: the raw data is there)
         if self._source.keeps_sparse():
             return None
-        order = "C" if self.layout == "row" else "F"
+        order: Literal["C", "F"] = "C" if self.layout == "row" else "F"
         return np.empty((self.n_samples, self.n_features), dtype=dtype, order=order)
 
-    def _column(self, col, upper_bounds, nan_bin, binned, f, categories=None):
+    def _column(
+        self,
+        col: RawColumn,
+        upper_bounds: npt.NDArray[np.float64],
+        nan_bin: int,
+        binned: np.ndarray | None,
+        f: int,
+        categories: npt.NDArray[np.int64] | None = None,
+    ) -> Column:
         """One feature's bins as a store Column (into ``binned[:, f]`` for dense
         input); ``categories``: a categorical feature's (BinMapper.categories)."""
         if categories is not None:
@@ -830,13 +924,13 @@ class Dataset:
             order = np.argsort(categories, kind="stable")
             lookup = (categories[order], (order + 1).astype(np.int64))
 
-            def bin_values(values, out):
+            def bin_values(values: np.ndarray, out: np.ndarray) -> None:
                 map_categories(values, *lookup, out)
 
             fill = category_bin(categories, 0)
         else:
 
-            def bin_values(values, out):
+            def bin_values(values: np.ndarray, out: np.ndarray) -> None:
                 map_to_bins(values, upper_bounds, nan_bin, out)
 
             fill = zero_bin(upper_bounds)
@@ -849,8 +943,15 @@ class Dataset:
         bin_values(values, bins)
         return Column(self.n_samples, rows=rows, bins=bins, fill=fill)
 
-    def _store(self, columns, binned, cfg, comm):
+    def _store(
+        self,
+        columns: Sequence[Column],
+        binned: np.ndarray | None,
+        cfg: Mapping[str, Any],
+        comm: SerialComm | None,
+    ) -> BinStore:
         mapper = self.bin_mapper
+        assert mapper is not None and self.layout is not None  # (the bins are found)
         zeros = mapper.default_bins
         sharded = comm is not None and comm.size > 1
         store = build_store(
@@ -869,7 +970,7 @@ class Dataset:
         store.bin_categories = mapper.bin_categories
         return store
 
-    def _pre_filter(self, cfg):
+    def _pre_filter(self, cfg: Mapping[str, Any]) -> int | None:
         """min_data_in_leaf when feature_pre_filter drops unsplittable features,
         else None.  Data binned with another's bins (validation) keeps every
         feature: the model may split on any the training data could."""
@@ -877,7 +978,7 @@ class Dataset:
             return cfg["min_data_in_leaf"]
         return None
 
-    def _filtered(self, cfg):
+    def _filtered(self, cfg: Mapping[str, Any]) -> tuple[int, ...]:
         """The features feature_pre_filter leaves out with ``cfg`` (from the
         store's global counts)."""
         store, min_data = self.store, self._pre_filter(cfg)
@@ -886,12 +987,15 @@ class Dataset:
         kept = splittable_features(store.counts, store.bin_offsets, min_data, True)
         return tuple(np.flatnonzero(~kept).tolist())
 
-    def _bin_with(self, mapper, cfg, comm=None):
+    def _bin_with(
+        self, mapper: AnyBinMapper, cfg: Mapping[str, Any], comm: SerialComm | None = None
+    ) -> BinStore:
         """The store of this Dataset's rows binned with ``mapper`` (a reference's);
         ``comm``: row-sharded training, whose store decisions take every rank's
         counts."""
         if self._source is None and self._parent_rows is not None:
             return self._bin_from_parent(mapper, cfg, comm)
+        assert self._source is not None  # (binning: the raw data is there)
         self._code_categories(None)
         used = self.used_features
         binned = self._binned_matrix(mapper.bin_dtype) if used is None else None
@@ -902,20 +1006,26 @@ class Dataset:
         ]
         return self._store(columns, binned, cfg, comm)
 
-    def _bin_from_parent(self, mapper, cfg, comm):
+    def _bin_from_parent(
+        self, mapper: AnyBinMapper, cfg: Mapping[str, Any], comm: SerialComm | None
+    ) -> BinStore:
         """A subset's store from its parent's (the parent's raw data was freed): the
         same bins, bundles and sparse part chosen on the subset's own rows, as for
         a Dataset made from those rows with ``reference=parent``."""
+        assert self.reference is not None and self._parent_rows is not None  # (a subset)
         store = self.reference.store
+        assert store is not None  # (the parent is constructed first)
         self.used_features = self.reference.used_features
         binned = None
         if store.plain:
-            order = "C" if self.layout == "row" else "F"
+            order: Literal["C", "F"] = "C" if self.layout == "row" else "F"
             binned = np.empty((self.n_samples, self.n_features), mapper.bin_dtype, order=order)
         columns = subset_columns(store, self._parent_rows, mapper.default_bins, binned)
         return self._store(columns, binned, cfg, comm)
 
-    def _max_bins(self, cfg, used=None):
+    def _max_bins(
+        self, cfg: Mapping[str, Any], used: npt.NDArray[np.int64] | None = None
+    ) -> list[int]:
         """Each feature's max_bin (of the ``used`` columns; None: every one):
         max_bin_by_feature, or max_bin for all."""
         by_feature = cfg["max_bin_by_feature"]
@@ -938,7 +1048,7 @@ class Dataset:
             )
         return list(by_feature)
 
-    def categorical_columns(self, cfg):
+    def categorical_columns(self, cfg: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
         """bool per column: the categorical features, from this Dataset's
         ``categorical_feature``, else the params', else (``"auto"``) a
         DataFrame's category columns."""
@@ -949,11 +1059,12 @@ class Dataset:
             spec, self.feature_name, self.n_features, self._auto_categorical, self.feature_indices
         )
 
-    def _code_categories(self, comm):
+    def _code_categories(self, comm: SerialComm | None) -> None:
         """The category lists this Dataset's pandas category columns are coded
         by: its reference's (validation data), or those of every rank joined
         (row-sharded training: ranks' frames list categories differently)."""
         src = self._source
+        assert src is not None  # (binning: the raw data is there)
         if self.reference is not None:
             lists = self.reference.pandas_categorical
             if src.category_columns and len(lists or ()) != len(src.category_columns):
@@ -963,6 +1074,7 @@ class Dataset:
                 )
             src.category_lists = list(lists or ())
         elif getattr(self, "_wanted_lists", None) is not None and src.category_columns:
+            assert self._wanted_lists is not None  # (narrowing for mypy: checked just above)
             if len(self._wanted_lists) != len(src.category_columns):
                 raise ValueError(
                     f"This Dataset has {len(src.category_columns)} category columns, the "
@@ -976,10 +1088,10 @@ class Dataset:
                     "Ranks' DataFrames have different numbers of category columns: "
                     f"{[len(lists) for lists in every]}"
                 )
-            src.category_lists = [union_categories(col) for col in zip(*every)]
+            src.category_lists = [union_categories(col) for col in zip(*every, strict=True)]
         self.pandas_categorical = list(src.category_lists) or None
 
-    def _find_bins_and_bin(self, cfg, comm):
+    def _find_bins_and_bin(self, cfg: Mapping[str, Any], comm: SerialComm | None) -> None:
         """One pass over the columns (of a wide sparse matrix, those holding
         values: see ``_wide_columns``): each one's bounds, then its bins."""
         self._code_categories(comm)
@@ -1020,11 +1132,19 @@ class Dataset:
         self._empty_range = self._range_of_empty(sample, comm)
         self.store = self._store(columns, binned, cfg, comm)
 
-    def _bounds_and_columns(self, cfg, comm, sample, max_bins, binned):
+    def _bounds_and_columns(
+        self,
+        cfg: Mapping[str, Any],
+        comm: SerialComm | None,
+        sample: np.ndarray | None,
+        max_bins: list[int],
+        binned: np.ndarray | None,
+    ) -> tuple[list[Any], list[Any], list[Any], list[Any], list[Any]]:
         """(upper bounds, NaN bins, value ranges, store Columns, categories) of
         every binned column."""
+        assert self._source is not None  # (binning: the raw data is there)
         used = self.used_features
-        out = ([], [], [], [], [])
+        out: tuple[list[Any], list[Any], list[Any], list[Any], list[Any]] = ([], [], [], [], [])
         # LightGBM bins NaN as 0.0 for zero_as_missing too
         use_missing = cfg["use_missing"] and not cfg["zero_as_missing"]
         categorical = self.categorical_columns(cfg)
@@ -1041,12 +1161,14 @@ class Dataset:
             else:
                 ub, nan_bin, value_range = bounds_of(*found, max_bins[f], cfg["min_data_in_bin"])
                 c = None
-            for part, value in zip(out, (ub, nan_bin, value_range, None, c)):
+            for part, value in zip(out, (ub, nan_bin, value_range, None, c), strict=True):
                 part.append(value)
             out[3][-1] = self._column(col, ub, nan_bin, binned, f, c)
         return out
 
-    def _range_of_empty(self, sample, comm):
+    def _range_of_empty(
+        self, sample: np.ndarray | None, comm: SerialComm | None
+    ) -> tuple[float, float]:
         """The value range a column without values gets: (0, 0) when the bin
         sample has rows (its implicit zeros), else NaN (binning.value_range)."""
         n = self.n_samples if sample is None else len(sample)
@@ -1054,7 +1176,9 @@ class Dataset:
             n = int(comm.total_int([n])[0])
         return (0.0, 0.0) if n else (np.nan, np.nan)
 
-    def _wide_columns(self, cfg, comm):
+    def _wide_columns(
+        self, cfg: Mapping[str, Any], comm: SerialComm | None
+    ) -> npt.NDArray[np.int64] | None:
         """The sorted columns to bin, those of sparse input that hold entries (on
         any rank), when some hold none; else None: every column.  The others
         are empty (one bin, never split on): leaving them out makes the cost of
@@ -1065,19 +1189,21 @@ class Dataset:
         feature_fraction_bynode."""
         if self.reference is not None:
             return self.reference.used_features
+        assert self._source is not None  # (binning: the raw data is there)
         used = self._source.used_columns()
         ok = used is not None and self.feature_indices is None and _may_leave_out(cfg)
         ok = ok and not self.categorical_columns(cfg).any()
         if comm is not None and comm.size > 1:
             if int(comm.total_int([not ok])[0]):
                 return None  # every rank alike
+            assert used is not None  # (ok on every rank)
             used = np.unique(comm.concat(used, np.int64)).astype(np.int64)
-        if not ok or len(used) == self.n_features:
+        if not ok or used is None or len(used) == self.n_features:
             return None
         return used
 
     @property
-    def model_mapper(self):
+    def model_mapper(self) -> AnyBinMapper | None:
         """The bins of every column, as models speak of them: ``bin_mapper``, or
         for a Dataset that binned only the columns holding values, a view of
         it over all of them (dgbdt.data.binning.WideBinMapper)."""
@@ -1096,7 +1222,7 @@ class Dataset:
         init_score: InitScoreType | None = None,
         group: ArrayLike | None = None,
         position: ArrayLike | None = None,
-    ) -> "Dataset":
+    ) -> Dataset:
         """A validation Dataset binned with this one's bins (``reference=self``)."""
         return Dataset(
             data,
@@ -1110,7 +1236,7 @@ class Dataset:
             position=position,
         )
 
-    def subset(self, used_indices: ArrayLike, params: Mapping[str, Any] | None = None) -> "Dataset":
+    def subset(self, used_indices: ArrayLike, params: Mapping[str, Any] | None = None) -> Dataset:
         """A Dataset of the rows ``used_indices`` (sorted, as LightGBM does), binned
         with this Dataset's bins (``reference=self``), lazily: training on it gives
         the model of ``Dataset(X[rows], ..., reference=self)``.
@@ -1148,7 +1274,7 @@ class Dataset:
             subset._source = None  # binned from this Dataset's store
         return subset
 
-    def save_binary(self, filename: Union[str, "os.PathLike[str]"]) -> "Dataset":
+    def save_binary(self, filename: str | os.PathLike[str]) -> Dataset:
         """Write this Dataset, binned (constructed first if it is not), to
         ``filename`` in dgbdt's own binary format (:mod:`dgbdt.data.binary_file`);
         ``Dataset(filename)`` reads it back (and ``dgbdt train data=filename``):
@@ -1194,17 +1320,17 @@ class Dataset:
         """The feature names (``Column_i`` when none were given)."""
         return list(self.feature_name)
 
-    def set_label(self, label: RowValuesType | None) -> "Dataset":
+    def set_label(self, label: RowValuesType | None) -> Dataset:
         """Replace the label (checked as in the constructor); returns self."""
         self.label = check_label(as_1d(label, "label", self.n_samples))
         return self
 
-    def set_weight(self, weight: RowValuesType | None) -> "Dataset":
+    def set_weight(self, weight: RowValuesType | None) -> Dataset:
         """Replace the row weights (checked as in the constructor); returns self."""
         self.weight = check_weight(as_1d(weight, "weight", self.n_samples))
         return self
 
-    def set_init_score(self, init_score: InitScoreType | None) -> "Dataset":
+    def set_init_score(self, init_score: InitScoreType | None) -> Dataset:
         """Replace the starting raw scores (checked as in the constructor); returns self."""
         self.init_score = check_init_score(init_score, self.n_samples)
         return self
@@ -1213,7 +1339,7 @@ class Dataset:
         """The query sizes, or None."""
         return self.group
 
-    def set_group(self, group: ArrayLike | None) -> "Dataset":
+    def set_group(self, group: ArrayLike | None) -> Dataset:
         """Replace the query sizes (checked as in the constructor); returns self."""
         self.group = check_group(group, self.n_samples)
         self.query_ids = None
@@ -1223,13 +1349,13 @@ class Dataset:
         """The positions, or None."""
         return self.position
 
-    def set_position(self, position: ArrayLike | None) -> "Dataset":
+    def set_position(self, position: ArrayLike | None) -> Dataset:
         """Replace the positions (checked as in the constructor); returns self."""
         self.position = check_position(position, self.n_samples)
         return self
 
 
-def _may_leave_out(cfg):
+def _may_leave_out(cfg: Mapping[str, Any]) -> bool:
     """Whether training with ``cfg`` may see only the columns that hold values
     (see Dataset._wide_columns): nothing in it speaks of columns by position."""
     return (
@@ -1246,39 +1372,45 @@ BOUNDS_BATCH_BYTES = 32 << 20
 BOUNDS_BATCH_MAX = 4096
 
 
-def _bounds_batch(source, comm):
+def _bounds_batch(source: FeatureSource | RowSubset, comm: SerialComm) -> int:
     """Features per batch of _bounds_in_batches, agreed by every rank."""
     need = comm.greatest_int([source.bytes_per_column()])[0]
     return int(min(BOUNDS_BATCH_MAX, max(1, BOUNDS_BATCH_BYTES // max(int(need), 1))))
 
 
-def _bounds_in_batches(source, n_samples, sample, kinds, comm):
+def _bounds_in_batches(
+    source: FeatureSource | RowSubset,
+    n_samples: int,
+    sample: np.ndarray | None,
+    kinds: tuple[bool, npt.NDArray[np.bool_], npt.NDArray[np.int64] | None],
+    comm: SerialComm | None,
+) -> Iterator[tuple[int, RawColumn, Sampled]]:
     """(index, column, global sampled_values) of every column (of ``used``), in
     order (``kinds``: use_missing, the categorical mask, ``used``); under
     MPI the samples of a batch of columns travel in two collectives (a wide
     sparse matrix has tens of thousands of features: not 3 collectives each)."""
     sharded = comm is not None and comm.size > 1
-    size = _bounds_batch(source, comm) if sharded else 1
+    size = _bounds_batch(source, comm) if sharded and comm is not None else 1
     use_missing, categorical, used = kinds
     n_columns = source.shape[1] if used is None else len(used)
     mask = None
     if sample is not None:
         mask = np.zeros(n_samples, bool)
         mask[sample] = True
-    batch = []
+    batch: list[tuple[int, RawColumn, Sampled]] = []
     for f, col in enumerate(source.columns(used)):
         one = sampled_values(col, n_samples, sample, use_missing, categorical[f], mask)
         batch.append((f, col, one))
         if len(batch) == size or f == n_columns - 1:
             found = [b[2] for b in batch]
-            if sharded:
+            if sharded and comm is not None:
                 found = gather_samples(found, comm)
-            for (f, col, _), one in zip(batch, found):
+            for (f, col, _), one in zip(batch, found, strict=True):
                 yield f, col, one
             batch = []
 
 
-def _warn_sparse_categories(categories, name):
+def _warn_sparse_categories(categories: npt.NDArray[np.int64], name: str) -> None:
     """LightGBM's warning for categories far larger than their number: a split's
     bitset takes (largest category / 32) words."""
     if len(categories) and int(categories.max()) // 100 > len(categories):

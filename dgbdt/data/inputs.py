@@ -2,14 +2,19 @@
 pandas, a DataFrame told apart, numbers checked to be real and to fit float64,
 sparse fill values."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 
-def is_dataframe(data):
+def is_dataframe(data: object) -> bool:
     return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
 
 
-def as_pandas_if_arrow(data):
+def as_pandas_if_arrow(data: Any) -> Any:
     """A polars DataFrame or a pyarrow Table as a pandas DataFrame (names kept;
     polars Categorical/Enum and Arrow dictionary columns become category
     columns); any other ``data`` as it is."""
@@ -21,7 +26,7 @@ def as_pandas_if_arrow(data):
     return data
 
 
-def is_complex(values):
+def is_complex(values: Any) -> bool:
     """Whether ``values`` (array, DataFrame, Series, list) holds complex numbers: a cast
     to float64 would drop the imaginary part with only a warning."""
     if is_dataframe(values):
@@ -35,7 +40,7 @@ def is_complex(values):
     return getattr(dtype, "kind", "") == "c"
 
 
-def complex_error(values, name):
+def complex_error(values: Any, name: str) -> TypeError:
     if is_dataframe(values):
         column = next(c for c, d in values.dtypes.items() if getattr(d, "kind", "") == "c")
         what = f"{name} column {column!r} is complex"
@@ -47,7 +52,7 @@ def complex_error(values, name):
     )
 
 
-def as_float(values, name):
+def as_float(values: Any, name: str) -> npt.NDArray[np.float64]:
     """``values`` as a float64 ndarray; complex numbers are a TypeError and numbers
     beyond float64 (a Python int over 1e308) a ValueError, both naming ``name``."""
     if is_complex(values):
@@ -62,7 +67,7 @@ def as_float(values, name):
         raise TypeError(f"{name} must be numeric: {exc}") from None
 
 
-def fills_zero(value):
+def fills_zero(value: Any) -> bool:
     """Whether a sparse fill value is zero (a pandas sparse column of it is
     sparse input)."""
     try:

@@ -22,9 +22,14 @@ Memory is the dense columns (one or two bytes per row) plus 4 bytes per kept
 sparse entry, never n_samples x n_features.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from ..native.common import (
     ENTRY_DTYPE,
@@ -37,6 +42,11 @@ from ..native.common import (
     bin_dtype_for,
 )
 from ..native.store import add_tree_stored, decode_feature, find_bundles
+
+if TYPE_CHECKING:
+    from ..distributed.comm import SerialComm
+    from ..models.tree import Tree
+    from .binning import AnyBinMapper
 
 # LightGBM's thresholds: a bin holding 70% of the rows is "most frequent"
 # (kSparseThreshold, src/io/bin.cpp); a group off its most frequent bins in
@@ -53,27 +63,29 @@ class Column:
     rows and bins of its entries off ``fill`` (the bin every other row has)."""
 
     n: int
-    dense: np.ndarray = None
-    rows: np.ndarray = None
-    bins: np.ndarray = None
+    dense: np.ndarray | None = None
+    rows: np.ndarray | None = None
+    bins: np.ndarray | None = None
     fill: int = 0
 
-    def counts(self, n_bins):
+    def counts(self, n_bins: int) -> npt.NDArray[np.intp]:
         if self.dense is not None:
             return np.bincount(self.dense, minlength=n_bins)
+        assert self.rows is not None and self.bins is not None  # sparse: rows and bins given
         c = np.bincount(self.bins, minlength=n_bins)
         c[self.fill] += self.n - len(self.rows)
         return c
 
-    def full(self):
+    def full(self) -> np.ndarray:
         """Every row's bin."""
         if self.dense is not None:
             return self.dense
+        assert self.rows is not None and self.bins is not None  # sparse: rows and bins given
         out = np.full(self.n, self.fill, np.uint16)
         out[self.rows] = self.bins
         return out
 
-    def off(self, default):
+    def off(self, default: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, bins) of the rows whose bin is not ``default``."""
         if self.dense is not None:
             rows = np.flatnonzero(self.dense != default)
@@ -82,11 +94,17 @@ class Column:
             full = self.full()
             rows = np.flatnonzero(full != default)
             return rows, full[rows]
+        assert self.rows is not None and self.bins is not None  # sparse: rows and bins given
         keep = self.bins != default
         return self.rows[keep], self.bins[keep]
 
 
-def splittable_features(counts, offsets, min_data_in_leaf, pre_filter):
+def splittable_features(
+    counts: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    min_data_in_leaf: int,
+    pre_filter: bool,
+) -> npt.NDArray[np.bool_]:
     """bool per feature: more than one bin and, with ``pre_filter``, a threshold
     leaving ``min_data_in_leaf`` rows on both sides of "bins up to t | the rest"
     (LightGBM's ``feature_pre_filter``: its NeedFilter, src/io/bin.cpp, on global
@@ -108,7 +126,9 @@ def splittable_features(counts, offsets, min_data_in_leaf, pre_filter):
     return ok & np.logical_or.reduceat(good, starts)
 
 
-def most_frequent_bins(counts, offsets, zero_bins):
+def most_frequent_bins(
+    counts: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64], zero_bins: np.ndarray
+) -> npt.NDArray[np.int32]:
     """LightGBM's ``most_freq_bin`` per feature: the most frequent bin when it holds
     at least 70% of the rows, else the bin of 0.0 (src/io/bin.cpp); the first of
     equal counts (its ArgMax).  ``counts``: global, flat over features."""
@@ -144,7 +164,18 @@ class BinStore:
         of columns: add_tree maps them); None: feature f is column f
     """
 
-    def __init__(self, n_samples, feature_offsets, most_freq_bins, layout):
+    # Set once the columns are known (plain_store, _fill_dense, _map_columns).
+    dense: np.ndarray
+    col_start: npt.NDArray[np.int64]
+    col_map: npt.NDArray[np.int64]
+
+    def __init__(
+        self,
+        n_samples: int,
+        feature_offsets: npt.NDArray[np.int64],
+        most_freq_bins: npt.NDArray[np.int32],
+        layout: str,
+    ) -> None:
         self.n_samples = n_samples
         self.feature_offsets = feature_offsets
         self.most_freq_bins = most_freq_bins
@@ -154,28 +185,28 @@ class BinStore:
         self.recovered = np.zeros(n_features, np.uint8)
         self.indptr = np.zeros(n_samples + 1, np.int64)
         self.entries = np.zeros(0, ENTRY_DTYPE)
-        self.bundles = []
+        self.bundles: list[list[int]] = []
         self.plain = True
-        self.counts = None
+        self.counts: npt.NDArray[np.int64] | None = None
         self.bin_offsets = feature_offsets
         self.kept = np.ones(n_features, bool)
-        self.columns = None
+        self.columns: npt.NDArray[np.int64] | None = None
         # The category of each bin of the categorical features (BinMapper.bin_categories)
         self.bin_categories = (np.zeros(n_features + 1, np.int64), np.zeros(0, np.int64))
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return len(self.feature_offsets) - 1
 
     @property
-    def n_sparse(self):
+    def n_sparse(self) -> int:
         """Features kept in the sparse part."""
         return int(((self.feature_map[:, FM_COL] < 0) & self.kept).sum())
 
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.dense.nbytes + self.indptr.nbytes + self.entries.nbytes
 
-    def describe(self):
+    def describe(self) -> str:
         """One line for logs and benchmarks."""
         return (
             f"{self.dense.shape[1]} dense columns ({len(self.bundles)} bundles of "
@@ -184,17 +215,17 @@ class BinStore:
             f"out (feature_pre_filter), {self.nbytes() / 2**20:.1f} MiB"
         )
 
-    def decoder(self, feature):
+    def decoder(self, feature: int) -> tuple[np.ndarray, int, int, int, int] | None:
         """(store column, lo, width, skip, default) of a feature in a dense
         column, which native.partition decodes row by row; None for one of the
         sparse part (decoded into a column first: bins_of)."""
         m = self.feature_map[feature]
         if m[FM_COL] < 0:
             return None
-        fields = (FM_LO, FM_WIDTH, FM_SKIP, FM_DEFAULT)
-        return (self.dense[:, int(m[FM_COL])], *(int(m[k]) for k in fields))
+        lo, width, skip, default = (int(m[k]) for k in (FM_LO, FM_WIDTH, FM_SKIP, FM_DEFAULT))
+        return self.dense[:, int(m[FM_COL])], lo, width, skip, default
 
-    def bins_of(self, feature, rows, out):
+    def bins_of(self, feature: int, rows: np.ndarray, out: np.ndarray) -> np.ndarray:
         """out[rows] = the bins of ``feature`` at ``rows`` (uint16[n_samples])."""
         decode_feature(
             self.dense,
@@ -208,14 +239,14 @@ class BinStore:
         )
         return out
 
-    def column(self, feature):
+    def column(self, feature: int) -> np.ndarray:
         """The bins of ``feature`` at every row."""
         if self.plain:
             return self.dense[:, feature]
         out = np.empty(self.n_samples, np.uint16)
         return self.bins_of(feature, np.arange(self.n_samples, dtype=np.uint32), out)
 
-    def features_of(self, columns):
+    def features_of(self, columns: npt.ArrayLike) -> np.ndarray:
         """The features of a tree's split ``columns`` (int32); a ValueError for a
         column this wide store did not bin (it holds no value here)."""
         columns = np.asarray(columns)
@@ -230,7 +261,7 @@ class BinStore:
             )
         return pos.astype(columns.dtype)
 
-    def check_stored(self, features):
+    def check_stored(self, features: np.ndarray) -> None:
         """A ValueError when one of ``features`` (a tree's splits) is not stored."""
         missing = np.unique(np.asarray(features)[~self.kept[features]])
         if len(missing):
@@ -241,7 +272,7 @@ class BinStore:
                 "feature_pre_filter=false, or keep its raw data (free_raw_data=False)"
             )
 
-    def add_tree(self, tree, nan_bins, scores):
+    def add_tree(self, tree: Tree, nan_bins: np.ndarray, scores: np.ndarray) -> None:
         """scores += the tree's leaf value for every row."""
         features = self.features_of(tree.split_feature)
         self.check_stored(features)
@@ -263,7 +294,12 @@ class BinStore:
         )
 
 
-def plain_store(binned, feature_offsets, most_freq_bins, layout):
+def plain_store(
+    binned: np.ndarray,
+    feature_offsets: npt.NDArray[np.int64],
+    most_freq_bins: npt.NDArray[np.int32],
+    layout: str,
+) -> BinStore:
     """A store of one dense column per feature: ``binned`` as it is."""
     store = BinStore(binned.shape[0], feature_offsets, most_freq_bins, layout)
     store.dense = binned
@@ -272,19 +308,19 @@ def plain_store(binned, feature_offsets, most_freq_bins, layout):
 
 
 def build_store(
-    columns,
-    n_total,
-    feature_offsets,
-    zero_bins,
-    layout,
-    options,
+    columns: Sequence[Column],
+    n_total: int,
+    feature_offsets: npt.NDArray[np.int64],
+    zero_bins: np.ndarray,
+    layout: str,
+    options: tuple[bool, bool, int | None],
     *,
-    n_samples,
-    comm=None,
-    offset=0,
-    binned=None,
-    wide_columns=None,
-):
+    n_samples: int,
+    comm: SerialComm | None = None,
+    offset: int = 0,
+    binned: np.ndarray | None = None,
+    wide_columns: npt.NDArray[np.int64] | None = None,
+) -> BinStore:
     """A store of ``columns`` (a Column per feature, this rank's rows).
 
     ``binned``: the (n_samples, n_features) matrix the dense columns are
@@ -326,7 +362,16 @@ def build_store(
     return store
 
 
-def _store_of_groups(columns, groups, off_rows, bins, shape, *, binned, wide):
+def _store_of_groups(
+    columns: Sequence[Column],
+    groups: list[list[int]],
+    off_rows: tuple[npt.NDArray[np.int64], int] | None,
+    bins: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    shape: tuple[int, str],
+    *,
+    binned: np.ndarray | None,
+    wide: bool,
+) -> BinStore:
     """The BinStore of the feature ``groups`` (bundles): a group whose rows off
     their default bins are rarer than DENSE_RATE is stored sparse (``off_rows``:
     (rows off the default bin per feature, all rows), None when sparse storage
@@ -334,7 +379,8 @@ def _store_of_groups(columns, groups, off_rows, bins, shape, *, binned, wide):
     a dense group of its own and the Dataset is not wide."""
     n_bins, mfb, feature_offsets, hist_offsets = bins
     n_samples, layout = shape
-    dense_groups, sparse = [], []
+    dense_groups: list[list[int]] = []
+    sparse: list[list[int]] = []
     for g in groups:
         rare = off_rows is not None and off_rows[0][g].sum() / max(off_rows[1], 1) < DENSE_RATE
         (sparse if rare else dense_groups).append(g)
@@ -358,22 +404,39 @@ def _store_of_groups(columns, groups, off_rows, bins, shape, *, binned, wide):
     return store
 
 
-def _global_counts(columns, n_bins, comm):
+def _global_counts(
+    columns: Sequence[Column], n_bins: np.ndarray, comm: SerialComm | None
+) -> npt.NDArray[np.int64]:
     """int64 rows per bin of every feature, flat, over every rank."""
     counts = np.concatenate(
-        [c.counts(int(nb)) for c, nb in zip(columns, n_bins)] or [np.zeros(0, np.int64)]
+        [c.counts(int(nb)) for c, nb in zip(columns, n_bins, strict=True)]
+        or [np.zeros(0, np.int64)]
     ).astype(np.int64)
     return comm.total_int(counts) if comm is not None and comm.size > 1 else counts
 
 
-def _plain_matrix(columns, n_samples, layout, dtype):
-    out = np.empty((n_samples, len(columns)), dtype, order="C" if layout == "row" else "F")
+def _plain_matrix(
+    columns: Sequence[Column], n_samples: int, layout: str, dtype: npt.DTypeLike
+) -> np.ndarray:
+    order: Literal["C", "F"] = "C" if layout == "row" else "F"
+    out = np.empty((n_samples, len(columns)), dtype, order=order)
     for f, c in enumerate(columns):
         out[:, f] = c.full()
     return out
 
 
-def _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, kept, *, comm, offset):
+def _groups(
+    columns: Sequence[Column],
+    off_rows: npt.NDArray[np.int64],
+    n_bins: np.ndarray,
+    mfb: npt.NDArray[np.int32],
+    n_total: int,
+    enable_bundle: bool,
+    kept: npt.NDArray[np.bool_],
+    *,
+    comm: SerialComm | None,
+    offset: int,
+) -> list[list[int]]:
     """Lists of the ``kept`` features that share a dense column (a list of one:
     alone)."""
     n_features = len(columns)
@@ -388,14 +451,21 @@ def _groups(columns, off_rows, n_bins, mfb, n_total, enable_bundle, kept, *, com
         widths = (n_bins - 1).astype(np.int64)
         max_width = 1 << 16  # uint16 group bins (LightGBM: no cap on CPU)
         find_bundles(order, row_ptr, rows, widths, n_total, max_width, BUNDLE_WINDOW, group_of)
-    groups = {}
+    groups: dict[tuple[str, Any], list[int]] = {}
     for f in np.flatnonzero(kept):
         key = ("b", int(group_of[f])) if group_of[f] >= 0 else ("f", f)
         groups.setdefault(key, []).append(int(f))
     return list(groups.values())
 
 
-def _off_rows(columns, candidates, mfb, comm, offset, n_features):
+def _off_rows(
+    columns: Sequence[Column],
+    candidates: np.ndarray,
+    mfb: npt.NDArray[np.int32],
+    comm: SerialComm | None,
+    offset: int,
+    n_features: int,
+) -> tuple[npt.NDArray[np.int64], np.ndarray]:
     """(row_ptr int64[n_features + 1], global rows) of the candidates' rows off
     their most frequent bin, over every rank (rows ascending per feature)."""
     parts = [columns[f].off(mfb[f])[0] for f in candidates]
@@ -415,7 +485,7 @@ def _off_rows(columns, candidates, mfb, comm, offset, n_features):
     return np.concatenate([[0], np.cumsum(local_counts)]).astype(np.int64), rows
 
 
-def _map_columns(store, dense_groups):
+def _map_columns(store: BinStore, dense_groups: Sequence[Sequence[int]]) -> None:
     """Feature map and group-bin -> histogram-bin maps of the dense columns."""
     offsets, mfb = store.feature_offsets, store.most_freq_bins
     maps = []
@@ -441,11 +511,13 @@ def _map_columns(store, dense_groups):
     store.col_map = np.concatenate(maps or [np.zeros(0)]).astype(np.int64)
 
 
-def _fill_dense(store, columns, dense_groups):
+def _fill_dense(
+    store: BinStore, columns: Sequence[Column], dense_groups: Sequence[Sequence[int]]
+) -> None:
     _map_columns(store, dense_groups)
     widths = np.diff(store.col_start)
     dtype = bin_dtype_for(int(widths.max(initial=1)))
-    order = "C" if store.layout == "row" else "F"
+    order: Literal["C", "F"] = "C" if store.layout == "row" else "F"
     store.dense = np.zeros((store.n_samples, len(dense_groups)), dtype, order=order)
     for c, group in enumerate(dense_groups):
         if len(group) == 1:
@@ -458,21 +530,22 @@ def _fill_dense(store, columns, dense_groups):
             store.dense[rows, c] = m[FM_LO] + b - (b > m[FM_SKIP])
 
 
-def _fill_sparse(store, columns, features):
+def _fill_sparse(store: BinStore, columns: Sequence[Column], features: Sequence[int]) -> None:
     """The CSR of histogram bins of ``features`` (index order, so each row's
     entries come sorted)."""
     if not features:
         return
     store.plain = False
     offsets, mfb = store.feature_offsets, store.most_freq_bins
-    rows, bins = [], []
+    row_parts: list[np.ndarray] = []
+    bins: list[np.ndarray] = []
     for f in features:
         store.feature_map[f] = (-1, 0, 0, 0, mfb[f])
         store.recovered[f] = 1
         r, b = columns[f].off(mfb[f])
-        rows.append(r)
+        row_parts.append(r)
         bins.append(offsets[f] + b.astype(np.int64))
-    rows = np.concatenate(rows)
+    rows = np.concatenate(row_parts)
     order = np.argsort(rows, kind="stable")
     store.entries = np.concatenate(bins)[order].astype(ENTRY_DTYPE)
     store.indptr = np.concatenate(
@@ -481,7 +554,12 @@ def _fill_sparse(store, columns, features):
 
 
 # -- subsets and files (Dataset.subset, dgbdt.data.binary_file) ----------------------
-def subset_columns(store, rows, default_bins, binned=None):
+def subset_columns(
+    store: BinStore,
+    rows: npt.NDArray[np.int64],
+    default_bins: npt.NDArray[np.int64],
+    binned: np.ndarray | None = None,
+) -> list[Column]:
     """A Column per feature holding the bins of the store's ``rows`` (int64, in
     order, repeats allowed), to build the subset's own store from (its bundles
     and sparse part are then decided on its own rows, as for a Dataset made from
@@ -498,7 +576,7 @@ def subset_columns(store, rows, default_bins, binned=None):
     out = np.empty(store.n_samples, np.uint16)
     rows32 = rows.astype(np.uint32)
     none = (np.zeros(0, np.int64), np.zeros(0, np.uint16))
-    columns = []
+    columns: list[Column] = []
     for f in range(store.n_features):
         if not store.kept[f]:
             columns.append(Column(n, rows=none[0], bins=none[1], fill=int(default_bins[f])))
@@ -511,7 +589,9 @@ def subset_columns(store, rows, default_bins, binned=None):
     return columns
 
 
-def _sparse_rows(store, rows):
+def _sparse_rows(
+    store: BinStore, rows: npt.NDArray[np.int64]
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """{feature: (subset rows, bins)} of the sparse part's entries of ``rows``."""
     indptr, entries = store.indptr, store.entries
     if not len(entries) or not len(rows):
@@ -528,10 +608,10 @@ def _sparse_rows(store, rows):
     bins = (hist_bins - store.feature_offsets[feature]).astype(np.uint16)
     found, starts = np.unique(feature, return_index=True)
     ends = np.append(starts[1:], len(feature))
-    return {int(f): (new_rows[a:b], bins[a:b]) for f, a, b in zip(found, starts, ends)}
+    return {int(f): (new_rows[a:b], bins[a:b]) for f, a, b in zip(found, starts, ends, strict=True)}
 
 
-def store_arrays(store):
+def store_arrays(store: BinStore) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """``(arrays, meta)`` describing ``store`` for :func:`store_from_arrays`: the
     dense columns, the sparse part, and which features each dense column holds
     (the maps between bins are recomputed from them on loading)."""
@@ -555,7 +635,9 @@ def store_arrays(store):
     return arrays, {"n_samples": int(store.n_samples), "layout": store.layout, "plain": store.plain}
 
 
-def store_from_arrays(arrays, meta, mapper):
+def store_from_arrays(
+    arrays: dict[str, np.ndarray], meta: dict[str, Any], mapper: AnyBinMapper
+) -> BinStore:
     """The BinStore of :func:`store_arrays` (dtypes checked by the caller), every
     array checked against ``mapper`` so that no kernel reads out of bounds: a
     ValueError naming the first bad one."""
@@ -590,7 +672,9 @@ def store_from_arrays(arrays, meta, mapper):
     return store
 
 
-def _checked_parts(arrays, n_bins):
+def _checked_parts(
+    arrays: dict[str, np.ndarray], n_bins: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_], list[list[int]], list[int]]:
     """(most frequent bins, kept flags, dense groups, sparse features), checked."""
     n_features = len(n_bins)
     mfb, kept = arrays["most_freq_bins"], arrays["kept"]
@@ -609,11 +693,13 @@ def _checked_parts(arrays, n_bins):
     every = np.concatenate([features, sparse])
     if np.any(np.diff(sparse) <= 0) or not np.array_equal(np.sort(every), np.flatnonzero(kept)):
         raise ValueError("every kept feature must be in one dense column or the sparse part")
-    groups = [features[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+    groups = [features[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
     return mfb.astype(np.int32), kept, groups, sparse.tolist()
 
 
-def _checked_sparse(arrays, n, hist_offsets, sparse):
+def _checked_sparse(
+    arrays: dict[str, np.ndarray], n: int, hist_offsets: npt.NDArray[np.int64], sparse: list[int]
+) -> tuple[np.ndarray, np.ndarray]:
     """(indptr, entries) of the sparse part: rows' entries ascending, each a
     histogram bin of a sparse feature."""
     indptr, entries = arrays["indptr"], arrays["entries"]

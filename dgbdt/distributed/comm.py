@@ -17,44 +17,52 @@ sends about twice its buffer) is left to the scaling model in ``bench/``.
 training-score update); evaluation traffic counts in the totals only.
 """
 
+from __future__ import annotations
+
 import contextlib
 import faulthandler
 import hashlib
 import os
 import sys
 import traceback
+from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output
 
 KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
 
+_T = TypeVar("_T")
+
 
 class CommStats:
     """Calls and bytes per collective kind, in total and per tree."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.calls = dict.fromkeys(KINDS, 0)
         self.bytes = dict.fromkeys(KINDS, 0)
-        self.bytes_per_tree = []
+        self.bytes_per_tree: list[int] = []
         self._in_tree = False
 
-    def add(self, kind, nbytes):
+    def add(self, kind: str, nbytes: int) -> None:
         self.calls[kind] += 1
         self.bytes[kind] += int(nbytes)
         if self._in_tree:
             self.bytes_per_tree[-1] += int(nbytes)
 
-    def begin_tree(self):
+    def begin_tree(self) -> None:
         self.bytes_per_tree.append(0)
         self._in_tree = True
 
-    def end_tree(self):
+    def end_tree(self) -> None:
         """Bytes after this (evaluation, ...) count in the totals only."""
         self._in_tree = False
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {
             "calls": dict(self.calls),
             "bytes": dict(self.bytes),
@@ -70,103 +78,105 @@ class SerialComm:
     size = 1
     local_size = 1  # ranks on this machine
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.stats = CommStats()
 
-    def allreduce(self, values, op="sum"):
+    def allreduce(self, values: npt.ArrayLike, op: str = "sum") -> np.ndarray:
         return np.array(values, copy=True)
 
-    def reduce_scatter(self, values, counts):
+    def reduce_scatter(self, values: np.ndarray, counts: Sequence[int] | np.ndarray) -> np.ndarray:
         return np.array(values[: counts[0]], copy=True)
 
-    def allgather(self, values):
+    def allgather(self, values: npt.ArrayLike) -> np.ndarray:
         """(size, *shape) array of every rank's ``values`` (same shape on all ranks)."""
         return np.array(values, copy=True)[None]
 
-    def allgatherv(self, values):
+    def allgatherv(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Concatenation of every rank's 1-D ``values`` and the per-rank counts."""
         return np.array(values, copy=True), np.array([len(values)])
 
-    def bcast(self, values, root=0):
+    def bcast(self, values: npt.ArrayLike, root: int = 0) -> np.ndarray:
         return np.array(values, copy=True)
 
-    def bcast_bytes(self, data, root=0):
+    def bcast_bytes(self, data: bytes, root: int = 0) -> bytes:
         return bytes(data)
 
-    def scatter_bytes(self, parts, root=0):
+    def scatter_bytes(self, parts: Sequence[bytes], root: int = 0) -> bytes:
         """Rank r receives ``parts[r]`` of the root's list of byte strings."""
         return bytes(parts[0])
 
-    def allgather_object(self, obj):
+    def allgather_object(self, obj: Any) -> list[Any]:
         """Every rank's picklable ``obj``, as a list (small, once-per-training data)."""
         return [obj]
 
-    def set_time_out(self, minutes):
+    def set_time_out(self, minutes: float) -> None:
         """Deadline of every later collective (one process: nothing to wait for)."""
 
-    def slow_phase(self, reason, seconds=None):
+    def slow_phase(
+        self, reason: str, seconds: float | None = None
+    ) -> contextlib.AbstractContextManager[None]:
         """A phase legitimately slow on some rank: its collectives wait longer."""
         return contextlib.nullcontext()
 
-    def abort(self, code=1):
+    def abort(self, code: int = 1) -> None:
         sys.exit(code)
 
     # Named collectives for the layers above the learners: each says what it
     # computes, so callers do not hand-build one-element arrays and ops.
 
-    def any_rank(self, flag):
+    def any_rank(self, flag: object) -> bool:
         """True on every rank when ``flag`` is true on at least one rank."""
         return bool(self.allreduce(np.array([bool(flag)], np.int64))[0])
 
-    def every_rank(self, flag):
+    def every_rank(self, flag: object) -> bool:
         """True on every rank when ``flag`` is true on all ranks."""
         return bool(self.allreduce(np.array([bool(flag)], np.int64), op="min")[0])
 
-    def total(self, values):
+    def total(self, values: npt.ArrayLike) -> np.ndarray:
         """Element-wise sum over ranks of a float64 array (or scalar)."""
         return self.allreduce(np.asarray(values, np.float64))
 
-    def concat(self, values, dtype=np.float64):
+    def concat(self, values: npt.ArrayLike, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
         """Every rank's 1-D ``values`` concatenated in rank order."""
         return self.allgatherv(np.ascontiguousarray(np.ravel(values), dtype=dtype))[0]
 
-    def per_rank(self, value):
+    def per_rank(self, value: int | np.integer[Any]) -> np.ndarray:
         """One int64 scalar from each rank, as a (size,) array in rank order."""
         return self.allgather(np.array([value], np.int64))[:, 0]
 
-    def total_int(self, values):
+    def total_int(self, values: npt.ArrayLike) -> np.ndarray:
         """Element-wise sum over ranks of an int64 array (counts, or flags counted)."""
         return self.allreduce(np.asarray(values, np.int64))
 
-    def least_int(self, values):
+    def least_int(self, values: npt.ArrayLike) -> np.ndarray:
         """Element-wise minimum over ranks of an int64 array."""
         return self.allreduce(np.asarray(values, np.int64), op="min")
 
-    def greatest_int(self, values):
+    def greatest_int(self, values: npt.ArrayLike) -> np.ndarray:
         """Element-wise maximum over ranks of an int64 array."""
         return self.allreduce(np.asarray(values, np.int64), op="max")
 
-    def greatest(self, values):
+    def greatest(self, values: npt.ArrayLike) -> np.ndarray:
         """Element-wise maximum over ranks of a float64 array."""
         return self.allreduce(np.asarray(values, np.float64), op="max")
 
-    def stack(self, values, dtype=np.float64):
+    def stack(self, values: npt.ArrayLike, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
         """Every rank's ``values`` as ``dtype`` (the same shape on every rank) as a
         (size, *shape) array in rank order."""
         return self.allgather(np.asarray(values, dtype))
 
-    def per_rank_objects(self, value):
+    def per_rank_objects(self, value: Any) -> list[Any]:
         """Every rank's picklable ``value``, as a list in rank order (small,
         rare messages: errors, category lists, labels' classes)."""
         return self.allgather_object(value)
 
-    def gather_bytes(self, data):
+    def gather_bytes(self, data: bytes) -> list[bytes]:
         """Every rank's byte string ``data``, as a list in rank order."""
         gathered, counts = self.allgatherv(np.frombuffer(bytes(data), np.uint8))
         ends = np.cumsum(counts)
-        return [bytes(gathered[end - count : end]) for count, end in zip(counts, ends)]
+        return [bytes(gathered[end - count : end]) for count, end in zip(counts, ends, strict=True)]
 
-    def ranks_unlike_rank0(self, text):
+    def ranks_unlike_rank0(self, text: str) -> list[int]:
         """The ranks whose ``text`` differs from rank 0's, compared by SHA-256 (32
         bytes per rank); every rank gets the same list."""
         digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
@@ -181,12 +191,12 @@ class MPIComm(SerialComm):
     in minutes, default 120; longer inside ``slow_phase``): see dgbdt.distributed.deadline.
     """
 
-    def __init__(self, comm=None, watchdog=None):
+    def __init__(self, comm: Any = None, watchdog: Watchdog | None = None) -> None:
         super().__init__()
         from mpi4py import MPI  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
 
-        self._MPI = MPI
-        self._comm = comm if comm is not None else MPI.COMM_WORLD
+        self._MPI: Any = MPI
+        self._comm: Any = comm if comm is not None else MPI.COMM_WORLD
         self.rank = self._comm.Get_rank()
         self.size = self._comm.Get_size()
         self._watch = watchdog or Watchdog(self.rank, self.size)
@@ -199,7 +209,7 @@ class MPIComm(SerialComm):
         self.local_size = local.Get_size()
         local.Free()
 
-    def _run(self, kind, call, *args, **kwargs):
+    def _run(self, kind: str, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """``call(...)``, a blocking collective, under its deadline (the hot
         collectives below inline this: it runs thousands of times per tree)."""
         watch = self._watch
@@ -209,11 +219,11 @@ class MPIComm(SerialComm):
         finally:
             watch.current = None
 
-    def set_time_out(self, minutes):
+    def set_time_out(self, minutes: float) -> None:
         self._watch.set_time_out(minutes)
 
     @contextlib.contextmanager
-    def slow_phase(self, reason, seconds=None):
+    def slow_phase(self, reason: str, seconds: float | None = None) -> Iterator[None]:
         """Collectives inside wait at least ``seconds`` (default SLOW_PHASE_SECONDS):
         a cold compile, rank 0 decompressing gzip or writing a snapshot."""
         self._watch.phases.append((reason, SLOW_PHASE_SECONDS if seconds is None else seconds))
@@ -222,10 +232,10 @@ class MPIComm(SerialComm):
         finally:
             self._watch.phases.pop()
 
-    def allgather_object(self, obj):
+    def allgather_object(self, obj: Any) -> list[Any]:
         return self._run("allgather (objects)", self._comm.allgather, obj)
 
-    def allreduce(self, values, op="sum"):
+    def allreduce(self, values: npt.ArrayLike, op: str = "sum") -> np.ndarray:
         send = np.ascontiguousarray(values)
         recv = np.empty_like(send)
         watch = self._watch
@@ -237,7 +247,7 @@ class MPIComm(SerialComm):
         self.stats.add("allreduce", send.nbytes)
         return recv
 
-    def reduce_scatter(self, values, counts):
+    def reduce_scatter(self, values: np.ndarray, counts: Sequence[int] | np.ndarray) -> np.ndarray:
         """Sum ``values`` over ranks; rank r receives elements of block r (``counts[r]`` long)."""
         send = np.ascontiguousarray(values)
         recv = np.empty(int(counts[self.rank]), dtype=send.dtype)
@@ -252,7 +262,7 @@ class MPIComm(SerialComm):
         self.stats.add("reduce_scatter", send.nbytes)
         return recv
 
-    def allgather(self, values):
+    def allgather(self, values: npt.ArrayLike) -> np.ndarray:
         send = np.ascontiguousarray(values)
         recv = np.empty((self.size,) + send.shape, dtype=send.dtype)
         watch = self._watch
@@ -264,7 +274,7 @@ class MPIComm(SerialComm):
         self.stats.add("allgather", send.nbytes)
         return recv
 
-    def allgatherv(self, values):
+    def allgatherv(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         send = np.ascontiguousarray(values)
         counts = self.allgather(np.array([send.shape[0]], np.int64))[:, 0]
         recv = np.empty(int(counts.sum()), dtype=send.dtype)
@@ -278,10 +288,10 @@ class MPIComm(SerialComm):
         self.stats.add("allgather", send.nbytes)
         return recv, counts
 
-    def _mpi_type(self, arr):
+    def _mpi_type(self, arr: np.ndarray) -> Any:
         return self._MPI._typedict[arr.dtype.char]
 
-    def bcast(self, values, root=0):
+    def bcast(self, values: npt.ArrayLike, root: int = 0) -> np.ndarray:
         buf = np.array(values, copy=True)
         watch = self._watch
         watch.enter("bcast")
@@ -292,7 +302,7 @@ class MPIComm(SerialComm):
         self.stats.add("bcast", buf.nbytes if self.rank == root else 0)
         return buf
 
-    def bcast_bytes(self, data, root=0):
+    def bcast_bytes(self, data: bytes, root: int = 0) -> bytes:
         """The root's byte string on every rank (a file name, a small text)."""
         size = self.bcast(np.array([len(data) if self.rank == root else 0], np.int64), root)
         buf = (
@@ -302,14 +312,14 @@ class MPIComm(SerialComm):
         )
         return self.bcast(buf, root).tobytes()
 
-    def scatter_bytes(self, parts, root=0):
+    def scatter_bytes(self, parts: Sequence[bytes], root: int = 0) -> bytes:
         """Rank r receives ``parts[r]`` of the root's list of byte strings (MPI_Scatterv)."""
         counts = np.zeros(self.size, np.int64)
         if self.rank == root:
             counts[:] = [len(p) for p in parts]
         counts = self.bcast(counts, root)
         recv = np.empty(int(counts[self.rank]), np.uint8)
-        send = None
+        send: list[Any] | None = None
         if self.rank == root:
             # Scatterv counts are C ints: a part over 2 GiB needs pre-partitioned input.
             if counts.max() >= 2**31:
@@ -324,11 +334,11 @@ class MPIComm(SerialComm):
         self._run("scatterv", self._comm.Scatterv, send, [recv, self._MPI.BYTE], root=root)
         return recv.tobytes()
 
-    def abort(self, code=1):
+    def abort(self, code: int = 1) -> None:
         abort_after_output(self._comm, code)
 
 
-def agree_on_errors(comm, error):
+def agree_on_errors(comm: SerialComm, error: BaseException | None) -> None:
     """Every rank raises when any rank had ``error`` (an exception or None).
 
     Errors a rank finds before a collective (bad data, bad shapes) are agreed
@@ -360,16 +370,16 @@ class AgreedError(Exception):
     once.  Made by :func:`agreed`, an instance is also of the original error's
     class: ``except ValueError`` still catches an agreed ValueError."""
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # pickled as the original class (the agreed subclasses are made at run time)
         base = next(c for c in type(self).__mro__[1:] if c is not AgreedError)
         return base, self.args, self.__dict__ or None
 
 
-_AGREED_CLASSES = {}
+_AGREED_CLASSES: dict[type[BaseException], type[BaseException]] = {}
 
 
-def agreed(error):
+def agreed(error: BaseException) -> BaseException:
     """``error`` as an :class:`AgreedError` of its own class (message, cause and
     traceback kept)."""
     if isinstance(error, AgreedError):
@@ -387,7 +397,7 @@ def agreed(error):
     return marked.with_traceback(error.__traceback__)
 
 
-def abort_on_exception(comm, exc):
+def abort_on_exception(comm: SerialComm, exc: BaseException) -> None:
     """Print the failing rank's traceback and bring every rank down (MPI_Abort).
 
     LightGBM hung every rank when one failed inside training (fixed by calling
@@ -399,7 +409,7 @@ def abort_on_exception(comm, exc):
     comm.abort(code)
 
 
-def report_failure(rank, size, exc, with_traceback=True):
+def report_failure(rank: int, size: int, exc: BaseException, with_traceback: bool = True) -> int:
     """Print what failed on this rank; returns the exit code to end the job with."""
     what, code = "failed", 1
     if isinstance(exc, SystemExit):
@@ -414,7 +424,7 @@ def report_failure(rank, size, exc, with_traceback=True):
     return code
 
 
-def abort_job(exc, with_traceback=True):
+def abort_job(exc: BaseException, with_traceback: bool = True) -> None:
     """End every rank for an error on a rank that may not have initialised MPI
     yet (an error before its first collective while the others wait in theirs):
     the error is printed first, then MPI is initialised just to abort.  Without
@@ -432,7 +442,7 @@ def abort_job(exc, with_traceback=True):
 ABORT_START_SECONDS = 60.0
 
 
-def mpi_installed():
+def mpi_installed() -> bool:
     """Whether mpi4py can be imported (its package only: mpi4py.MPI would start MPI)."""
     try:
         import mpi4py  # noqa: F401, PLC0415 - optional dependency; starts no MPI
@@ -441,7 +451,7 @@ def mpi_installed():
     return True
 
 
-def start_mpi(limit_seconds):
+def start_mpi(limit_seconds: float) -> Any:
     """Initialise MPI (import mpi4py's MPI) under a deadline; returns the module.
 
     MPICH's MPI_Init waits until every rank has called it, and mpi4py holds
@@ -458,25 +468,25 @@ def start_mpi(limit_seconds):
         faulthandler.cancel_dump_traceback_later()
 
 
-def _wait_for_every_rank_to_start_mpi():
+def _wait_for_every_rank_to_start_mpi() -> Any:
     from mpi4py import MPI  # MPI_Init: a fence of every rank  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
 
     return MPI
 
 
-_WORLD = None
+_WORLD: MPIComm | None = None
 
 # What MPI launchers (MPICH/Hydra, Open MPI, Slurm's PMI) tell each process.
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")
 _RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 
 
-def under_launcher():
+def under_launcher() -> bool:
     """Whether an MPI launcher (mpiexec, srun) started this process."""
     return any(name in os.environ for name in _SIZE_VARIABLES + _RANK_VARIABLES)
 
 
-def launched_size():
+def launched_size() -> int:
     """Number of ranks an MPI launcher started (1 when not under mpiexec), read from
     the environment: no MPI is initialised."""
     for name in _SIZE_VARIABLES:
@@ -485,7 +495,7 @@ def launched_size():
     return 1
 
 
-def launched_rank():
+def launched_rank() -> int:
     """This process's rank as the MPI launcher set it (0 when not under mpiexec)."""
     for name in _RANK_VARIABLES:
         if os.environ.get(name, "").isdigit():
@@ -493,7 +503,7 @@ def launched_rank():
     return 0
 
 
-def abort_world(code):
+def abort_world(code: int) -> bool:
     """Abort every rank of dgbdt's world communicator when it has several;
     False when no world was created (MPI may not even be started)."""
     if _WORLD is None:
@@ -503,7 +513,7 @@ def abort_world(code):
     return True
 
 
-def world_comm(time_out_minutes=None):
+def world_comm(time_out_minutes: float | None = None) -> MPIComm:
     """The MPI world communicator (created once; MPI is initialised under the
     deadline: a rank left alone in MPI_Init ends instead of hanging)."""
     global _WORLD
@@ -522,7 +532,7 @@ def world_comm(time_out_minutes=None):
 ABORT_HOOK_VARIABLE = "DGBDT_NO_ABORT_HOOK"
 
 
-def install_abort_hook():
+def install_abort_hook() -> None:
     """An exception nothing catches on one rank aborts every rank (as ``python -m
     mpi4py script.py`` does) instead of leaving the others in a collective.
 
@@ -539,7 +549,9 @@ def install_abort_hook():
         return
     previous_hook = sys.excepthook
 
-    def abort_all(exc_type, exc, tb):
+    def abort_all(
+        exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
+    ) -> None:
         previous_hook(exc_type, exc, tb)
         sys.stderr.flush()
         MPI = sys.modules.get("mpi4py.MPI")
@@ -562,5 +574,5 @@ def install_abort_hook():
         except Exception:  # noqa: BLE001 -- the hook must never raise itself
             pass
 
-    abort_all.dgbdt_abort_hook = True
+    abort_all.dgbdt_abort_hook = True  # type: ignore[attr-defined]  # a marker read above
     sys.excepthook = abort_all

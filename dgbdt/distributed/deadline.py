@@ -22,10 +22,15 @@ MPICH progresses non-blocking requests only inside MPI calls, so the exchange
 polls ``Iprobe`` in a short loop, never a long sleep.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterable, Mapping
+from types import FrameType
+from typing import Any
 
 #: LightGBM's default ``time_out``: 120 minutes.
 DEFAULT_TIME_OUT_MINUTES = 120.0
@@ -39,11 +44,13 @@ ANSWER_AFTER_SECONDS = 1.0
 _QUERY_TAG, _ANSWER_TAG = 7101, 7102
 _monotonic = time.monotonic
 _get_ident = threading.get_ident
+#: (number, kind, entered at, limit, slow phase or None, thread) of a collective waited in.
+_Current = tuple[int, str, float, float, "str | None", int]
 
 
-def _where(frame):
+def _where(frame: FrameType | None) -> str:
     """'module.function (file:line)' of the first frames outside comm/deadline."""
-    parts = []
+    parts: list[str] = []
     while frame is not None and len(parts) < 2:
         name = os.path.basename(frame.f_code.co_filename)
         if name not in ("comm.py", "deadline.py", "threading.py"):
@@ -55,43 +62,44 @@ def _where(frame):
 class Watchdog:
     """Ends the job when a collective outlives its deadline (see the module doc)."""
 
-    def __init__(self, rank, size):
+    def __init__(self, rank: int, size: int) -> None:
         self.rank, self.size = rank, size
         self.limit_seconds = DEFAULT_TIME_OUT_MINUTES * 60.0
-        self.current = None  # (number, kind, entered at, thread) of the collective waited in
+        # (number, kind, entered at, thread) of the collective waited in
+        self.current: tuple[int, str, float, int] | None = None
         self.number = 0  # collectives entered so far
-        self.phases = []  # stack of (reason, seconds)
-        self.probe = None  # a duplicated communicator, once MPI is up
-        self.MPI = None
-        self._thread = None
-        self._sent = []  # requests of answers in flight (kept alive)
+        self.phases: list[tuple[str, float]] = []  # stack of (reason, seconds)
+        self.probe: Any = None  # a duplicated communicator, once MPI is up
+        self.MPI: Any = None  # mpi4py.MPI (untyped)
+        self._thread: threading.Thread | None = None
+        self._sent: list[Any] = []  # requests of answers in flight (kept alive)
 
     # -- the main thread's side ----------------------------------------------
-    def set_time_out(self, minutes):
+    def set_time_out(self, minutes: float) -> None:
         self.limit_seconds = float(minutes) * 60.0
 
-    def attach(self, MPI, comm):
+    def attach(self, MPI: Any, comm: Any) -> None:
         """MPI is initialised: queries can be exchanged (with full thread support)."""
         self.MPI = MPI
         if MPI.Query_thread() >= MPI.THREAD_MULTIPLE:
             self.probe = comm.Dup()
 
-    def enter(self, kind):
+    def enter(self, kind: str) -> None:
         """A thread enters collective ``kind`` (two attribute writes: this runs
         around every collective; the thread is named in the message)."""
         self.number += 1
         self.current = (self.number, kind, _monotonic(), _get_ident())
 
-    def leave(self):
+    def leave(self) -> None:
         self.current = None
 
-    def start(self):
+    def start(self) -> None:
         """Start the watchdog thread (once; only with several ranks)."""
         if self._thread is None and self.size > 1:
             self._thread = threading.Thread(target=self._watch, name="dgbdt-deadline", daemon=True)
             self._thread.start()
 
-    def _limit(self):
+    def _limit(self) -> tuple[float, str | None]:
         """(seconds, slow phase or None) a collective entered now may wait."""
         if self.phases:
             reason, seconds = self.phases[-1]
@@ -99,7 +107,7 @@ class Watchdog:
         return self.limit_seconds, None
 
     # -- the watchdog thread ---------------------------------------------------
-    def _watch(self):
+    def _watch(self) -> None:
         while True:
             entered = self.current
             if entered is None:
@@ -117,7 +125,7 @@ class Watchdog:
                 self._answer_queries(self._status(current))
             time.sleep(0.1 if waited > ANSWER_AFTER_SECONDS else 0.25)
 
-    def _status(self, current):
+    def _status(self, current: _Current) -> dict[str, Any]:
         number, kind, entered, _, reason, thread = current
         frame = sys._current_frames().get(thread)
         return {
@@ -129,10 +137,11 @@ class Watchdog:
             "phase": reason,
         }
 
-    def _answer_queries(self, status):
+    def _answer_queries(self, status: dict[str, Any]) -> dict[int, dict[str, Any]]:
         """Answer every pending query with this rank's status; returns the askers'
         own statuses (a rank that asks has timed out in a collective too)."""
-        MPI, askers = self.MPI, {}
+        MPI = self.MPI
+        askers: dict[int, dict[str, Any]] = {}
         info = MPI.Status()
         while self.probe.iprobe(source=MPI.ANY_SOURCE, tag=_QUERY_TAG, status=info):
             theirs = self.probe.recv(source=info.Get_source(), tag=_QUERY_TAG)
@@ -140,12 +149,13 @@ class Watchdog:
             self._sent.append(self.probe.isend(status, dest=info.Get_source(), tag=_ANSWER_TAG))
         return askers
 
-    def _ask_everyone(self, status):
+    def _ask_everyone(self, status: dict[str, Any]) -> dict[int, dict[str, Any]]:
         """Statuses of the ranks that answer within ANSWER_SECONDS (point to point)."""
         for r in range(self.size):
             if r != self.rank:
                 self._sent.append(self.probe.isend(status, dest=r, tag=_QUERY_TAG))
-        answers, deadline = {}, time.monotonic() + ANSWER_SECONDS
+        answers: dict[int, dict[str, Any]] = {}
+        deadline = time.monotonic() + ANSWER_SECONDS
         while time.monotonic() < deadline and len(answers) < self.size - 1:
             answers.update(self._answer_queries(status))
             info = self.MPI.Status()
@@ -156,7 +166,7 @@ class Watchdog:
                 time.sleep(0.002)
         return answers
 
-    def _expire(self, current, entered):
+    def _expire(self, current: _Current, entered: tuple[int, str, float, int]) -> bool:
         """End the job (False when the collective completed while the others
         were being asked: nothing to end)."""
         status = self._status(current)
@@ -178,9 +188,9 @@ class Watchdog:
         os._exit(1)
 
 
-def _ranks(ranks):
-    ranks = sorted(ranks)
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+def _ranks(ranks: Iterable[int]) -> str:
+    ordered = sorted(ranks)
+    return ("rank " if len(ordered) == 1 else "ranks ") + ", ".join(map(str, ordered))
 
 
 #: How long a rank about to abort lets the launcher forward what it printed:
@@ -189,7 +199,7 @@ def _ranks(ranks):
 OUTPUT_GRACE_SECONDS = 0.25
 
 
-def abort_after_output(mpi_comm, code):
+def abort_after_output(mpi_comm: Any, code: int) -> None:
     """Flush stdout and stderr, give the launcher a moment to forward them, then
     ``MPI_Abort`` every rank of ``mpi_comm``."""
     for stream in (sys.stdout, sys.stderr):
@@ -201,7 +211,12 @@ def abort_after_output(mpi_comm, code):
     mpi_comm.Abort(code)
 
 
-def expiry_message(status, answers, size, limit):
+def expiry_message(
+    status: Mapping[str, Any],
+    answers: Mapping[int, Mapping[str, Any]] | None,
+    size: int,
+    limit: float,
+) -> str:
     """The one message a timed-out collective prints (``answers``: the statuses of
     the ranks that answered, or None when no rank could be asked)."""
     head = (

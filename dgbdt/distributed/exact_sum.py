@@ -10,18 +10,26 @@ an integer mantissa and an exponent, each rank sums them as a Python integer
 rounded once.  The result is the correctly rounded sum (as ``math.fsum``).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from ..native.exact import exponent_sums64, grouped_exponent_sums
+
+if TYPE_CHECKING:
+    from .comm import SerialComm
 
 # x = M * 2**(e - 1075) with |M| < 2**53 and a biased exponent e >= 1
 # (subnormals): scaled by 2**_BIAS every term is an integer.
 _BIAS = 1126
 
 
-def local_exact_sum(values):
+def local_exact_sum(values: npt.ArrayLike) -> int:
     """The exact sum of ``values`` times 2**_BIAS, as a Python int."""
     x = np.ascontiguousarray(np.asarray(values, np.float64).ravel())
     if not np.all(np.isfinite(x)):
@@ -36,12 +44,18 @@ def local_exact_sum(values):
     )
 
 
-def global_exact_sums(comm, arrays):
+def global_exact_sums(comm: SerialComm, arrays: Sequence[npt.ArrayLike]) -> list[float]:
     """Correctly rounded sums of each array over every rank's values (a list of floats)."""
     return _sum_over_ranks(comm, [local_exact_sum(a) for a in arrays])
 
 
-def grouped_exact_sums(comm, values, sample_indices, group_begin, group_count):
+def grouped_exact_sums(
+    comm: SerialComm,
+    values: npt.ArrayLike,
+    sample_indices: np.ndarray,
+    group_begin: Sequence[int] | np.ndarray,
+    group_count: npt.ArrayLike,
+) -> list[float]:
     """Correctly rounded sums of float32 ``values`` over groups of rows (a leaf's rows
     are ``sample_indices[group_begin[j]:+group_count[j]]``), over every rank's rows:
     a float64 per group, the same on any number of ranks.  Significands are summed
@@ -65,18 +79,18 @@ def grouped_exact_sums(comm, values, sample_indices, group_begin, group_count):
     return _sum_over_ranks(comm, totals)
 
 
-def _sum_over_ranks(comm, totals):
+def _sum_over_ranks(comm: SerialComm, totals: list[int]) -> list[float]:
     """Python-int totals (scaled by 2**_BIAS) added over the ranks, rounded once."""
     if comm.size > 1:
         text = ",".join(format(t, "x") for t in totals).encode()
         parts = comm.gather_bytes(text)
         totals = [0] * len(totals)
         for part in parts:
-            totals = [t + int(p, 16) for t, p in zip(totals, part.decode().split(","))]
+            totals = [t + int(p, 16) for t, p in zip(totals, part.decode().split(","), strict=True)]
     return [_to_float(t) for t in totals]
 
 
-def _to_float(total):
+def _to_float(total: int) -> float:
     try:
         return total / (1 << _BIAS)  # int / int: rounded once, correctly
     except OverflowError:  # beyond the float range, as a float sum would be

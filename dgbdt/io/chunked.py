@@ -7,28 +7,36 @@ from __future__ import annotations
 import io
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
 
 from ..native.text import CR, NEWLINE, WHITESPACE_SEP, byte_counts, count_rows, field_counts
-from .columns import ColumnPlan, plan_columns
+from .columns import ColumnPlan, ColumnSpec, plan_columns
 from .errors import DataFormatError
 from .fields import header_names, read_csv_kwargs
 from .filebytes import BOM, line_start_in
 from .values import LoadedData, query_sizes
 
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
-def _n_threads():
+#: A chunk's (newlines, separators, '\r') counts.
+_Tally = tuple[int, int, int]
+
+
+def _n_threads() -> int:
     try:
         return max(1, int(numba.get_num_threads()))
     except Exception:  # noqa: BLE001 - no threading layer: one thread
         return 1
 
 
-def _chunk_bounds(data, start, size):
+def _chunk_bounds(data: bytes, start: int, size: int) -> list[tuple[int, int]]:
     """``[(lo, hi), ...]`` covering ``data[start:]``, cut after a newline every ~``size`` bytes."""
-    bounds, lo = [], start
+    bounds: list[tuple[int, int]] = []
+    lo = start
     while lo < len(data):
         hi = line_start_in(data, lo + size)
         bounds.append((lo, hi))
@@ -41,18 +49,27 @@ class _Chunks:
     """Text cut into chunks ``bounds`` (byte ranges ``[lo, hi)``) of ``n_cols`` fields
     a row, ``buf`` its bytes as uint8, ``sep_code`` the delimiter for the scans."""
 
-    path: object
+    path: StrPath
     data: bytes
     buf: np.ndarray
-    bounds: list
+    bounds: list[tuple[int, int]]
     sep: str | None
     sep_code: int
     n_cols: int
-    names: list | None
+    names: list[str] | None
     plan: ColumnPlan
 
 
-def read_delimited_chunked(path, data, *, sep, header, header_text, spec, chunk_bytes):
+def read_delimited_chunked(
+    path: StrPath,
+    data: bytes,
+    *,
+    sep: str | None,
+    header: bool,
+    header_text: str | None,
+    spec: ColumnSpec,
+    chunk_bytes: int,
+) -> LoadedData | None:
     """The serial reader's result, from chunks of about ``chunk_bytes`` parsed in
     parallel, or None whenever a check fails (the serial reader then names the
     problem).  Same result because chunks are cut at line ends and pandas, with
@@ -80,25 +97,33 @@ def read_delimited_chunked(path, data, *, sep, header, header_text, spec, chunk_
         return _parse_chunks(pool, job)
 
 
-def _line_fields(buf, lo, hi, sep_code):
+def _line_fields(buf: np.ndarray, lo: int, hi: int, sep_code: int) -> int:
     """Fields of the line ``buf[lo:hi]``, -1 when it holds a stray ``\\r``."""
     one = np.zeros(1, np.int64)
     stray = field_counts(buf[lo:hi], sep_code, one)
     return -1 if stray >= 0 else int(one[0])
 
 
-def _columns_of(data, buf, sep, sep_code, header, header_text):
+def _columns_of(
+    data: bytes,
+    buf: np.ndarray,
+    sep: str | None,
+    sep_code: int,
+    header: bool,
+    header_text: str | None,
+) -> tuple[int, list[str] | None, int] | None:
     """``(start, names, n_cols)``: the offset of the first line after the header, the
     column names (None without a header) and the number of columns (the header's,
     else the first non-blank line's); None when a check fails."""
-    start, names = 0, None
+    start = 0
+    names: list[str] | None = None
     if header and header_text is None:
         end = data.find(b"\n")
         if end < 0 or _line_fields(buf, 0, end, sep_code) <= 0:
             return None
         names = header_names(data[:end].decode("utf-8", errors="replace"), sep)
         start = end + 1
-    elif header:
+    elif header and header_text is not None:  # (it is not None here; said for mypy)
         names = header_names(header_text, sep)
     if names is not None:
         return start, names, len(names)
@@ -111,7 +136,7 @@ def _columns_of(data, buf, sep, sep_code, header, header_text):
     return None if n_cols <= 0 else (start, None, n_cols)
 
 
-def _parse_chunks(pool, job):
+def _parse_chunks(pool: ThreadPoolExecutor, job: _Chunks) -> LoadedData | None:
     """The LoadedData of the chunks of ``job`` parsed on ``pool``'s threads, each
     written at its first line, or None when a check fails."""
     import pandas as pd  # noqa: PLC0415, F401 - loaded here, before the threads use it
@@ -136,9 +161,10 @@ def _parse_chunks(pool, job):
     # the tallies; a '\r' (pandas ends lines there) or usecols (pandas then ignores
     # extra fields) needs the field scan.
     cheap_check = job.sep is not None and kwargs["usecols"] is None
-    rows, failed = [0] * len(job.bounds), []
+    rows = [0] * len(job.bounds)
+    failed: list[int] = []
 
-    def parse(k):
+    def parse(k: int) -> None:
         if failed:
             return
         values = _chunk_values(job, k, kwargs, tallies[k], cheap_check, lines[k])
@@ -158,7 +184,9 @@ def _parse_chunks(pool, job):
     return _join_chunks(job.path, X, extra, rows, line_offsets, job.names, plan.keep, plan.group)
 
 
-def _chunk_values(job, k, kwargs, tally, cheap_check, n_lines):
+def _chunk_values(
+    job: _Chunks, k: int, kwargs: dict[str, Any], tally: _Tally, cheap_check: bool, n_lines: int
+) -> np.ndarray | None:
     """The converted values of chunk ``k``, a row per data line, or None when a check
     fails.  ``tally``: its (newlines, separators, '\\r') counts, ``n_lines`` its lines;
     ``cheap_check``: the tally may prove the field counts instead of the scan."""
@@ -191,14 +219,21 @@ def _chunk_values(job, k, kwargs, tally, cheap_check, n_lines):
     return values
 
 
-def _as_slice(cols):
+def _as_slice(cols: list[int]) -> slice | list[int]:
     """Consecutive column positions as a slice (numpy then copies a block, not a gather)."""
     if cols and cols == list(range(cols[0], cols[0] + len(cols))):
         return slice(cols[0], cols[0] + len(cols))
     return cols
 
 
-def _chunk_lines(pool, data, buf, bounds, sep, sep_code):
+def _chunk_lines(
+    pool: ThreadPoolExecutor,
+    data: bytes,
+    buf: np.ndarray,
+    bounds: list[tuple[int, int]],
+    sep: str | None,
+    sep_code: int,
+) -> tuple[list[_Tally], list[int], np.ndarray]:
     """``(tallies, lines, line_offsets)`` of the chunks: (newlines, separators, '\r')
     counts, lines, and the line each chunk starts at.  Rows are written at the chunk's
     first *line*: exact unless there are blank lines, whose gaps are closed at the end."""
@@ -215,7 +250,16 @@ def _chunk_lines(pool, data, buf, bounds, sep, sep_code):
     return tallies, lines, np.concatenate(([0], np.cumsum(lines))).astype(np.int64)
 
 
-def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
+def _join_chunks(
+    path: StrPath,
+    X: np.ndarray,
+    extra: dict[str, np.ndarray],
+    rows: list[int],
+    line_offsets: np.ndarray,
+    names: list[str] | None,
+    keep: list[int],
+    group_idx: int | None,
+) -> LoadedData | None:
     """The LoadedData of the parsed chunks (``rows[k]`` rows written at line
     ``line_offsets[k]``), or None when a check fails (the serial reader names it)."""
     n, n_lines = sum(rows), int(line_offsets[-1])
@@ -236,7 +280,8 @@ def _join_chunks(path, X, extra, rows, line_offsets, names, keep, group_idx):
         return None
     if "weight" in extra and np.any(extra["weight"] < 0):
         return None  # the serial reader names the negative weight's line
-    group = ids = None
+    group: np.ndarray | None = None
+    ids: np.ndarray | None = None
     if group_idx is not None:
         try:
             group, ids = query_sizes(path, extra["group"], np.arange(n))

@@ -3,7 +3,13 @@ columns resolved to file column indices (:class:`ColumnPlan`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from _typeshed import StrPath
 
 #: I/O keys that say how a data file's columns map to features (which are not
 #: features; LibSVM's first index); training records them in the model, and
@@ -18,7 +24,9 @@ COLUMN_KEYS = (
 )
 
 
-def _resolve_column(spec, names, what, label_idx, path):
+def _resolve_column(
+    spec: Any, names: Sequence[str] | None, what: str, label_idx: int | None, path: StrPath
+) -> int | None:
     """File column index of a column spec, or None."""
     if spec is None or (isinstance(spec, str) and spec.strip() == ""):
         return None
@@ -42,7 +50,9 @@ def _resolve_column(spec, names, what, label_idx, path):
     return idx
 
 
-def _resolve_ignore(spec, names, label_idx, path):
+def _resolve_ignore(
+    spec: Any, names: Sequence[str] | None, label_idx: int | None, path: StrPath
+) -> list[int | None]:
     if spec is None:
         return []
     if isinstance(spec, str):
@@ -66,7 +76,7 @@ class ColumnSpec:
     weight_column: object = None
     group_column: object = None
     ignore_columns: object = ()
-    keep_features: object = None
+    keep_features: Sequence[int] | np.ndarray | None = None
     features_only: bool = False
 
 
@@ -80,16 +90,18 @@ class ColumnPlan:
     label: int | None
     weight: int | None
     group: int | None
-    keep: list
-    used: list
+    keep: list[int]
+    used: list[int]
 
     @property
-    def position(self):
+    def position(self) -> dict[int, int]:
         """Column index within the converted values of each used file column."""
         return {c: i for i, c in enumerate(self.used)}
 
 
-def plan_columns(path, names, n_cols, spec):
+def plan_columns(
+    path: StrPath, names: Sequence[str] | None, n_cols: int, spec: ColumnSpec
+) -> ColumnPlan:
     """The :class:`ColumnPlan` of ``spec`` for a file of ``n_cols`` columns named
     ``names`` (None without a header).  ValueError for bad options."""
     label_idx = _resolve_column(spec.label_column, names, "label_column", None, path)
@@ -100,7 +112,8 @@ def plan_columns(path, names, n_cols, spec):
         ("label_column", label_idx),
         ("weight_column", weight_idx),
         ("group_column", group_idx),
-        ("ignore_columns", max(ignore, default=None)),
+        # an item is None only for a blank item of a list spec
+        ("ignore_columns", max(ignore, default=None)),  # type: ignore[type-var]
     ):
         if idx is not None and n_cols and idx >= n_cols:
             raise ValueError(_out_of_range(what, idx, n_cols, label_idx, path))
@@ -114,7 +127,9 @@ def plan_columns(path, names, n_cols, spec):
     return ColumnPlan(label_idx, weight_idx, group_idx, keep=keep, used=used)
 
 
-def _kept(path, keep, keep_features):
+def _kept(
+    path: StrPath, keep: list[int], keep_features: Sequence[int] | np.ndarray | None
+) -> list[int]:
     """The file columns of ``X``: ``keep``, or those of it that ``keep_features`` picks."""
     if keep_features is None:
         return keep
@@ -127,7 +142,7 @@ def _kept(path, keep, keep_features):
     return [keep[i] for i in wanted]
 
 
-def _out_of_range(what, idx, n_cols, label_idx, path):
+def _out_of_range(what: str, idx: int, n_cols: int, label_idx: int | None, path: StrPath) -> str:
     """The message for a column index beyond the file, counted as the key counts:
     indices of weight/group/ignore columns skip the label column."""
     if what == "label_column" or label_idx is None:
@@ -142,13 +157,19 @@ def _out_of_range(what, idx, n_cols, label_idx, path):
     )
 
 
-def _check_distinct(path, names, spec, roles, ignore):
+def _check_distinct(
+    path: StrPath,
+    names: Sequence[str] | None,
+    spec: ColumnSpec,
+    roles: ColumnPlan,
+    ignore: Sequence[int | None],
+) -> None:
     """A weight, query or ignored column may not be the label column, nor the weight
     column the query column: one would silently train on the other (LightGBM finds no
     label name among the other columns: "Could not find weight column y").  ``roles``
     holds the resolved label, weight and group indices, ``ignore`` the ignored ones."""
 
-    def shown(key, given, idx):
+    def shown(key: str, given: object, idx: int) -> str:
         by_name = isinstance(given, str) and given.startswith("name:")
         name = f" ({names[idx]!r})" if names and idx < len(names) and not by_name else ""
         return f"{key}={given!r}{name}"

@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .chunked import read_delimited_chunked
-from .columns import plan_columns
+from .columns import ColumnPlan, ColumnSpec, plan_columns
 from .errors import DataFormatError, clip_text, data_error
 from .fields import field_counts_of, header_names, read_csv_kwargs, split_fields
 from .filebytes import file_lines, line_at
 from .values import LoadedData, query_sizes
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 # Text of at least this many bytes is parsed in chunks of about _CHUNK_BYTES, on
 # up to numba.get_num_threads() threads (pandas' C parser and the Numba scan both
@@ -33,14 +38,23 @@ class _Rows:
     """The rows of delimited text, for messages: ``line_no[i]`` is the 1-based line
     (within ``data``) of row ``i``; ``data`` starts at the file's line ``base + 1``."""
 
-    path: object
+    path: StrPath
     data: bytes
     sep: str | None
     line_no: np.ndarray
     base: int
 
 
-def read_delimited(path, data, *, sep, header, spec, header_text=None, first_line=1):
+def read_delimited(
+    path: StrPath,
+    data: bytes,
+    *,
+    sep: str | None,
+    header: bool,
+    spec: ColumnSpec,
+    header_text: str | None = None,
+    first_line: int = 1,
+) -> LoadedData:
     """The :class:`LoadedData` of delimited ``data`` with the columns of ``spec``
     (a :class:`~dgbdt.io.columns.ColumnSpec`)."""
     if sep is not None and (len(sep) != 1 or ord(sep) > 127):
@@ -68,7 +82,16 @@ def read_delimited(path, data, *, sep, header, spec, header_text=None, first_lin
     )
 
 
-def _read_delimited_serial(path, data, *, sep, header, spec, header_text=None, first_line=1):
+def _read_delimited_serial(
+    path: StrPath,
+    data: bytes,
+    *,
+    sep: str | None,
+    header: bool,
+    spec: ColumnSpec,
+    header_text: str | None = None,
+    first_line: int = 1,
+) -> LoadedData:
     """The reference reader: checks everything on the whole text and names the first
     offending line of any problem."""
     header_in_data = header and header_text is None
@@ -86,7 +109,14 @@ def _read_delimited_serial(path, data, *, sep, header, spec, header_text=None, f
     )
 
 
-def _checked_lines(path, data, sep, header_in_data, header_text, first_line):
+def _checked_lines(
+    path: StrPath,
+    data: bytes,
+    sep: str | None,
+    header_in_data: bool,
+    header_text: str | None,
+    first_line: int,
+) -> tuple[_Rows, list[str] | None, int]:
     """``(rows, names, n_cols)`` of text whose every row has ``n_cols`` fields, or the
     error naming the first line with a stray ``\\r`` or another number of fields."""
     base = first_line - 1  # line numbers in messages count from the file's start
@@ -115,7 +145,7 @@ def _checked_lines(path, data, sep, header_in_data, header_text, first_line):
     return _Rows(path, data, sep, line_no, base), names, n_cols
 
 
-def _converted(rows, used, n_cols, skip):
+def _converted(rows: _Rows, used: list[int], n_cols: int, skip: int) -> np.ndarray:
     """The values of the file columns ``used`` of every row, ``(rows, len(used))``,
     converted by pandas' C parser (``skip``: header lines to skip)."""
     import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
@@ -142,23 +172,27 @@ def _converted(rows, used, n_cols, skip):
     return values
 
 
-def _checked_roles(rows, values, plan):
+def _checked_roles(
+    rows: _Rows, values: np.ndarray, plan: ColumnPlan
+) -> tuple[np.ndarray | None, np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None]]:
     """``(label, weight, (group sizes, query ids))`` from the converted ``values`` (None
     where there is no such column), each checked: finite, weights >= 0, queries
     contiguous."""
     position = plan.position
 
-    def column(idx):
+    def column(idx: int) -> np.ndarray:
         # a copy, so that the label does not keep pandas' whole block alive
-        return None if idx is None else np.array(values[:, position[idx]], np.float64)
+        return np.array(values[:, position[idx]], np.float64)
 
-    label = column(plan.label)
-    if label is not None:
+    label: np.ndarray | None = None
+    if plan.label is not None:
+        label = column(plan.label)
         _check_finite(rows, label, "label", plan.label)
-    weight = column(plan.weight)
-    if weight is not None:
+    weight: np.ndarray | None = None
+    if plan.weight is not None:
+        weight = column(plan.weight)
         _check_finite(rows, weight, "weight", plan.weight, nonnegative=True)
-    groups = (None, None)
+    groups: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
     if plan.group is not None:
         qid = column(plan.group)
         _check_finite(rows, qid, "query id", plan.group)
@@ -166,11 +200,19 @@ def _checked_roles(rows, values, plan):
     return label, weight, groups
 
 
-def _rows_and_names(path, data, counts, sep, header_in_data, header_text, first_line):
+def _rows_and_names(
+    path: StrPath,
+    data: bytes,
+    counts: np.ndarray,
+    sep: str | None,
+    header_in_data: bool,
+    header_text: str | None,
+    first_line: int,
+) -> tuple[np.ndarray, list[str] | None, int]:
     """``(line_no, names, n_cols)``: the 1-based line (within ``data``) of every row,
     the column names (None without a header) and the number of columns."""
     line_no = np.flatnonzero(counts > 0) + 1
-    names = None
+    names: list[str] | None = None
     if header_in_data:
         end = data.find(b"\n")
         first = data[: None if end < 0 else end].decode("utf-8", errors="replace")
@@ -185,7 +227,7 @@ def _rows_and_names(path, data, counts, sep, header_in_data, header_text, first_
     return line_no, None, int(counts[line_no[0] - 1]) if len(line_no) else 0
 
 
-def _take_columns(values, cols, block=1 << 13):
+def _take_columns(values: np.ndarray, cols: list[int], block: int = 1 << 13) -> np.ndarray:
     """``values[:, cols]`` as a C-order array, copied in blocks of rows: ``values`` is
     Fortran-order, and a block of every column stays in cache while it is
     transposed (one fancy-indexing copy of the whole array reads each column
@@ -194,16 +236,19 @@ def _take_columns(values, cols, block=1 << 13):
     out = np.empty((n, len(cols)), np.float64)
     if n == 0 or not cols:
         return out
+    index: list[int] | slice = cols
     if cols == list(range(cols[0], cols[0] + len(cols))):
-        src, cols = values[:, cols[0] : cols[0] + len(cols)], slice(None)
+        src, index = values[:, cols[0] : cols[0] + len(cols)], slice(None)
     else:
         src = values
     for lo in range(0, n, block):
-        out[lo : lo + block] = src[lo : lo + block, cols]
+        out[lo : lo + block] = src[lo : lo + block, index]
     return out
 
 
-def _check_finite(rows, arr, what, col, *, nonnegative=False):
+def _check_finite(
+    rows: _Rows, arr: np.ndarray, what: str, col: int, *, nonnegative: bool = False
+) -> None:
     """The first missing or non-finite value of ``arr`` (or negative one, with
     ``nonnegative``: weights, as the Dataset wants them) raises, naming its line;
     ``col`` is its file column."""
@@ -232,7 +277,7 @@ _NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _WORDS = r"[+-]?(?i:infinity|inf|nan|null|na)|N/A|None"
 
 
-def _field_regex(sep):
+def _field_regex(sep: str | None) -> str:
     """A regex of one valid field; the padding never holds the separator, so a
     line regex built from it cannot backtrack between fields."""
     if sep is None:
@@ -243,7 +288,15 @@ def _field_regex(sep):
     return f"(?:{_WORDS}|{pad}*{_NUMBER}{pad}*{empty})"
 
 
-def _rescan_delimited(path, data, sep, line_no, exc, base=0, columns=None):
+def _rescan_delimited(
+    path: StrPath,
+    data: bytes,
+    sep: str | None,
+    line_no: np.ndarray,
+    exc: BaseException,
+    base: int = 0,
+    columns: Sequence[int] | None = None,
+) -> DataFormatError:
     """The DataFormatError for a file pandas rejected: the first row with a field that
     is neither a number nor a missing-value token (in pandas' terms), else ``exc``.
     Only the fields of ``columns`` (file column indices; None: all) count: pandas

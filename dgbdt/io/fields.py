@@ -1,7 +1,11 @@
 """Fields of delimited text: the delimiter, a line's fields, the fields of every
 line (a Numba scan), header names and pandas' parser options."""
 
+from __future__ import annotations
+
 import re
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -10,7 +14,7 @@ from .filebytes import count_lines
 from .values import NA_TOKENS
 
 
-def detect_sep(line):
+def detect_sep(line: str) -> str | None:
     if "\t" in line:
         return "\t"
     if "," in line:
@@ -21,7 +25,7 @@ def detect_sep(line):
 _BLANK_RUN = re.compile("[ \t\r]+")  # what separates fields of whitespace-delimited text
 
 
-def split_fields(line, sep):
+def split_fields(line: str, sep: str | None) -> list[str]:
     """Fields of a decoded line, split as :func:`native.text.field_counts` counts them."""
     line = line.rstrip("\r")
     if sep is None:
@@ -29,7 +33,7 @@ def split_fields(line, sep):
     return line.split(sep)
 
 
-def field_counts_of(data, sep):
+def field_counts_of(data: bytes, sep: str | None) -> tuple[np.ndarray, int]:
     """``(counts, stray)``: fields per line of ``data`` (0 for a blank line) and the
     0-based line of the first stray ``\\r`` inside a line (-1: none).  One pass in
     Numba over the bytes."""
@@ -40,14 +44,14 @@ def field_counts_of(data, sep):
     return counts, int(stray)
 
 
-def header_names(first, sep):
+def header_names(first: str, sep: str | None) -> list[str]:
     names = [s.strip() for s in split_fields(first, sep)]
     if names:
         names[0] = names[0].lstrip("\ufeff")  # read_header_line keeps the file's mark
     return names
 
 
-def read_csv_kwargs(sep, used, n_cols):
+def read_csv_kwargs(sep: str | None, used: Sequence[int], n_cols: int) -> dict[str, Any]:
     return {
         "sep": r"\s+" if sep is None else sep,
         "header": None,

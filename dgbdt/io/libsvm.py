@@ -1,7 +1,10 @@
 """LibSVM text: scikit-learn's C parser plus a Numba scan of the ``qid:`` tokens,
 and the exact Python parser that names the first bad line."""
 
+from __future__ import annotations
+
 import io
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,8 +14,11 @@ from .errors import DataFormatError, clip_text, data_error
 from .filebytes import count_lines, file_lines
 from .values import MAX_SPARSE_COLUMNS, LoadedData, query_sizes, to_float
 
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
-def looks_like_libsvm(data, max_lines=50):
+
+def looks_like_libsvm(data: bytes, max_lines: int = 50) -> bool:
     seen = 0
     for line in io.BytesIO(data):
         line = line.split(b"#", 1)[0].strip()
@@ -33,13 +39,21 @@ _INT64_MAX = 2**63 - 1
 _CAP_NOTE = f"above the limit of {MAX_SPARSE_COLUMNS} columns (dgbdt.io.MAX_SPARSE_COLUMNS)"
 
 
-def read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_only=False):
+def read_libsvm(
+    path: StrPath,
+    data: bytes,
+    *,
+    zero_based: bool,
+    n_features: int | None,
+    first_line: int = 1,
+    features_only: bool = False,
+) -> LoadedData:
     from sklearn.datasets import load_svmlight_file  # noqa: PLC0415 - import dgbdt does not load scikit-learn (import time)
 
     if n_features is not None and int(n_features) > MAX_SPARSE_COLUMNS:
         raise ValueError(f"n_features={n_features} for {path} is {_CAP_NOTE}")
 
-    def exact():
+    def exact() -> LoadedData:
         return _parse_libsvm_python(path, data, zero_based, n_features, first_line, features_only)
 
     try:
@@ -76,7 +90,9 @@ def read_libsvm(path, data, *, zero_based, n_features, first_line=1, features_on
     return LoadedData(X=X, label=label, group=group, query_ids=ids)
 
 
-def _libsvm_groups(path, data, n_rows, features_only):
+def _libsvm_groups(
+    path: StrPath, data: bytes, n_rows: int, features_only: bool
+) -> tuple[np.ndarray, np.ndarray] | Literal[False] | None:
     """``(query sizes, query ids)`` from the ``qid:`` tokens of LibSVM ``data`` (None: no qids), or
     False where the exact parser must decide (a bad or missing qid, a query seen
     again).  ``features_only``: qids are not used, only checked to be tokens the
@@ -102,11 +118,20 @@ def _libsvm_groups(path, data, n_rows, features_only):
     return None
 
 
-def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, features_only=False):
+def _parse_libsvm_python(
+    path: StrPath,
+    data: bytes,
+    zero_based: bool,
+    n_features: int | None,
+    first_line: int = 1,
+    features_only: bool = False,
+) -> LoadedData:
     """Slow exact parser: raises DataFormatError at the first bad line, else parses.
     ``first_line`` is the file line number of the first line of ``data``."""
     offset = 0 if zero_based else 1
-    labels, indptr, indices, values, qids, qid_lines = [], [0], [], [], [], []
+    labels, indptr, qids, qid_lines = [], [0], [], []
+    indices: list[int] = []
+    values: list[float] = []
     for lineno, raw in enumerate(file_lines(data), start=first_line):
         text = raw.split("#", 1)[0].strip()
         if not text:
@@ -154,7 +179,7 @@ def _parse_libsvm_python(path, data, zero_based, n_features, first_line=1, featu
     return LoadedData(X=X, label=label, group=group, query_ids=ids)
 
 
-def _libsvm_label(path, lineno, first, raw):
+def _libsvm_label(path: StrPath, lineno: int, first: str, raw: str) -> float:
     if ":" in first:
         raise data_error(path, lineno, "missing label before", first, raw)
     try:
@@ -166,7 +191,7 @@ def _libsvm_label(path, lineno, first, raw):
     return label
 
 
-def _libsvm_qid(path, lineno, token, raw):
+def _libsvm_qid(path: StrPath, lineno: int, token: str, raw: str) -> int:
     try:
         qid = int(token[4:])
         if abs(qid) > _INT64_MAX:
@@ -176,7 +201,16 @@ def _libsvm_qid(path, lineno, token, raw):
     return qid
 
 
-def _libsvm_pairs(path, lineno, tokens, raw, offset, n_features, indices, values):
+def _libsvm_pairs(
+    path: StrPath,
+    lineno: int,
+    tokens: list[str],
+    raw: str,
+    offset: int,
+    n_features: int | None,
+    indices: list[int],
+    values: list[float],
+) -> None:
     """Append the columns and values of one line's ``idx:val`` tokens to ``indices``
     and ``values``; the first bad token (unparsable, out of range, repeated) raises."""
     start = len(indices)
@@ -202,7 +236,7 @@ def _libsvm_pairs(path, lineno, tokens, raw, offset, n_features, indices, values
         indices.append(col)
         values.append(val)
     if len(indices) - start > 1:
-        seen = set()
+        seen: set[int] = set()
         for k in range(start, len(indices)):
             if indices[k] in seen:  # LightGBM would sum them, scikit-learn refuses
                 raise data_error(

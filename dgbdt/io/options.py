@@ -9,17 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..distributed.comm import launched_size, world_comm
 from ..params.lightgbm_keys import LIGHTGBM_ALIASES, parse_bool
-from ..params.table import ALIASES, resolve_params
+from ..params.table import ALIASES, given_param, parse_param
 from .columns import COLUMN_KEYS
 from .distributed import read_column_block, read_row_part, run_agreed
 from .reading import read_data
+from .values import LoadedData
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..distributed.comm import SerialComm
 
 #: Keys that say which rows a rank reads under mpiexec (not column options).
 SHARE_KEYS = ("pre_partition",)
-_DEFAULTS = {"header": False, "label_column": "0", "zero_based": True}
+_DEFAULTS: dict[str, Any] = {"header": False, "label_column": "0", "zero_based": True}
 
 
 def read_key(key: object) -> str | None:
@@ -30,10 +37,14 @@ def read_key(key: object) -> str | None:
     return name if name in COLUMN_KEYS + SHARE_KEYS else None
 
 
-def split_read_params(params: Mapping[str, object]) -> tuple[dict, dict]:
+def split_read_params(
+    params: Mapping[str, object],
+) -> tuple[dict[str, object], dict[str, object]]:
     """``(read keys by canonical name, the other params)`` of Dataset params; two
     spellings of one key with different values are an error naming both."""
-    keys, rest, spelled = {}, {}, {}
+    keys: dict[str, object] = {}
+    rest: dict[str, object] = {}
+    spelled: dict[str, str] = {}
     for key, value in params.items():
         name = read_key(key)
         if name is None:
@@ -60,7 +71,7 @@ def flag(keys: Mapping[str, object], key: str, default: bool = False) -> bool:
     return out
 
 
-def read_options(keys: Mapping[str, object]) -> dict:
+def read_options(keys: Mapping[str, object]) -> dict[str, Any]:
     """:func:`dgbdt.io.read_data`'s keyword arguments from the read keys (canonical
     names; the command line's strings or Python values): the label in column 0
     unless ``label_column`` says otherwise (empty: no label column), integer
@@ -82,7 +93,13 @@ def read_options(keys: Mapping[str, object]) -> dict:
     }
 
 
-def read_for_learner(path, options, comm, tree_learner, rank_files):
+def read_for_learner(
+    path: str,
+    options: Mapping[str, Any],
+    comm: SerialComm,
+    tree_learner: str,
+    rank_files: bool,
+) -> tuple[LoadedData, np.ndarray | None]:
     """``(LoadedData, feature_indices or None)``: this rank's share of ``path`` for
     ``tree_learner`` on the ranks of ``comm`` (the command line's and
     ``Dataset(path)``'s rule): a block of the columns of every row (feature),
@@ -104,30 +121,30 @@ class TextRead:
     "columns" (its block of the columns, ``feature_indices``); ``n_ranks``
     ranks were launched, ``comm`` read it (None: no MPI)."""
 
-    loaded: object
-    keys: dict
-    params: dict
+    loaded: LoadedData | None  # None once the Dataset took its arrays
+    keys: dict[str, object]
+    params: dict[str, object]
     feature_indices: object
     mode: str
     path: str
     n_ranks: int
-    comm: object = None
+    comm: SerialComm | None = None
 
     @property
-    def row_sharded(self):
+    def row_sharded(self) -> bool:
         return self.mode in ("rows", "own file")
 
 
-def _distributed_learner(params):
+def _distributed_learner(params: Mapping[str, object]) -> str | None:
     """The tree_learner the params give when it is not serial, else None."""
     given = [v for k, v in params.items() if ALIASES.get(str(k).strip()) == "tree_learner"]
     if not given:
         return None
-    learner = resolve_params({"tree_learner": given[0]})["tree_learner"]
+    learner = parse_param("tree_learner", given[0])
     return None if learner == "serial" else learner
 
 
-def read_text(path, params, feature_indices=None) -> TextRead:
+def read_text(path: str, params: Mapping[str, object], feature_indices: object = None) -> TextRead:
     """Read ``path`` for ``Dataset(path, params=...)``: the read keys of ``params``
     give the columns' roles, and under mpiexec of K ranks a distributed
     ``tree_learner`` in ``params`` says which share this rank reads (as
@@ -139,7 +156,7 @@ def read_text(path, params, feature_indices=None) -> TextRead:
     if size <= 1 or learner is None:
         loaded = read_data(path, **options)
         return TextRead(loaded, keys, rest, feature_indices, "whole", path, size)
-    comm = world_comm(resolve_params(rest)["time_out"])
+    comm = world_comm(given_param(rest, "time_out"))
     rank_files = flag(keys, "pre_partition") and learner != "feature"
     with comm.slow_phase(f"reading {path}"):
         loaded, block = read_for_learner(path, options, comm, learner, rank_files)

@@ -32,9 +32,12 @@ ones to the last).  A rank may end up with no rows (more ranks than queries).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..distributed.comm import agreed
 from ..native import text
@@ -45,6 +48,11 @@ from .fields import field_counts_of, header_names, split_fields
 from .filebytes import count_lines, normalize_line_ends, read_header_line
 from .sidefiles import check_query_sum
 from .values import to_float
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
+
+    from ..distributed.comm import SerialComm
 
 #: the id of a row whose query id cannot be read (the parse then names its line)
 _UNREADABLE = np.int64(-(2**62) - 12345)
@@ -58,14 +66,16 @@ class Layout:
     path: str
     fmt: str
     sep: str | None
-    options: dict
+    options: dict[str, Any]
 
     @property
-    def header(self):
+    def header(self) -> bool:
         return bool(self.options.get("header", False))
 
 
-def query_mode(layout, qid_rows, side_files, any_rank):
+def query_mode(
+    layout: Layout, qid_rows: bool, side_files: bool, any_rank: Callable[[object], bool]
+) -> str | None:
     """How the queries of a sharded read are known: ``"ids"`` (a group column, or
     LibSVM ``qid:`` rows on some part: ``qid_rows`` is this rank's answer),
     ``"file"`` (a ``.query`` file) or None (no queries, or prediction).
@@ -87,7 +97,7 @@ def query_mode(layout, qid_rows, side_files, any_rank):
 _SCAN_BLOCK = 1 << 24
 
 
-def _line_starts(data):
+def _line_starts(data: bytes) -> np.ndarray:
     """Byte offset of every line of ``data`` (lines end at ``\\n``, ``\\r\\n`` or a
     lone ``\\r``): as many as :func:`count_lines` counts."""
     if not data:
@@ -113,22 +123,22 @@ class Part:
     """One byte range of a file: its bytes ``data``, the file offset ``start`` where
     they begin and its number ``index`` among the parts; its rows found lazily."""
 
-    def __init__(self, layout, data, start, index):
+    def __init__(self, layout: Layout, data: bytes, start: int, index: int) -> None:
         self.layout, self.data, self.start, self.index = layout, data, int(start), index
-        self._rows = None
+        self._rows: _FoundRows | None = None
 
     @property
-    def holds_header(self):
+    def holds_header(self) -> bool:
         return self.layout.header and self.start == 0 and bool(self.data)
 
-    def rows(self):
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """``(row_starts, row_ends, qids)``: the offsets in ``data`` where each row's
         line starts and ends, and (LibSVM) each row's query id or ``_UNREADABLE``."""
         if self._rows is None:
             self._rows = self._find_rows()
         return self._rows[:3]
 
-    def _find_rows(self):
+    def _find_rows(self) -> _FoundRows:
         text = normalize_line_ends(self.data)  # the same lines, as the parsers see them
         starts = _line_starts(self.data)
         ends = np.append(starts[1:], len(self.data))
@@ -145,18 +155,19 @@ class Part:
         return starts[is_row], ends[is_row], qids, kinds, starts
 
     @property
-    def n_rows(self):
+    def n_rows(self) -> int:
         return len(self.rows()[0])
 
-    def has_qid_rows(self):
+    def has_qid_rows(self) -> bool:
         """Whether a LibSVM row of this part has a ``qid`` token (well formed or not)."""
         if self.layout.fmt != "libsvm" or b"qid" not in self.data:
             return False
         self.rows()
+        assert self._rows is not None  # found by rows()
         kinds = self._rows[3]
         return bool(np.any(kinds != _libsvm_kind("LINE_NO_QID")))
 
-    def id_summary(self):
+    def id_summary(self) -> list[int]:
         """``[n_rows, first id, last id, offset of the first row of the second query
         (-1: one query)]``, ids as int64 (the bits of float ids)."""
         n = self.n_rows
@@ -172,15 +183,16 @@ class Part:
             lo, hi = (mid, hi) if id_of(mid) == first else (lo, mid)
         return [n, first, last, self.start + int(self.rows()[0][hi])]
 
-    def _id_function(self):
+    def _id_function(self) -> Callable[[int], int]:
         """Row number -> the int64 id of its query."""
         starts, ends, qids = self.rows()
         if qids is not None:
             return lambda i: int(qids[i])
         sep = self.layout.sep
         group = self._group_column()
+        assert group is not None  # delimited text with queries has a group column
 
-        def id_of(i):
+        def id_of(i: int) -> int:
             line = self.data[starts[i] : ends[i]].decode("utf-8", errors="replace")
             fields = split_fields(line.rstrip("\r\n"), sep)
             try:
@@ -191,12 +203,13 @@ class Part:
 
         return id_of
 
-    def _group_column(self):
+    def _group_column(self) -> int | None:
         """The file column of ``group_column`` (as the delimited reader plans it)."""
         opts, sep = self.layout.options, self.layout.sep
         starts, ends, _ = self.rows()
         names = None
         if self.holds_header:
+            assert self._rows is not None  # found by rows()
             lines = self._rows[4]
             first = self.data[: lines[1] if len(lines) > 1 else len(self.data)]
             names = header_names(first.decode("utf-8", errors="replace").rstrip("\r\n"), sep)
@@ -213,11 +226,18 @@ class Part:
         return plan_columns(self.layout.path, names, n_cols, spec).group
 
 
-def _libsvm_kind(name):
+#: What a Part's rows are: row starts and ends, LibSVM query ids and line kinds
+#: (None for delimited text), and every line's start.
+_FoundRows = tuple[np.ndarray, np.ndarray, "np.ndarray | None", "np.ndarray | None", np.ndarray]
+#: ``gather(fn)``: the (K, m) int64 array of ``fn(part)`` of every part.
+_Gather = Callable[[Callable[[Part], Any]], np.ndarray]
+
+
+def _libsvm_kind(name: str) -> int:
     return getattr(text, name)
 
 
-def _libsvm_lines(text):
+def _libsvm_lines(text: bytes) -> tuple[np.ndarray, np.ndarray]:
     """(kind, qid) of every line of LibSVM ``text`` (lines end at ``\\n``)."""
     n_lines = count_lines(text)
     qids = np.zeros(n_lines, np.int64)
@@ -226,20 +246,23 @@ def _libsvm_lines(text):
     return kinds, qids
 
 
-def query_cuts(gather, mode, size, path, sizes=None):
+def query_cuts(
+    gather: _Gather, mode: str | None, size: int, path: str, sizes: np.ndarray | None = None
+) -> np.ndarray:
     """The (K + 1,) byte offsets where K ranks' ranges of a ``size``-byte file
     start (and the last ends), at query boundaries.  ``gather(fn)`` is the (K, m)
     int64 array of ``fn(part)`` of every part (a collective, or a loop over the
     parts in one process); ``sizes`` the ``.query`` file's query sizes (mode
     ``"file"``)."""
     if mode == "file":
+        assert sizes is not None  # mode "file" comes with the .query file's sizes
         cuts = _cuts_at_query_sizes(gather, size, path, sizes)
     else:
         cuts = _cuts_after_queries(gather, size)
     return np.maximum.accumulate(np.asarray(cuts, np.int64))
 
 
-def _nearest_boundary(bounds, row):
+def _nearest_boundary(bounds: np.ndarray, row: int) -> int:
     """The query whose first row is the boundary nearest ``row`` (a tie: the earlier
     boundary; of zero-size queries there, the first)."""
     hi = int(np.searchsorted(bounds, row, "left"))
@@ -253,7 +276,7 @@ def _nearest_boundary(bounds, row):
     return hi
 
 
-def _cuts_at_query_sizes(gather, size, path, sizes):
+def _cuts_at_query_sizes(gather: _Gather, size: int, path: str, sizes: np.ndarray) -> list[int]:
     counts = gather(lambda part: [part.n_rows])[:, 0]
     before = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     n_total = int(before[-1])
@@ -261,7 +284,7 @@ def _cuts_at_query_sizes(gather, size, path, sizes):
     bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     targets = bounds[[_nearest_boundary(bounds, before[r]) for r in range(1, len(counts))]]
 
-    def offsets(part):
+    def offsets(part: Part) -> np.ndarray:
         lo, n = before[part.index], part.n_rows
         found = np.full(len(targets), -1, np.int64)
         mine = (targets >= lo) & (targets < lo + n)
@@ -273,12 +296,12 @@ def _cuts_at_query_sizes(gather, size, path, sizes):
     return [0, *found, size]
 
 
-def _cuts_after_queries(gather, size):
+def _cuts_after_queries(gather: _Gather, size: int) -> list[int]:
     summary = gather(lambda part: [part.start, *part.id_summary()])
     return [0, *(_cut_after_query(summary, r, size) for r in range(1, len(summary))), size]
 
 
-def _cut_after_query(summary, r, size):
+def _cut_after_query(summary: np.ndarray, r: int, size: int) -> int:
     """Cut r: the first row at or after part r whose query is not the query of the
     last row before part r.  ``summary[p]``: part p's start, rows, first id, last
     id and where its second query starts (-1: none)."""
@@ -297,7 +320,7 @@ def _cut_after_query(summary, r, size):
     return size
 
 
-def check_queries_contiguous(comm, ids, path):
+def check_queries_contiguous(comm: SerialComm, ids: npt.ArrayLike, path: StrPath) -> None:
     """Every rank's query ids (one per query, in order): an id on two ranks is a
     query whose rows are not contiguous: a DataFormatError on every rank."""
     every, counts = comm.allgatherv(np.asarray(ids))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,23 +16,29 @@ from .libsvm import looks_like_libsvm, read_libsvm
 from .sidefiles import read_side_files
 from .values import LoadedData
 
+if TYPE_CHECKING:
+    from _typeshed import StrPath
+
+    #: A column option: an index (as text or an int) or "name:colname".
+    _Column = int | str | None
+
 _FORMATS = ("auto", "libsvm", "csv", "tsv", "delimited")
 
 
 def read_data(
-    path,
+    path: StrPath,
     *,
-    header=False,
-    label_column="0",
-    weight_column=None,
-    group_column=None,
-    ignore_columns=(),
-    zero_based=True,
-    n_features=None,
-    fmt="auto",
-    keep_features=None,
-    side_files=True,
-    features_only=False,
+    header: bool = False,
+    label_column: _Column = "0",
+    weight_column: _Column = None,
+    group_column: _Column = None,
+    ignore_columns: str | Sequence[int | str] | None = (),
+    zero_based: bool = True,
+    n_features: int | None = None,
+    fmt: str = "auto",
+    keep_features: Sequence[int] | np.ndarray | None = None,
+    side_files: bool = True,
+    features_only: bool = False,
 ) -> LoadedData:
     """Read a CSV/TSV/whitespace or LibSVM text file (optionally gzipped).
 
@@ -73,7 +81,7 @@ def read_data(
     return out
 
 
-def sniff_format(path, fmt="auto", header=False):
+def sniff_format(path: StrPath, fmt: str = "auto", header: bool = False) -> tuple[str, str | None]:
     """``(fmt, sep)`` of a file from its first 64 KiB: ``"libsvm"`` or ``"delimited"``
     with the delimiter (``None``: runs of whitespace).  Every rank of a sharded read
     decides from the same bytes, so all parse their parts alike."""
@@ -92,7 +100,7 @@ def sniff_format(path, fmt="auto", header=False):
     return "delimited", sep
 
 
-def first_row_width(path, header=False):
+def first_row_width(path: StrPath, header: bool = False) -> int | None:
     """The number of fields of a delimited file's first data line (within its
     first 64 KiB), or None for LibSVM text or a file without data lines."""
     fmt, sep = sniff_format(path, "auto", header)
@@ -106,22 +114,22 @@ def first_row_width(path, header=False):
 
 
 def parse_text(
-    path,
-    data,
+    path: StrPath,
+    data: bytes,
     *,
-    fmt,
-    sep,
-    header=False,
-    header_text=None,
-    first_line=1,
-    label_column="0",
-    weight_column=None,
-    group_column=None,
-    ignore_columns=(),
-    zero_based=True,
-    n_features=None,
-    keep_features=None,
-    features_only=False,
+    fmt: str,
+    sep: str | None,
+    header: bool = False,
+    header_text: str | None = None,
+    first_line: int = 1,
+    label_column: _Column = "0",
+    weight_column: _Column = None,
+    group_column: _Column = None,
+    ignore_columns: str | Sequence[int | str] | None = (),
+    zero_based: bool = True,
+    n_features: int | None = None,
+    keep_features: Sequence[int] | np.ndarray | None = None,
+    features_only: bool = False,
 ) -> LoadedData:
     """Parse the bytes ``data`` of (part of) ``path``; no side files.
 
@@ -145,7 +153,18 @@ def parse_text(
     )
 
 
-def _parse(path, data, *, fmt, sep, header, spec, libsvm, header_text=None, first_line=1):
+def _parse(
+    path: StrPath,
+    data: bytes,
+    *,
+    fmt: str,
+    sep: str | None,
+    header: bool,
+    spec: ColumnSpec,
+    libsvm: tuple[bool, int | None],
+    header_text: str | None = None,
+    first_line: int = 1,
+) -> LoadedData:
     """:func:`parse_text` with the column options in ``spec`` (a :class:`ColumnSpec`)
     and ``libsvm`` the LibSVM options ``(zero_based, n_features)``."""
     data = normalize_line_ends(data)
@@ -169,7 +188,14 @@ def _parse(path, data, *, fmt, sep, header, spec, libsvm, header_text=None, firs
     )
 
 
-def _parse_libsvm(path, data, *, spec, libsvm, first_line):
+def _parse_libsvm(
+    path: StrPath,
+    data: bytes,
+    *,
+    spec: ColumnSpec,
+    libsvm: tuple[bool, int | None],
+    first_line: int,
+) -> LoadedData:
     """LibSVM ``data``, with only the columns ``spec.keep_features`` when given."""
     zero_based, n_features = libsvm
     out = read_libsvm(
@@ -188,5 +214,6 @@ def _parse_libsvm(path, data, *, spec, libsvm, first_line):
                 f"keep_features: indices must be in [0, {out.X.shape[1]}), "
                 f"{path} has {out.X.shape[1]} columns, got {list(keep_features)}"
             )
+        assert not isinstance(out.X, np.ndarray)  # LibSVM's X is a CSR matrix
         out.X = out.X[:, cols].tocsr()
     return out

@@ -1,29 +1,36 @@
 """Side files as LightGBM reads them: ``<path>.weight``, ``<path>.init``,
 ``<path>.query`` and ``<path>.position``."""
 
+from __future__ import annotations
+
 import math
 import os
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..files import check_regular_file
 from .errors import DataFormatError, data_error
-from .values import format_id, to_float
+from .values import LoadedData, format_id, to_float
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 
-def _read_side_values(side, what):
+def _read_side_values(side: str, what: str) -> tuple[list[list[float]], list[int]]:
     """Rows of floats of a side file, with their 1-based line numbers.  Every value
     must be finite: a NaN init score, say, would train and then fail to save.  A
     byte order mark may start the file (as a data or config file); lines end at
     ``\n``, ``\r\n`` or ``\r`` (Python's universal newlines)."""
-    rows, line_nos = [], []
+    rows: list[list[float]] = []
+    line_nos: list[int] = []
     with open(side, encoding="utf-8-sig", errors="replace") as fh:
         for lineno, raw in enumerate(fh, start=1):
             tokens = raw.replace(",", " ").split()
             if not tokens:
                 continue
-            row = []
+            row: list[float] = []
             for tok in tokens:
                 try:
                     value = to_float(tok)
@@ -37,7 +44,9 @@ def _read_side_values(side, what):
     return rows, line_nos
 
 
-def _per_row_values(side, path, n, what, width=None):
+def _per_row_values(
+    side: str, path: str, n: int, what: str, width: int | None = None
+) -> np.ndarray:
     """(n, k) values of a side file with one line per data row of ``path``;
     every line holds ``width`` values (or as many as the first line)."""
     rows, lines = _read_side_values(side, what)
@@ -46,7 +55,7 @@ def _per_row_values(side, path, n, what, width=None):
             f"{side}: has {len(rows)} lines, expected one per row of {path} ({n} rows)"
         )
     k = width or (len(rows[0]) if rows else 1)
-    for r, ln in zip(rows, lines):
+    for r, ln in zip(rows, lines, strict=True):
         if len(r) != k:
             raise data_error(
                 side, ln, f"expected {k} value(s) per line, got", " ".join(map(str, r))
@@ -54,7 +63,7 @@ def _per_row_values(side, path, n, what, width=None):
     return np.array(rows, np.float64).reshape(n, k)
 
 
-def _side_file(path, suffix, what):
+def _side_file(path: str, suffix: str, what: str) -> str | None:
     """``path + suffix`` when it exists, None when not; a directory, FIFO or device
     there is an error (never opened: a FIFO would block), as is a broken link."""
     side = path + suffix
@@ -63,7 +72,7 @@ def _side_file(path, suffix, what):
     return check_regular_file(side, what)
 
 
-def _weights(side, path, n_total):
+def _weights(side: str, path: str, n_total: int) -> np.ndarray:
     weight = _per_row_values(side, path, n_total, "weight", width=1)[:, 0]
     negative = np.flatnonzero(weight < 0)
     if len(negative):
@@ -74,7 +83,7 @@ def _weights(side, path, n_total):
     return weight
 
 
-def read_query_file(path, n_total=None):
+def read_query_file(path: StrPath, n_total: int | None = None) -> np.ndarray | None:
     """The query sizes (int64) of ``<path>.query``, or None when there is none: one
     non-negative integer per line, summing to ``n_total`` (the rows of ``path``)
     when given; errors name the file and line."""
@@ -83,7 +92,7 @@ def read_query_file(path, n_total=None):
     if side is None:
         return None
     rows, lines = _read_side_values(side, "query size")
-    for r, ln in zip(rows, lines):
+    for r, ln in zip(rows, lines, strict=True):
         if len(r) != 1 or not float(r[0]).is_integer() or r[0] < 0:
             raise data_error(
                 side,
@@ -97,7 +106,7 @@ def read_query_file(path, n_total=None):
     return sizes
 
 
-def check_query_sum(path, sizes, n_total):
+def check_query_sum(path: StrPath, sizes: np.ndarray, n_total: int) -> None:
     """Query sizes of ``<path>.query`` must sum to the ``n_total`` rows of ``path``."""
     if int(sizes.sum()) != n_total:
         side = os.fspath(path) + ".query"
@@ -110,7 +119,7 @@ def check_query_sum(path, sizes, n_total):
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-def read_positions(path, n_total):
+def read_positions(path: StrPath, n_total: int) -> np.ndarray | None:
     """The positions (int64, one per row of ``path``) of ``<path>.position``, or
     None.  One position per line; integers are kept, and a file with any other
     text numbers each distinct line by its first appearance (LightGBM's
@@ -119,7 +128,8 @@ def read_positions(path, n_total):
     side = _side_file(os.fspath(path), ".position", "position file")
     if side is None:
         return None
-    tokens, first_line = [], {}
+    tokens: list[str] = []
+    first_line: dict[str, int] = {}
     with open(side, encoding="utf-8-sig", errors="replace") as fh:
         for lineno, raw in enumerate(fh, start=1):
             text = raw.strip()
@@ -137,7 +147,13 @@ def read_positions(path, n_total):
     return np.array([number[t] for t in tokens], np.int64)
 
 
-def read_side_files(path, out, row_offset=0, n_total=None, last_part=None):
+def read_side_files(
+    path: StrPath,
+    out: LoadedData,
+    row_offset: int = 0,
+    n_total: int | None = None,
+    last_part: bool | None = None,
+) -> None:
     """Fill ``out``'s weight / init score / groups / positions from
     ``<path>.weight|.init|.query|.position``.
 
@@ -168,7 +184,9 @@ def read_side_files(path, out, row_offset=0, n_total=None, last_part=None):
             out.group = _part_queries(path, sizes, rows, n_total, last_part)
 
 
-def _part_queries(path, sizes, rows, n_total, last_part):
+def _part_queries(
+    path: str, sizes: np.ndarray, rows: slice, n_total: int, last_part: bool | None
+) -> np.ndarray | None:
     """The sizes of the queries of the rows ``rows`` (a slice), which start and end
     at query boundaries; None for a part without ``last_part``."""
     if last_part is None:

@@ -6,12 +6,16 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from .errors import DataFormatError, clip_text
 from .filebytes import line_at
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix
 #: given to ``Dataset`` may have.  A Dataset bins only the columns that hold
@@ -21,7 +25,7 @@ from .filebytes import line_at
 MAX_SPARSE_COLUMNS = 1 << 30
 
 
-def _case_variants(word):
+def _case_variants(word: str) -> set[str]:
     return {"".join(cs) for cs in itertools.product(*((c.lower(), c.upper()) for c in word))}
 
 
@@ -60,13 +64,19 @@ class LoadedData:
     position: np.ndarray | None = None
 
 
-def to_float(token):
+def to_float(token: str) -> float:
     """A number of a side file or LibSVM text: Python's float(), and the missing-value
     tokens of delimited text (NaN), so that ``NA`` reads alike everywhere."""
     return math.nan if token in _NA_SET else float(token)
 
 
-def query_sizes(path, qid, line_no, data=None, base=0):
+def query_sizes(
+    path: StrPath,
+    qid: np.ndarray,
+    line_no: np.ndarray,
+    data: bytes | None = None,
+    base: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """``(sizes, ids)``: run lengths of contiguous query ids (int64) and the id of
     each run; a query id seen again later is an error.
 
@@ -79,8 +89,8 @@ def query_sizes(path, qid, line_no, data=None, base=0):
     starts = np.concatenate(([0], change))
     ids = qid[starts]
     if len(np.unique(ids)) != len(ids):
-        seen = set()
-        for s, q in zip(starts, ids):
+        seen: set[Any] = set()
+        for s, q in zip(starts, ids, strict=True):
             if q in seen:
                 ln = int(line_no[s])
                 where = "" if data is None else f" in {clip_text(line_at(data, ln))!r}"
@@ -93,6 +103,6 @@ def query_sizes(path, qid, line_no, data=None, base=0):
     return np.diff(np.append(starts, len(qid))).astype(np.int64), ids.copy()
 
 
-def format_id(q):
-    q = float(q)
-    return str(int(q)) if q.is_integer() else str(q)
+def format_id(q: float | np.number[Any]) -> str:
+    x = float(q)
+    return str(int(x)) if x.is_integer() else str(x)

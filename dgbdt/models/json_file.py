@@ -57,14 +57,19 @@ input.  A model file must be a regular UTF-8 file of at most
 later versions).
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
 import reprlib
 import stat
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from ..files import check_regular_file, publish, temp_beside
 from ..io.columns import COLUMN_KEYS
@@ -100,7 +105,7 @@ class ModelFormatError(ValueError):
     """A model file or string that is not a valid dgbdt model."""
 
 
-def write_atomic(path, text):
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` through a temp file in the same folder + rename.
 
     A directory, FIFO or device at ``path`` and a missing folder are refused
@@ -130,25 +135,25 @@ class _Token:
 
     __slots__ = ("text",)
 
-    def __init__(self, text):
+    def __init__(self, text: str) -> None:
         self.text = text
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.text
 
 
-def _show(value):
+def _show(value: object) -> str:
     """A short JSON-like rendering of a value for error messages."""
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
     return _SHOW.repr(value)
 
 
-def _fail(source, msg):
+def _fail(source: str, msg: str) -> NoReturn:
     raise ModelFormatError(f"{source}: {msg}")
 
 
-def lightgbm_text_version(text):
+def lightgbm_text_version(text: str) -> str | None:
     """LightGBM's text model starts with a line ``tree``, then ``version=v4``
     among the header lines; returns the version, or None for other text."""
     lines = text[:4096].lstrip("\ufeff").splitlines()
@@ -164,22 +169,25 @@ def lightgbm_text_version(text):
     )
 
 
-def model_file_format(path):
+def model_file_format(path: str | os.PathLike[str]) -> str:
     """ "lightgbm" for a LightGBM text model file, else "dgbdt" (by content)."""
     with open(path, "rb") as fh:
         head = fh.read(4096).decode("utf-8", errors="replace")
     return "lightgbm" if lightgbm_text_version(head) is not None else "dgbdt"
 
 
-def _unique_keys(source):
+def _unique_keys(source: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     """object_pairs_hook refusing a key given twice in one object: json.loads
     would keep the last silently (an appended "objective" changed predictions)."""
 
-    def hook(pairs):
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         d = dict(pairs)
         if len(d) != len(pairs):
-            seen = set()
-            key = next(k for k, _ in pairs if k in seen or seen.add(k))
+            seen: set[str] = set()
+            for key, _ in pairs:  # the first key met a second time
+                if key in seen:
+                    break
+                seen.add(key)
             _fail(
                 source,
                 f"key {key!r} appears twice in one JSON object (a model names each "
@@ -190,7 +198,7 @@ def _unique_keys(source):
     return hook
 
 
-def _parse(text, source):
+def _parse(text: str, source: str) -> Any:
     try:
         return json.loads(text, parse_constant=_Token, object_pairs_hook=_unique_keys(source))
     except json.JSONDecodeError as exc:
@@ -219,16 +227,18 @@ def _parse(text, source):
 # --------------------------------------------------------------------------- #
 # field checks: each names the field (``where`` names the tree) and the value
 # --------------------------------------------------------------------------- #
-def _range_text(lo, hi):
+def _range_text(lo: int, hi: int | None) -> str:
     return f"[{lo}, {hi})" if hi is not None else f">= {lo}"
 
 
-def _quoted(name, *index):
+def _quoted(name: str, *index: object) -> str:
     """A field's name in messages: 'split_feature', 'bin_upper_bounds'[3]."""
     return repr(name) + "".join(f"[{i!r}]" for i in index)
 
 
-def _int_value(source, where, field, value, lo, hi=None):
+def _int_value(
+    source: str, where: str, field: str, value: Any, lo: int, hi: int | None = None
+) -> int:
     """A JSON integer in [lo, hi) (hi None: no upper bound).  ``where`` is ""
     or "tree i: "; ``field`` the quoted field name."""
     if type(value) is not int:
@@ -238,7 +248,9 @@ def _int_value(source, where, field, value, lo, hi=None):
     return value
 
 
-def _list_value(source, where, field, values, length=None):
+def _list_value(
+    source: str, where: str, field: str, values: Any, length: int | None = None
+) -> list[Any]:
     if type(values) is not list:
         _fail(source, f"{where}field {field} must be a list, got {_show(values)}")
     if length is not None and len(values) != length:
@@ -246,7 +258,16 @@ def _list_value(source, where, field, values, length=None):
     return values
 
 
-def _int_array(source, where, field, values, lo, hi, dtype, why=""):
+def _int_array(
+    source: str,
+    where: str,
+    field: str,
+    values: Sequence[Any],
+    lo: int,
+    hi: int,
+    dtype: npt.DTypeLike,
+    why: str = "",
+) -> np.ndarray:
     """int array of JSON integers in [lo, hi); ``why`` explains the range."""
     if values and (not set(map(type, values)) <= {int} or min(values) < lo or max(values) >= hi):
         for k, v in enumerate(values):
@@ -257,13 +278,15 @@ def _int_array(source, where, field, values, lo, hi, dtype, why=""):
     return np.array(values, dtype=np.int64).astype(dtype)
 
 
-def _finite_number(v):
+def _finite_number(v: object) -> bool:
     return (type(v) is float and math.isfinite(v)) or (
         type(v) is int and abs(v) <= sys.float_info.max
     )
 
 
-def _float_array(source, where, field, values):
+def _float_array(
+    source: str, where: str, field: str, values: Sequence[Any]
+) -> npt.NDArray[np.float64]:
     """float64 array of finite JSON numbers."""
     arr = None
     if set(map(type, values)) <= _NUMBER_TYPES:
@@ -276,13 +299,14 @@ def _float_array(source, where, field, values):
             if not _finite_number(v):
                 what = "not a number" if type(v) not in _NUMBER_TYPES else "not a finite number"
                 _fail(source, f"{where}field {field}[{k}] = {_show(v)} is {what}")
+    assert arr is not None  # (a value that is no finite number failed above)
     return arr
 
 
 # --------------------------------------------------------------------------- #
 # the header
 # --------------------------------------------------------------------------- #
-def _check_kind(source, doc):
+def _check_kind(source: str, doc: Any) -> None:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         _fail(source, f'not a dgbdt model file (expected "format": "{FORMAT_NAME}")')
     version = doc.get("version")
@@ -297,7 +321,7 @@ def _check_kind(source, doc):
             _fail(source, f"missing field {key!r}")
 
 
-def _check_objective(source, doc):
+def _check_objective(source: str, doc: Mapping[str, Any]) -> tuple[int, npt.NDArray[np.float64]]:
     """The objective, its classes, trees per iteration, parameters and init score
     (checked together: they decide how raw scores become predictions)."""
     objective, known = doc["objective"], model_objective_names()
@@ -335,7 +359,7 @@ def _check_objective(source, doc):
     return k, _float_array(source, "", "'init_score'", init)
 
 
-def _check_features(source, doc):
+def _check_features(source: str, doc: Mapping[str, Any]) -> int:
     n = _int_value(source, "", "'num_features'", doc["num_features"], 0, _INT32_MAX)
     if doc["feature_names"] is None and "used_features" in doc:
         return n  # a wide model's default names Column_0, Column_1, ...
@@ -346,7 +370,7 @@ def _check_features(source, doc):
     return n
 
 
-def _check_bins(source, doc, n_features):
+def _check_bins(source: str, doc: Mapping[str, Any], n_features: int) -> _Bins | None:
     """The bin mapper (both fields or neither) as the tree checks need it
     (a _Bins), or None without a mapper."""
     keys = ("bin_upper_bounds", "nan_bins")
@@ -401,7 +425,7 @@ def _check_bins(source, doc, n_features):
     )
 
 
-def _check_used_features(source, doc, n_features):
+def _check_used_features(source: str, doc: Mapping[str, Any], n_features: int) -> np.ndarray | None:
     """Optional ``used_features`` (version 4, a wide model): the sorted columns
     whose bins the bin fields hold, every other column an empty numeric one
     whose value range is ``empty_value_range``; None when absent."""
@@ -431,7 +455,9 @@ def _check_used_features(source, doc, n_features):
     return used
 
 
-def _check_bin_categories(source, doc, n_value_bins, nan_bins):
+def _check_bin_categories(
+    source: str, doc: Mapping[str, Any], n_value_bins: np.ndarray, nan_bins: np.ndarray
+) -> npt.NDArray[np.bool_]:
     """Optional ``bin_categories``: per feature null or the distinct categories
     (integers in [0, 2**31)) of its bins 1, 2, ..., one per bin after bin 0 and
     no NaN bin; returns the categorical features' mask."""
@@ -458,7 +484,7 @@ def _check_bin_categories(source, doc, n_value_bins, nan_bins):
     return np.array([c is not None for c in lists], bool)
 
 
-def _check_value_ranges(source, doc, n_features):
+def _check_value_ranges(source: str, doc: Mapping[str, Any], n_features: int) -> None:
     """Optional ``value_ranges``: per feature null (no values) or [lo, hi],
     finite numbers with lo <= hi."""
     if "value_ranges" not in doc:
@@ -473,7 +499,7 @@ def _check_value_ranges(source, doc, n_features):
             _fail(source, f"field {field} = [{lo!r}, {hi!r}]: the smallest value is the larger")
 
 
-def check_pandas_categorical(source, doc):
+def check_pandas_categorical(source: str, doc: Mapping[str, Any]) -> None:
     """Optional ``pandas_categorical`` (a model read from LightGBM): null or a
     list of category lists of JSON scalars."""
     value = doc.get("pandas_categorical")
@@ -485,7 +511,7 @@ def check_pandas_categorical(source, doc):
         _fail(source, "field 'pandas_categorical' must be null or a list of category lists")
 
 
-def _check_lightgbm_infos(source, doc, n_features):
+def _check_lightgbm_infos(source: str, doc: Mapping[str, Any], n_features: int) -> None:
     """Optional ``lightgbm_feature_infos`` (a model read from LightGBM): one
     string without whitespace per feature."""
     infos = doc.get("lightgbm_feature_infos")
@@ -503,12 +529,18 @@ class _Bins:
 
     __slots__ = ("n_value_bins", "offsets", "thresholds", "categorical", "used")
 
-    def __init__(self, n_value_bins, offsets, thresholds, categorical):
+    def __init__(
+        self,
+        n_value_bins: np.ndarray,
+        offsets: np.ndarray,
+        thresholds: np.ndarray,
+        categorical: np.ndarray,
+    ) -> None:
         self.n_value_bins, self.offsets, self.thresholds = n_value_bins, offsets, thresholds
         self.categorical = categorical
-        self.used = None
+        self.used: np.ndarray | None = None
 
-    def widened(self, used):
+    def widened(self, used: np.ndarray) -> _Bins:
         """These bins as those of the used columns of a wide model, with one
         more entry, last, for every empty column (one bin, reaching +inf)."""
         self.n_value_bins = np.append(self.n_value_bins, 1)
@@ -518,7 +550,7 @@ class _Bins:
         self.used = used
         return self
 
-    def index(self, feature):
+    def index(self, feature: np.ndarray) -> np.ndarray:
         """The entries of the model's columns ``feature`` (int64 array)."""
         if self.used is None:
             return feature
@@ -528,13 +560,13 @@ class _Bins:
         return np.where(found, pos, len(self.used))
 
 
-def _is_scalar(value):
+def _is_scalar(value: object) -> bool:
     return type(value) in (str, int, bool, type(None)) or (
         type(value) is float and math.isfinite(value)
     )
 
 
-def _check_params(source, doc):
+def _check_params(source: str, doc: Mapping[str, Any]) -> None:
     """Training parameters: JSON scalars or lists of them; the column keys the
     CLI reads data files with (dgbdt.io.columns.COLUMN_KEYS) are strings."""
     params = doc.get("params", {})
@@ -559,7 +591,13 @@ def _check_params(source, doc):
 # --------------------------------------------------------------------------- #
 # trees
 # --------------------------------------------------------------------------- #
-def check_links(source, where, left, right, n_leaves):
+def check_links(
+    source: str,
+    where: str,
+    left: Sequence[int] | np.ndarray,
+    right: Sequence[int] | np.ndarray,
+    n_leaves: int,
+) -> None:
     """Every internal node and leaf reached exactly once from the root.  A walk
     with a stack (no recursion on deep trees); a cycle or a shared child is
     met a second time and stops it."""
@@ -589,7 +627,9 @@ def check_links(source, where, left, right, n_leaves):
             _fail(source, f"{where}{what} {j} is not reached from the root (broken child links)")
 
 
-def _int_ranges(n_leaves, n_features, has_bins=True):
+def _int_ranges(
+    n_leaves: int, n_features: int, has_bins: bool = True
+) -> dict[str, tuple[int, int, str]]:
     """(lo, hi, why) of each integer field of a tree of ``n_leaves`` leaves."""
     link = (
         -n_leaves,
@@ -612,7 +652,7 @@ def _int_ranges(n_leaves, n_features, has_bins=True):
     }
 
 
-def _check_tree(source, i, d, n_features, bins):
+def _check_tree(source: str, i: int, d: Any, n_features: int, bins: _Bins | None) -> Tree:
     """Tree ``i`` checked field by field (the first problem named); a Tree."""
     where = f"tree {i}: "
     if type(d) is not dict:
@@ -625,7 +665,7 @@ def _check_tree(source, i, d, n_features, bins):
             _fail(source, f"{where}missing field {name!r}")
         _list_value(source, where, repr(name), d[name], n - 1 if name in NODE_FIELDS else n)
     ranges = _int_ranges(n, n_features, bins is not None)
-    arrays = {}
+    arrays: dict[str, Any] = {}
     for name in NODE_FIELDS + LEAF_FIELDS:
         if name in ranges:
             lo, hi, why = ranges[name]
@@ -654,7 +694,9 @@ def _check_tree(source, i, d, n_features, bins):
     return Tree.from_arrays(n, arrays)
 
 
-def _check_categorical_nodes(source, where, arrays, bins):
+def _check_categorical_nodes(
+    source: str, where: str, arrays: Mapping[str, Any], bins: _Bins
+) -> npt.NDArray[np.bool_]:
     """With bins, a categorical node splits a categorical feature and its
     threshold_bin is its bitset index (binned replay reads it); a numeric node
     a numeric feature.  Returns the numeric nodes' mask."""
@@ -680,7 +722,9 @@ def _check_categorical_nodes(source, where, arrays, bins):
     return ~categorical
 
 
-def _check_categories(source, where, d, arrays):
+def _check_categories(
+    source: str, where: str, d: Mapping[str, Any], arrays: Mapping[str, Any]
+) -> dict[str, np.ndarray]:
     """Optional ``cat_boundaries`` / ``cat_threshold`` (LightGBM's bitsets) and
     the categorical nodes (``default_left`` bit 2) whose threshold indexes them."""
     categorical = (arrays["default_left"] & CATEGORICAL) != 0
@@ -710,7 +754,14 @@ def _check_categories(source, where, d, arrays):
     return {"cat_boundaries": bounds, "cat_threshold": words.astype(np.uint32)}
 
 
-def _check_thresholds(source, where, feature, threshold_bin, threshold, bins):
+def _check_thresholds(
+    source: str,
+    where: str,
+    feature: np.ndarray,
+    threshold_bin: np.ndarray,
+    threshold: np.ndarray,
+    bins: _Bins,
+) -> None:
     """threshold_bin within the feature's value bins, and threshold the bound of
     that bin: binned replay (init_model) follows the bin, predict the threshold."""
     feature = feature.astype(np.int64)
@@ -737,7 +788,9 @@ def _check_thresholds(source, where, feature, threshold_bin, threshold, bins):
         )
 
 
-def _check_trees(source, doc, k, n_features, bins):
+def _check_trees(
+    source: str, doc: Mapping[str, Any], k: int, n_features: int, bins: _Bins | None
+) -> list[Tree]:
     trees = _list_value(source, "", "'trees'", doc["trees"])
     if len(trees) % k:
         _fail(
@@ -748,7 +801,9 @@ def _check_trees(source, doc, k, n_features, bins):
     return [_check_tree(source, i, t, n_features, bins) for i, t in enumerate(trees)]
 
 
-def check_score_bound(source, init_score, trees, k):
+def check_score_bound(
+    source: str, init_score: Sequence[float] | np.ndarray, trees: Sequence[Tree], k: int
+) -> None:
     """Refuse a model whose raw scores could overflow: |init_score| plus the
     largest |leaf_value| of each tree of the class, below half the largest float."""
     bound = [abs(float(v)) for v in init_score]
@@ -771,7 +826,9 @@ def check_score_bound(source, init_score, trees, k):
             )
 
 
-def model_from_json(text, source="model string"):
+def model_from_json(
+    text: str | bytes | bytearray, source: str = "model string"
+) -> tuple[dict[str, Any], list[Tree]]:
     """Parse and validate dgbdt's JSON model document; returns (header dict,
     list of Tree).  (dgbdt.models.loader reads either format, told by content.)
 
@@ -791,6 +848,7 @@ def model_from_json(text, source="model string"):
     n_binned = n_features if used is None else len(used)
     bins = _check_bins(source, doc, n_binned)
     if used is not None:
+        assert bins is not None  # (used_features needs the bin fields: checked above)
         bins = bins.widened(used)
     _check_value_ranges(source, doc, n_binned)
     check_pandas_categorical(source, doc)
@@ -803,7 +861,7 @@ def model_from_json(text, source="model string"):
     return doc, trees
 
 
-def model_to_json(header, trees):
+def model_to_json(header: Mapping[str, Any], trees: Sequence[Tree]) -> str:
     # version 4 only where its field is used, so that older dgbdt reads the rest
     doc = {
         "format": FORMAT_NAME,
@@ -814,7 +872,7 @@ def model_to_json(header, trees):
     return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
 
-def decode_model(data, source):
+def decode_model(data: bytes, source: str) -> str:
     """A model file's bytes as text; ModelFormatError naming the first byte that
     is not UTF-8."""
     try:
@@ -826,7 +884,7 @@ def decode_model(data, source):
         )
 
 
-def read_model_file(path):
+def read_model_file(path: str | os.PathLike[str]) -> str:
     """The text of the model file ``path``; FileNotFoundError when it is
     missing, ModelFormatError for anything but a regular UTF-8 model file of at
     most MAX_MODEL_BYTES (a FIFO or device is refused without reading it)."""

@@ -26,15 +26,23 @@ How dgbdt's model maps onto it:
   trivial (no value, or one value and no NaN).
 """
 
+from __future__ import annotations
+
 import json
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..objective.objectives import model_objective
 from ..params.lightgbm_keys import LIGHTGBM_PARAMS
-from ..params.table import resolve_params
-from .tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING
+from ..params.table import parse_param
+from .tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING, Tree
+
+if TYPE_CHECKING:
+    from ..data.binning import BinMapper, WideBinMapper
+    from .model import Model
 
 VERSION = "v4"
 #: decision_type bits (LightGBM's Tree: kCategoricalMask 1, kDefaultLeftMask 2,
@@ -47,7 +55,7 @@ _BAD_NAME_CHARS = re.compile(r'[\s",:\[\]{}\x00-\x1f\x7f-\x9f]')
 NAMES_KEY = "dgbdt_feature_names:"
 
 
-def _full(value):
+def _full(value: float) -> str:
     """A double in full (round-trip) precision, as LightGBM's ``ArrayToString<true>``."""
     value = float(value)
     if np.isinf(value):
@@ -55,20 +63,21 @@ def _full(value):
     return repr(value)
 
 
-def _join(values, fmt=_full):
+def _join(values: Iterable[Any], fmt: Callable[[Any], str] = _full) -> str:
     return " ".join(fmt(v) for v in values)
 
 
-def _int(value):
+def _int(value: float) -> str:
     return str(int(value))
 
 
-def lightgbm_feature_names(names):
+def lightgbm_feature_names(names: Sequence[str]) -> tuple[Sequence[str], bool]:
     """(names LightGBM can hold, whether any changed): bad characters become
     ``_``, and a name made equal to an earlier one gets a ``_2``, ``_3``... suffix."""
     if getattr(names, "clean", False):  # default names (dgbdt.data.dataset.ColumnNames)
         return names, False
-    out, seen = [], set()
+    out: list[str] = []
+    seen: set[str] = set()
     for name in names:
         clean = _BAD_NAME_CHARS.sub("_", name) or "_"
         candidate, k = clean, 1
@@ -80,7 +89,7 @@ def lightgbm_feature_names(names):
     return out, out != list(names)
 
 
-def feature_infos(booster):
+def feature_infos(booster: Model) -> list[str]:
     """``feature_infos`` of a model: from its bin mapper's ranges, or as read
     from a LightGBM model."""
     mapper = booster.bin_mapper
@@ -89,13 +98,15 @@ def feature_infos(booster):
     if hasattr(mapper, "used"):  # a wide Dataset's (dgbdt.data.binning.WideBinMapper)
         # Its empty columns are "none" (no values, or the one value 0.0).
         infos = ["none"] * booster.num_feature()
-        for f, info in zip(mapper.used.tolist(), _range_infos(mapper.inner, len(mapper.used))):
+        wide = cast("WideBinMapper", mapper)
+        used = wide.used.tolist()
+        for f, info in zip(used, _range_infos(wide.inner, len(wide.used)), strict=True):
             infos[f] = info
         return infos
     return _range_infos(mapper, booster.num_feature())
 
 
-def _range_infos(mapper, n_features):
+def _range_infos(mapper: BinMapper | WideBinMapper | None, n_features: int) -> list[str]:
     """LightGBM's ``feature_infos``: ``[min:max]`` per feature, ``none`` for a
     feature LightGBM drops as trivial, one without values or with one value
     and no NaN (and for every feature of a model that does not know its ranges)."""
@@ -104,8 +115,9 @@ def _range_infos(mapper, n_features):
     infos = []
     cats = mapper.categories or [None] * n_features
     for f, (lo, hi) in enumerate(mapper.value_ranges):
-        if cats[f] is not None:  # a categorical feature: its categories, in bin order
-            infos.append(":".join(str(int(c)) for c in cats[f]) if len(cats[f]) else "none")
+        cat = cats[f]
+        if cat is not None:  # a categorical feature: its categories, in bin order
+            infos.append(":".join(str(int(c)) for c in cat) if len(cat) else "none")
         elif np.isnan(lo) or (lo == hi and mapper.nan_bins[f] < 0):
             infos.append("none")
         else:
@@ -113,7 +125,7 @@ def _range_infos(mapper, n_features):
     return infos
 
 
-def _decision_types(tree):
+def _decision_types(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
     """(LightGBM's decision_type per node, whether each node is categorical)."""
     d = np.asarray(tree.default_left)
     # default_left bit 1: zero is missing too (LightGBM's Zero type); bit 2: a
@@ -124,11 +136,11 @@ def _decision_types(tree):
     return decision, categorical
 
 
-def _node_lines(tree):
+def _node_lines(tree: Tree) -> list[str]:
     """split_feature ... right_child of a tree with internal nodes."""
     decision, categorical = _decision_types(tree)
     threshold = np.where(tree.threshold >= LARGEST, np.inf, tree.threshold)  # +inf, as stored
-    thresholds = [_int(t) if c else _full(t) for t, c in zip(threshold, categorical)]
+    thresholds = [_int(t) if c else _full(t) for t, c in zip(threshold, categorical, strict=True)]
     return [
         f"split_feature={_join(tree.split_feature, _int)}",
         f"split_gain={_join(tree.split_gain)}",
@@ -139,7 +151,7 @@ def _node_lines(tree):
     ]
 
 
-def tree_text(tree, shrinkage, bias=0.0):
+def tree_text(tree: Tree, shrinkage: float, bias: float = 0.0) -> str:
     """One tree's block (without its ``Tree=i`` line), ``bias`` added to its
     leaf and internal values (the folded starting score)."""
     n = tree.n_leaves
@@ -172,20 +184,21 @@ class _Constant:
 
     n_leaves = 1
 
-    def __init__(self, value):
+    def __init__(self, value: float) -> None:
         self.leaf_value = np.array([value])
         self.leaf_weight = np.zeros(1)
         self.leaf_count = np.zeros(1)
 
 
-def exported_trees(booster, first, end):
+def exported_trees(booster: Model, first: int, end: int) -> list[tuple[Tree, float]]:
     """(tree, bias) of trees [first, end): the starting score folded into the
     first tree of each class, or constant trees when there is none."""
     k = booster.num_tree_per_iteration
     trees = booster.trees[first:end]
     init = booster.init_score if first == 0 else np.zeros(k)
     if not trees:
-        return [(_Constant(float(init[c])), 0.0) for c in range(k)]
+        # (a one-leaf stand-in: it has the fields a one-leaf Tree's readers here use)
+        return [(_Constant(float(init[c])), 0.0) for c in range(k)]  # type: ignore[misc]
     return [(t, float(init[i]) if i < k else 0.0) for i, t in enumerate(trees)]
 
 
@@ -193,7 +206,7 @@ def exported_trees(booster, first, end):
 _BIAS_EPSILON = float(np.float32(1e-15))
 
 
-def tree_shrinkage(tree, bias, learning_rate):
+def tree_shrinkage(tree: Tree, bias: float, learning_rate: float) -> float:
     """A tree's shrinkage in LightGBM's terms: 1 for a tree that carries the
     starting score ``bias`` (LightGBM's Tree::AddBias sets it so), else its own
     (a tree read from LightGBM, or trained under a learning-rate schedule or
@@ -204,22 +217,22 @@ def tree_shrinkage(tree, bias, learning_rate):
     return learning_rate if own is None else own
 
 
-def _shrinkage(booster, tree, bias):
+def _shrinkage(booster: Model, tree: Tree, bias: float) -> float:
     return tree_shrinkage(tree, bias, booster.params.get("learning_rate", 1.0))
 
 
-def _interaction_text(groups, names):
+def _interaction_text(groups: Any, names: Sequence[str] | None) -> str:
     """interaction_constraints as LightGBM writes them, ``[0,1],[2]``: feature
     names as their indices (LightGBM's Python package reads the line as JSON)."""
     if isinstance(groups, str):
-        groups = resolve_params({"interaction_constraints": groups})["interaction_constraints"]
+        groups = parse_param("interaction_constraints", groups)
     if not groups:
         return ""
     index = {name: i for i, name in enumerate(names or ())}
     return ",".join("[" + ",".join(str(index.get(f, f)) for f in group) + "]" for group in groups)
 
 
-def _parameters(params, names=()):
+def _parameters(params: Mapping[str, Any], names: Sequence[str] = ()) -> list[str]:
     """The ``parameters:`` lines: dgbdt's training params that LightGBM knows,
     as LightGBM writes them (``[key: value]``, booleans 0/1, lists with commas)."""
     lines = []
@@ -240,7 +253,7 @@ def _parameters(params, names=()):
     return lines
 
 
-def _importances(booster, first, end, names):
+def _importances(booster: Model, first: int, end: int, names: Sequence[str]) -> list[str]:
     """``name=count`` of the features the written trees split on, most used
     first (ties in feature order, LightGBM's stable sort)."""
     counts = np.zeros(booster.num_feature(), np.int64)
@@ -251,7 +264,7 @@ def _importances(booster, first, end, names):
     return [f"{names[i]}={int(counts[i])}" for i in order.tolist()]
 
 
-def to_lightgbm_text(booster, first, end):
+def to_lightgbm_text(booster: Model, first: int, end: int) -> str:
     """Trees [first, end) of ``booster`` as LightGBM's model text."""
     k = booster.num_tree_per_iteration
     names, renamed = lightgbm_feature_names(booster.feature_names)
@@ -295,24 +308,24 @@ def to_lightgbm_text(booster, first, end):
 _MISSING_NAMES = {0: "None", 1: "Zero", 2: "NaN"}
 
 
-def _number(value):
+def _number(value: float) -> float:
     """A double as LightGBM's dump gives it back: integral values as int."""
     value = float(value)
     return int(value) if value.is_integer() and abs(value) < 1e17 else value
 
 
-def _avoid_inf(value, limit=1e300):
+def _avoid_inf(value: float, limit: float = 1e300) -> float:
     """Common::AvoidInf: NaN as 0, beyond +-limit as +-limit."""
     value = float(value)
     return 0.0 if np.isnan(value) else max(-limit, min(limit, value))
 
 
-def _gain(value):
+def _gain(value: float) -> float:
     """A split gain as LightGBM stores it (float) and dumps it (AvoidInf(float))."""
     return _number(_avoid_inf(np.float32(value), float(np.float32(1e38))))
 
 
-def _categories(tree, bitset):
+def _categories(tree: Tree, bitset: int) -> str:
     """The categories of a categorical node's bitset, ascending, as "a||b"."""
     lo, hi = int(tree.cat_boundaries[bitset]), int(tree.cat_boundaries[bitset + 1])
     words = np.asarray(tree.cat_threshold[lo:hi], np.int64)
@@ -320,8 +333,11 @@ def _categories(tree, bitset):
     return "||".join(map(str, cats))
 
 
-def _split_json(tree, k, bias, decision, categorical):
+def _split_json(
+    tree: Tree, k: int, bias: float, decision: np.ndarray, categorical: np.ndarray
+) -> dict[str, Any]:
     """Node k's record (without its children), as Tree::NodeToJSON."""
+    threshold: str | float
     if categorical[k]:
         threshold, operator = _categories(tree, int(tree.threshold[k])), "=="
     else:
@@ -340,7 +356,7 @@ def _split_json(tree, k, bias, decision, categorical):
     }
 
 
-def _tree_structure(tree, bias):
+def _tree_structure(tree: Tree, bias: float) -> dict[str, Any]:
     """A tree's ``tree_structure``: nested split and leaf records."""
     values = np.asarray(tree.leaf_value, np.float64) + bias
     if tree.n_leaves == 1:
@@ -363,11 +379,11 @@ def _tree_structure(tree, bias):
     return nodes[0]
 
 
-def _json_feature_infos(infos, names):
+def _json_feature_infos(infos: Sequence[str], names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``feature_infos`` as the dump has them: {name: {min_value, max_value,
     values}} for the features LightGBM keeps (not the ``none`` ones)."""
     out = {}
-    for name, info in zip(names, infos):
+    for name, info in zip(names, infos, strict=True):
         if info.startswith("["):
             lo, hi = (_number(_avoid_inf(float(v))) for v in info[1:-1].split(":"))
             out[name] = {"min_value": lo, "max_value": hi, "values": []}
@@ -377,19 +393,21 @@ def _json_feature_infos(infos, names):
     return out
 
 
-def _monotone(booster):
+def _monotone(booster: Model) -> list[int]:
     """The training's monotone constraints, one int per feature, or []."""
-    given = booster.params.get("monotone_constraints")
+    given: Any = booster.params.get("monotone_constraints")
     if isinstance(given, str):
-        given = resolve_params({"monotone_constraints": given})["monotone_constraints"]
+        given = parse_param("monotone_constraints", given)
     return [int(c) for c in given] if given else []
 
 
-def to_lightgbm_json(booster, first, end, importance):
+def to_lightgbm_json(
+    booster: Model, first: int, end: int, importance: np.ndarray
+) -> dict[str, Any]:
     """Trees [first, end) of ``booster`` as LightGBM's ``dump_model()`` dict,
     with the feature ``importance`` array (split counts or gains)."""
     names = list(booster.feature_names)
-    doc = {"name": "tree", "version": VERSION, "num_class": booster.num_class}
+    doc: dict[str, Any] = {"name": "tree", "version": VERSION, "num_class": booster.num_class}
     doc["num_tree_per_iteration"] = booster.num_tree_per_iteration
     doc.update(label_index=0, max_feature_idx=booster.num_feature() - 1)
     objective = model_objective(booster.objective).lightgbm_text(
@@ -412,12 +430,14 @@ def to_lightgbm_json(booster, first, end, importance):
         for i, (tree, bias) in enumerate(exported_trees(booster, first, end))
     ]
     # GBDT::DumpModel: the importances truncated to integers, the non-zero ones
-    doc["feature_importances"] = {name: int(v) for name, v in zip(names, importance) if int(v) > 0}
+    doc["feature_importances"] = {
+        name: int(v) for name, v in zip(names, importance, strict=True) if int(v) > 0
+    }
     doc["pandas_categorical"] = json.loads(json.dumps(booster.pandas_categorical))
     return doc
 
 
-def node_records(doc):
+def node_records(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The rows of ``Booster.trees_to_dataframe()`` from a LightGBM dump
     ``doc``: every node of every tree, depth first, left before right
     (LightGBM's ``trees_to_dataframe``)."""
@@ -435,13 +455,19 @@ def node_records(doc):
     return rows
 
 
-def _node_index(node, tree_index):
+def _node_index(node: Mapping[str, Any], tree_index: int) -> str:
     split = "split_index" in node
     number = node.get("split_index" if split else "leaf_index", 0)  # one-leaf tree: L0
     return f"{tree_index}-{'S' if split else 'L'}{number}"
 
 
-def _node_record(node, tree_index, depth, parent, names):
+def _node_record(
+    node: Mapping[str, Any],
+    tree_index: int,
+    depth: int,
+    parent: str | None,
+    names: Sequence[str],
+) -> dict[str, Any]:
     """One row of trees_to_dataframe (LightGBM's ``create_node_record``)."""
     split = "split_index" in node
     row = dict.fromkeys(
@@ -472,7 +498,7 @@ def _node_record(node, tree_index, depth, parent, names):
     return row
 
 
-def split_values(doc, feature):
+def split_values(doc: Mapping[str, Any], feature: int | str) -> list[float]:
     """The thresholds of the numerical splits on ``feature`` (an index, or a
     name) in a LightGBM dump ``doc``; a categorical split on it is a ValueError."""
     names = doc["feature_names"]

@@ -20,12 +20,17 @@ Every field is checked; anything else is a ModelFormatError naming the field
 (and the tree), never a traceback.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from ..native.predict import ZERO_THRESHOLD
-from ..objective.objectives import OBJECTIVES
+from ..objective.objectives import OBJECTIVES, model_objective
 from ..params.table import PARAMS
 from .json_file import ModelFormatError, check_links, check_pandas_categorical, check_score_bound
 from .lightgbm_export import DEFAULT_LEFT_MASK, NAMES_KEY
@@ -41,19 +46,19 @@ _SUPPORTED = tuple(OBJECTIVES.entries)
 class _Source:
     """Where a problem is: the model's source and, inside a tree, the tree."""
 
-    def __init__(self, source, where=""):
+    def __init__(self, source: str, where: str = "") -> None:
         self.source, self.where = source, where
 
-    def fail(self, msg):
+    def fail(self, msg: str) -> NoReturn:
         raise ModelFormatError(f"{self.source}: {self.where}{msg}")
 
-    def tree(self, i):
+    def tree(self, i: int) -> _Source:
         return _Source(self.source, f"tree {i}: ")
 
 
-def _key_values(lines, src, what):
+def _key_values(lines: Sequence[tuple[int, str]], src: _Source, what: str) -> dict[str, str]:
     """``key=value`` lines as a dict (a key given twice is refused)."""
-    out = {}
+    out: dict[str, str] = {}
     for n, line in lines:
         key, sep, value = line.partition("=")
         if not sep and key != "average_output":
@@ -64,11 +69,18 @@ def _key_values(lines, src, what):
     return out
 
 
-def _split(text, src):
+def _split(
+    text: str, src: _Source
+) -> tuple[
+    list[tuple[int, str]], list[tuple[int, str, list[tuple[int, str]]]], list[tuple[int, str]]
+]:
     """(header lines, [(Tree index, its lines)], tail lines), each line numbered."""
     # only \n (and \r\n) end a line, as in LightGBM: names may hold \x0b, \u2028...
     lines = list(enumerate(text.lstrip("\ufeff").split("\n"), start=1))
-    blocks, header, tail, current = [], [], None, None
+    blocks: list[tuple[int, str, list[tuple[int, str]]]] = []
+    header: list[tuple[int, str]] = []
+    tail: list[tuple[int, str]] | None = None
+    current: list[tuple[int, str]] | None = None
     for n, raw in lines:
         line = raw.strip(" \t\r")
         if tail is not None:
@@ -85,7 +97,7 @@ def _split(text, src):
     return header, blocks, tail
 
 
-def _int(src, field, text, lo, hi):
+def _int(src: _Source, field: str, text: str | int, lo: int, hi: int) -> int:
     try:
         value = int(text)
     except (TypeError, ValueError):
@@ -95,7 +107,9 @@ def _int(src, field, text, lo, hi):
     return value
 
 
-def _numbers(src, field, text, n, dtype=np.float64):
+def _numbers(
+    src: _Source, field: str, text: str, n: int, dtype: npt.DTypeLike = np.float64
+) -> np.ndarray:
     """``n`` space-separated numbers of ``field``; integers for an int dtype."""
     parts = text.split() if text else []
     if len(parts) != n:
@@ -115,7 +129,7 @@ def _numbers(src, field, text, n, dtype=np.float64):
     return arr
 
 
-def _parses(text, dtype):
+def _parses(text: str, dtype: npt.DTypeLike) -> bool:
     try:
         (float if np.dtype(dtype).kind == "f" else int)(text)
         return True
@@ -123,7 +137,7 @@ def _parses(text, dtype):
         return False
 
 
-def _objective(src, text, num_class):
+def _objective(src: _Source, text: str | None, num_class: int) -> tuple[str, dict[str, Any]]:
     """(dgbdt objective name, objective_params) of LightGBM's ``objective=``
     value (``binary sigmoid:1``, ``multiclass num_class:3``, ...); a model
     without one (a callable objective) predicts raw scores: "custom"."""
@@ -137,7 +151,7 @@ def _objective(src, text, num_class):
             f"objective {name!r}: dgbdt does not predict LightGBM's {name} models yet "
             f"(it reads {', '.join(_SUPPORTED)} and models without an objective)"
         )
-    cls = OBJECTIVES.entries[name]
+    cls = model_objective(name)
     params = {key: PARAMS[key].default for key in cls.model_params}
     for token in tokens:
         key, sep, value = token.partition(":")
@@ -156,7 +170,7 @@ def _objective(src, text, num_class):
     return name, params
 
 
-def _positive(src, field, text):
+def _positive(src: _Source, field: str, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -166,7 +180,7 @@ def _positive(src, field, text):
     return value
 
 
-def _header(src, lines):
+def _header(src: _Source, lines: list[tuple[int, str]]) -> dict[str, Any]:
     """The model's header fields, checked: num_class, trees per iteration,
     features (names and infos), objective."""
     if not lines or lines[0][1] != "tree":
@@ -205,7 +219,9 @@ def _header(src, lines):
     }
 
 
-def _node_arrays(src, f, n, n_features, num_cat):
+def _node_arrays(
+    src: _Source, f: Mapping[str, str], n: int, n_features: int, num_cat: int
+) -> dict[str, np.ndarray]:
     """The internal-node fields of a tree of ``n`` > 1 leaves, checked."""
     m = n - 1
     for key in ("split_feature", "threshold", "left_child", "right_child"):
@@ -228,7 +244,7 @@ def _node_arrays(src, f, n, n_features, num_cat):
             f"node {int(np.flatnonzero(categorical)[0])} is a categorical split "
             "without cat_threshold (num_cat is 0)"
         )
-    links = {}
+    links: dict[str, np.ndarray] = {}
     for key in ("left_child", "right_child"):
         links[key] = _numbers(src, key, f[key], m, np.int64)
         bad = np.flatnonzero((links[key] < -n) | (links[key] >= m))
@@ -260,7 +276,7 @@ def _node_arrays(src, f, n, n_features, num_cat):
     }
 
 
-def _zero_band(threshold, categorical):
+def _zero_band(threshold: np.ndarray, categorical: np.ndarray) -> np.ndarray:
     """Thresholds as dgbdt compares them: +-inf as +-max (dgbdt's model file),
     and a threshold within LightGBM's zero band [-kZeroThreshold, kZeroThreshold)
     moved to its edge, since LightGBM predicts values in the band as 0.0 (a
@@ -270,7 +286,7 @@ def _zero_band(threshold, categorical):
     return np.where(band, np.where(threshold >= 0, ZERO_THRESHOLD, below), threshold)
 
 
-def _default_sides(decision, threshold):
+def _default_sides(decision: np.ndarray, threshold: np.ndarray) -> np.ndarray:
     """dgbdt's default_left of LightGBM's decision types (see the module text)."""
     missing = (decision >> 2) & 3
     left = (decision & DEFAULT_LEFT_MASK) != 0
@@ -278,7 +294,9 @@ def _default_sides(decision, threshold):
     return left.astype(np.int64) + ZERO_IS_MISSING * (missing == _MISSING_ZERO)
 
 
-def _optional(src, f, key, n, nonnegative=False):
+def _optional(
+    src: _Source, f: Mapping[str, str], key: str, n: int, nonnegative: bool = False
+) -> np.ndarray:
     """An optional float field (zeros when absent, as LightGBM)."""
     if key not in f:
         return np.zeros(n)
@@ -290,7 +308,7 @@ def _optional(src, f, key, n, nonnegative=False):
     return values
 
 
-def _bitsets(src, f, num_cat):
+def _bitsets(src: _Source, f: Mapping[str, str], num_cat: int) -> dict[str, np.ndarray]:
     """``cat_boundaries`` (num_cat + 1 offsets from 0, non-decreasing) and
     ``cat_threshold`` (that many uint32 words): the categorical splits' bitsets."""
     for key in ("cat_boundaries", "cat_threshold"):
@@ -305,7 +323,7 @@ def _bitsets(src, f, num_cat):
     return {"cat_boundaries": bounds, "cat_threshold": words.astype(np.uint32)}
 
 
-def _leaf_depths(left, right, n):
+def _leaf_depths(left: np.ndarray, right: np.ndarray, n: int) -> npt.NDArray[np.int64]:
     depth = np.zeros(n, np.int64)
     if n == 1:
         return depth
@@ -320,7 +338,7 @@ def _leaf_depths(left, right, n):
     return depth
 
 
-def _tree(src, lines, n_features):
+def _tree(src: _Source, lines: list[tuple[int, str]], n_features: int) -> Tree:
     """One ``Tree=i`` block as a dgbdt Tree."""
     f = _key_values(lines, src, "tree")
     for key in ("num_leaves", "num_cat", "leaf_value"):
@@ -336,7 +354,7 @@ def _tree(src, lines, n_features):
         f = {k: v for k, v in f.items() if k in ("leaf_value", "leaf_count", "shrinkage")}
         if not f.get("leaf_count", "").split():
             f.pop("leaf_count", None)
-    arrays = {
+    arrays: dict[str, Any] = {
         "leaf_value": _optional(src, f, "leaf_value", n),
         "leaf_weight": _optional(src, f, "leaf_weight", n),
         "leaf_count": _optional(src, f, "leaf_count", n, nonnegative=True),
@@ -354,10 +372,15 @@ def _tree(src, lines, n_features):
     return Tree.from_arrays(n, arrays)
 
 
-def _tail(src, lines, n_features):
+def _tail(
+    src: _Source, lines: list[tuple[int, str]], n_features: int
+) -> tuple[dict[str, str], list[str] | None, Any]:
     """The sections after the trees: ``parameters:`` (as params, values as
     text), dgbdt's original feature names, ``pandas_categorical``."""
-    params, names, pandas, inside = {}, None, None, False
+    params: dict[str, str] = {}
+    names: Any = None
+    pandas: Any = None
+    inside = False
     for n, line in lines:
         if line == "parameters:":
             inside = True
@@ -380,21 +403,23 @@ def _tail(src, lines, n_features):
     return params, names, pandas
 
 
-def _json_line(src, n, text):
+def _json_line(src: _Source, n: int, text: str) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         src.fail(f"line {n}: not valid JSON: {text[:60]!r}")
 
 
-def from_lightgbm_text(text, source="model string"):
+def from_lightgbm_text(
+    text: str, source: str = "model string"
+) -> tuple[dict[str, Any], list[Tree]]:
     """(header, trees) of a LightGBM text model, every field checked
     (ModelFormatError otherwise); the header as dgbdt.models.json_file gives it."""
     src = _Source(source)
     header_lines, blocks, tail = _split(text, src)
     header = _header(src, header_lines)
     n_features, k = len(header["feature_names"]), header["num_class"]
-    trees = []
+    trees: list[Tree] = []
     for i, (line, index, lines) in enumerate(blocks):
         if index != str(i):
             src.fail(f"line {line}: 'Tree={index[:20]}' where tree {i} was expected")

@@ -1,14 +1,17 @@
 """A trained model (:class:`Model`): its trees, predictions, inspection and
 file.  ``dgbdt.Booster`` (dgbdt.booster) adds LightGBM's training state to it."""
 
+from __future__ import annotations
+
 import json
 import numbers
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numba
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from ..data.binning import BinMapper, WideBinMapper
@@ -29,7 +32,15 @@ from .lightgbm_export import (
     to_lightgbm_text,
 )
 from .loader import load_model_file, model_from_text
-from .tree import CATEGORICAL, LARGEST
+from .tree import CATEGORICAL, LARGEST, Tree
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..distributed.comm import CommStats
+
+_M = TypeVar("_M", bound="Model")
+_T = TypeVar("_T")
 
 # Rows converted to float64 at a time when predicting (bounds the extra memory).
 PREDICT_CHUNK_ROWS = 1 << 17
@@ -40,12 +51,12 @@ SPARSE_BLOCK_BYTES = 32 << 20
 NARROW_MIN_COLUMNS = 1 << 16
 
 
-def _default_names(names):
+def _default_names(names: Iterable[str]) -> bool:
     """The names dgbdt gives features of data without names (Column_i)."""
     return all(name == f"Column_{i}" for i, name in enumerate(names))
 
 
-def _check_feature_names(columns, feature_names):
+def _check_feature_names(columns: Iterable[Any], feature_names: Sequence[str]) -> None:
     """A DataFrame's column names must be the model's, in order (scikit-learn;
     LightGBM's validate_features=True).  A model trained without names (its
     names are dgbdt's Column_i) is not checked, as scikit-learn only warns then;
@@ -53,7 +64,7 @@ def _check_feature_names(columns, feature_names):
     got = [str(c) for c in columns]
     if len(got) != len(feature_names) or got == feature_names or _default_names(feature_names):
         return
-    i = next(i for i, (a, b) in enumerate(zip(got, feature_names)) if a != b)
+    i = next(i for i, (a, b) in enumerate(zip(got, feature_names, strict=True)) if a != b)
     raise ValueError(
         f"the feature names of X differ from the model's at column {i}: expected "
         f"{feature_names[i]!r}, got {got[i]!r} (a DataFrame's columns must be the "
@@ -62,30 +73,37 @@ def _check_feature_names(columns, feature_names):
     )
 
 
-def _category_codes(df, pandas_categorical):
+def _category_codes(df: pd.DataFrame, pandas_categorical: Sequence[Any]) -> pd.DataFrame:
     """A copy of ``df`` with its category columns as codes of the model's
     category lists (LightGBM's ``pandas_categorical``, in column order); a
     value not in the model's list is NaN (it goes right at every categorical
     split), as in LightGBM."""
-    cat_cols = [c for c, dtype in zip(df.columns, df.dtypes) if str(dtype) == "category"]
+    cat_cols = [
+        c for c, dtype in zip(df.columns, df.dtypes, strict=True) if str(dtype) == "category"
+    ]
     if len(cat_cols) != len(pandas_categorical):
         raise ValueError(
             f"X has {len(cat_cols)} category columns, the model's pandas_categorical "
             f"lists {len(pandas_categorical)}: give the columns the model was trained on"
         )
     df = df.copy()
-    for col, categories in zip(cat_cols, pandas_categorical):
+    for col, categories in zip(cat_cols, pandas_categorical, strict=True):
         df[col] = category_codes(df[col], categories)
     return df
 
 
-def pd_sparse_dtype():
+def pd_sparse_dtype() -> type[Any]:
     import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
 
     return pd.SparseDtype
 
 
-def frame_as_float64(df, feature_names, validate_features, pandas_categorical=None):
+def frame_as_float64(
+    df: pd.DataFrame,
+    feature_names: Sequence[str],
+    validate_features: bool,
+    pandas_categorical: Sequence[Any] | None = None,
+) -> npt.NDArray[np.float64]:
     if validate_features:
         _check_feature_names(df.columns, feature_names)
     if pandas_categorical is not None:
@@ -112,7 +130,13 @@ def frame_as_float64(df, feature_names, validate_features, pandas_categorical=No
         ) from exc
 
 
-def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=None):
+def _as_2d(
+    X: Any,
+    n_features: int,
+    feature_names: Sequence[str],
+    validate_features: bool,
+    pandas_categorical: Sequence[Any] | None = None,
+) -> np.ndarray | sp.csr_matrix:
     """X as a float-convertible 2-D numpy array or CSR matrix, its width checked."""
     if isinstance(X, (str, bytes, os.PathLike)):
         raise TypeError(
@@ -159,8 +183,12 @@ def _as_2d(X, n_features, feature_names, validate_features, pandas_categorical=N
 
 
 def _rows_as_float64(
-    X, n_features, feature_names=None, validate_features=False, pandas_categorical=None
-):
+    X: Any,
+    n_features: int,
+    feature_names: Sequence[str],
+    validate_features: bool = False,
+    pandas_categorical: Sequence[Any] | None = None,
+) -> Iterator[tuple[int, npt.NDArray[np.float64]]]:
     """Yield (start, float64 C-contiguous block) of X, checking its width."""
     X = _as_2d(X, n_features, feature_names, validate_features, pandas_categorical)
     n = X.shape[0]
@@ -178,7 +206,7 @@ def _rows_as_float64(
         yield start, block
 
 
-def _predict_threads(kwargs):
+def _predict_threads(kwargs: Mapping[str, Any]) -> int:
     """The threads predict uses, from its keyword arguments: ``num_threads`` or
     an alias (LightGBM passes them as parameters), <= 0 all cores; any other
     keyword is a TypeError."""
@@ -202,18 +230,20 @@ def _predict_threads(kwargs):
     return available if value <= 0 else min(int(value), available)
 
 
-def _iteration_arg(value, name):
+def _iteration_arg(value: object, name: str) -> int | None:
     """An iteration count argument: an integer or None."""
     if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
         return None if value is None else int(value)
     raise TypeError(f"{name} must be an integer or None, got {value!r}")
 
 
-def _flat_categories(trees, threshold):
+def _flat_categories(trees: Sequence[Tree], threshold: np.ndarray) -> dict[str, np.ndarray]:
     """The trees' categorical bitsets as one (cat_boundaries, cat_threshold)
     pair; each categorical node's ``threshold`` (in the flat array, changed in
     place) becomes its bitset's index in the pair."""
-    bounds, words, node, n_bitsets, n_words = [], [], 0, 0, 0
+    bounds: list[np.ndarray] = []
+    words: list[np.ndarray] = []
+    node, n_bitsets, n_words = 0, 0, 0
     for t in trees:
         m = t.n_leaves - 1
         categorical = (np.asarray(t.default_left[:m]) & CATEGORICAL) != 0
@@ -231,7 +261,9 @@ def _flat_categories(trees, threshold):
     }
 
 
-def _sparse_contributions(chunks, data, n_classes, n_features):
+def _sparse_contributions(
+    chunks: Sequence[np.ndarray | list[sp.spmatrix]], data: Any, n_classes: int, n_features: int
+) -> sp.spmatrix | list[sp.spmatrix]:
     """LightGBM's sparse ``pred_contrib`` (basic.py ``__create_sparse_native``):
     per class one matrix of shape (n, n_features + 1), CSC for a csc_matrix and
     CSR otherwise, float32 for float32 data; a list for several classes."""
@@ -250,14 +282,26 @@ class Model:
     file (``Model(model_file=path)`` / ``Model(model_str=text)``).  Users hold
     its subclass :class:`dgbdt.Booster`, which adds the training state."""
 
-    def __init__(self, params=None, model_file=None, model_str=None):
-        self.trees = []
+    #: read from a LightGBM model: its feature_infos (kept to write it again)
+    lightgbm_feature_infos: list[str] | None
+    #: the category lists of the pandas category columns trained on
+    pandas_categorical: list[list[Any]] | None
+    #: the communication of the training that made the model (not on a loaded one)
+    _comm_stats: CommStats | None
+
+    def __init__(
+        self,
+        params: Mapping[str, Any] | None = None,
+        model_file: str | os.PathLike[str] | None = None,
+        model_str: str | bytes | bytearray | None = None,
+    ) -> None:
+        self.trees: list[Tree] = []
         self.best_iteration = 0
-        self.best_score = {}
+        self.best_score: dict[str, dict[str, Any]] = {}
         self._train_data_name = "training"
-        self.params = dict(params or {})
+        self.params: dict[str, Any] = dict(params or {})
         self.lightgbm_feature_infos = self.pandas_categorical = None
-        self._flat = None
+        self._flat: dict[str, np.ndarray] | None = None
         if model_file is not None:
             header, trees = load_model_file(model_file)
             self._load(header, trees)
@@ -270,16 +314,16 @@ class Model:
     # -- construction (used by train) -------------------------------------------
     @classmethod
     def for_training(
-        cls,
+        cls: type[_M],
         *,
         objective: str,
-        objective_params: dict,
+        objective_params: dict[str, Any],
         num_class: int,
-        feature_names: list[str],
-        bin_mapper,
-        params: dict,
-        comm_stats=None,
-    ) -> "Model":
+        feature_names: Sequence[str],
+        bin_mapper: BinMapper | WideBinMapper | None,
+        params: dict[str, Any],
+        comm_stats: CommStats | None = None,
+    ) -> _M:
         """A model without trees yet, for :func:`dgbdt.train` to add them to:
         ``num_class`` outputs per row (one tree each per iteration), starting
         scores 0, the data's ``bin_mapper`` and ``feature_names``, the training
@@ -301,29 +345,30 @@ class Model:
 
     def _setup(
         self,
-        objective_name,
-        objective_params,
-        num_class,
-        num_tree_per_iteration,
-        init_score,
-        feature_names,
-        bin_mapper,
-        params,
-    ):
+        objective_name: str,
+        objective_params: Mapping[str, Any],
+        num_class: int,
+        num_tree_per_iteration: int,
+        init_score: npt.ArrayLike,
+        feature_names: Iterable[str],
+        bin_mapper: BinMapper | WideBinMapper | None,
+        params: dict[str, Any],
+    ) -> None:
         self.objective = objective_name
         self.objective_params = dict(objective_params)
         self.num_class = int(num_class)
         self.num_tree_per_iteration = int(num_tree_per_iteration)
         self.init_score = np.asarray(init_score, dtype=np.float64).reshape(self.num_class)
         # (a wide Dataset's default names are made on access: kept as they are)
-        self.feature_names = (
+        self.feature_names: list[str] | ColumnNames = (
             feature_names if isinstance(feature_names, ColumnNames) else list(feature_names)
         )
-        self.bin_mapper = bin_mapper
+        self.bin_mapper: BinMapper | WideBinMapper | None = bin_mapper
         self.params = params
 
-    def _load(self, header, trees):
-        mapper, names = None, header["feature_names"]
+    def _load(self, header: Mapping[str, Any], trees: list[Tree]) -> None:
+        mapper: BinMapper | WideBinMapper | None = None
+        names = header["feature_names"]
         if "used_features" in header:  # a wide model (format version 4)
             mapper = WideBinMapper.from_dict(
                 {
@@ -363,12 +408,12 @@ class Model:
         self.pandas_categorical = header.get("pandas_categorical")
         self._flat = None
 
-    def add_trees(self, trees) -> None:
+    def add_trees(self, trees: Iterable[Tree]) -> None:
         """Append one iteration's trees (what :func:`dgbdt.train` does each round)."""
         self.trees.extend(trees)
         self._flat = None
 
-    def set_train_data_name(self, name: str) -> "Model":
+    def set_train_data_name(self, name: str) -> Model:
         """The name of the training data in evaluation results (LightGBM's; early
         stopping skips the data of this name).  Returns self."""
         self._train_data_name = name
@@ -387,7 +432,7 @@ class Model:
         """Trees per iteration: the number of classes for multiclass, else 1."""
         return self.num_tree_per_iteration
 
-    def comm_stats(self):
+    def comm_stats(self) -> dict[str, Any]:
         """Communication of the training that made this model: calls and bytes
         per collective kind, and bytes per tree (empty for a loaded model)."""
         stats = getattr(self, "_comm_stats", None)
@@ -401,7 +446,9 @@ class Model:
         """The model's feature names (``Column_i`` when the data had none)."""
         return list(self.feature_names)
 
-    def _n_trees_for(self, num_iteration, start_iteration=0, name="num_iteration"):
+    def _n_trees_for(
+        self, num_iteration: object, start_iteration: object = 0, name: str = "num_iteration"
+    ) -> tuple[int, int]:
         """(first tree, end tree) of iterations [start, start + num_iteration), as
         LightGBM: start clamped to [0, iterations]; num_iteration None means the
         best iteration when starting at 0 and there is one, else all; <= 0 all.
@@ -415,7 +462,9 @@ class Model:
         end = total if num_iteration <= 0 else min(total, start + num_iteration)
         return start * self.num_tree_per_iteration, end * self.num_tree_per_iteration
 
-    def feature_importance(self, importance_type="split", iteration=None):
+    def feature_importance(
+        self, importance_type: str = "split", iteration: int | None = None
+    ) -> np.ndarray:
         """Per feature: number of splits ("split") or total gain ("gain")."""
         if importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
@@ -451,7 +500,7 @@ class Model:
         bias = float(self.init_score[tree_id]) if tree_id < self.num_tree_per_iteration else 0.0
         return float(np.asarray(tree.leaf_value, np.float64)[leaf_id] + bias)
 
-    def _leaf_bound(self, pick):
+    def _leaf_bound(self, pick: Callable[[np.ndarray], Any]) -> float:
         total = 0.0  # GBDT::GetUpperBoundValue: tree by tree, in order
         for tree, bias in exported_trees(self, 0, len(self.trees)):
             total += float(pick(np.asarray(tree.leaf_value, np.float64)[: tree.n_leaves] + bias))
@@ -467,7 +516,7 @@ class Model:
         its trees of their largest leaf output, the starting score included."""
         return self._leaf_bound(np.max)
 
-    def trees_to_dataframe(self) -> "pandas.DataFrame":  # noqa: F821
+    def trees_to_dataframe(self) -> pd.DataFrame:
         """Every node of the model's trees as a pandas DataFrame, LightGBM's
         columns and values: tree_index, node_depth, node_index ("0-S1" a split,
         "0-L3" a leaf), left_child, right_child, parent_index, split_feature
@@ -483,7 +532,7 @@ class Model:
 
     def get_split_value_histogram(
         self, feature: int | str, bins: int | str | None = None, xgboost_style: bool = False
-    ) -> "tuple[np.ndarray, np.ndarray] | pandas.DataFrame":  # noqa: F821
+    ) -> tuple[np.ndarray, np.ndarray] | pd.DataFrame:
         """The histogram of the thresholds of the splits on ``feature`` (an
         index, or a name), LightGBM's: ``(counts, bin_edges)`` as
         ``numpy.histogram`` gives them, or with ``xgboost_style=True`` a
@@ -506,7 +555,7 @@ class Model:
         table = np.column_stack((bin_edges[1:], hist))
         return pd.DataFrame(table[table[:, 1] > 0], columns=["SplitValue", "Count"])
 
-    def _check_feature(self, feature):
+    def _check_feature(self, feature: int | str) -> None:
         """A feature given by name or index must be one of the model's."""
         if isinstance(feature, str):
             if feature not in self.feature_names:
@@ -521,13 +570,13 @@ class Model:
             raise TypeError(f"feature must be a name (str) or an index (int), got {feature!r}")
 
     # -- prediction -------------------------------------------------------------
-    def _flat_trees(self):
+    def _flat_trees(self) -> dict[str, np.ndarray]:
         if self._flat is None:
             trees = self.trees
             node_counts = [t.n_leaves - 1 for t in trees]
             leaf_counts = [t.n_leaves for t in trees]
 
-            def cat(name, dtype):
+            def cat(name: str, dtype: npt.DTypeLike) -> np.ndarray:
                 return np.ascontiguousarray(
                     np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0),
                     dtype=dtype,
@@ -558,7 +607,7 @@ class Model:
 
     def predict(
         self,
-        data,
+        data: Any,
         start_iteration: int = 0,
         num_iteration: int | None = None,
         raw_score: bool = False,
@@ -566,8 +615,8 @@ class Model:
         pred_contrib: bool = False,
         *,
         validate_features: bool = True,
-        **kwargs,
-    ) -> "np.ndarray | sp.spmatrix | list[sp.spmatrix]":
+        **kwargs: Any,
+    ) -> np.ndarray | sp.spmatrix | list[sp.spmatrix]:
         """Predict.
 
         Returns the probability of class 1 (binary), class probabilities
@@ -617,14 +666,14 @@ class Model:
             result = np.zeros((0, end - first if pred_leaf else self.num_class))
         return result if pred_leaf else self._output(result, raw_score)
 
-    def _output(self, raw, raw_score):
+    def _output(self, raw: npt.NDArray[np.float64], raw_score: bool) -> np.ndarray:
         """Raw scores (n, num_class) as predict returns them."""
         if raw_score:
             return raw[:, 0] if self.num_class == 1 else raw
         with np.errstate(over="ignore"):  # exp() saturating: probability 0 or 1
             return model_objective(self.objective).output(raw, self.objective_params)
 
-    def _narrowed(self, X):
+    def _narrowed(self, X: Any) -> tuple[sp.csr_matrix, dict[str, np.ndarray]]:
         """(X as a CSR of the columns the trees split on, the flat trees renumbered
         to them): a block of rows of a wide matrix (hashed text of 2**24
         columns) made dense would take 128 MiB a row."""
@@ -642,7 +691,14 @@ class Model:
         flat["split_feature"] = np.searchsorted(columns, flat["split_feature"]).astype(np.int32)
         return narrow, flat
 
-    def _map_blocks(self, data, threads, validate_features, fn, width=None):
+    def _map_blocks(
+        self,
+        data: Any,
+        threads: int,
+        validate_features: bool,
+        fn: Callable[[npt.NDArray[np.float64]], _T],
+        width: int | None = None,
+    ) -> list[_T]:
         """``fn(block)`` of each float64 block of rows of ``data``, in order,
         with ``threads`` Numba threads (``width``: of narrowed data)."""
         old_threads = numba.get_num_threads()
@@ -661,7 +717,9 @@ class Model:
         finally:
             numba.set_num_threads(old_threads)
 
-    def _predict_contrib(self, data, first, end, threads, validate_features):
+    def _predict_contrib(
+        self, data: Any, first: int, end: int, threads: int, validate_features: bool
+    ) -> np.ndarray | sp.spmatrix | list[sp.spmatrix]:
         """SHAP contributions of trees [first, end) (see predict); sparse for
         scipy.sparse ``data``, a block of rows at a time."""
         n_features, k = self.num_feature(), self.num_class
@@ -678,7 +736,9 @@ class Model:
             return np.zeros((0, k * (n_features + 1)))
         return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
 
-    def _contrib_block(self, block, first, end, sparse=False):
+    def _contrib_block(
+        self, block: npt.NDArray[np.float64], first: int, end: int, sparse: bool = False
+    ) -> np.ndarray | list[sp.csr_matrix]:
         """Contributions of trees [first, end) for one float64 block: an array,
         or with ``sparse`` a CSR matrix per class."""
         f = self._flat_trees()
@@ -709,7 +769,14 @@ class Model:
         w = n_features + 1
         return [sp.csr_matrix(out[:, c * w : (c + 1) * w]) for c in range(k)]
 
-    def _predict_block(self, block, first, end, pred_leaf, flat=None):
+    def _predict_block(
+        self,
+        block: npt.NDArray[np.float64],
+        first: int,
+        end: int,
+        pred_leaf: bool,
+        flat: dict[str, np.ndarray] | None = None,
+    ) -> np.ndarray:
         """Leaf indices or raw scores of trees [first, end) for one float64 block
         (``flat``: trees renumbered to a narrowed block's columns)."""
         f = self._flat_trees() if flat is None else flat
@@ -717,7 +784,7 @@ class Model:
         node_offsets = f["node_offsets"][first : end + 1]
         n_trees = end - first
         if pred_leaf:
-            out = np.zeros((block.shape[0], n_trees), dtype=np.int32)
+            out: np.ndarray = np.zeros((block.shape[0], n_trees), dtype=np.int32)
             predict_leaf_index(
                 block,
                 node_offsets,
@@ -752,7 +819,7 @@ class Model:
         return out
 
     # -- model file -------------------------------------------------------------
-    def _header(self, n_iterations=None):
+    def _header(self, n_iterations: int | None = None) -> dict[str, Any]:
         mapper = self.bin_mapper.to_dict() if self.bin_mapper is not None else None
         wide = mapper is not None and "used" in mapper  # a WideBinMapper's
         params = {
@@ -760,7 +827,7 @@ class Model:
             for k, v in self.params.items()
             if isinstance(v, (int, float, str, bool, list, tuple)) or v is None
         }
-        header = {
+        header: dict[str, Any] = {
             "objective": self.objective,
             "objective_params": self.objective_params,
             "num_class": self.num_class,
@@ -781,10 +848,10 @@ class Model:
             header["pandas_categorical"] = self.pandas_categorical
         if self.lightgbm_feature_infos is not None:
             header["lightgbm_feature_infos"] = list(self.lightgbm_feature_infos)
-        if wide:  # model format version 4: the bins of the used columns only
-            header["used_features"] = mapper["used"]
-            header["empty_value_range"] = mapper["empty_range"]
         if mapper is not None:
+            if wide:  # model format version 4: the bins of the used columns only
+                header["used_features"] = mapper["used"]
+                header["empty_value_range"] = mapper["empty_range"]
             header["bin_upper_bounds"] = mapper["upper_bounds"]
             header["nan_bins"] = mapper["nan_bins"]
             if "value_ranges" in mapper:
@@ -811,7 +878,13 @@ class Model:
         _, end = self._n_trees_for(num_iteration if num_iteration is not None else -1)
         return model_to_json(self._header(end // self.num_tree_per_iteration), self.trees[:end])
 
-    def save_model(self, filename, num_iteration=None, *, format: str = "dgbdt"):
+    def save_model(
+        self: _M,
+        filename: str | os.PathLike[str],
+        num_iteration: int | None = None,
+        *,
+        format: str = "dgbdt",
+    ) -> _M:
         """Write the model (atomically: temp file + rename) in ``format``:
         dgbdt's JSON or LightGBM's text (see :meth:`model_to_string`)."""
         write_atomic(filename, self.model_to_string(num_iteration, format=format))
@@ -822,10 +895,10 @@ class Model:
         num_iteration: int | None = None,
         start_iteration: int = 0,
         importance_type: str = "split",
-        object_hook: Callable[[dict], Any] | None = None,
+        object_hook: Callable[[dict[str, Any]], Any] | None = None,
         *,
         format: str = "dgbdt",
-    ) -> dict:
+    ) -> dict[str, Any]:
         """The model as a dict.
 
         ``format="dgbdt"`` (the default): the parsed JSON model document (see
@@ -855,21 +928,22 @@ class Model:
         return doc if object_hook is None else json.loads(json.dumps(doc), object_hook=object_hook)
 
     # -- pickling: the JSON model is the state --------------------------------
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {"model": self.model_to_string(-1), "best_score": self.best_score}
 
-    def __setstate__(self, state):
-        self.__init__(model_str=state["model"])
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        # (a subclass's __init__, Booster's, takes model_str too)
+        self.__init__(model_str=state["model"])  # type: ignore[misc]
         self.best_score = state.get("best_score", {})
 
-    def __copy__(self):
+    def __copy__(self: _M) -> _M:
         return type(self)(model_str=self.model_to_string(-1))
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self: _M, memo: dict[int, Any]) -> _M:
         return self.__copy__()
 
 
-def _recorded(value):
+def _recorded(value: Any) -> Any:
     """A parameter as the model file records it: tuples as lists (max_bin_by_feature,
     auc_mu_weights); lists of lists (interaction_constraints) as LightGBM's text
     "[0,1],[2,3]", which params read back."""

@@ -13,10 +13,18 @@ appends the right child as a new leaf:
                                                    k --right-> ~n_leaves
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..native.common import FEATURE_INDEX_DTYPE, LARGEST, NODE_INDEX_DTYPE
 from ..native.predict import CATEGORICAL, ZERO_IS_MISSING, add_tree_binned
+
+if TYPE_CHECKING:
+    from ..data.store import BinStore
 
 NODE_FIELDS = (
     "split_feature",
@@ -38,14 +46,14 @@ LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
 __all__ = ["CATEGORICAL", "LARGEST", "LEAF_FIELDS", "NODE_FIELDS", "ZERO_IS_MISSING", "Tree"]
 
 
-def _no_categories():
+def _no_categories() -> tuple[np.ndarray, np.ndarray]:
     """(cat_boundaries, cat_threshold) of a tree without categorical splits:
     LightGBM's layout, bitset j = words cat_threshold[b[j]:b[j + 1]]."""
     return np.zeros(1, np.int64), np.zeros(0, np.uint32)
 
 
 class Tree:
-    def __init__(self, max_leaves):
+    def __init__(self, max_leaves: int) -> None:
         m = max(max_leaves - 1, 1)
         self.n_leaves = 1
         self.split_feature = np.zeros(m, FEATURE_INDEX_DTYPE)
@@ -64,26 +72,26 @@ class Tree:
         self.leaf_depth = np.zeros(max_leaves, np.int32)
         self.leaf_parent = np.full(max_leaves, -1, np.int32)
         self.cat_boundaries, self.cat_threshold = _no_categories()
-        self.shrinkage = None  # a tree read from LightGBM keeps its own
+        self.shrinkage: float | None = None  # a tree read from LightGBM keeps its own
 
     @property
-    def n_nodes(self):
+    def n_nodes(self) -> int:
         return self.n_leaves - 1
 
     def split(
         self,
-        leaf,
+        leaf: int,
         *,
-        feature,
-        threshold_bin,
-        threshold,
-        default_left,
-        gain,
-        parent,
-        left,
-        right,
-        left_bins=None,
-    ):
+        feature: int,
+        threshold_bin: int,
+        threshold: float,
+        default_left: int,
+        gain: float,
+        parent: tuple[float, float, float],
+        left: tuple[float, float, float],
+        right: tuple[float, float, float],
+        left_bins: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> int:
         """Turn ``leaf`` into an internal node; returns the new right leaf's index.
 
         ``parent``, ``left``, ``right``: (value, weight, count) of the node and
@@ -119,7 +127,7 @@ class Tree:
         self.n_leaves += 1
         return new_leaf
 
-    def _add_bitset(self, categories):
+    def _add_bitset(self, categories: np.ndarray) -> int:
         """Append the bitset of ``categories`` (LightGBM's layout: bit c of word
         c // 32); returns its index."""
         categories = np.asarray(categories, np.int64)
@@ -132,7 +140,7 @@ class Tree:
         self.cat_boundaries = np.append(self.cat_boundaries, len(self.cat_threshold))
         return index
 
-    def finish(self):
+    def finish(self) -> Tree:
         """Trim the arrays to the grown size."""
         n, m = self.n_leaves, self.n_leaves - 1
         for name in NODE_FIELDS:
@@ -141,11 +149,11 @@ class Tree:
             setattr(self, name, getattr(self, name)[:n].copy())
         return self
 
-    def scale(self, factor):
+    def scale(self, factor: float) -> None:
         self.leaf_value *= factor
         self.internal_value *= factor
 
-    def add_binned_scores(self, store, nan_bins, scores):
+    def add_binned_scores(self, store: BinStore, nan_bins: np.ndarray, scores: np.ndarray) -> None:
         """scores += the tree's leaf value for every row of a bin store
         (dgbdt.data.store.BinStore)."""
         if not store.plain:
@@ -164,12 +172,12 @@ class Tree:
             (self.cat_boundaries, self.cat_threshold, *store.bin_categories),
         )
 
-    def max_depth(self):
+    def max_depth(self) -> int:
         return int(self.leaf_depth.max()) if self.n_leaves else 0
 
     # -- serialisation -------------------------------------------------------
-    def to_dict(self):
-        d = {"num_leaves": int(self.n_leaves)}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"num_leaves": int(self.n_leaves)}
         for name in NODE_FIELDS + LEAF_FIELDS:
             arr = getattr(self, name)
             d[name] = arr.tolist()
@@ -181,7 +189,7 @@ class Tree:
         return d
 
     #: dtype of each integer field in memory (the others are float64).
-    INT_DTYPES = {
+    INT_DTYPES: dict[str, Any] = {
         "split_feature": FEATURE_INDEX_DTYPE,
         "threshold_bin": np.int32,
         "default_left": np.uint8,
@@ -191,7 +199,7 @@ class Tree:
     }
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: Mapping[str, Any]) -> Tree:
         """A tree from its dict (``to_dict``); the values are not validated here:
         files go through ``dgbdt.models.json_file``, which checks every field first."""
         n = int(d["num_leaves"])
@@ -207,7 +215,7 @@ class Tree:
         return cls.from_arrays(n, arrays)
 
     @classmethod
-    def from_arrays(cls, n_leaves, arrays):
+    def from_arrays(cls, n_leaves: int, arrays: Mapping[str, Any]) -> Tree:
         """A tree of ``n_leaves`` leaves from validated arrays, one per field."""
         tree = cls.__new__(cls)
         tree.n_leaves = n_leaves

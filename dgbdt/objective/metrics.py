@@ -28,10 +28,12 @@ exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..native import rank_metric
 from ..registry import Registry
@@ -61,14 +63,16 @@ _LOG_ARG_EPS = 1.0e-12
 _ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
-def _as_1d(x, name):
+def _as_1d(x: npt.ArrayLike, name: str) -> npt.NDArray[np.float64]:
     arr = np.asarray(x, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     return arr
 
 
-def _prepare(label, pred, weight, pred_ndim=1):
+def _prepare(
+    label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None, pred_ndim: int = 1
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None]:
     """Convert inputs to float64 arrays and check their shapes."""
     label = _as_1d(label, "label")
     pred = np.asarray(pred, dtype=np.float64)
@@ -82,21 +86,25 @@ def _prepare(label, pred, weight, pred_ndim=1):
     return label, pred, weight
 
 
-def _weighted_sums(loss, weight):
+def _weighted_sums(loss: np.ndarray, weight: np.ndarray | None) -> npt.NDArray[np.float64]:
     """``[sum(w * loss), sum(w)]``; LightGBM's sum_weights is n without weights."""
     if weight is None:
         return np.array([loss.sum(), float(loss.shape[0])])
     return np.array([(loss * weight).sum(), weight.sum()])
 
 
-def _mean(sums):
+def _mean(sums: np.ndarray) -> float:
     return float(sums[0] / sums[1])
 
 
-def _pointwise(loss_fn, pred_ndim=1):
+def _pointwise(
+    loss_fn: Callable[..., np.ndarray], pred_ndim: int = 1
+) -> Callable[..., npt.NDArray[np.float64]]:
     """Build ``partial(label, pred, weight=None, **kw)`` from a point-wise loss."""
 
-    def partial(label, pred, weight=None, **kw):
+    def partial(
+        label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None = None, **kw: Any
+    ) -> npt.NDArray[np.float64]:
         label, pred, weight = _prepare(label, pred, weight, pred_ndim)
         return _weighted_sums(loss_fn(label, pred, **kw), weight)
 
@@ -108,52 +116,52 @@ def _pointwise(loss_fn, pred_ndim=1):
 # --- point-wise losses (LightGBM src/metric/*_metric.hpp) -----------------
 
 
-def _l2(label, pred):
+def _l2(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """Squared error (LightGBM ``l2`` is the MSE, not the RMSE)."""
     return (pred - label) ** 2
 
 
-def _l1(label, pred):
+def _l1(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """Absolute error."""
     return np.abs(pred - label)
 
 
-def _huber(label, pred, alpha=0.9):
+def _huber(label: np.ndarray, pred: np.ndarray, alpha: float = 0.9) -> np.ndarray:
     """Huber loss, HuberLossMetric: quadratic inside ``|d| <= alpha``."""
     d = np.abs(pred - label)
     return np.where(d <= alpha, 0.5 * d * d, alpha * (d - 0.5 * alpha))
 
 
-def _quantile(label, pred, alpha=0.9):
+def _quantile(label: np.ndarray, pred: np.ndarray, alpha: float = 0.9) -> np.ndarray:
     """Pinball loss, QuantileMetric: with ``d = label - pred``, ``(alpha - 1) d`` if
     ``d < 0``, else ``alpha d``."""
     d = label - pred
     return np.where(d < 0, (alpha - 1.0) * d, alpha * d)
 
 
-def _mape(label, pred):
+def _mape(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """MAPEMetric: ``|label - pred| / max(1, |label|)`` (so no blow-up near label 0)."""
     return np.abs(label - pred) / np.maximum(1.0, np.abs(label))
 
 
-def _fair(label, pred, fair_c=1.0):
+def _fair(label: np.ndarray, pred: np.ndarray, fair_c: float = 1.0) -> np.ndarray:
     """FairLossMetric: ``c x - c^2 log1p(x / c)`` with ``x = |pred - label|``."""
     x = np.abs(pred - label)
     return fair_c * x - fair_c * fair_c * np.log1p(x / fair_c)
 
 
-def _safe_log(x):
+def _safe_log(x: np.ndarray) -> np.ndarray:
     """Common::SafeLog: ``log(x)`` for ``x > 0``, else ``-inf`` (NaN too, as LightGBM)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), -np.inf)
 
 
-def _clip_1e10(pred):
+def _clip_1e10(pred: np.ndarray) -> np.ndarray:
     """``if (score < 1e-10f) score = 1e-10f`` (NaN is not clipped)."""
     return np.where(pred < _EPS_1E10, _EPS_1E10, pred)
 
 
-def _poisson(label, pred):
+def _poisson(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """PoissonMetric: ``pred - label log(pred)``, ``pred`` clipped below at ``1e-10f``.
 
     Labels are not checked (a negative label is just used).
@@ -162,13 +170,13 @@ def _poisson(label, pred):
     return s - label * np.log(s)
 
 
-def _check_positive_labels(label, name):
+def _check_positive_labels(label: np.ndarray, name: str) -> None:
     """GammaMetric / GammaDevianceMetric::CheckLabel: CHECK_GT(label, 0) (NaN fails)."""
     if not np.all(label > 0):
         raise ValueError(f"metric {name} needs labels > 0 (LightGBM: CHECK_GT(label, 0))")
 
 
-def _gamma(label, pred):
+def _gamma(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """GammaMetric, the Gamma negative log-likelihood with ``psi = 1``.
 
     Follows LightGBM's steps: ``theta = -1 / pred``, ``b = -SafeLog(-theta)``,
@@ -188,7 +196,7 @@ def _gamma(label, pred):
         return -((label * theta - b) + c)
 
 
-def _gamma_deviance(label, pred):
+def _gamma_deviance(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """GammaDevianceMetric point loss: ``t - SafeLog(t) - 1``, ``t = label / (pred + 1e-9)``.
 
     Labels must be > 0.  The metric is twice the weighted *sum*, not a mean
@@ -200,7 +208,9 @@ def _gamma_deviance(label, pred):
         return t - _safe_log(t) - 1.0
 
 
-def _tweedie(label, pred, tweedie_variance_power=1.5):
+def _tweedie(
+    label: np.ndarray, pred: np.ndarray, tweedie_variance_power: float = 1.5
+) -> np.ndarray:
     """TweedieMetric: ``-label s^(1-rho) / (1-rho) + s^(2-rho) / (2-rho)``.
 
     ``s`` is ``pred`` clipped below at ``1e-10f``; the powers are computed as
@@ -214,33 +224,33 @@ def _tweedie(label, pred, tweedie_variance_power=1.5):
     return -a + b
 
 
-def _binary_logloss(label, pred):
+def _binary_logloss(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """Log loss; class 1 iff ``label > 0``; ``-log(kEpsilon)`` below kEpsilon."""
     p_true = np.where(label > 0, pred, 1.0 - pred)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(p_true > _EPS, -np.log(p_true), _NEG_LOG_EPS)
 
 
-def _binary_error(label, pred):
+def _binary_error(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """Error rate; predicts class 1 iff ``prob > 0.5`` (so 0.5 itself is class 0)."""
     return ((pred > 0.5) != (label > 0)).astype(np.float64)
 
 
-def _true_class(label, n_classes):
+def _true_class(label: np.ndarray, n_classes: int) -> npt.NDArray[np.int64]:
     k = label.astype(np.int64)  # static_cast<size_t>(label) truncates
     if k.size and (k.min() < 0 or k.max() >= n_classes):
         raise ValueError(f"multiclass label must lie in [0, {n_classes}), got {k.min()}..{k.max()}")
     return k
 
 
-def _multi_logloss(label, pred):
+def _multi_logloss(label: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """Softmax log loss of the true class, clipped at kEpsilon."""
     p_true = pred[np.arange(label.shape[0]), _true_class(label, pred.shape[1])]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(p_true > _EPS, -np.log(p_true), _NEG_LOG_EPS)
 
 
-def _multi_error(label, pred, multi_error_top_k=1):
+def _multi_error(label: np.ndarray, pred: np.ndarray, multi_error_top_k: int = 1) -> np.ndarray:
     """Top-k error: wrong unless fewer than ``k + 1`` classes score ``>=`` the true one.
 
     The true class counts itself, so with ``k = 1`` any tie with the true class
@@ -254,13 +264,13 @@ def _multi_error(label, pred, multi_error_top_k=1):
 # --- cross-entropy family (LightGBM src/metric/xentropy_metric.hpp) --------
 
 
-def _check_unit_labels(label, name):
+def _check_unit_labels(label: np.ndarray, name: str) -> None:
     """CheckElementsIntervalClosed(label, 0, 1): Log::Fatal outside [0, 1] (NaN passes)."""
     if np.any((label < 0.0) | (label > 1.0)):
         raise ValueError(f"metric {name} needs labels in [0, 1] (as LightGBM)")
 
 
-def _check_weights(weight, name, strict):
+def _check_weights(weight: np.ndarray | None, name: str, strict: bool) -> None:
     """LightGBM refuses negative weights (cross_entropy, kullback_leibler) or
     non-positive ones (``strict``: cross_entropy_lambda)."""
     if weight is not None and weight.size and (weight.min() <= 0 if strict else weight.min() < 0):
@@ -268,7 +278,7 @@ def _check_weights(weight, name, strict):
         raise ValueError(f"metric {name} needs {need} weights (as LightGBM)")
 
 
-def _xent_loss(label, prob):
+def _xent_loss(label: np.ndarray, prob: np.ndarray) -> np.ndarray:
     """XentLoss: ``-(y log p + (1 - y) log(1 - p))``, each log argument clipped
     below at the double ``1e-12`` (a NaN ``p`` counts as clipped).
 
@@ -283,7 +293,7 @@ def _xent_loss(label, prob):
     return -(a + b)
 
 
-def _label_entropy(label):
+def _label_entropy(label: np.ndarray) -> np.ndarray:
     """YentLoss: ``y log y + (1 - y) log(1 - y)``, a term only where its argument
     is > 0 (``1 - y`` here is a double)."""
     q = 1.0 - label
@@ -292,7 +302,9 @@ def _label_entropy(label):
         return hp + np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0)
 
 
-def _cross_entropy_partial(label, pred, weight=None):
+def _cross_entropy_partial(
+    label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None = None
+) -> npt.NDArray[np.float64]:
     """CrossEntropyMetric: ``[sum w XentLoss, sum w]``; weights used linearly.
 
     Labels must lie in [0, 1] and weights be >= 0 (LightGBM: Log::Fatal).
@@ -305,7 +317,7 @@ def _cross_entropy_partial(label, pred, weight=None):
     return _weighted_sums(_xent_loss(label, pred), weight)
 
 
-def _xent_mean(sums):
+def _xent_mean(sums: np.ndarray) -> float:
     """``sums[0] / sums[-1]`` (the weighted mean); LightGBM refuses a sum of
     weights <= 0 (Log::Fatal "sum-of-weights ... is non-positive")."""
     if not sums[-1] > 0:
@@ -313,7 +325,9 @@ def _xent_mean(sums):
     return float(sums[0] / sums[-1])
 
 
-def _kullback_leibler_partial(label, pred, weight=None):
+def _kullback_leibler_partial(
+    label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None = None
+) -> npt.NDArray[np.float64]:
     """KullbackLeiblerDivergence: ``[sum w XentLoss, sum w YentLoss(y), sum w]``.
 
     The value is LightGBM's ``presum_label_entropy + sum_loss / sum_weights``
@@ -329,13 +343,15 @@ def _kullback_leibler_partial(label, pred, weight=None):
     return np.array([(xent * weight).sum(), (yent * weight).sum(), weight.sum()])
 
 
-def _kullback_leibler_finalize(sums):
+def _kullback_leibler_finalize(sums: np.ndarray) -> float:
     """``sum w YentLoss / sum w + sum w XentLoss / sum w``, in LightGBM's order."""
     _xent_mean(sums[[0, 2]])  # the same sum-of-weights check
     return float(sums[1] / sums[2] + sums[0] / sums[2])
 
 
-def _cross_entropy_lambda_partial(label, pred, weight=None):
+def _cross_entropy_lambda_partial(
+    label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None = None
+) -> npt.NDArray[np.float64]:
     """CrossEntropyLambdaMetric: ``[sum XentLoss(y, 1 - exp(-w hhat)), n]``.
 
     ``pred`` is ``hhat``, the xentlambda objective's output ``log(1 + exp(raw))``
@@ -351,7 +367,9 @@ def _cross_entropy_lambda_partial(label, pred, weight=None):
     return np.array([loss.sum(), float(label.shape[0])])
 
 
-def _score_groups(label, pred, w):
+def _score_groups(
+    label: np.ndarray, pred: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(positive weight, negative weight) of each group of equal ``pred``, the
     highest score first (positive: ``label > 0``)."""
     # unique() sorts ascending; group rows by score, then walk groups downwards
@@ -362,7 +380,7 @@ def _score_groups(label, pred, w):
     return pos, neg
 
 
-def auc(label, pred, weight=None):
+def auc(label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None = None) -> float:
     """Weighted ROC AUC as LightGBM's AUCMetric (single process only).
 
     Equal predictions form one step of the ROC curve (trapezoid). Positive
@@ -382,7 +400,9 @@ def auc(label, pred, weight=None):
     return 1.0
 
 
-def average_precision(label, pred, weight=None):
+def average_precision(
+    label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None = None
+) -> float:
     """Weighted average precision as LightGBM's AveragePrecisionMetric (single process only).
 
     Rows are grouped by equal score, best first; each group adds its positive
@@ -407,7 +427,7 @@ def average_precision(label, pred, weight=None):
     return 1.0
 
 
-def r2(label, pred, weight=None):
+def r2(label: npt.ArrayLike, pred: npt.ArrayLike, weight: npt.ArrayLike | None = None) -> float:
     """R-squared as LightGBM's R2Metric (single process only): ``1 - RSS / TSS``.
 
     The label mean is taken first (two passes, as LightGBM); with weights its
@@ -430,7 +450,12 @@ def r2(label, pred, weight=None):
     return float(1.0 - rss / tss)
 
 
-def auc_mu(label, raw, weight=None, weights_matrix=None):
+def auc_mu(
+    label: npt.ArrayLike,
+    raw: npt.ArrayLike,
+    weight: npt.ArrayLike | None = None,
+    weights_matrix: npt.ArrayLike | None = None,
+) -> float:
     """AUC-mu (Kleiman & Page, ICML 2019) as LightGBM's AucMuMetric (single process only).
 
     For every pair of classes i < j, the rows of i and j are ordered by
@@ -474,7 +499,20 @@ _DEFAULT_EVAL_AT = (1, 2, 3, 4, 5)
 _DISCOUNTS = ranking.discounts()
 
 
-def _rank_inputs(name, label, pred, weight, queries, eval_at):
+def _rank_inputs(
+    name: str,
+    label: npt.ArrayLike,
+    pred: npt.ArrayLike,
+    weight: npt.ArrayLike | None,
+    queries: npt.ArrayLike | None,
+    eval_at: Sequence[int] | np.ndarray,
+) -> tuple[
+    npt.NDArray[np.float32],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float32] | None,
+]:
     """float32 labels, float64 scores (n,), int64 query boundaries, int64
     positions and float32 query weights (None without weights)."""
     pred = np.asarray(pred, dtype=np.float64)
@@ -495,7 +533,9 @@ def _rank_inputs(name, label, pred, weight, queries, eval_at):
     return label.astype(np.float32), pred, b, ks, ranking.query_weights(weight, b)
 
 
-def _query_sums(values, qw, trivial=None):
+def _query_sums(
+    values: np.ndarray, qw: np.ndarray | None, trivial: np.ndarray | None = None
+) -> npt.NDArray[np.float64]:
     """``[sum_q w_q v_qk for each k ..., sum_q w_q]`` of per-query values
     (n_queries, n_k); every query weighs 1 without query weights ``qw``.
 
@@ -512,8 +552,14 @@ def _query_sums(values, qw, trivial=None):
 
 
 def _ndcg_partial(
-    label, pred, weight=None, *, queries=None, eval_at=_DEFAULT_EVAL_AT, label_gain=None
-):
+    label: npt.ArrayLike,
+    pred: npt.ArrayLike,
+    weight: npt.ArrayLike | None = None,
+    *,
+    queries: npt.ArrayLike | None = None,
+    eval_at: Sequence[int] | np.ndarray = _DEFAULT_EVAL_AT,
+    label_gain: Sequence[float] | np.ndarray | None = None,
+) -> npt.NDArray[np.float64]:
     """NDCGMetric: ``[sum_q w_q NDCG_q@k for each k of eval_at, sum_q w_q]``.
 
     Per query, the documents are ranked by raw score (ties in row order);
@@ -541,7 +587,14 @@ def _ndcg_partial(
     return _query_sums(values, qw, trivial)
 
 
-def _map_partial(label, pred, weight=None, *, queries=None, eval_at=_DEFAULT_EVAL_AT):
+def _map_partial(
+    label: npt.ArrayLike,
+    pred: npt.ArrayLike,
+    weight: npt.ArrayLike | None = None,
+    *,
+    queries: npt.ArrayLike | None = None,
+    eval_at: Sequence[int] | np.ndarray = _DEFAULT_EVAL_AT,
+) -> npt.NDArray[np.float64]:
     """MapMetric: ``[sum_q w_q AP_q@k for each k of eval_at, sum_q w_q]``.
 
     Per query, the documents are ranked by raw score (ties in row order); a
@@ -557,7 +610,7 @@ def _map_partial(label, pred, weight=None, *, queries=None, eval_at=_DEFAULT_EVA
     return _query_sums(values, qw)
 
 
-def _query_means(sums):
+def _query_means(sums: np.ndarray) -> list[float]:
     """``sum_q w_q v_qk / sum_q w_q`` for each k (NaN without queries: 0 / 0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return [float(x) for x in sums[:-1] / sums[-1]]
@@ -612,38 +665,44 @@ class Metric:
 
     name: str
     higher_better: bool
-    partial: Callable | None
-    finalize: Callable | None
-    direct: Callable | None = None
+    partial: Callable[..., np.ndarray] | None
+    finalize: Callable[[np.ndarray], float | list[float]] | None
+    direct: Callable[..., float] | None = None
     raw_scores: bool = False
     aliases: tuple[str, ...] = ()
     multiclass: bool = False
-    options: Callable | None = None
-    name_from: Callable | None = None
+    options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    name_from: Callable[[Mapping[str, Any]], str] | None = None
     queries: bool = False
-    names_from: Callable | None = None
+    names_from: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
 
-    def options_from(self, cfg) -> dict:
+    def options_from(self, cfg: Mapping[str, Any]) -> dict[str, Any]:
         """The keyword parameters of :meth:`compute` taken from the training params."""
         return {} if self.options is None else self.options(cfg)
 
-    def result_name(self, cfg) -> str:
+    def result_name(self, cfg: Mapping[str, Any]) -> str:
         """The name LightGBM gives this metric's results under the training params
         (``name`` unless it depends on them, as ``multi_error@2``)."""
         return self.name if self.name_from is None else self.name_from(cfg)
 
-    def result_names(self, cfg) -> list[str]:
+    def result_names(self, cfg: Mapping[str, Any]) -> list[str]:
         """The names of this metric's results under the training params, in
         order: ``[result_name(cfg)]``, or several (``ndcg@1``, ``ndcg@3``, ...)."""
         return [self.result_name(cfg)] if self.names_from is None else list(self.names_from(cfg))
 
-    def value_of(self, sums):
+    def value_of(self, sums: np.ndarray) -> float | list[float]:
         """``finalize(sums)``: a float, or a list of floats (one per result
         name) for a metric with several results."""
-        value = self.finalize(sums)
+        value: Any = self.finalize(sums)  # type: ignore[misc]  # set with partial
         return [float(v) for v in value] if self.names_from is not None else float(value)
 
-    def compute(self, label, pred, weight=None, **kw):
+    def compute(
+        self,
+        label: npt.ArrayLike,
+        pred: npt.ArrayLike,
+        weight: npt.ArrayLike | None = None,
+        **kw: Any,
+    ) -> float | list[float]:
         """Single-process value of the metric.
 
         Parameters
@@ -665,44 +724,51 @@ class Metric:
         metric with several results.
         """
         if self.partial is None:
-            return float(self.direct(label, pred, weight, **kw))
+            return float(self.direct(label, pred, weight, **kw))  # type: ignore[misc]  # set without partial
         return self.value_of(self.partial(label, pred, weight, **kw))
 
 
-def _additive(name, loss, finalize=_mean, *, multiclass=False, **fields):
+def _additive(
+    name: str,
+    loss: Callable[..., np.ndarray],
+    finalize: Callable[[np.ndarray], float] = _mean,
+    *,
+    multiclass: bool = False,
+    **fields: Any,
+) -> Metric:
     """A lower-is-better metric that is a sum over rows (``loss`` point-wise)."""
     partial = _pointwise(loss, 2 if multiclass else 1)
     return Metric(name, False, partial, finalize, multiclass=multiclass, **fields)
 
 
-def _alpha_options(cfg):
+def _alpha_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return {"alpha": cfg["alpha"]}
 
 
-def _fair_options(cfg):
+def _fair_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return {"fair_c": cfg["fair_c"]}
 
 
-def _tweedie_options(cfg):
+def _tweedie_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return {"tweedie_variance_power": cfg["tweedie_variance_power"]}
 
 
-def _multi_error_options(cfg):
+def _multi_error_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return {"multi_error_top_k": cfg["multi_error_top_k"]}
 
 
-def _multi_error_name(cfg):
+def _multi_error_name(cfg: Mapping[str, Any]) -> str:
     """MultiErrorMetric::Name: ``multi_error``, or ``multi_error@k`` when k != 1."""
     k = cfg["multi_error_top_k"]
     return "multi_error" if k == 1 else f"multi_error@{k}"
 
 
-def _twice_sum(sums):
+def _twice_sum(sums: np.ndarray) -> float:
     """GammaDevianceMetric::AverageLoss: ``2 * sum w loss``, *not* divided by the weights."""
     return float(sums[0] * 2.0)
 
 
-def _auc_mu_options(cfg):
+def _auc_mu_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     if cfg["auc_mu_weights"] is None:
         return {}
     k = cfg["num_class"]
@@ -710,32 +776,38 @@ def _auc_mu_options(cfg):
     return {"weights_matrix": np.array(cfg["auc_mu_weights"]).reshape(k, k) * (1 - np.eye(k))}
 
 
-def _rmse(sums):
+def _rmse(sums: np.ndarray) -> float:
     return float(np.sqrt(sums[0] / sums[1]))
 
 
-def _eval_at(cfg):
+def _eval_at(cfg: Mapping[str, Any]) -> tuple[int, ...]:
     """The positions of ndcg / map: eval_at sorted, as LightGBM's config sorts it."""
     return tuple(sorted(cfg["eval_at"]))
 
 
-def _ndcg_options(cfg):
+def _ndcg_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return {"eval_at": _eval_at(cfg), "label_gain": cfg["label_gain"]}
 
 
-def _map_options(cfg):
+def _map_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return {"eval_at": _eval_at(cfg)}
 
 
-def _ndcg_names(cfg):
+def _ndcg_names(cfg: Mapping[str, Any]) -> list[str]:
     return [f"ndcg@{k}" for k in _eval_at(cfg)]
 
 
-def _map_names(cfg):
+def _map_names(cfg: Mapping[str, Any]) -> list[str]:
     return [f"map@{k}" for k in _eval_at(cfg)]
 
 
-def _query_metric(name, partial, options, names, aliases):
+def _query_metric(
+    name: str,
+    partial: Callable[..., np.ndarray],
+    options: Callable[[Mapping[str, Any]], dict[str, Any]],
+    names: Callable[[Mapping[str, Any]], Sequence[str]],
+    aliases: tuple[str, ...],
+) -> Metric:
     """A higher-is-better ranking metric of raw scores with one result per eval_at k."""
     return Metric(
         name,
@@ -750,7 +822,7 @@ def _query_metric(name, partial, options, names, aliases):
     )
 
 
-_REGISTRY = Registry()
+_REGISTRY: Registry[Metric] = Registry()
 for _metric in (
     _additive("l2", _l2, aliases=("mse", "mean_squared_error", "regression_l2", "regression")),
     _additive("rmse", _l2, _rmse, aliases=("l2_root", "root_mean_squared_error")),

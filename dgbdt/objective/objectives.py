@@ -13,16 +13,26 @@ as in LightGBM; its models are saved as objective ``"custom"``
 (:class:`CustomObjective`, which only loads and predicts).
 """
 
+from __future__ import annotations
+
 import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from ..distributed.exact_sum import global_exact_sums
 from ..native import common
 from ..native import rank as rank_kernels
 from ..native.objective import compute_gradients
 from ..registry import Registry
-from .ranking import PositionBias, check_ranking_labels, default_label_gain, discounts
+from .ranking import PositionBias, Queries, check_ranking_labels, default_label_gain, discounts
+
+if TYPE_CHECKING:
+    from ..distributed.comm import SerialComm
+    from ..models.tree import Tree
+    from ..treelearner.grower import TreeGrower
 
 __all__ = [
     "OBJECTIVES",
@@ -36,7 +46,7 @@ __all__ = [
 
 #: The objectives ``train`` accepts, by canonical name (``OBJECTIVES.aliases``:
 #: every accepted spelling).
-OBJECTIVES = Registry()
+OBJECTIVES: Registry[type[Objective]] = Registry()
 _EMPTY = np.zeros(0, np.float64)
 _EMPTY32 = np.zeros(0, np.float32)
 #: LightGBM's kEpsilon, a float constant (1e-15f)
@@ -45,7 +55,7 @@ _EPSILON = float(np.float32(1e-15))
 _LOG_MAX, _SQRT_MAX = 709.0, 1e154
 
 
-def weighted_quantile(values, weights, q):
+def weighted_quantile(values: np.ndarray, weights: np.ndarray | None, q: float) -> float:
     """Weighted quantile (q in [0, 1]); the median with q = 0.5, as LightGBM 4.7
     computes it for L1 (starting score and leaf values).
 
@@ -77,14 +87,14 @@ def weighted_quantile(values, weights, q):
     return float(v[pos - 1])
 
 
-def short_number(value):
+def short_number(value: float) -> str:
     """``value`` as C++'s default stream prints it (6 significant digits) when
     that reads back exactly, else in full (LightGBM's model text)."""
     text = f"{value:g}"
     return text if float(text) == value else repr(float(value))
 
 
-def softmax(raw):
+def softmax(raw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Row-wise softmax of raw scores (n, K), shifted by each row's largest score."""
     z = raw - raw.max(axis=1, keepdims=True)
     np.exp(z, out=z)
@@ -92,7 +102,7 @@ def softmax(raw):
     return z
 
 
-def _first(bad):
+def _first(bad: npt.NDArray[np.bool_]) -> int | None:
     """The index of the first True in ``bad``, or None."""
     return int(np.flatnonzero(bad)[0]) if bad.any() else None
 
@@ -109,22 +119,23 @@ class Objective:
     ``model_params``, the params a model saves (its ``objective_params``).
     """
 
-    name = ""
-    aliases = ()
-    code = -1
-    default_metric = ""
-    multiclass = False
-    min_num_class = max_num_class = 1
-    renews_leaves = False
-    model_params = ("sigmoid", "alpha")
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    code: ClassVar[int] = -1
+    default_metric: ClassVar[str] = ""
+    multiclass: ClassVar[bool] = False
+    min_num_class: ClassVar[int] = 1
+    max_num_class: ClassVar[int | None] = 1
+    renews_leaves: ClassVar[bool] = False
+    model_params: ClassVar[tuple[str, ...]] = ("sigmoid", "alpha")
     #: reg_sqrt applies (LightGBM's RegressionL2loss and the losses built on it
     #: without turning it off)
     takes_sqrt = False
     #: the loss is over query groups: set_queries gives it the training set's
     uses_queries = False
 
-    def __init__(self, cfg):
-        self.num_class = cfg["num_class"]
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        self.num_class: int = cfg["num_class"]
         self.num_model_per_iteration = self.num_class if self.multiclass else 1
         self.alpha = cfg["alpha"]
         self.sigmoid = cfg["sigmoid"]
@@ -133,14 +144,15 @@ class Objective:
         self.params = self.saved_params(cfg)
         self.label_weights = np.ones(2 * self.num_model_per_iteration)
         self.unit_weights = True  # no weights, or all 1 (set_label_weights decides)
-        self._fit_labels = (None, None)
+        # (the label array, its fitted labels), computed once per label array
+        self._fit_labels: tuple[np.ndarray | None, Any] = (None, None)
 
-    def _extra(self, cfg):
+    def _extra(self, cfg: Mapping[str, Any]) -> float:
         """The kernel's third parameter (fair_c, tweedie_variance_power, ...); 0 if none."""
         return 0.0
 
     @classmethod
-    def check_params(cls, cfg):
+    def check_params(cls, cfg: Mapping[str, Any]) -> None:
         """Refuse parameter values this objective is not defined for (ValueError)."""
         if cls.renews_leaves and cfg["monotone_constraints"] is not None:
             # LightGBM's gbdt.cpp: the renewed leaf values (quantiles of residuals)
@@ -158,7 +170,7 @@ class Objective:
             )
 
     @classmethod
-    def saved_params(cls, cfg):
+    def saved_params(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:
         """The ``objective_params`` a model of this objective saves (reg_sqrt only
         when set, so models without it keep their bytes)."""
         params = {key: cfg[key] for key in cls.model_params}
@@ -166,7 +178,7 @@ class Objective:
             params["reg_sqrt"] = 1.0
         return params
 
-    def fit_label(self, label):
+    def fit_label(self, label: np.ndarray) -> np.ndarray:
         """The labels the loss is fitted to: ``sign(y) sqrt(|y|)`` (float32, as
         LightGBM's trans_label_) with reg_sqrt, else ``label`` itself."""
         if not self.sqrt:
@@ -177,7 +189,7 @@ class Objective:
         return self._fit_labels[1]
 
     @classmethod
-    def num_class_error(cls, num_class):
+    def num_class_error(cls, num_class: int) -> str | None:
         """What ``num_class`` must be (``"must be 1"``) when it does not fit, else None."""
         lo, hi = cls.min_num_class, cls.max_num_class
         if lo == hi:
@@ -187,27 +199,29 @@ class Objective:
         return None if hi is None or num_class <= hi else f"must be <= {hi}"
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         """Raw scores (n, K) -> predictions, (n,) or (n, K); ``params`` are the
         model's ``objective_params``."""
         return raw[:, 0]
 
     @classmethod
-    def lightgbm_text(cls, params, num_class):
+    def lightgbm_text(cls, params: Mapping[str, Any], num_class: int) -> str | None:
         """The ``objective=`` line's value in LightGBM's model text (its
         ObjectiveFunction::ToString), or None where LightGBM writes no line."""
         return cls.name
 
-    def check_labels(self, label, weight):
+    def check_labels(self, label: np.ndarray | None, weight: np.ndarray | None) -> None:
         """Local checks of this rank's labels (no communication)."""
         if label is None:
             raise ValueError("Training data has no label")
         self._check_label_values(label)
 
-    def _check_label_values(self, label):
+    def _check_label_values(self, label: np.ndarray) -> None:
         """Refuse labels the loss is not defined for (any real number by default)."""
 
-    def set_label_weights(self, label, weight, comm):
+    def set_label_weights(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> None:
         """Global checks, and the class weights of objectives that have them.
 
         Sums are over every rank's rows, exact (dgbdt.distributed.exact_sum), so all ranks
@@ -227,15 +241,25 @@ class Objective:
             )
         self._set_class_weights(label, comm)
 
-    def _set_class_weights(self, label, comm):
+    def _set_class_weights(self, label: np.ndarray, comm: SerialComm) -> None:
         """``label_weights`` (weight of label <= 0, of label > 0): none by default."""
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         """The starting score of boost_from_average (one per class), from
         global statistics: the same on any number of ranks."""
         raise NotImplementedError
 
-    def gradients(self, scores, label, weight, gradients, hessians, iteration=0):
+    def gradients(
+        self,
+        scores: npt.NDArray[np.float64],
+        label: np.ndarray,
+        weight: np.ndarray | None,
+        gradients: npt.NDArray[np.float32],
+        hessians: npt.NDArray[np.float32],
+        iteration: int = 0,
+    ) -> None:
         """Gradients and hessians (k, n) float32 of the (k, n) raw ``scores`` at
         boosting round ``iteration``."""
         # LightGBM drops weights that are all 1 (its unweighted branches differ
@@ -253,7 +277,7 @@ class Objective:
             hessians,
         )
 
-    def transform(self, raw):
+    def transform(self, raw: npt.NDArray[np.float64]) -> np.ndarray:
         """Raw scores (n, K) -> predictions: (n,) or (n, K)."""
         return self.output(raw, self.params)
 
@@ -263,7 +287,7 @@ class Regression(Objective):
     """L2 loss; starts from the weighted mean of the labels."""
 
     name = "regression"
-    aliases = (
+    aliases: ClassVar[tuple[str, ...]] = (
         "regression_l2",
         "l2",
         "mean_squared_error",
@@ -277,7 +301,7 @@ class Regression(Objective):
     takes_sqrt = True
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         if params.get("reg_sqrt"):
             # |raw| beyond 1e154 would square to infinity: predictions stay finite
             r = np.clip(raw[:, 0], -_SQRT_MAX, _SQRT_MAX)
@@ -285,10 +309,12 @@ class Regression(Objective):
         return raw[:, 0]
 
     @classmethod
-    def lightgbm_text(cls, params, num_class):
+    def lightgbm_text(cls, params: Mapping[str, Any], num_class: int) -> str | None:
         return f"{cls.name} sqrt" if params.get("reg_sqrt") else cls.name
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         label = self.fit_label(label)
         ww = np.ones_like(label) if weight is None else weight
         s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
@@ -302,28 +328,44 @@ class RegressionL1(Regression):
     LightGBM; a quantile-like objective changes ``quantile``."""
 
     name = "regression_l1"
-    aliases = ("l1", "mean_absolute_error", "mae")
+    aliases: ClassVar[tuple[str, ...]] = ("l1", "mean_absolute_error", "mae")
     code = common.OBJ_REGRESSION_L1
     default_metric = "l1"
     renews_leaves = True
     quantile = 0.5
 
-    def _quantile_weights(self, label, weight):
+    def _quantile_weights(self, label: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
         """The weights of the weighted quantiles (this rank's rows), or None when all are 1."""
         return None if self.unit_weights else weight
 
-    def _all_weights(self, label, weight, comm, rows=slice(None)):
+    def _all_weights(
+        self,
+        label: np.ndarray,
+        weight: np.ndarray | None,
+        comm: SerialComm,
+        rows: slice | np.ndarray = slice(None),
+    ) -> np.ndarray | None:
         """Every rank's quantile weights of ``rows`` (gathered), or None when all are 1."""
         w = self._quantile_weights(label, weight)
         return None if w is None else comm.concat(w[rows])
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         label = self.fit_label(label)
         all_label = comm.concat(label)
         all_weight = self._all_weights(label, weight, comm)
         return np.array([weighted_quantile(all_label, all_weight, self.quantile)])
 
-    def renew_leaf_values(self, tree, grower, label, scores, weight, comm):
+    def renew_leaf_values(
+        self,
+        tree: Tree,
+        grower: TreeGrower,
+        label: np.ndarray,
+        scores: npt.NDArray[np.float64],
+        weight: np.ndarray | None,
+        comm: SerialComm,
+    ) -> None:
         """A leaf's value becomes the weighted quantile of its residuals over
         every rank's rows (gathered: one residual per row per tree); the rows
         of leaf ``k`` are ``grower``'s sample_indices from leaf_begin[k] on."""
@@ -369,12 +411,12 @@ class Quantile(RegressionL1):
     default_metric = "quantile"
     model_params = ("alpha",)
 
-    def __init__(self, cfg):
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__(cfg)
         self.quantile = float(np.float32(cfg["alpha"]))
 
     @classmethod
-    def check_params(cls, cfg):
+    def check_params(cls, cfg: Mapping[str, Any]) -> None:
         super().check_params(cfg)
         if not 0.0 < cfg["alpha"] < 1.0:
             raise ValueError(
@@ -395,7 +437,7 @@ class Mape(RegressionL1):
     default_metric = "mape"
     model_params = ()
 
-    def _check_label_values(self, label):
+    def _check_label_values(self, label: np.ndarray) -> None:
         if np.any(np.abs(self.fit_label(label)) < 1):
             warnings.warn(
                 "Some label values are < 1 in absolute value. MAPE is unstable with such "
@@ -404,7 +446,7 @@ class Mape(RegressionL1):
                 stacklevel=4,
             )
 
-    def _quantile_weights(self, label, weight):
+    def _quantile_weights(self, label: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
         y = np.abs(np.asarray(label, np.float32))
         lw = np.float32(1.0) / np.maximum(np.float32(1.0), y)
         if weight is not None and not self.unit_weights:
@@ -423,11 +465,11 @@ class Fair(Regression):
     default_metric = "fair"
     model_params = ()
 
-    def _extra(self, cfg):
+    def _extra(self, cfg: Mapping[str, Any]) -> float:
         return cfg["fair_c"]
 
 
-def _check_non_negative(name, label):
+def _check_non_negative(name: str, label: np.ndarray) -> None:
     """Poisson-family labels: none negative (LightGBM's Init)."""
     i = _first(label < 0)
     if i is not None:
@@ -444,20 +486,22 @@ class _LogLink(Objective):
     model_params = ()
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         # exp(709) is near the largest float: beyond, the prediction would be
         # infinite, so it is capped there (no fitted model gets near it)
         return np.exp(np.minimum(raw[:, 0], _LOG_MAX))
 
-    def _check_label_values(self, label):
+    def _check_label_values(self, label: np.ndarray) -> None:
         _check_non_negative(self.name, label)
 
-    def _set_class_weights(self, label, comm):
+    def _set_class_weights(self, label: np.ndarray, comm: SerialComm) -> None:
         (total,) = global_exact_sums(comm, [label])
         if total == 0:
             raise ValueError(f"objective={self.name!r}: the sum of the labels is zero")
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         ww = np.ones_like(label) if weight is None else weight
         s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
         if not s_wy > 0:
@@ -477,7 +521,7 @@ class Poisson(_LogLink):
     code = common.OBJ_POISSON
     default_metric = "poisson"
 
-    def _extra(self, cfg):
+    def _extra(self, cfg: Mapping[str, Any]) -> float:
         return float(np.exp(cfg["poisson_max_delta_step"]))
 
 
@@ -500,11 +544,11 @@ class Tweedie(_LogLink):
     code = common.OBJ_TWEEDIE
     default_metric = "tweedie"
 
-    def _extra(self, cfg):
+    def _extra(self, cfg: Mapping[str, Any]) -> float:
         return cfg["tweedie_variance_power"]
 
 
-def _check_unit_interval(name, label):
+def _check_unit_interval(name: str, label: np.ndarray) -> None:
     """Cross-entropy labels: in [0, 1] (LightGBM's CheckElementsIntervalClosed)."""
     i = _first((label < 0) | (label > 1) | np.isnan(label))
     if i is not None:
@@ -523,18 +567,20 @@ class CrossEntropy(Objective):
     model_params = ()
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-raw[:, 0]))
 
-    def _check_label_values(self, label):
+    def _check_label_values(self, label: np.ndarray) -> None:
         _check_unit_interval(self.name, label)
 
-    def _mean_label(self, label, weight, comm):
+    def _mean_label(self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm) -> float:
         ww = np.ones_like(label) if weight is None else weight
         s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
         return s_wy / s_w
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         p = min(max(self._mean_label(label, weight, comm), _EPSILON), 1.0 - _EPSILON)
         return np.array([np.log(p / (1.0 - p))])
 
@@ -551,21 +597,25 @@ class CrossEntropyLambda(CrossEntropy):
     default_metric = "cross_entropy_lambda"
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         # log(1 + e^x) rounds to x itself from x = 40 on: no overflow there
         x = raw[:, 0]
         return np.where(x > 40.0, x, np.log1p(np.exp(np.minimum(x, 40.0))))
 
-    def check_labels(self, label, weight):
+    def check_labels(self, label: np.ndarray | None, weight: np.ndarray | None) -> None:
         # (negative weights are refused by every Dataset)
         super().check_labels(label, weight)
-        i = None if weight is None else _first(weight <= 0)
+        if weight is None:
+            return
+        i = _first(weight <= 0)
         if i is not None:
             raise ValueError(
                 f"objective={self.name!r} needs positive weights; row {i} has weight {weight[i]}"
             )
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         with np.errstate(divide="ignore"):
             return np.array([np.log(np.expm1(self._mean_label(label, weight, comm)))])
 
@@ -578,21 +628,21 @@ class Binary(Objective):
     code = common.OBJ_BINARY
     default_metric = "binary_logloss"
 
-    def __init__(self, cfg):
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__(cfg)
         self._scale_pos_weight = cfg["scale_pos_weight"]
         self._is_unbalance = cfg["is_unbalance"]
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         sigmoid = params.get("sigmoid", 1.0)
         return 1.0 / (1.0 + np.exp(-sigmoid * raw[:, 0]))
 
     @classmethod
-    def lightgbm_text(cls, params, num_class):
+    def lightgbm_text(cls, params: Mapping[str, Any], num_class: int) -> str | None:
         return f"binary sigmoid:{short_number(params.get('sigmoid', 1.0))}"
 
-    def _check_label_values(self, label):
+    def _check_label_values(self, label: np.ndarray) -> None:
         # LightGBM's positive class is label > 0 (binary_objective.hpp), so 0/1 and
         # -1/+1 give one model.  It takes any other value too (0.3 or 2 is silently
         # positive, {1, 2} one class); those are refused here: almost always the
@@ -604,11 +654,11 @@ class Binary(Objective):
                 f"has label {label[i]}"
             )
 
-    def _positives(self, label):
+    def _positives(self, label: np.ndarray) -> list[npt.NDArray[np.bool_]]:
         """One boolean row mask per model: which rows are its positive class."""
         return [label > 0]
 
-    def _set_class_weights(self, label, comm):
+    def _set_class_weights(self, label: np.ndarray, comm: SerialComm) -> None:
         # is_unbalance weighs the classes by their row counts, as LightGBM
         # (not by their weight sums)
         masks = self._positives(label)
@@ -621,7 +671,7 @@ class Binary(Objective):
             [self._class_weights(counts[i], counts[k + i]) for i in range(k)]
         )
 
-    def _class_weights(self, pos, neg):
+    def _class_weights(self, pos: float, neg: float) -> npt.NDArray[np.float64]:
         """(weight of the negatives, of the positives) of one binary model.  A
         model whose rows are all of one class is not trained (LightGBM's
         need_train_): zero weights give zero gradients and hessians, so its
@@ -632,7 +682,9 @@ class Binary(Objective):
             return np.array([pos / neg, 1.0]) if pos > neg else np.array([1.0, neg / pos])
         return np.array([1.0, self._scale_pos_weight])
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         # the log-odds of the weighted share of positives; is_unbalance /
         # scale_pos_weight do not enter it (LightGBM's BoostFromScore)
         ww = np.ones_like(label) if weight is None else weight
@@ -654,23 +706,19 @@ class Multiclass(Objective):
     min_num_class, max_num_class = 2, None
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         return softmax(raw)
 
     @classmethod
-    def lightgbm_text(cls, params, num_class):
+    def lightgbm_text(cls, params: Mapping[str, Any], num_class: int) -> str | None:
         return f"multiclass num_class:{num_class}"
 
-    def _check_label_values(self, label):
-        k = self.num_class
-        i = _first((label < 0) | (label >= k) | (label != np.floor(label)))
-        if i is not None:
-            raise ValueError(
-                f"objective={self.name!r} with num_class={k} needs integer "
-                f"labels in [0, {k - 1}]; row {i} has label {label[i]}"
-            )
+    def _check_label_values(self, label: np.ndarray) -> None:
+        _check_class_labels(self, label)
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         # the log of the (weighted) class priors
         ww = np.ones_like(label) if weight is None else weight
         counts = np.array(global_exact_sums(comm, [ww[label == k] for k in range(self.num_class)]))
@@ -691,19 +739,30 @@ class MulticlassOva(Binary):
     min_num_class, max_num_class = 2, None
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-params.get("sigmoid", 1.0) * raw))
 
     @classmethod
-    def lightgbm_text(cls, params, num_class):
+    def lightgbm_text(cls, params: Mapping[str, Any], num_class: int) -> str | None:
         return f"multiclassova num_class:{num_class} sigmoid:{short_number(params.get('sigmoid', 1.0))}"
 
-    def _check_label_values(self, label):
-        Multiclass._check_label_values(self, label)
+    def _check_label_values(self, label: np.ndarray) -> None:
+        _check_class_labels(self, label)
 
-    def _positives(self, label):
+    def _positives(self, label: np.ndarray) -> list[npt.NDArray[np.bool_]]:
         classes = label.astype(np.int64)
         return [classes == k for k in range(self.num_class)]
+
+
+def _check_class_labels(objective: Multiclass | MulticlassOva, label: np.ndarray) -> None:
+    """Class labels: integers in [0, num_class) (both multiclass objectives)."""
+    k = objective.num_class
+    i = _first((label < 0) | (label >= k) | (label != np.floor(label)))
+    if i is not None:
+        raise ValueError(
+            f"objective={objective.name!r} with num_class={k} needs integer "
+            f"labels in [0, {k - 1}]; row {i} has label {label[i]}"
+        )
 
 
 class _Ranking(Objective):
@@ -716,27 +775,37 @@ class _Ranking(Objective):
     model_params = ()
     uses_queries = True
 
-    def __init__(self, cfg):
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__(cfg)
         self.label_gain = default_label_gain(cfg["label_gain"])
-        self.queries = None
-        self._labels = (None, None)
+        # set by set_queries before any gradients are asked for
+        self.queries: Queries = None  # type: ignore[assignment]
+        # (the label array, its float32 copy), converted once per label array
+        self._labels: tuple[np.ndarray | None, Any] = (None, None)
 
-    def set_queries(self, queries, label, position, comm):
+    def set_queries(
+        self,
+        queries: Queries,
+        label: np.ndarray,
+        position: np.ndarray | None,
+        comm: SerialComm,
+    ) -> None:
         """This rank's queries (dgbdt.objective.ranking.Queries) of the training set."""
         self.queries = queries
 
-    def _float_labels(self, label):
+    def _float_labels(self, label: np.ndarray) -> npt.NDArray[np.float32]:
         """The labels as float32 (LightGBM's label_t), converted once."""
         if self._labels[0] is not label:
             self._labels = (label, np.ascontiguousarray(label, np.float32))
         return self._labels[1]
 
-    def init_score(self, label, weight, comm):
+    def init_score(
+        self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
+    ) -> npt.NDArray[np.float64]:
         return np.zeros(1)
 
     @staticmethod
-    def _weights(weight):
+    def _weights(weight: np.ndarray | None) -> npt.NDArray[np.float32]:
         return _EMPTY32 if weight is None else np.ascontiguousarray(weight, np.float32)
 
 
@@ -751,7 +820,7 @@ class LambdaRank(_Ranking):
 
     name = "lambdarank"
 
-    def __init__(self, cfg):
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__(cfg)
         self.truncation = cfg["lambdarank_truncation_level"]
         self.kernel_cfg = np.array(
@@ -760,14 +829,20 @@ class LambdaRank(_Ranking):
         self.table = np.empty(rank_kernels.SIGMOID_BINS, np.float64)
         self.table_params = np.array(rank_kernels.sigmoid_table(cfg["sigmoid"], self.table))
         self.discount = discounts()
-        self.inv_max = None
+        self.inv_max: npt.NDArray[np.float64] | None = None
         self.bias_params = (cfg["learning_rate"], cfg["lambdarank_position_bias_regularization"])
-        self.bias = None  # PositionBias, with Dataset positions
+        self.bias: PositionBias | None = None  # with Dataset positions
 
-    def _check_label_values(self, label):
+    def _check_label_values(self, label: np.ndarray) -> None:
         check_ranking_labels(label, self.label_gain, "lambdarank")
 
-    def set_queries(self, queries, label, position, comm):
+    def set_queries(
+        self,
+        queries: Queries,
+        label: np.ndarray,
+        position: np.ndarray | None,
+        comm: SerialComm,
+    ) -> None:
         super().set_queries(queries, label, position, comm)
         self.inv_max = np.empty(queries.n_queries, np.float64)
         rank_kernels.inverse_max_dcgs(
@@ -780,7 +855,15 @@ class LambdaRank(_Ranking):
         )
         self.bias = None if position is None else PositionBias(position, *self.bias_params, comm)
 
-    def gradients(self, scores, label, weight, gradients, hessians, iteration=0):
+    def gradients(
+        self,
+        scores: npt.NDArray[np.float64],
+        label: np.ndarray,
+        weight: np.ndarray | None,
+        gradients: npt.NDArray[np.float32],
+        hessians: npt.NDArray[np.float32],
+        iteration: int = 0,
+    ) -> None:
         raw = scores[0] if self.bias is None else self.bias.adjusted(scores[0])
         rank_kernels.lambdarank_gradients(
             raw,
@@ -812,11 +895,11 @@ class RankXendcg(_Ranking):
     name = "rank_xendcg"
     aliases = ("xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart")
 
-    def __init__(self, cfg):
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__(cfg)
         self.seed = cfg["objective_seed"]
 
-    def _check_label_values(self, label):
+    def _check_label_values(self, label: np.ndarray) -> None:
         bad = (np.asarray(label) < 0) | (np.asarray(label) >= 1024)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -825,7 +908,15 @@ class RankXendcg(_Ranking):
                 "so labels must be relevance grades in [0, 1024)"
             )
 
-    def gradients(self, scores, label, weight, gradients, hessians, iteration=0):
+    def gradients(
+        self,
+        scores: npt.NDArray[np.float64],
+        label: np.ndarray,
+        weight: np.ndarray | None,
+        gradients: npt.NDArray[np.float32],
+        hessians: npt.NDArray[np.float32],
+        iteration: int = 0,
+    ) -> None:
         q = self.queries
         rank_kernels.xendcg_gradients(
             scores[0],
@@ -849,26 +940,26 @@ class CustomObjective(Objective):
     max_num_class = None
 
     @classmethod
-    def output(cls, raw, params):
+    def output(cls, raw: npt.NDArray[np.float64], params: Mapping[str, Any]) -> np.ndarray:
         return raw if raw.shape[1] > 1 else raw[:, 0]
 
     @classmethod
-    def lightgbm_text(cls, params, num_class):
+    def lightgbm_text(cls, params: Mapping[str, Any], num_class: int) -> str | None:
         return None  # LightGBM writes no objective for a callable one
 
 
-def make_objective(cfg):
+def make_objective(cfg: Mapping[str, Any]) -> Objective | None:
     """The objective of resolved params ``cfg``; None for a callable (custom) one."""
     if callable(cfg["objective"]):
         return None
     return OBJECTIVES.entries[cfg["objective"]](cfg)
 
 
-def model_objective_names():
+def model_objective_names() -> list[str]:
     """The objectives a model file may name, sorted."""
     return sorted([*OBJECTIVES.entries, CustomObjective.name])
 
 
-def model_objective(name):
+def model_objective(name: str) -> type[Objective]:
     """The class of a model's objective (a name from :func:`model_objective_names`)."""
     return CustomObjective if name == CustomObjective.name else OBJECTIVES.entries[name]

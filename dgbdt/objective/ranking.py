@@ -10,12 +10,22 @@ that has rows.  With sizes alone nothing can tell a query cut in two from two
 queries; that is the caller's promise, as in LightGBM.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from ..distributed.comm import agreed
 from ..distributed.exact_sum import grouped_exact_sums
 from ..native import rank_metric
 from ..native.common import INDEX_DTYPE
+
+if TYPE_CHECKING:
+    from ..data.dataset import Dataset
+    from ..distributed.comm import SerialComm
 
 __all__ = [
     "MAX_QUERY_ROWS",
@@ -31,7 +41,7 @@ __all__ = [
 MAX_QUERY_ROWS = 10000
 
 
-def query_boundaries(sizes):
+def query_boundaries(sizes: Sequence[int] | np.ndarray) -> npt.NDArray[np.int64]:
     """Row boundaries (n_queries + 1,) int64 of query ``sizes``: query i is rows
     ``b[i]:b[i + 1]``."""
     b = np.zeros(len(sizes) + 1, np.int64)
@@ -39,7 +49,9 @@ def query_boundaries(sizes):
     return b
 
 
-def query_weights(weight, boundaries):
+def query_weights(
+    weight: npt.ArrayLike | None, boundaries: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32] | None:
     """Each query's mean row weight, float32 as LightGBM's (Metadata::
     CalculateQueryWeights: summed in float32 in row order, then divided by the
     count); None without weights."""
@@ -50,19 +62,21 @@ def query_weights(weight, boundaries):
     return out
 
 
-def default_label_gain(label_gain):
+def default_label_gain(label_gain: Sequence[float] | np.ndarray | None) -> npt.NDArray[np.float64]:
     """``label_gain``, or LightGBM's default 2^i - 1 for i = 0 .. 30 when empty."""
     if label_gain:
         return np.asarray(label_gain, np.float64)
     return np.array([(1 << i) - 1 for i in range(31)], np.float64)
 
 
-def discounts():
+def discounts() -> npt.NDArray[np.float64]:
     """DCG position discounts 1 / log2(2 + i), i < MAX_QUERY_ROWS (LightGBM's table)."""
     return 1.0 / np.log2(2.0 + np.arange(MAX_QUERY_ROWS, dtype=np.float64))
 
 
-def check_ranking_labels(label, label_gain, what):
+def check_ranking_labels(
+    label: np.ndarray, label_gain: Sequence[float] | np.ndarray, what: str
+) -> None:
     """Refuse labels a DCG cannot weigh: not integers, negative, or without a gain
     (LightGBM's DCGCalculator::CheckLabel), naming the first bad row."""
     lab = np.asarray(label, np.float32)
@@ -85,14 +99,16 @@ class Queries:
     index of its first query: queries are numbered in rank order) and
     ``n_global`` (queries on every rank)."""
 
-    def __init__(self, boundaries, first=0, n_global=None):
+    def __init__(
+        self, boundaries: npt.NDArray[np.int64], first: int = 0, n_global: int | None = None
+    ) -> None:
         self.boundaries = boundaries
         self.first = int(first)
         self.n_queries = len(boundaries) - 1
         self.n_global = self.n_queries if n_global is None else int(n_global)
 
     @classmethod
-    def of(cls, dataset, comm, what="the training data"):
+    def of(cls, dataset: Dataset, comm: SerialComm, what: str = "the training data") -> Queries:
         """The queries of ``dataset`` (which must have a group) over the ranks of
         ``comm``, whose queries are whole (checked where their ids are known)."""
         if dataset.group is None:
@@ -116,7 +132,7 @@ class Queries:
         return cls(b, first, int(counts.sum()))
 
 
-def _check_whole_queries(dataset, sizes, comm, what):
+def _check_whole_queries(dataset: Dataset, sizes: np.ndarray, comm: SerialComm, what: str) -> None:
     """With query ids on every rank: no rank's last query is the next rank's first
     (an allgather of each rank's first and last id and its query count)."""
     ids = dataset.query_ids
@@ -127,7 +143,7 @@ def _check_whole_queries(dataset, sizes, comm, what):
     kind = np.int64 if comm.every_rank(ids.dtype.kind in "iub") else np.float64
     ends = comm.stack([ids[0], ids[-1], len(ids)] if len(ids) else [0, 0, 0], kind)
     ranks = [r for r in range(comm.size) if ends[r, 2] > 0]
-    for a, b in zip(ranks, ranks[1:]):
+    for a, b in zip(ranks, ranks[1:], strict=False):  # neighbouring ranks
         if ends[a, 1] == ends[b, 0]:
             raise agreed(
                 ValueError(
@@ -147,7 +163,9 @@ class PositionBias:
     number of ranks; the positions are numbered by their sorted global ids
     (LightGBM: by first appearance, which names the same factors)."""
 
-    def __init__(self, position, learning_rate, regularization, comm):
+    def __init__(
+        self, position: np.ndarray, learning_rate: float, regularization: float, comm: SerialComm
+    ) -> None:
         ids = np.unique(comm.concat(np.unique(position), np.int64))
         self.index = np.searchsorted(ids, position)
         self.factors = np.zeros(len(ids), np.float32)
@@ -158,11 +176,11 @@ class PositionBias:
         self.count = counts.astype(np.int64)
         self.instances = comm.total_int(counts).astype(np.float64)
 
-    def adjusted(self, scores):
+    def adjusted(self, scores: np.ndarray) -> np.ndarray:
         """The scores plus each row's position factor."""
         return scores + self.factors[self.index]
 
-    def update(self, lambdas, hessians):
+    def update(self, lambdas: np.ndarray, hessians: np.ndarray) -> None:
         """One Newton step of every factor from this round's (weighted) lambdas and
         hessians (float32, this rank's rows)."""
         sums = [

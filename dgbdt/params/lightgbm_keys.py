@@ -17,6 +17,7 @@ tests/test_lightgbm_keys.py checks it against the installed lightgbm.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -345,7 +346,7 @@ def is_lightgbm_default(key: str, value: object) -> bool:
             and float(value) == default
         )
     # list-valued keys: empty, or every entry neutral (all-zero monotone constraints)
-    items = value.split(",") if isinstance(value, str) else value
+    items: Any = value.split(",") if isinstance(value, str) else value  # iterable or not
     if isinstance(value, str) and value.strip() == "":
         return True
     try:

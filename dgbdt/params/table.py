@@ -17,6 +17,7 @@ import textwrap
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
@@ -175,6 +176,7 @@ def _convert_objective(p: Param, value: object) -> object:
         return value
     if not isinstance(value, str):
         raise _error(p, value, TypeError)
+    assert p.choices is not None  # objective's: the objective registry's spellings
     canon = p.choices.get(value.strip().lower())
     if canon is None and value.strip().lower() in LIGHTGBM_ONLY_OBJECTIVES:
         have = ", ".join(repr(c) for c in dict.fromkeys(p.choices.values()))
@@ -312,6 +314,7 @@ def _convert_metric(p: Param, value: object) -> list[str] | None:
             tokens.extend(v.split(","))
     else:
         raise _error(p, value, TypeError)
+    assert p.choices is not None  # metric's: the metric registry's spellings
     out: list[str] = []
     for tok in (t.strip().lower() for t in tokens):
         if tok == "" or tok in _NO_METRIC:
@@ -1047,7 +1050,7 @@ _ROWS = [
     ),
 ]
 
-_TABLE = Registry()
+_TABLE: Registry[Param] = Registry()
 for _row in _ROWS:
     _TABLE.add(_row)
 PARAMS: dict[str, Param] = _TABLE.entries
@@ -1107,13 +1110,13 @@ def lightgbm_only_key(key: str, value: object) -> str:
 _INT32 = (-(2**31), 2**31 - 1)
 
 
-def _coerce(p: Param, value: object) -> object:
+def _coerce(p: Param, value: object) -> Any:
     """Coerce one value to ``p.kind`` and check it; raise naming the parameter."""
     if p.convert is not None:
         return p.convert(p, value)
     is_bool = isinstance(value, (bool, np.bool_))
     if p.kind is bool:
-        out = parse_bool(value)
+        out: Any = parse_bool(value)  # the value as p.kind, in every branch
         if out is not None:
             return out
         raise _error(p, value, ValueError if isinstance(value, (str, numbers.Real)) else TypeError)
@@ -1128,7 +1131,7 @@ def _coerce(p: Param, value: object) -> object:
     else:  # int or float
         if is_bool or not isinstance(value, (str, numbers.Real)):
             raise _error(p, value, TypeError)
-        x = value
+        x: Any = value
         if isinstance(value, str):
             try:  # int() first: exact for big integers; float() takes "1e3", "5.0"
                 x = int(value) if p.kind is int else float(value)
@@ -1196,7 +1199,7 @@ def _pick(name: str, given: list[tuple[str, object]]) -> object:
     return given[w][1]
 
 
-def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, object]:
+def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, Any]:
     """Validate ``params`` and return a NEW dict with every canonical name.
 
     Keys may be canonical names or aliases; values may be strings (as the CLI
@@ -1221,7 +1224,7 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, obje
             warnings.warn(lightgbm_only_key(key, value), UserWarning, stacklevel=2)
             continue
         given.setdefault(canonical_name(key), []).append((key.strip(), value))
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}
     boosting_goss = False
     for name, p in PARAMS.items():
         value = _pick(name, given[name]) if name in given else None
@@ -1241,6 +1244,32 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, obje
     return out
 
 
+def check_params(params: Mapping[str, object]) -> None:
+    """Raise what :func:`resolve_params` raises for ``params``, keeping nothing:
+    for parameters stored with data (a Dataset file's), checked when read; a
+    call's parameters are resolved once, by its entry point."""
+    resolve_params(params)
+
+
+def parse_param(name: str, value: object) -> Any:
+    """One parameter's value checked and converted as :func:`resolve_params`
+    converts it (``None``: its default), without the checks that combine
+    parameters: for one value read where no call's parameters are resolved
+    (a model's recorded constraints, a reader's tree_learner)."""
+    p = PARAMS[canonical_name(name)]
+    return _coerce(p, p.default if value is None else value)
+
+
+def given_param(params: Mapping[str, object], name: str) -> Any:
+    """``name``'s value in raw ``params`` under any of its spellings (the
+    canonical name first, else the first alias, as :func:`resolve_params`
+    picks), parsed by :func:`parse_param`; its default when not given."""
+    given = [(str(k).strip(), v) for k, v in params.items() if ALIASES.get(str(k).strip()) == name]
+    names = [k for k, _ in given]
+    value = given[names.index(name) if name in names else 0][1] if given else None
+    return parse_param(name, value)
+
+
 def lightgbm_derived_seed(seed: int, k: int) -> int:
     """The ``k``-th (0-based) seed LightGBM derives from a given ``seed`` (config.cpp:
     Random(seed).NextShort(0, 32767) for data_random_seed, bagging_seed, drop_seed,
@@ -1251,7 +1280,7 @@ def lightgbm_derived_seed(seed: int, k: int) -> int:
     return ((x >> 16) & 0x7FFF) % 32767
 
 
-def _check_combination(p: dict[str, object]) -> None:
+def _check_combination(p: dict[str, Any]) -> None:
     """Rules that involve more than one parameter."""
     if p["min_data_in_leaf"] <= 0 and p["min_sum_hessian_in_leaf"] <= float(np.float32(1e-15)):
         # LightGBM's fix-up (config.cpp): otherwise empty sides would split
@@ -1293,7 +1322,7 @@ def _check_combination(p: dict[str, object]) -> None:
     _check_sampling(p)
 
 
-def _boosting_goss(p: dict[str, object]) -> None:
+def _boosting_goss(p: dict[str, Any]) -> None:
     """LightGBM's backwards compatibility (config.cpp): boosting=goss means
     boosting=gbdt with data_sample_strategy=goss."""
     warnings.warn(
@@ -1305,7 +1334,7 @@ def _boosting_goss(p: dict[str, object]) -> None:
     p["data_sample_strategy"] = "goss"
 
 
-def _check_sampling(p: dict[str, object]) -> None:
+def _check_sampling(p: dict[str, Any]) -> None:
     """GOSS and balanced bagging against the other sampling parameters, as
     LightGBM's GOSSStrategy / BaggingSampleStrategy (errors where it stops,
     warnings where it silently ignores a parameter)."""
@@ -1338,7 +1367,7 @@ def _check_sampling(p: dict[str, object]) -> None:
         )
 
 
-def _check_goss(p: dict[str, object]) -> None:
+def _check_goss(p: dict[str, Any]) -> None:
     """LightGBM's checks of GOSS (goss.hpp ResetSampleConfig)."""
     top, other = p["top_rate"], p["other_rate"]
     if top + other > 1.0:
@@ -1359,7 +1388,7 @@ def _check_goss(p: dict[str, object]) -> None:
         )
 
 
-def _check_objective_fit(p: dict[str, object]) -> None:
+def _check_objective_fit(p: dict[str, Any]) -> None:
     """num_class and the metrics against the (built-in) objective's class."""
     obj = p["objective"]
     spec = OBJECTIVES.entries[obj]
@@ -1379,7 +1408,7 @@ def _check_objective_fit(p: dict[str, object]) -> None:
         )
 
 
-def _check_auc_mu_weights(p: dict[str, object]) -> None:
+def _check_auc_mu_weights(p: dict[str, Any]) -> None:
     """LightGBM's rules (Config::GetAucMuWeights): num_class^2 values, non-zero
     off the diagonal; the diagonal is taken as zero."""
     weights = p["auc_mu_weights"]

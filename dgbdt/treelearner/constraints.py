@@ -37,6 +37,11 @@ LightGBM's rules, read from src/treelearner/monotone_constraints.hpp
   and on every distributed learner (LightGBM falls back to basic there too).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..native.common import NODE_MAX, NODE_MIN, NODE_PARENT_OUTPUT, NODE_PENALTY, NODE_SIZE
@@ -45,10 +50,14 @@ from ..native.random import uniform_fill
 from ..native.split import K_EPSILON, leaf_output
 from ..streams import STREAM_BYNODE, STREAM_EXTRA_TREES, stream_key
 
+if TYPE_CHECKING:
+    from ..boosting.loop import TrainingData
+    from ..models.tree import Tree
+
 __all__ = ["LeafContext", "TreeConstraints", "monotone_penalty", "uses_constraints"]
 
 
-def monotone_penalty(depth, penalty):
+def monotone_penalty(depth: int, penalty: float) -> float:
     """The factor on a constrained split's gain at ``depth`` (LightGBM's
     ComputeMonotoneSplitGainPenalty)."""
     if penalty >= depth + 1.0:
@@ -58,7 +67,7 @@ def monotone_penalty(depth, penalty):
     return 1.0 - 2.0 ** (penalty - 1.0 - depth) + K_EPSILON
 
 
-def uses_constraints(cfg):
+def uses_constraints(cfg: dict[str, Any]) -> bool:
     """Whether a training needs leaf contexts at all (else the scans take None)."""
     return bool(
         cfg["monotone_constraints"] is not None
@@ -77,10 +86,16 @@ class LeafContext:
     int8[n_features], ``rand`` float64[n_features] and ``usable``
     uint8[n_features], each None when not in use (global feature indices)."""
 
-    def __init__(self, values, monotone, rand, usable):
+    def __init__(
+        self,
+        values: np.ndarray,
+        monotone: np.ndarray | None,
+        rand: np.ndarray | None,
+        usable: np.ndarray | None,
+    ) -> None:
         self.values, self.monotone, self.rand, self.usable = values, monotone, rand, usable
 
-    def kernel_args(self, global_of_local):
+    def kernel_args(self, global_of_local: np.ndarray) -> tuple[np.ndarray, ...]:
         """(values, monotone, rand, usable) for native.split over local features
         ``global_of_local`` (empty arrays for what is not in use)."""
         pick = [
@@ -102,7 +117,13 @@ class TreeConstraints:
     n_features : the number of global features
     """
 
-    def __init__(self, cfg, monotone, interactions, n_features):
+    def __init__(
+        self,
+        cfg: dict[str, Any],
+        monotone: np.ndarray | None,
+        interactions: list[frozenset[int]] | None,
+        n_features: int,
+    ) -> None:
         self.monotone = monotone
         self.interactions = interactions
         self.n_features = n_features
@@ -117,17 +138,17 @@ class TreeConstraints:
         self.bynode_seed = (cfg["feature_fraction_seed"] + cfg["seed"]) & 0x7FFFFFFF
         self.num_leaves = cfg["num_leaves"]
 
-    def begin_tree(self, tree_index, tree_features):
+    def begin_tree(self, tree_index: int, tree_features: np.ndarray) -> None:
         """Reset for tree ``tree_index`` over the global features ``tree_features``."""
         n = self.num_leaves
         self.tree_index = tree_index
         self.tree_features = np.asarray(tree_features)
         self.bounds = np.tile([-np.inf, np.inf], (n, 1))
-        self.branch = [[] for _ in range(n)]
+        self.branch: list[list[int]] = [[] for _ in range(n)]
         self.in_monotone_subtree = np.zeros(n, np.bool_)
 
     # -- what a scan reads ---------------------------------------------------------
-    def context(self, tree, leaf, parent_output=None):
+    def context(self, tree: Tree, leaf: int, parent_output: float | None = None) -> LeafContext:
         """The LeafContext of ``leaf``'s scan; ``parent_output`` defaults to the
         leaf's own output (LightGBM's leaf weight)."""
         values = np.empty(NODE_SIZE, np.float64)
@@ -139,7 +160,7 @@ class TreeConstraints:
         draws, usable = self._draws(tree, leaf), self._usable(tree, leaf)
         return LeafContext(values, self.monotone, draws, usable)
 
-    def _node_draws(self, seed, stream, tree, leaf):
+    def _node_draws(self, seed: int, stream: int, tree: Tree, leaf: int) -> np.ndarray:
         """One draw per global feature for the node ``leaf`` is now: keyed on
         (seed, tree, leaf, depth), as a left child keeps its parent's index."""
         draws = np.empty(self.n_features, np.float64)
@@ -147,12 +168,12 @@ class TreeConstraints:
         uniform_fill(seed, stream_key(stream, self.tree_index), node * self.n_features, draws)
         return draws
 
-    def _draws(self, tree, leaf):
+    def _draws(self, tree: Tree, leaf: int) -> np.ndarray | None:
         if self.extra_seed is None:
             return None
         return self._node_draws(self.extra_seed, STREAM_EXTRA_TREES, tree, leaf)
 
-    def _allowed(self, leaf):
+    def _allowed(self, leaf: int) -> set[int] | None:
         """The global features ``leaf`` may split on by the interaction
         constraints (None: all)."""
         if self.interactions is None:
@@ -164,7 +185,7 @@ class TreeConstraints:
                 allowed |= group
         return allowed
 
-    def _usable(self, tree, leaf):
+    def _usable(self, tree: Tree, leaf: int) -> np.ndarray | None:
         allowed = self._allowed(leaf)
         if allowed is None and self.bynode >= 1.0:
             return None
@@ -183,7 +204,14 @@ class TreeConstraints:
         return usable
 
     # -- after a split -------------------------------------------------------------
-    def split(self, tree, leaf, right, record_values, gains):
+    def split(
+        self,
+        tree: Tree,
+        leaf: int,
+        right: int,
+        record_values: tuple[float, float],
+        gains: np.ndarray,
+    ) -> list[int]:
         """Record the split of ``leaf`` (into ``leaf`` and ``right``) in tree
         ``tree``; ``record_values`` = (left output, right output).  Returns the
         leaves whose best split must be computed again (intermediate)."""
@@ -207,7 +235,7 @@ class TreeConstraints:
             self._cap(leaf, right, mono, right_out, left_out)
         return _Neighbours(self, tree, node, record_values, gains).leaves()
 
-    def _cap(self, leaf, right, mono, left_cap, right_floor):
+    def _cap(self, leaf: int, right: int, mono: int, left_cap: float, right_floor: float) -> None:
         """Increasing: the left child's outputs at most ``left_cap``, the right
         one's at least ``right_floor``; decreasing: the other way round."""
         if mono > 0:
@@ -217,7 +245,9 @@ class TreeConstraints:
             self.bounds[leaf, 0] = max(self.bounds[leaf, 0], left_cap)
             self.bounds[right, 1] = min(self.bounds[right, 1], right_floor)
 
-    def recompute_context(self, tree, leaf, totals):
+    def recompute_context(
+        self, tree: Tree, leaf: int, totals: tuple[float, float, float]
+    ) -> LeafContext:
         """The context of scanning ``leaf`` again after its bounds changed: its
         parent output is its own unsmoothed output (LightGBM's
         RecomputeBestSplitForLeaf), 0 without path_smooth."""
@@ -232,17 +262,25 @@ class _Neighbours:
     other side of every constrained ancestor split, to the leaves contiguous
     with the two new ones; their bounds are tightened by the new outputs."""
 
-    def __init__(self, owner, tree, node, outputs, gains):
+    def __init__(
+        self,
+        owner: TreeConstraints,
+        tree: Tree,
+        node: int,
+        outputs: tuple[float, float],
+        gains: np.ndarray,
+    ) -> None:
         self.owner, self.tree, self.gains = owner, tree, gains
         self.left_out, self.right_out = outputs
         self.feature = int(tree.split_feature[node])
         self.threshold = int(tree.threshold_bin[node])
         self.parent = _node_parents(tree)
         self.node = node
-        self.path = []  # (feature, threshold, came from the right child) going up
-        self.updated = []
+        # (feature, threshold, came from the right child) going up
+        self.path: list[tuple[int, int, bool]] = []
+        self.updated: list[int] = []
 
-    def leaves(self):
+    def leaves(self) -> list[int]:
         node = self.node
         while self.parent[node] >= 0:
             up = self.parent[node]
@@ -250,7 +288,7 @@ class _Neighbours:
             node = up
         return self.updated
 
-    def _visit_ancestor(self, up, node):
+    def _visit_ancestor(self, up: int, node: int) -> None:
         tree = self.tree
         feature = int(tree.split_feature[up])
         from_right = int(tree.right_child[up]) == node
@@ -266,7 +304,7 @@ class _Neighbours:
             self._down(other, update_max, True, True)
         self.path.append((feature, int(tree.threshold_bin[up]), from_right))
 
-    def _down(self, node, update_max, use_left, use_right):
+    def _down(self, node: int, update_max: bool, use_left: bool, use_right: bool) -> None:
         if node < 0:
             self._update_leaf(~node, update_max, use_left, use_right)
             return
@@ -287,7 +325,7 @@ class _Neighbours:
                 int(tree.right_child[node]), update_max, left_for_right and use_left, use_right
             )
 
-    def _keep_going(self, feature, threshold, numerical):
+    def _keep_going(self, feature: int, threshold: int, numerical: bool) -> tuple[bool, bool]:
         """LightGBM's ShouldKeepGoingLeftRight: a child beyond a threshold of the
         path's feature cannot touch the new leaves."""
         go_left = go_right = True
@@ -300,7 +338,7 @@ class _Neighbours:
                         go_left = False
         return go_left, go_right
 
-    def _update_leaf(self, leaf, update_max, use_left, use_right):
+    def _update_leaf(self, leaf: int, update_max: bool, use_left: bool, use_right: bool) -> None:
         if self.gains[leaf] == -np.inf:
             return  # cannot split: its bounds no longer matter
         if use_left and use_right:
@@ -320,7 +358,7 @@ class _Neighbours:
             self.updated.append(leaf)
 
 
-def _node_parents(tree):
+def _node_parents(tree: Tree) -> np.ndarray:
     """int64[n_nodes]: each node's parent node, -1 for the root."""
     n = tree.n_leaves - 1
     parent = np.full(n, -1, np.int64)
@@ -331,7 +369,7 @@ def _node_parents(tree):
     return parent
 
 
-def _global_monotone(cfg, data):
+def _global_monotone(cfg: dict[str, Any], data: TrainingData) -> np.ndarray | None:
     """int8[n_features_global] of the monotone constraints, or None; checks
     their number and that no categorical feature is constrained."""
     given = cfg["monotone_constraints"]
@@ -354,7 +392,7 @@ def _global_monotone(cfg, data):
     return monotone
 
 
-def _feature_index(item, names, n):
+def _feature_index(item: int | str, names: Sequence[str], n: int) -> int:
     """A global feature index from an index or a feature name (ValueError naming it)."""
     if isinstance(item, str):
         if item not in names:
@@ -368,7 +406,7 @@ def _feature_index(item, names, n):
     return item
 
 
-def _global_interactions(cfg, data):
+def _global_interactions(cfg: dict[str, Any], data: TrainingData) -> list[frozenset[int]] | None:
     """The interaction sets as frozensets of global feature indices, or None."""
     given = cfg["interaction_constraints"]
     if given is None:
@@ -377,7 +415,7 @@ def _global_interactions(cfg, data):
     return [frozenset(_feature_index(i, names, n) for i in group) for group in given]
 
 
-def make_tree_constraints(cfg, data):
+def make_tree_constraints(cfg: dict[str, Any], data: TrainingData) -> TreeConstraints | None:
     """The TreeConstraints of a training on ``data`` (TrainingData), or None
     when it uses none of them."""
     if not uses_constraints(cfg):

@@ -8,6 +8,10 @@ Row partition: ``sample_indices`` holds the rows of the tree; leaf ``L`` owns
 ``sample_indices[leaf_begin[L] : leaf_begin[L] + leaf_count[L]]``.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..models.tree import Tree
@@ -34,6 +38,16 @@ from ..native.split import best_leaf, leaf_output
 from .constraints import make_tree_constraints
 from .histograms import make_histograms
 
+if TYPE_CHECKING:
+    from ..boosting.loop import TrainingData
+    from ..data.binning import BinMapper, WideBinMapper
+    from .constraints import LeafContext
+    from .learners.serial import SerialLearner
+    from .quantization import GradientQuantizer
+
+    #: A leaf's global (sum_g, sum_h, count).
+    Totals = tuple[float, float, float]
+
 
 class TreeGrower:
     """Grows trees on one (local) data set; buffers are reused across trees.
@@ -46,7 +60,7 @@ class TreeGrower:
         (dgbdt.treelearner.histograms) once for the training
     """
 
-    def __init__(self, learner, data, cfg):
+    def __init__(self, learner: SerialLearner, data: TrainingData, cfg: dict[str, Any]) -> None:
         self.learner = learner
         self.data = data
         self.hists = make_histograms(cfg, data)
@@ -69,30 +83,40 @@ class TreeGrower:
         self.leaf_count = np.zeros(self.num_leaves, np.int64)
 
     @property
-    def _free_hists(self):
+    def _free_hists(self) -> list[np.ndarray]:
         """Histograms released for reuse (the kind's pool)."""
         return self.hists.free
 
-    def _rows(self, leaf):
+    def _rows(self, leaf: int) -> np.ndarray:
         begin = self.leaf_begin[leaf]
         return self.sample_indices[begin : begin + self.leaf_count[leaf]]
 
-    def _leaf_histogram(self, rows, totals, feature_indices):
+    def _leaf_histogram(
+        self, rows: np.ndarray, totals: Totals, feature_indices: np.ndarray
+    ) -> np.ndarray:
         """The histogram of the leaf's rows (the kind has gathered what it needs)."""
         hist = self.hists.new(totals[2])
         self.learner.leaf_histogram(rows, self.hists, feature_indices, totals, hist)
         return hist
 
-    def _can_split(self, count, depth):
+    def _can_split(self, count: float, depth: int) -> bool:
         return count >= max(2, 2 * self.min_data_in_leaf) and depth < self.max_depth
 
-    def _histogram(self, leaf, totals, feature_indices):
+    def _histogram(self, leaf: int, totals: Totals, feature_indices: np.ndarray) -> np.ndarray:
         rows = self._rows(leaf)
         self.hists.gather(rows)
         return self._leaf_histogram(rows, totals, feature_indices)
 
     # -- growth -----------------------------------------------------------------
-    def grow(self, gradients, hessians, root_rows, feature_indices, quant=None, tree_index=0):
+    def grow(
+        self,
+        gradients: np.ndarray,
+        hessians: np.ndarray,
+        root_rows: np.ndarray,
+        feature_indices: np.ndarray,
+        quant: GradientQuantizer | None = None,
+        tree_index: int = 0,
+    ) -> Tree:
         """Grow one tree.
 
         Parameters
@@ -109,7 +133,8 @@ class TreeGrower:
         -------
         tree : Tree (leaf values not yet shrunk)
         """
-        self.hists.begin_tree(gradients, hessians, quant)
+        # (quantized training always passes the tree's quantizer)
+        self.hists.begin_tree(gradients, hessians, quant)  # type: ignore[arg-type]
         tree = self.tree = Tree(self.num_leaves)
         if self.constraints is not None:
             self.constraints.begin_tree(tree_index, feature_indices)
@@ -140,7 +165,14 @@ class TreeGrower:
             self.hists.release(h)
         return tree.finish()
 
-    def _scan(self, leaves, leaf, candidates, totals=None, node=None):
+    def _scan(
+        self,
+        leaves: _Leaves,
+        leaf: int,
+        candidates: np.ndarray,
+        totals: Totals | None = None,
+        node: LeafContext | None = None,
+    ) -> None:
         """Best split of ``leaf`` over ``candidates``; its children will scan the
         features splittable here (LightGBM's ``is_splittable``).  ``node``: the
         leaf's constraints (dgbdt.treelearner.constraints.LeafContext; by default its own)."""
@@ -157,13 +189,16 @@ class TreeGrower:
         )
         leaves.gains[leaf] = leaves.records[leaf, SPLIT_GAIN]
 
-    def _constrain(self, tree, leaves, leaf, right, rec):
+    def _constrain(
+        self, tree: Tree, leaves: _Leaves, leaf: int, right: int, rec: np.ndarray
+    ) -> None:
         """Tell the constraints of a split; scan again the leaves whose bounds it
         tightened (intermediate), from their histograms, as LightGBM's
         RecomputeBestSplitForLeaf: over the features splittable there, with the
         leaf's totals as its best split's two sides (float histograms)."""
         outputs = (rec[SPLIT_LEFT_VALUE], rec[SPLIT_RIGHT_VALUE])
-        for other in self.constraints.split(tree, leaf, right, outputs, leaves.gains):
+        # (_split calls this only when the training has constraints)
+        for other in self.constraints.split(tree, leaf, right, outputs, leaves.gains):  # type: ignore[union-attr]
             if leaves.hists[other] is None:
                 continue
             old = leaves.records[other]
@@ -174,10 +209,10 @@ class TreeGrower:
                     old[SPLIT_LEFT_HESS] + old[SPLIT_RIGHT_HESS],
                     old[SPLIT_LEFT_COUNT] + old[SPLIT_RIGHT_COUNT],
                 )
-            node = self.constraints.recompute_context(tree, other, totals)
+            node = self.constraints.recompute_context(tree, other, totals)  # type: ignore[union-attr]
             self._scan(leaves, other, leaves.features[other], totals, node)
 
-    def _split(self, tree, leaves, leaf):
+    def _split(self, tree: Tree, leaves: _Leaves, leaf: int) -> None:
         """Apply ``leaf``'s best split, then build and scan its children."""
         rec = leaves.records[leaf].copy()
         leaves.gains[leaf] = -np.inf
@@ -211,7 +246,9 @@ class TreeGrower:
                 self.hists.release(leaves.hists[child])
                 leaves.hists[child] = None
 
-    def _apply(self, tree, leaves, leaf, rec):
+    def _apply(
+        self, tree: Tree, leaves: _Leaves, leaf: int, rec: np.ndarray
+    ) -> tuple[int, tuple[int, int]]:
         """Partition ``leaf``'s rows by the split record ``rec`` and record the
         split in ``tree``; returns the right leaf and the global child counts."""
         feature = int(rec[SPLIT_FEATURE])
@@ -245,14 +282,17 @@ class TreeGrower:
         return right, (left_count, right_count)
 
 
-def _node_rule(mapper, feature, rec):
+def _node_rule(
+    mapper: BinMapper | WideBinMapper, feature: int, rec: np.ndarray
+) -> tuple[int, float, int, tuple[np.ndarray, np.ndarray] | None]:
     """(threshold_bin, threshold, default_left bits, left bins) of the node a
     split record makes; left bins: a categorical split's (else None), whose
     threshold and bitsets Tree.split fills in."""
     n_left = int(rec[SPLIT_CAT_COUNT]) if len(rec) > SPLIT_CAT_COUNT else 0
     if n_left:
         bins = rec[SPLIT_CAT_BINS : SPLIT_CAT_BINS + n_left].astype(np.int64)
-        return 0, 0.0, CATEGORICAL, (bins, mapper.categories[feature][bins - 1])
+        # (a categorical split's feature has categories)
+        return 0, 0.0, CATEGORICAL, (bins, mapper.categories[feature][bins - 1])  # type: ignore[index]
     threshold_bin = int(rec[SPLIT_BIN])
     default_left = int(rec[SPLIT_DEFAULT_LEFT])
     threshold = mapper.threshold_value(feature, threshold_bin)
@@ -269,15 +309,15 @@ class _Leaves:
     histogram, global totals (sum_g, sum_h, count), and the features its
     children may split on."""
 
-    def __init__(self, num_leaves, tree_features, record_size):
+    def __init__(self, num_leaves: int, tree_features: np.ndarray, record_size: int) -> None:
         self.records = np.zeros((num_leaves, record_size), np.float64)
         self.gains = np.full(num_leaves, -np.inf)
-        self.hists = [None] * num_leaves
-        self.totals = [None] * num_leaves
-        self.features = [None] * num_leaves
+        self.hists: list[Any] = [None] * num_leaves  # arrays, None where released
+        self.totals: list[Any] = [None] * num_leaves  # Totals once the leaf exists
+        self.features: list[Any] = [None] * num_leaves  # int32 arrays once scanned
         self.tree_features = tree_features
 
-    def best_leaf(self):
+    def best_leaf(self) -> int:
         """The leaf to split next, -1 when none can (native.split.best_leaf:
         LightGBM's order)."""
         return int(best_leaf(self.gains, self.records[:, SPLIT_FEATURE]))

@@ -19,7 +19,11 @@ read what comes back (``from_wire``), and the learner sends it.  Every buffer
 a kind needs is allocated on first use and reused across leaves and trees.
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -56,8 +60,20 @@ from ..native.quantize import (
 from ..native.split import fix_most_frequent_bins, sequential_sum
 from ..native.store import build_store_histogram, build_store_int_histogram, recover_int_bins
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
 
-def make_histograms(cfg, data):
+    import numpy.typing as npt
+
+    from ..boosting.loop import TrainingData
+    from .learners.serial import SerialLearner
+    from .quantization import GradientQuantizer
+
+    #: A histogram buffer's (shape, dtype).
+    Layout: TypeAlias = tuple[tuple[int, ...], npt.DTypeLike]
+
+
+def make_histograms(cfg: dict[str, Any], data: TrainingData) -> HistogramKind:
     """The histogram kind of a training (resolved params ``cfg``)."""
     if cfg["use_quantized_grad"]:
         return QuantizedHistograms(data, cfg["num_grad_quant_bins"])
@@ -68,7 +84,9 @@ def make_histograms(cfg, data):
 PROBE_ROWS = 4096
 
 
-def _best_seconds(build, threads, rows, repeats=5):
+def _best_seconds(
+    build: Callable[[int, np.ndarray], None], threads: int, rows: np.ndarray, repeats: int = 5
+) -> float:
     build(threads, rows)  # warm caches (and the kernel)
     best = float("inf")
     for _ in range(repeats):
@@ -82,14 +100,16 @@ class _Kind:
     """What both kinds share: a pool of full-size leaf histograms and scratch
     buffers by name."""
 
-    def __init__(self, data):
+    layout: Callable[[float], Layout]  # each kind's: a leaf's buffer for its global count
+
+    def __init__(self, data: TrainingData) -> None:
         self.data = data
         self.total_bins = data.total_bins
-        self.free = []  # leaf histograms released for reuse
-        self._scratch = {}
-        self._small_threads = None
+        self.free: list[np.ndarray] = []  # leaf histograms released for reuse
+        self._scratch: dict[str, np.ndarray] = {}
+        self._small_threads: int | None = None
 
-    def small_leaf_threads(self, build):
+    def small_leaf_threads(self, build: Callable[[int, np.ndarray], None]) -> int:
         """Threads for the row-wise kernels' leaves of one row chunk, which they
         split by features between threads: that pays on some machines and data
         and not on others (on rocketlake: 0.6-0.8x the time on 28 features of
@@ -106,22 +126,22 @@ class _Kind:
             self._small_threads = threads
         return self._small_threads
 
-    def new(self, count):
+    def new(self, count: float) -> np.ndarray:
         """A full-size histogram (contents undefined) for a leaf of ``count``
         global rows, from the pool when one of its shape is free."""
         return self._take(*self.layout(count))
 
-    def _take(self, shape, dtype):
+    def _take(self, shape: tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
         for i, h in enumerate(self.free):
             if h.dtype == dtype and h.shape == shape:
                 return self.free.pop(i)
         return np.empty(shape, dtype)
 
-    def release(self, hist):
+    def release(self, hist: np.ndarray | None) -> None:
         if hist is not None:
             self.free.append(hist)
 
-    def scratch(self, name, shape, dtype):
+    def scratch(self, name: str, shape: int | tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
         """A reusable buffer (zeros when first made), one per name."""
         buf = self._scratch.get(name)
         if buf is None:
@@ -134,25 +154,31 @@ class FloatHistograms(_Kind):
 
     scales = (1.0, 1.0)  # float sums need no scaling back
 
-    def __init__(self, data):
+    # the tree's float32 gradients, set by begin_tree before any build
+    gradients: np.ndarray
+    hessians: np.ndarray
+
+    def __init__(self, data: TrainingData) -> None:
         super().__init__(data)
         self.ordered_gradients = np.empty(data.n_samples, GRAD_DTYPE)
         self.ordered_hessians = np.empty(data.n_samples, GRAD_DTYPE)
-        self.gradients = self.hessians = None
+        self.gradients = self.hessians = None  # type: ignore[assignment]  # until begin_tree
 
-    def layout(self, count):
+    def layout(self, count: float) -> Layout:
         return (self.total_bins, HIST_WIDTH), HIST_DTYPE
 
-    def begin_tree(self, gradients, hessians, quant):
+    def begin_tree(
+        self, gradients: np.ndarray, hessians: np.ndarray, quant: GradientQuantizer | None
+    ) -> None:
         self.gradients, self.hessians = gradients, hessians
 
-    def gather(self, rows):
+    def gather(self, rows: np.ndarray) -> None:
         """The gradients of ``rows`` in row order (what the builders read)."""
         gather_gradients(
             self.gradients, self.hessians, rows, self.ordered_gradients, self.ordered_hessians
         )
 
-    def root_totals(self, learner, rows):
+    def root_totals(self, learner: SerialLearner, rows: np.ndarray) -> tuple[float, float, float]:
         """Global (sum_g, sum_h, count) of the root, summed in row order as
         LightGBM does (its trees, bit for bit); leaves the rows gathered."""
         self.gather(rows)
@@ -163,20 +189,26 @@ class FloatHistograms(_Kind):
             float(n),
         )
 
-    def _rowwise_threads(self, data, chunks):
+    def _rowwise_threads(self, data: TrainingData, chunks: np.ndarray) -> int:
         if self._small_threads is not None:
             return self._small_threads
         ones = np.ones(PROBE_ROWS, GRAD_DTYPE)
         probe = np.empty((self.total_bins, HIST_WIDTH), HIST_DTYPE)
 
-        def build(threads, rows):
+        def build(threads: int, rows: np.ndarray) -> None:
             build_histogram_rowwise(
                 data.binned, rows, ones, ones, data.feature_offsets, threads, chunks, probe
             )
 
         return self.small_leaf_threads(build)
 
-    def _build_store(self, learner, rows, feature_indices, into):
+    def _build_store(
+        self,
+        learner: SerialLearner,
+        rows: np.ndarray,
+        feature_indices: np.ndarray,
+        into: np.ndarray,
+    ) -> None:
         store = learner.data.store
         chunks = (
             self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
@@ -201,7 +233,14 @@ class FloatHistograms(_Kind):
             into,
         )
 
-    def build_local(self, learner, rows, feature_indices, count, into):
+    def build_local(
+        self,
+        learner: SerialLearner,
+        rows: np.ndarray,
+        feature_indices: np.ndarray,
+        count: float,
+        into: np.ndarray,
+    ) -> np.ndarray:
         """This rank's histogram of the (gathered) rows, built into ``into``."""
         data = learner.data
         if not data.store.plain:
@@ -241,21 +280,27 @@ class FloatHistograms(_Kind):
             )
         return into
 
-    def store(self, local, hist):
+    def store(self, local: np.ndarray, hist: np.ndarray) -> None:
         """``hist`` = a local histogram ``build_local`` returned (built in place)."""
 
-    def to_wire(self, bins, count):
+    def to_wire(self, bins: np.ndarray, count: float) -> tuple[np.ndarray, int]:
         """(flat send buffer, values per bin) of ``bins`` (float64 pairs)."""
         return bins.reshape(-1), HIST_WIDTH
 
-    def from_wire(self, received, count, out):
+    def from_wire(self, received: np.ndarray, count: float, out: np.ndarray) -> np.ndarray:
         out[:] = received.reshape(-1, HIST_WIDTH)
         return out
 
-    def wire_shape(self, n_bins, count):
+    def wire_shape(self, n_bins: int, count: float) -> Layout:
         return (n_bins, HIST_WIDTH), HIST_DTYPE
 
-    def fix(self, learner, hist, features, totals):
+    def fix(
+        self,
+        learner: SerialLearner,
+        hist: np.ndarray,
+        features: np.ndarray,
+        totals: tuple[float, ...],
+    ) -> None:
         """LightGBM's most frequent bins of ``features`` in a global histogram."""
         fix_most_frequent_bins(
             hist,
@@ -266,19 +311,21 @@ class FloatHistograms(_Kind):
             totals[1],
         )
 
-    def local_totals(self, rows):
+    def local_totals(self, rows: np.ndarray) -> tuple[float, float]:
         """(sum_g, sum_h) of this rank's ``rows``, in row order."""
         return (
             sequential_sum(self.gradients[rows].astype(np.float64)),
             sequential_sum(self.hessians[rows].astype(np.float64)),
         )
 
-    def bin_sums(self, bins):
+    def bin_sums(self, bins: np.ndarray) -> tuple[float, float]:
         """(sum_g, sum_h) over bins of one feature: a leaf's local totals."""
         g, h = bins.sum(axis=0)
         return float(g), float(h)
 
-    def subtract(self, parent, child, bins=slice(None)):
+    def subtract(
+        self, parent: np.ndarray, child: np.ndarray, bins: slice = slice(None)
+    ) -> np.ndarray:
         """parent -= child on ``bins``; returns the child."""
         subtract_histograms(parent[bins], child[bins], parent[bins])
         return child
@@ -288,43 +335,57 @@ class QuantizedHistograms(_Kind):
     """Integer sums of quantized gradients: wide int64 words (total_bins,) or,
     for leaves too large for words, int64 pairs (total_bins, 2)."""
 
-    def __init__(self, data, n_bins):
+    # the tree's integer gradients, set by begin_tree before any build
+    quant: GradientQuantizer
+
+    def __init__(self, data: TrainingData, n_bins: int) -> None:
         super().__init__(data)
         self.n_bins = n_bins
-        self.quant = None
+        self.quant = None  # type: ignore[assignment]  # until begin_tree
         self.scales = (1.0, 1.0)
 
-    def width(self, count):
+    def width(self, count: float) -> int:
         """NARROW_SHIFT, WIDE_SHIFT or PAIRS for a leaf of ``count`` global rows."""
         return packed_width(int(count), self.n_bins)
 
-    def layout(self, count):
+    def layout(self, count: float) -> Layout:
         if self.width(count) == PAIRS:
             return (self.total_bins, 2), WIDE_DTYPE
         return (self.total_bins,), WIDE_DTYPE
 
-    def begin_tree(self, gradients, hessians, quant):
+    def begin_tree(
+        self, gradients: np.ndarray, hessians: np.ndarray, quant: GradientQuantizer
+    ) -> None:
         """``quant``: the tree's GradientQuantizer (integer gradients, scales)."""
         self.quant = quant
         self.scales = (quant.g_scale, quant.h_scale)
 
-    def gather(self, rows):
+    def gather(self, rows: np.ndarray) -> None:
         """Nothing: the integer builders read every row's words by row index."""
 
-    def root_totals(self, learner, rows):
+    def root_totals(self, learner: SerialLearner, rows: np.ndarray) -> tuple[float, float, float]:
         """Integer sums scaled back: exact, so the same on any number of ranks."""
         q = self.quant
         sum_g, sum_h = sum_levels(q.q_g, q.q_h, rows)
         sums = learner.sum_over_rows(np.array([sum_g, sum_h, len(rows)], np.int64))
         return float(sums[0]) * q.g_scale, float(sums[1]) * q.h_scale, float(sums[2])
 
-    def build_local(self, learner, rows, feature_indices, count, into):
+    def build_local(
+        self,
+        learner: SerialLearner,
+        rows: np.ndarray,
+        feature_indices: np.ndarray,
+        count: float,
+        into: np.ndarray,
+    ) -> np.ndarray:
         """This rank's integer histogram in the leaf's width: narrow int32 words,
         wide int64 words or int64 pairs (a scratch buffer, valid until the next
         build)."""
         return self._build(learner, rows, feature_indices, self.width(count))
 
-    def _build(self, learner, rows, feature_indices, shift):
+    def _build(
+        self, learner: SerialLearner, rows: np.ndarray, feature_indices: np.ndarray, shift: int
+    ) -> np.ndarray:
         if shift == PAIRS:
             # Wide words of pieces that fit them, added up as pairs.
             pairs = self.scratch("pairs", (self.total_bins, 2), WIDE_DTYPE)
@@ -346,7 +407,9 @@ class QuantizedHistograms(_Kind):
             self._build_colwise(learner, rows, feature_indices, shift, hist)
         return hist
 
-    def _build_rowwise(self, data, rows, narrow, hist):
+    def _build_rowwise(
+        self, data: TrainingData, rows: np.ndarray, narrow: bool, hist: np.ndarray
+    ) -> None:
         # The kernels read every row's narrow word by row index, wide leaves too
         # (build_wide_histogram_rowwise sums narrow pieces).
         q, offsets = self.quant, data.feature_offsets
@@ -369,12 +432,12 @@ class QuantizedHistograms(_Kind):
             hist,
         )
 
-    def _rowwise_threads(self, data, chunks):
+    def _rowwise_threads(self, data: TrainingData, chunks: np.ndarray) -> int:
         if self._small_threads is not None:
             return self._small_threads
         probe = np.empty(self.total_bins, NARROW_DTYPE)
 
-        def build(threads, rows):
+        def build(threads: int, rows: np.ndarray) -> None:
             build_int_histogram_rowwise(
                 data.binned,
                 rows,
@@ -387,7 +450,14 @@ class QuantizedHistograms(_Kind):
 
         return self.small_leaf_threads(build)
 
-    def _build_store(self, learner, rows, feature_indices, shift, hist):
+    def _build_store(
+        self,
+        learner: SerialLearner,
+        rows: np.ndarray,
+        feature_indices: np.ndarray,
+        shift: int,
+        hist: np.ndarray,
+    ) -> None:
         # Words gathered in row order, in the leaf's width (exact in any order).
         data = learner.data
         q, store = self.quant, data.store
@@ -413,7 +483,14 @@ class QuantizedHistograms(_Kind):
             hist,
         )
 
-    def _build_colwise(self, learner, rows, feature_indices, shift, hist):
+    def _build_colwise(
+        self,
+        learner: SerialLearner,
+        rows: np.ndarray,
+        feature_indices: np.ndarray,
+        shift: int,
+        hist: np.ndarray,
+    ) -> None:
         data, q = learner.data, self.quant
         name = "narrow_words" if shift == NARROW_SHIFT else "wide_words"
         words = self.scratch(name, data.n_samples, hist.dtype)[: len(rows)]
@@ -427,14 +504,14 @@ class QuantizedHistograms(_Kind):
             hist,
         )
 
-    def store(self, local, hist):
+    def store(self, local: np.ndarray, hist: np.ndarray) -> None:
         """``hist`` (wide words or pairs) = a local histogram from ``build_local``."""
         if local.dtype == NARROW_DTYPE:
             widen_words(local, hist)
         else:
             hist[:] = local
 
-    def to_wire(self, bins, count):
+    def to_wire(self, bins: np.ndarray, count: float) -> tuple[np.ndarray, int]:
         """(flat send buffer, values per bin) of ``bins`` in the width a leaf of
         ``count`` global rows allows: MPI_SUM adds words exactly, and the
         packing guarantees no carry between halves."""
@@ -447,7 +524,7 @@ class QuantizedHistograms(_Kind):
             bins = out
         return bins.reshape(-1), bins.ndim
 
-    def from_wire(self, received, count, out):
+    def from_wire(self, received: np.ndarray, count: float, out: np.ndarray) -> np.ndarray:
         """``out`` (wide words or pairs, the leaf's layout) = the summed bins."""
         if received.dtype == NARROW_DTYPE:
             widen_words(received, out)
@@ -457,16 +534,22 @@ class QuantizedHistograms(_Kind):
             out[:] = received
         return out
 
-    def wire_shape(self, n_bins, count):
+    def wire_shape(self, n_bins: int, count: float) -> Layout:
         """(shape, dtype) of ``n_bins`` bins of a leaf of ``count`` rows, as stored."""
         return (n_bins, 2) if self.width(count) == PAIRS else (n_bins,), WIDE_DTYPE
 
-    def local_totals(self, rows):
+    def local_totals(self, rows: np.ndarray) -> tuple[float, float]:
         """(sum_g, sum_h) of this rank's ``rows``, scaled back (exact)."""
         g, h = sum_levels(self.quant.q_g, self.quant.q_h, rows)
         return float(g) * self.scales[0], float(h) * self.scales[1]
 
-    def fix(self, learner, hist, features, totals):
+    def fix(
+        self,
+        learner: SerialLearner,
+        hist: np.ndarray,
+        features: np.ndarray,
+        totals: tuple[float, ...],
+    ) -> None:
         """The most frequent bins a store does not keep (bundled and sparse
         features) = the leaf's integer totals minus the other bins: exact.
         Plain stores: nothing (integer sums have no rounding to reproduce)."""
@@ -483,7 +566,7 @@ class QuantizedHistograms(_Kind):
             np.int64(np.rint(totals[1] / self.scales[1])),
         )
 
-    def bin_sums(self, bins):
+    def bin_sums(self, bins: np.ndarray) -> tuple[float, float]:
         """(sum_g, sum_h) over bins of one feature, scaled back: words or pairs."""
         if bins.ndim == 1:  # the sum of words is the leaf's word
             g, h = unpack_word(bins.sum())
@@ -491,7 +574,9 @@ class QuantizedHistograms(_Kind):
             g, h = bins.sum(axis=0)
         return float(g) * self.scales[0], float(h) * self.scales[1]
 
-    def subtract(self, parent, child, bins=slice(None)):
+    def subtract(
+        self, parent: np.ndarray, child: np.ndarray, bins: slice = slice(None)
+    ) -> np.ndarray:
         """parent -= child on ``bins`` (exact on words and pairs); returns the
         child, as pairs when the parent is (a child small enough for words is
         built as words)."""
@@ -503,3 +588,8 @@ class QuantizedHistograms(_Kind):
             child = pairs
         np.subtract(parent[bins], child[bins], out=parent[bins])
         return child
+
+
+if TYPE_CHECKING:
+    #: The histogram kind a training holds (make_histograms).
+    HistogramKind: TypeAlias = FloatHistograms | QuantizedHistograms

@@ -8,12 +8,21 @@ then add up exactly in any order, which makes data-parallel training give
 the same model on any number of ranks.  See native/quantize.py.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..distributed.exact_sum import grouped_exact_sums
 from ..native.quantize import NARROW_DTYPE, QUANT_DTYPE, pack_words, quantize_gradients
 from ..native.split import leaf_output
 from ..streams import STREAM_QUANTIZE, stream_key
+
+if TYPE_CHECKING:
+    from ..distributed.comm import SerialComm
+    from ..models.tree import Tree
+    from .grower import TreeGrower
 
 
 class GradientQuantizer:
@@ -24,7 +33,9 @@ class GradientQuantizer:
     gradient sum is ``sum(q_g) * g_scale``.
     """
 
-    def __init__(self, cfg, n_samples, row_offset, row_comm):
+    def __init__(
+        self, cfg: dict[str, Any], n_samples: int, row_offset: int, row_comm: SerialComm
+    ) -> None:
         self.n_bins = cfg["num_grad_quant_bins"]
         self.stochastic = cfg["stochastic_rounding"]
         self.seed = cfg["seed"] & 0x7FFFFFFF
@@ -35,7 +46,9 @@ class GradientQuantizer:
         self.row_words = np.zeros(n_samples, NARROW_DTYPE)
         self.g_scale = self.h_scale = 1.0
 
-    def quantize(self, gradients, hessians, tree_index):
+    def quantize(
+        self, gradients: np.ndarray, hessians: np.ndarray, tree_index: int
+    ) -> GradientQuantizer:
         local = np.zeros(2)
         if len(gradients):
             local[:] = np.max(np.abs(gradients)), np.max(np.abs(hessians))
@@ -61,7 +74,14 @@ class GradientQuantizer:
         return self
 
 
-def renew_leaf_values(tree, grower, gradients, hessians, row_comm, cfg):
+def renew_leaf_values(
+    tree: Tree,
+    grower: TreeGrower,
+    gradients: np.ndarray,
+    hessians: np.ndarray,
+    row_comm: SerialComm,
+    cfg: dict[str, Any],
+) -> None:
     """Leaf values from the original float gradients (``quant_train_renew_leaf``):
     each leaf's sums over every rank's rows, exact (dgbdt.distributed.exact_sum), so the
     leaf values do not depend on the number of ranks either."""

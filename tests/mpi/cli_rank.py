@@ -19,6 +19,7 @@ import numpy as np
 
 from dgbdt.cli.commands import _training_sets, _training_world, parse_arguments
 from dgbdt.distributed.comm import AgreedError
+from dgbdt.params.table import resolve_params
 
 assert int(os.environ.get("PMI_SIZE", "1")) == int(sys.argv[1]), "not started by the right mpiexec"
 rank = int(os.environ.get("PMI_RANK", "0"))
@@ -35,7 +36,8 @@ cases.append(case)
 warnings.simplefilter("ignore")
 for i, args in enumerate(cases):
     io, params = parse_arguments(args)
-    cfg, comm = _training_world(io, params)
+    cfg = resolve_params(params)
+    comm = _training_world(io, cfg)
     assert comm.size == int(sys.argv[1])
     try:
         train_set, valid_sets, _ = _training_sets(io, cfg, comm)

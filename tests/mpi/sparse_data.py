@@ -10,7 +10,7 @@ import scipy.sparse as sp
 def make_sparse_data(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     cats = [rng.integers(0, k, n) for k in (5, 12, 30)]
-    blocks = [np.eye(k)[c] * rng.random((n, 1)) for k, c in zip((5, 12, 30), cats)]
+    blocks = [np.eye(k)[c] * rng.random((n, 1)) for k, c in zip((5, 12, 30), cats, strict=True)]
     dense = rng.normal(size=(n, 2))
     rare = sp.random(n, 40, density=0.01, random_state=seed + 3).toarray()
     mostly_five = np.where(rng.random(n) < 0.8, 5.0, rng.random(n))

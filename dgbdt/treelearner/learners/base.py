@@ -13,17 +13,29 @@ owner blocks of features balanced by bins (``owner_blocks``), and sums over
 every rank's rows (``ShardedRows``).
 """
 
-from typing import Protocol
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ...native.common import SPLIT_CAT_BINS, SPLIT_CAT_COUNT, SPLIT_FEATURE, SPLIT_GAIN
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...boosting.loop import TrainingData
+    from ...data.store import BinStore
+    from ...distributed.comm import SerialComm
+    from ...models.tree import Tree
+    from ..constraints import LeafContext
+    from ..histograms import HistogramKind
+
 
 class Learner(Protocol):
     """What the grower calls; each strategy implements all of it."""
 
-    data: object  # dgbdt.engine.TrainingData: this rank's binned rows and columns
+    data: TrainingData  # this rank's binned rows and columns
     # The bins of a leaf's histogram the grower subtracts for the larger child:
     # those ``leaf_histogram`` fills (data-parallel: the owned block only).
     subtracted_bins: slice
@@ -32,10 +44,12 @@ class Learner(Protocol):
         """Global: ``values`` summed over every rank's rows (element-wise;
         one process, or feature-parallel where every rank has all rows: as is)."""
 
-    def global_totals(self, sum_gradients, sum_hessians, count) -> tuple:
+    def global_totals(
+        self, sum_gradients: float, sum_hessians: float, count: float
+    ) -> tuple[float, float, float]:
         """Global (sum_g, sum_h, count) of a leaf from this rank's local sums."""
 
-    def global_counts(self, n_left: int, n_right: int) -> tuple:
+    def global_counts(self, n_left: int, n_right: int) -> tuple[int, int]:
         """Global row counts of two new children from this rank's local ones."""
 
     def histogram_features(self, feature_indices: np.ndarray) -> np.ndarray:
@@ -44,25 +58,43 @@ class Learner(Protocol):
     def scanned_features(self, feature_indices: np.ndarray) -> np.ndarray:
         """Local: the features whose bins this rank's split scan reads."""
 
-    def leaf_histogram(self, rows, kind, feature_indices, totals, hist) -> None:
+    def leaf_histogram(
+        self,
+        rows: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        hist: np.ndarray,
+    ) -> None:
         """``hist`` = the histogram of a leaf's ``rows`` (local rows, gathered by
         ``kind`` where it needs them) that this strategy's ``best_split`` reads:
         global on the features this rank scans (serial, data, feature), or local
         (voting: the vote decides what is sent).  ``totals``: the leaf's global
         (sum_g, sum_h, count)."""
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
+    def best_split(
+        self,
+        hist: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        record: np.ndarray,
+        local_rows: np.ndarray,
+        node: LeafContext | None = None,
+    ) -> np.ndarray:
         """``record`` = the leaf's best split over ``feature_indices``, global
         (the same on every rank); returns those of ``feature_indices``
         splittable in the leaf, which its children scan (LightGBM's
         ``is_splittable``).  ``local_rows``: this rank's rows of the leaf;
         ``node``: its constraints (dgbdt.treelearner.constraints.LeafContext) or None."""
 
-    def partition(self, sample_indices, record, scratch) -> int:
+    def partition(self, sample_indices: np.ndarray, record: np.ndarray, scratch: np.ndarray) -> int:
         """Reorder a leaf's local ``sample_indices`` by ``record`` (left rows
         first, stably); returns the number of local rows going left."""
 
-    def add_tree_scores(self, tree, store, nan_bins, scores) -> None:
+    def add_tree_scores(
+        self, tree: Tree, store: BinStore, nan_bins: np.ndarray, scores: np.ndarray
+    ) -> None:
         """``scores`` += the tree's values of local rows the partition did not
         place (out-of-bag rows, validation rows)."""
 
@@ -71,11 +103,13 @@ class ShardedRows:
     """Piece of the row-sharding strategies (data, voting): sums over ranks.
     Needs ``self.comm``."""
 
-    def sum_over_rows(self, values):
+    comm: SerialComm  # set by the strategy
+
+    def sum_over_rows(self, values: np.ndarray) -> np.ndarray:
         return self.comm.allreduce(np.asarray(values))
 
 
-def owner_blocks(n_bins, n_ranks):
+def owner_blocks(n_bins: np.ndarray, n_ranks: int) -> np.ndarray:
     """Contiguous feature blocks, one per rank, with about equal bin counts.
 
     Returns int64[n_ranks + 1] feature boundaries: rank r owns features
@@ -93,7 +127,14 @@ def owner_blocks(n_bins, n_ranks):
     return np.asarray(bounds, dtype=np.int64)
 
 
-def reduce_scatter_bins(comm, kind, bins, bin_counts, count, out=None):
+def reduce_scatter_bins(
+    comm: SerialComm,
+    kind: HistogramKind,
+    bins: np.ndarray,
+    bin_counts: Sequence[int],
+    count: float,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """Sum ``bins`` (this rank's, in owner order) over ranks; rank r receives the
     ``bin_counts[r]`` bins of its block, written into ``out`` (a fresh buffer
     when None) in the leaf's layout.  ``kind`` decides what travels: for a
@@ -107,7 +148,7 @@ def reduce_scatter_bins(comm, kind, bins, bin_counts, count, out=None):
     return kind.from_wire(received, count, out)
 
 
-def left_mask_of(record, n_bins):
+def left_mask_of(record: np.ndarray, n_bins: int) -> np.ndarray | None:
     """uint8 per bin of the split feature, 1 for the bins a categorical split
     record sends left; None for a numeric split."""
     n_left = int(record[SPLIT_CAT_COUNT]) if len(record) > SPLIT_CAT_COUNT else 0
@@ -118,14 +159,14 @@ def left_mask_of(record, n_bins):
     return mask
 
 
-def no_split(record):
+def no_split(record: np.ndarray) -> None:
     """Make ``record`` say "no split"."""
     record[:] = 0.0
     record[SPLIT_FEATURE] = -1.0
     record[SPLIT_GAIN] = -np.inf
 
 
-def best_of(records):
+def best_of(records: np.ndarray) -> np.ndarray | None:
     """The best split among per-rank records: max gain, then lower feature
     (LightGBM's SplitInfo::operator>; one rank scans each feature)."""
     best = None
@@ -140,7 +181,9 @@ def best_of(records):
     return best
 
 
-def agree_best_split(comm, record, splittable, n_features):
+def agree_best_split(
+    comm: SerialComm, record: np.ndarray, splittable: np.ndarray, n_features: int
+) -> np.ndarray:
     """Replace this rank's ``record`` by the best of every rank's, the same on all
     ranks; returns a bool[n_features] mask of the features splittable on some
     rank (``splittable``: the global indices this rank found splittable).

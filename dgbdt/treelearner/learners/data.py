@@ -22,15 +22,24 @@ tree (never scanned; fixed counts keep the owner blocks simple), so its bytes
 do not fall with ``feature_fraction``.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...native.histogram import put_bins, take_bins
 from .base import ShardedRows, agree_best_split, owner_blocks, reduce_scatter_bins
 from .serial import SerialLearner
 
+if TYPE_CHECKING:
+    from ...boosting.loop import TrainingData
+    from ...distributed.comm import SerialComm
+    from ..histograms import HistogramKind
+
 
 class DataParallelLearner(ShardedRows, SerialLearner):
-    def __init__(self, data, split_params, comm):
+    def __init__(self, data: TrainingData, split_params: np.ndarray, comm: SerialComm) -> None:
         self.comm = comm  # before SerialLearner's init: it sums bin counts over ranks
         super().__init__(data, split_params)
         offsets = data.feature_offsets
@@ -47,9 +56,11 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             for r in range(comm.size)
         ]
         self.wire = self._wire(data, comm)
-        self._packed = {}
+        self._packed: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
 
-    def _wire(self, data, comm):
+    def _wire(
+        self, data: TrainingData, comm: SerialComm
+    ) -> tuple[np.ndarray, list[int], np.ndarray] | None:
         """(bins sent, bins per rank, this rank's bins received) when the store
         keeps no most frequent bins for some features: those bins are not sent
         (the owner recovers them from the leaf's totals), which is what an EFB
@@ -66,7 +77,14 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         lo, hi = self.own_bins
         return sent, counts, sent[(sent >= lo) & (sent < hi)]
 
-    def leaf_histogram(self, rows, kind, feature_indices, totals, hist):
+    def leaf_histogram(
+        self,
+        rows: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        hist: np.ndarray,
+    ) -> None:
         # The local histogram, in the width the leaf's global count allows
         # (narrow integer words for small quantized leaves), summed to its owners.
         local = kind.build_local(self, rows, feature_indices, totals[2], hist)
@@ -82,7 +100,7 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             put_bins(_as_2d(received), own, _as_2d(hist))
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
-    def _scratch(self, like, n):
+    def _scratch(self, like: np.ndarray, n: int) -> np.ndarray:
         """A reused buffer of ``n`` bins shaped and typed as ``like``'s."""
         key = (like.dtype.str, like.shape[1:])
         buf = self._packed.get(key)
@@ -90,15 +108,17 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             buf = self._packed[key] = np.empty((n,) + like.shape[1:], like.dtype)
         return buf
 
-    def scanned_features(self, feature_indices):
+    def scanned_features(self, feature_indices: np.ndarray) -> np.ndarray:
         # (a mask lookup, not intersect1d: it runs for every leaf)
         return feature_indices[self.owned_mask[feature_indices]]
 
-    def agree(self, record, feature_indices, splittable):
+    def agree(
+        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
+    ) -> np.ndarray:
         mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
         return feature_indices[mask[feature_indices]]
 
 
-def _as_2d(bins):
+def _as_2d(bins: np.ndarray) -> np.ndarray:
     """(bins, values per bin) view: integer words are one value per bin."""
     return bins.reshape(len(bins), -1)

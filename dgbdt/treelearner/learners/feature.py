@@ -9,14 +9,22 @@ the rows the same way, so the only traffic is one record per rank per leaf:
 independent of the number of rows.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .base import agree_best_split, owner_blocks
 from .serial import SerialLearner
 
+if TYPE_CHECKING:
+    from ...boosting.loop import TrainingData
+    from ...distributed.comm import SerialComm
+
 
 class FeatureParallelLearner(SerialLearner):
-    def __init__(self, data, split_params, comm):
+    def __init__(self, data: TrainingData, split_params: np.ndarray, comm: SerialComm) -> None:
         super().__init__(data, split_params)
         self.comm = comm
         bounds = owner_blocks(np.diff(data.feature_offsets), comm.size)
@@ -25,13 +33,15 @@ class FeatureParallelLearner(SerialLearner):
         self.owned_mask[self.owned] = True
 
     @staticmethod
-    def builds_row_wise(data):
+    def builds_row_wise(data: TrainingData) -> bool:
         """Never: a rank builds its own features only, from the column-major copy."""
         return False
 
-    def histogram_features(self, feature_indices):
+    def histogram_features(self, feature_indices: np.ndarray) -> np.ndarray:
         return feature_indices[self.owned_mask[feature_indices]]
 
-    def agree(self, record, feature_indices, splittable):
+    def agree(
+        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
+    ) -> np.ndarray:
         mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
         return feature_indices[mask[feature_indices]]

@@ -11,6 +11,10 @@ rank computes the direction bits of every row at the nodes whose feature it
 owns, and one allreduce of the packed bits gives every rank all of them.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ...data.binning import BinMapper
@@ -20,11 +24,21 @@ from ...native.predict import CATEGORICAL
 from .base import agree_best_split, left_mask_of
 from .serial import SerialLearner
 
+if TYPE_CHECKING:
+    from ...boosting.loop import TrainingData
+    from ...data.dataset import Dataset
+    from ...data.store import BinStore
+    from ...distributed.comm import SerialComm
+    from ...models.tree import Tree
 
-def assemble_global_mapper(comm, dataset):
+
+def assemble_global_mapper(
+    comm: SerialComm, dataset: Dataset
+) -> tuple[BinMapper, list[str], np.ndarray]:
     """Global bin mapper from every rank's column block; checks the blocks
     cover every column exactly once.  Returns (mapper, names, owner_of)."""
     local = dataset.bin_mapper
+    assert local is not None and dataset.feature_indices is not None  # a constructed block
     ranges = local.value_ranges
     if ranges is None:
         ranges = np.full((local.n_features, 2), np.nan)
@@ -40,6 +54,8 @@ def assemble_global_mapper(comm, dataset):
     blocks = comm.allgather_object(mine)  # once per training: pickling is fine
     n_features = sum(len(b[0]) for b in blocks)
     owner_of = np.full(n_features, -1, np.int64)
+    upper_bounds: list[Any]
+    names: list[Any]
     upper_bounds, nan_bins, names = (
         [None] * n_features,
         np.zeros(n_features, np.int32),
@@ -47,10 +63,10 @@ def assemble_global_mapper(comm, dataset):
     )
     value_ranges = np.full((n_features, 2), np.nan)
     zero_missing = np.zeros(n_features, bool)
-    categories = [None] * n_features
+    categories: list[np.ndarray | None] = [None] * n_features
     for rank, (indices, ubs, nbs, zms, block_names, block_ranges, cats) in enumerate(blocks):
         for g, ub, nb, zm, name, value_range, cat in zip(
-            indices, ubs, nbs, zms, block_names, block_ranges, cats
+            indices, ubs, nbs, zms, block_names, block_ranges, cats, strict=True
         ):
             if not 0 <= g < n_features or owner_of[g] >= 0:
                 # every rank sees the same blocks and raises
@@ -73,7 +89,9 @@ def assemble_global_mapper(comm, dataset):
 
 
 class FeatureBlockLearner(SerialLearner):
-    def __init__(self, data, split_params, comm, owner_of):
+    def __init__(
+        self, data: TrainingData, split_params: np.ndarray, comm: SerialComm, owner_of: np.ndarray
+    ) -> None:
         super().__init__(data, split_params)
         self.comm = comm
         self.owner_of = owner_of
@@ -81,14 +99,16 @@ class FeatureBlockLearner(SerialLearner):
         self.local_of_global = np.full(len(owner_of), -1, np.int64)
         self.local_of_global[self.global_of_local] = np.arange(len(self.global_of_local))
 
-    def histogram_features(self, feature_indices):
+    def histogram_features(self, feature_indices: np.ndarray) -> np.ndarray:
         """This rank's columns among the (global) ``feature_indices``, as local indices
         in global order (not sorted: ties between equal gains go to the lower
         global feature, as on one process)."""
         local = self.local_of_global[feature_indices]
         return local[local >= 0].astype(np.int32)
 
-    def agree(self, record, feature_indices, splittable):
+    def agree(
+        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
+    ) -> np.ndarray:
         # The scan saw local columns: the record and flags speak of global features.
         if record[SPLIT_FEATURE] >= 0:
             record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
@@ -97,7 +117,7 @@ class FeatureBlockLearner(SerialLearner):
         )
         return feature_indices[mask[feature_indices]]
 
-    def _goes_left(self, rows, feature, record):
+    def _goes_left(self, rows: np.ndarray, feature: int, record: np.ndarray) -> np.ndarray:
         local = self.local_of_global[feature]
         bins = self.feature_column(local, rows)[rows].astype(np.int64)
         offsets = self.data.feature_offsets
@@ -108,7 +128,7 @@ class FeatureBlockLearner(SerialLearner):
         default_left = bool(record[SPLIT_DEFAULT_LEFT])
         return np.where(bins == nan_bin, default_left, bins <= int(record[SPLIT_BIN]))
 
-    def partition(self, sample_indices, record, scratch):
+    def partition(self, sample_indices: np.ndarray, record: np.ndarray, scratch: np.ndarray) -> int:
         feature = int(record[SPLIT_FEATURE])
         owner = int(self.owner_of[feature])
         n = len(sample_indices)
@@ -121,7 +141,9 @@ class FeatureBlockLearner(SerialLearner):
         sample_indices[:] = np.concatenate([sample_indices[left], sample_indices[~left]])
         return n_left
 
-    def add_tree_scores(self, tree, store, nan_bins, scores):
+    def add_tree_scores(
+        self, tree: Tree, store: BinStore, nan_bins: np.ndarray, scores: np.ndarray
+    ) -> None:
         """scores += the tree's leaf values, rows routed with gathered direction bits."""
         n_rows, n_nodes = len(scores), tree.n_leaves - 1
         if n_nodes == 0:
@@ -162,7 +184,9 @@ class FeatureBlockLearner(SerialLearner):
         scores += tree.leaf_value[leaf]
 
 
-def _in_node_bitset(tree, k, store, local, bins):
+def _in_node_bitset(
+    tree: Tree, k: int, store: BinStore, local: int, bins: np.ndarray
+) -> np.ndarray:
     """Whether each of ``bins`` (of local feature ``local``) goes left at the
     categorical node ``k``: its category is in the node's bitset."""
     offsets, values = store.bin_categories

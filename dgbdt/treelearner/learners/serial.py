@@ -4,6 +4,10 @@ It is also the local half every distributed strategy builds on: building a
 histogram of this rank's rows, scanning bins, partitioning rows.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numba
 import numpy as np
 
@@ -12,6 +16,13 @@ from ...native.partition import partition_rows
 from ...native.split import find_best_split
 from ...native.store import store_columns
 from .base import left_mask_of
+
+if TYPE_CHECKING:
+    from ...boosting.loop import TrainingData
+    from ...data.store import BinStore
+    from ...models.tree import Tree
+    from ..constraints import LeafContext
+    from ..histograms import HistogramKind
 
 
 class SerialLearner:
@@ -32,7 +43,7 @@ class SerialLearner:
     # Voting sends bins of features elected by the vote, so it builds all.
     builds_parent_splittable = True
 
-    def __init__(self, data, split_params):
+    def __init__(self, data: TrainingData, split_params: np.ndarray) -> None:
         self.data = data
         self.split_params = split_params
         self.row_wise = self.builds_row_wise(data)
@@ -47,45 +58,63 @@ class SerialLearner:
         self._cols = np.empty(n_cols, np.int64)
 
     @staticmethod
-    def builds_row_wise(data):
+    def builds_row_wise(data: TrainingData) -> bool:
         """Whether histograms are built row by row (C-order binned data) or
         column by column (the column-major copy)."""
         return data.layout == "row"
 
-    def sum_over_rows(self, values):
+    def sum_over_rows(self, values: np.ndarray) -> np.ndarray:
         """Sums over every rank's rows (this rank holds them all); the
         row-sharded learners sum over the ranks."""
         return np.asarray(values)
 
-    def global_totals(self, sum_gradients, sum_hessians, count):
+    def global_totals(
+        self, sum_gradients: float, sum_hessians: float, count: float
+    ) -> tuple[float, float, float]:
         g, h, c = self.sum_over_rows(np.array([sum_gradients, sum_hessians, count]))
         return float(g), float(h), float(c)
 
-    def global_counts(self, n_left, n_right):
+    def global_counts(self, n_left: int, n_right: int) -> tuple[int, int]:
         left, right = self.sum_over_rows(np.array([n_left, n_right], np.int64))
         return int(left), int(right)
 
-    def histogram_features(self, feature_indices):
+    def histogram_features(self, feature_indices: np.ndarray) -> np.ndarray:
         """The (local) features whose bins this rank builds."""
         return feature_indices
 
-    def store_columns(self, feature_indices):
+    def store_columns(self, feature_indices: np.ndarray) -> tuple[np.ndarray, bool]:
         """(dense columns, whether the sparse part) of the bin store that hold
         the features this rank builds (native.store.store_columns)."""
         features = self.histogram_features(feature_indices)
         n, sparse = store_columns(features, self.data.store.feature_map, self._seen, self._cols)
         return self._cols[:n], sparse
 
-    def scanned_features(self, feature_indices):
+    def scanned_features(self, feature_indices: np.ndarray) -> np.ndarray:
         """The (local) features whose bins this rank's split scan reads."""
         return self.histogram_features(feature_indices)
 
-    def leaf_histogram(self, rows, kind, feature_indices, totals, hist):
+    def leaf_histogram(
+        self,
+        rows: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        hist: np.ndarray,
+    ) -> None:
         """``hist`` = the histogram of the rows (all of them are here)."""
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
+    def best_split(
+        self,
+        hist: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        record: np.ndarray,
+        local_rows: np.ndarray,
+        node: LeafContext | None = None,
+    ) -> np.ndarray:
         """``record`` = the leaf's best split over ``feature_indices`` (the same
         on every rank); returns those of ``feature_indices`` splittable in the
         leaf (LightGBM's ``is_splittable``: its children scan only these).
@@ -93,12 +122,20 @@ class SerialLearner:
         ``node``: the leaf's constraints (dgbdt.treelearner.constraints.LeafContext) or None."""
         return self.scan(hist, feature_indices, totals, record, kind.scales, node)
 
-    def node_args(self, node):
+    def node_args(self, node: LeafContext | None) -> tuple[np.ndarray, ...]:
         """The split kernels' trailing arguments for ``node`` (none without one:
         the kernels' defaults)."""
         return () if node is None else node.kernel_args(self.data.global_feature_indices)
 
-    def scan(self, hist, feature_indices, totals, record, scales, node=None):
+    def scan(
+        self,
+        hist: np.ndarray,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        record: np.ndarray,
+        scales: tuple[float, float],
+        node: LeafContext | None = None,
+    ) -> np.ndarray:
         """find_best_split over this rank's share of ``feature_indices``, agreed
         (``scales`` map integer sums back to gradients: 1.0 for floats)."""
         features = self.scanned_features(feature_indices)
@@ -122,23 +159,26 @@ class SerialLearner:
         )
         return self.agree(record, feature_indices, features[flags.view(np.bool_)])
 
-    def agree(self, record, feature_indices, splittable):
+    def agree(
+        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
+    ) -> np.ndarray:
         """The best split of every rank's ``record`` and the features splittable on
         any rank (one process: its own)."""
         return splittable
 
-    def feature_column(self, feature, rows):
+    def feature_column(self, feature: int, rows: np.ndarray) -> np.ndarray:
         """The bins of (local) ``feature``, read at ``rows`` (a uint16[n_samples]
         scratch filled there, or the plain column itself)."""
         if self._bins is None:
             return self.data.columns[:, feature]
         return self.data.store.bins_of(feature, rows, self._bins)
 
-    def partition(self, sample_indices, record, scratch):
+    def partition(self, sample_indices: np.ndarray, record: np.ndarray, scratch: np.ndarray) -> int:
         feature = int(record[SPLIT_FEATURE])
         offsets = self.data.feature_offsets
         store = self.data.store
         # a feature of a dense column is decoded row by row inside the partition
+        column: tuple[np.ndarray, int, int, int, int] | np.ndarray | None
         column = None if store.plain else store.decoder(feature)
         if column is None:
             column = self.feature_column(feature, sample_indices)
@@ -153,6 +193,8 @@ class SerialLearner:
             left_mask_of(record, int(offsets[feature + 1] - offsets[feature])),
         )
 
-    def add_tree_scores(self, tree, store, nan_bins, scores):
+    def add_tree_scores(
+        self, tree: Tree, store: BinStore, nan_bins: np.ndarray, scores: np.ndarray
+    ) -> None:
         """scores += the tree's leaf value for every row of a bin store."""
         tree.add_binned_scores(store, nan_bins, scores)

@@ -26,6 +26,10 @@ x 16 (2 top_k features with ``voting_rule=votes``, top_k with
 ``weighted_gain``): independent of the number of features.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...native.common import SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN
@@ -33,8 +37,14 @@ from ...native.split import best_gain_per_feature, find_best_split
 from .base import ShardedRows, agree_best_split, no_split, owner_blocks, reduce_scatter_bins
 from .serial import SerialLearner
 
+if TYPE_CHECKING:
+    from ...boosting.loop import TrainingData
+    from ...distributed.comm import SerialComm
+    from ..constraints import LeafContext
+    from ..histograms import HistogramKind
 
-def elect(proposals, top_k, rule):
+
+def elect(proposals: np.ndarray, top_k: int, rule: str) -> np.ndarray:
     """Features elected from every rank's proposals.
 
     proposals : float64[n_ranks, top_k, 2]  (feature, gain); feature < 0 = no proposal
@@ -69,7 +79,14 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
     # among them, so every feature of the tree is built.
     builds_parent_splittable = False
 
-    def __init__(self, data, split_params, comm, top_k, rule):
+    def __init__(
+        self,
+        data: TrainingData,
+        split_params: np.ndarray,
+        comm: SerialComm,
+        top_k: int,
+        rule: str,
+    ) -> None:
         self.comm = comm  # before SerialLearner's init: it sums bin counts over ranks
         super().__init__(data, split_params)
         self.top_k = top_k
@@ -78,12 +95,28 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         self.local_params[SP_MIN_DATA_IN_LEAF] /= comm.size
         self.local_params[SP_MIN_SUM_HESSIAN] /= comm.size
 
-    def leaf_histogram(self, rows, kind, feature_indices, totals, hist):
+    def leaf_histogram(
+        self,
+        rows: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        hist: np.ndarray,
+    ) -> None:
         # Local only: the vote decides what is sent, and the owners fix the
         # elected features' global sums.
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
 
-    def best_split(self, hist, kind, feature_indices, totals, record, local_rows, node=None):
+    def best_split(
+        self,
+        hist: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        record: np.ndarray,
+        local_rows: np.ndarray,
+        node: LeafContext | None = None,
+    ) -> np.ndarray:
         elected, splittable = self._vote(hist, kind, feature_indices, local_rows, node)
         if len(elected) == 0:
             no_split(record)
@@ -92,7 +125,14 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         self._scan_owned(owned, summed, kind, totals, record, node)
         return splittable
 
-    def _vote(self, hist, kind, feature_indices, local_rows, node):
+    def _vote(
+        self,
+        hist: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        local_rows: np.ndarray,
+        node: LeafContext | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Steps 1-2: the features every rank elects from the local histograms
         (read with the kind's scales), and the features splittable in this
         rank's local scan.  Those are what the leaf's children propose from, as
@@ -130,7 +170,13 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
             proposal[: len(order), 1] = gains[order]
         return elect(self.comm.allgather(proposal), self.top_k, self.rule), splittable
 
-    def _local_totals(self, hist, kind, feature_indices, local_rows):
+    def _local_totals(
+        self,
+        hist: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        local_rows: np.ndarray,
+    ) -> tuple[float, float]:
         """The leaf's local (sum_g, sum_h).  Every local row falls in one bin of
         any feature: a plain store's first feature's bins sum to them.  Other
         stores keep no most frequent bins: the totals come from the rows, and
@@ -143,7 +189,9 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         kind.fix(self, hist, feature_indices, totals)
         return totals
 
-    def _reduce_elected(self, hist, kind, elected, count):
+    def _reduce_elected(
+        self, hist: np.ndarray, kind: HistogramKind, elected: np.ndarray, count: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Step 3: the elected features' bins of ``hist`` summed over ranks (in
         the narrowest exact width for the leaf's ``count`` global rows); returns
         (this rank's owned features, their summed bins)."""
@@ -155,7 +203,15 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         owned = elected[blocks[self.comm.rank] : blocks[self.comm.rank + 1]]
         return owned, reduce_scatter_bins(self.comm, kind, send, bin_counts, count)
 
-    def _scan_owned(self, owned, summed, kind, totals, record, node):
+    def _scan_owned(
+        self,
+        owned: np.ndarray,
+        summed: np.ndarray,
+        kind: HistogramKind,
+        totals: tuple[float, float, float],
+        record: np.ndarray,
+        node: LeafContext | None,
+    ) -> None:
         """Step 4: owners scan the global bins with the real constraints; the
         best record wins on every rank."""
         offsets = self.data.feature_offsets

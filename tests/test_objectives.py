@@ -1,7 +1,8 @@
-"""The objectives beyond L2 / L1 / huber / binary / multiclass: their label and
-parameter checks, starting scores and leaf renewal against their definitions
-(naive numpy twins), reg_sqrt, and their model files.  Agreement with
-LightGBM itself is in tests/test_lightgbm_objectives.py."""
+"""The objectives (dgbdt.objective.objectives) beyond L2 / L1 / huber / binary /
+multiclass: their label and parameter checks, starting scores and leaf renewal
+against their definitions (naive numpy twins), reg_sqrt, and their model files.
+Their gradients: tests/test_kernel_objective.py; agreement with LightGBM itself:
+tests/test_lightgbm_objectives.py (kept apart: it skips without lightgbm)."""
 
 import warnings
 
