@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .booster import Booster
-from .models.model import frame_as_float64
+from .data.inputs import frame_as_float64
 
 if TYPE_CHECKING:
     from graphviz import Digraph  # noqa: PLC0415 - optional dependency

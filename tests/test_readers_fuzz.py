@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dgbdt.data.dataset import _check_sparse_shape
+from dgbdt.data.sources import check_sparse_shape
 from dgbdt.io import (
     MAX_SPARSE_COLUMNS,
     DataFormatError,
@@ -337,7 +337,7 @@ def check_loaded(out, options, side_files=False):
         X.check_format(full_check=True)
         assert X.has_canonical_format  # sorted, no index twice on a row
         assert X.shape[1] <= MAX_SPARSE_COLUMNS
-        _check_sparse_shape(X.shape)  # Dataset takes it
+        check_sparse_shape(X.shape)  # Dataset takes it
     if options.get("features_only"):
         assert out.label is None and out.weight is None and out.group is None
     if out.label is not None:

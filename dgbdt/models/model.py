@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import numbers
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numba
@@ -15,9 +15,8 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from ..data.binning import BinMapper, WideBinMapper
-from ..data.categorical import category_codes
 from ..data.dataset import Dataset
-from ..data.inputs import as_pandas_if_arrow, fills_zero
+from ..data.inputs import predict_matrix, row_blocks
 from ..data.names import ColumnNames
 from ..native.predict import predict_leaf_index, predict_raw
 from ..native.shap import tree_shap
@@ -42,168 +41,18 @@ if TYPE_CHECKING:
 _M = TypeVar("_M", bound="Model")
 _T = TypeVar("_T")
 
-# Rows converted to float64 at a time when predicting (bounds the extra memory).
-PREDICT_CHUNK_ROWS = 1 << 17
-# Sparse input is made dense a block of rows at a time, at most this many bytes
-# (a 20,000-column matrix: 200 rows per block).
-SPARSE_BLOCK_BYTES = 32 << 20
 # Sparse data wider than this is predicted from the columns the trees split on.
 NARROW_MIN_COLUMNS = 1 << 16
 
 
-def _default_names(names: Iterable[str]) -> bool:
-    """The names dgbdt gives features of data without names (Column_i)."""
-    return all(name == f"Column_{i}" for i, name in enumerate(names))
-
-
-def _check_feature_names(columns: Iterable[Any], feature_names: Sequence[str]) -> None:
-    """A DataFrame's column names must be the model's, in order (scikit-learn;
-    LightGBM's validate_features=True).  A model trained without names (its
-    names are dgbdt's Column_i) is not checked, as scikit-learn only warns then;
-    a wrong count is left to the width check, whose message says more."""
-    got = [str(c) for c in columns]
-    if len(got) != len(feature_names) or got == feature_names or _default_names(feature_names):
-        return
-    i = next(i for i, (a, b) in enumerate(zip(got, feature_names, strict=True)) if a != b)
-    raise ValueError(
-        f"the feature names of X differ from the model's at column {i}: expected "
-        f"{feature_names[i]!r}, got {got[i]!r} (a DataFrame's columns must be the "
-        "model's feature names in order; pass validate_features=False to predict "
-        "by column position)"
-    )
-
-
-def _category_codes(df: pd.DataFrame, pandas_categorical: Sequence[Any]) -> pd.DataFrame:
-    """A copy of ``df`` with its category columns as codes of the model's
-    category lists (LightGBM's ``pandas_categorical``, in column order); a
-    value not in the model's list is NaN (it goes right at every categorical
-    split), as in LightGBM."""
-    cat_cols = [
-        c for c, dtype in zip(df.columns, df.dtypes, strict=True) if str(dtype) == "category"
-    ]
-    if len(cat_cols) != len(pandas_categorical):
-        raise ValueError(
-            f"X has {len(cat_cols)} category columns, the model's pandas_categorical "
-            f"lists {len(pandas_categorical)}: give the columns the model was trained on"
-        )
-    df = df.copy()
-    for col, categories in zip(cat_cols, pandas_categorical, strict=True):
-        df[col] = category_codes(df[col], categories)
-    return df
-
-
-def pd_sparse_dtype() -> type[Any]:
-    import pandas as pd  # noqa: PLC0415 - optional until used: import dgbdt does not load pandas
-
-    return pd.SparseDtype
-
-
-def frame_as_float64(
-    df: pd.DataFrame,
-    feature_names: Sequence[str],
-    validate_features: bool,
-    pandas_categorical: Sequence[Any] | None = None,
-) -> npt.NDArray[np.float64]:
-    if validate_features:
-        _check_feature_names(df.columns, feature_names)
-    if pandas_categorical is not None:
-        df = _category_codes(df, pandas_categorical)
-    for i, dtype in enumerate(df.dtypes):
-        if str(dtype) == "category":
-            # the codes would be right, the category values are not: refused as in
-            # training (dgbdt.data.dataset._dataframe_columns, the same words)
-            raise TypeError(
-                f"Column {df.columns[i]!r} of X is a category column but the model was "
-                "trained without any: give the column as in training (e.g. its "
-                ".cat.codes, if those were the values trained on)"
-            )
-        if getattr(dtype, "kind", "") == "c":
-            raise TypeError(
-                f"column {df.columns[i]!r} of X is complex ({dtype}): "
-                "dgbdt predicts from real numbers"
-            )
-    try:
-        return df.to_numpy(dtype=np.float64, na_value=np.nan)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"X must be numeric, got column dtypes {sorted(set(map(str, df.dtypes)))}"
-        ) from exc
-
-
-def _as_2d(
-    X: Any,
-    n_features: int,
-    feature_names: Sequence[str],
-    validate_features: bool,
-    pandas_categorical: Sequence[Any] | None = None,
-) -> np.ndarray | sp.csr_matrix:
-    """X as a float-convertible 2-D numpy array or CSR matrix, its width checked."""
-    if isinstance(X, (str, bytes, os.PathLike)):
-        raise TypeError(
-            f"data must be an array, DataFrame or sparse matrix, got {X!r}: "
-            "Booster.predict does not read files (the command line does: "
-            "dgbdt predict data=FILE)"
-        )
-    X = as_pandas_if_arrow(X)
-    if isinstance(X, Dataset):
+def _refuse_dataset(data: Any) -> None:
+    """predict takes the data itself, as LightGBM's."""
+    if isinstance(data, Dataset):
         raise TypeError(
             "Booster.predict takes the data itself (a numpy array, pandas DataFrame "
             "or scipy.sparse matrix), not a dgbdt.Dataset: cannot use a Dataset "
             "instance for prediction, please use raw data instead"
         )
-    if type(X).__module__.startswith("pandas") and hasattr(X, "columns"):
-        if len(X.columns) and all(
-            isinstance(d, pd_sparse_dtype()) and fills_zero(d.fill_value) for d in X.dtypes
-        ):
-            if validate_features:
-                _check_feature_names(X.columns, feature_names)
-            X = X.sparse.to_coo()  # kept sparse: densified a block of rows at a time
-        else:
-            X = frame_as_float64(X, feature_names, validate_features, pandas_categorical)
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-    else:
-        X = np.asarray(X)
-        if X.ndim == 1:
-            X = X.reshape(1, -1) if X.shape[0] == n_features else X.reshape(-1, 1)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
-        if X.dtype.kind not in "fiubc":
-            try:
-                X = X.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"X must be numeric, got dtype {X.dtype}") from exc
-    if X.dtype.kind == "c":  # converting would drop the imaginary part silently
-        raise TypeError(f"X is complex ({X.dtype}): dgbdt predicts from real numbers")
-    if X.shape[1] != n_features:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but the model expects {n_features} features"
-        )
-    return X
-
-
-def _rows_as_float64(
-    X: Any,
-    n_features: int,
-    feature_names: Sequence[str],
-    validate_features: bool = False,
-    pandas_categorical: Sequence[Any] | None = None,
-) -> Iterator[tuple[int, npt.NDArray[np.float64]]]:
-    """Yield (start, float64 C-contiguous block) of X, checking its width."""
-    X = _as_2d(X, n_features, feature_names, validate_features, pandas_categorical)
-    n = X.shape[0]
-    step = PREDICT_CHUNK_ROWS
-    if sp.issparse(X):
-        step = max(1, min(step, SPARSE_BLOCK_BYTES // (8 * max(1, n_features))))
-    for start in range(0, n, step):
-        block = X[start : start + step]
-        if sp.issparse(block):
-            block = block.toarray()
-        block = np.ascontiguousarray(block, dtype=np.float64)
-        if not block.flags.writeable:
-            # A read-only array (e.g. a memmap) would compile a second kernel variant.
-            block = block.copy()
-        yield start, block
 
 
 def _predict_threads(kwargs: Mapping[str, Any]) -> int:
@@ -645,6 +494,7 @@ class Model:
         """
         threads = _predict_threads(kwargs)
         first, end = self._n_trees_for(num_iteration, start_iteration)
+        _refuse_dataset(data)
         if pred_contrib:
             if pred_leaf:
                 raise ValueError("pred_leaf and pred_contrib cannot both be True: choose one")
@@ -660,10 +510,9 @@ class Model:
             lambda block: self._predict_block(block, first, end, pred_leaf, flat),
             width,
         )
-        if chunks:
-            result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
-        else:
-            result = np.zeros((0, end - first if pred_leaf else self.num_class))
+        if not chunks:
+            chunks = [np.zeros((0, end - first if pred_leaf else self.num_class))]
+        result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
         return result if pred_leaf else self._output(result, raw_score)
 
     def _output(self, raw: npt.NDArray[np.float64], raw_score: bool) -> np.ndarray:
@@ -677,7 +526,7 @@ class Model:
         """(X as a CSR of the columns the trees split on, the flat trees renumbered
         to them): a block of rows of a wide matrix (hashed text of 2**24
         columns) made dense would take 128 MiB a row."""
-        X = _as_2d(X, self.num_feature(), self.feature_names, False)
+        X = predict_matrix(X, self.num_feature(), self.feature_names, False)
         flat = dict(self._flat_trees())
         columns = np.unique(flat["split_feature"])
         X = sp.csr_matrix(X)
@@ -706,7 +555,7 @@ class Model:
         try:
             return [
                 fn(block)
-                for _, block in _rows_as_float64(
+                for _, block in row_blocks(
                     data,
                     self.num_feature() if width is None else width,
                     self.feature_names,
