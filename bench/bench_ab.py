@@ -11,6 +11,7 @@ drift hits both alike.  The benchmarks (``--only`` names them):
                  (the second of two fits in one process: the first loads the kernels)
     onehot       bench_flights' one-hot table, when that script has one (else skipped)
     categorical  bench_flights' native categorical columns, 300 rounds, seed 0
+    import       python -c "import dgbdt": wall time (median of 5 launches a run)
     comm         bench_comm's speed section: mpiexec -n 2, 1 thread per rank,
                  data-parallel and voting-parallel (LightGBM's rule), same problem
 
@@ -201,6 +202,27 @@ def flights_bench(key, kind, title):
     )
 
 
+def import_launch(cfg, env_extra, timeout):
+    """Wall time of ``python -c "import dgbdt"`` (interpreter start included), the
+    median of ``cfg["repeats"]`` launches from outside any tree."""
+    env = common.child_env(2, env_extra)
+    times = []
+    for _ in range(cfg["repeats"]):
+        t0 = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-c", "import dgbdt"],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd="/",
+            timeout=timeout,
+        )
+        if out.returncode:
+            return None, out.stderr[-500:]
+        times.append(time.perf_counter() - t0)
+    return {"import_s": statistics.median(times)}, None
+
+
 def all_benches():
     """Every benchmark, in the order they run; the one-hot line only where bench_flights has it."""
     fit, pred = (lambda r: r["fit_s"]), (lambda r: r["predict_s"])
@@ -231,6 +253,15 @@ def all_benches():
             },
         ),
     ]
+    out.append(
+        Bench(
+            "import",
+            'python -c "import dgbdt": wall time, median of 5 launches per run',
+            import_launch,
+            {"import dgbdt": lambda r: r["import_s"]},
+            {"full": {"repeats": 5}, "quick": {"repeats": 3}, "warm": {"repeats": 1}},
+        )
+    )
     kind = flights_onehot_kind()
     if kind is not None:
         out.append(flights_bench("onehot", kind, "one-hot table"))

@@ -94,6 +94,7 @@ import tempfile
 import time
 from argparse import SUPPRESS
 
+import common
 import numpy as np
 from common import (
     KINDS,
@@ -438,9 +439,7 @@ def comm_worker(cfg, result_path):
 def warm_worker():
     """One process (mpiexec -n 1): run every learner and layout once so Numba compiles
     and caches every kernel before K ranks load them."""
-    from dgbdt.distributed.comm import world_comm  # noqa: PLC0415
-
-    world_comm()
+    common.dgbdt_world_comm()
     rng = np.random.default_rng(0)
     for width in (8, 300):
         X = rng.standard_normal((600, width)).astype(np.float32)

@@ -286,9 +286,7 @@ def warm_worker(cfg, result_path):
     """One process (mpiexec -n 1): compile and cache every kernel the ranks will use,
     so K ranks load the Numba cache instead of compiling at once.  20,000 rows: the
     root is big enough for wide quantized words, small leaves for narrow ones."""
-    from dgbdt.distributed.comm import world_comm  # noqa: PLC0415
-
-    world_comm()
+    common.dgbdt_world_comm()
     X, y, Xt, _ = comm_problem({"rows": 20_000, "test_rows": 100})
     param_sets = [
         {**comm_params({**cfg, "leaves": 31}), **learner, **(QUANT if quantized else {})}

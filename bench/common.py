@@ -82,15 +82,24 @@ def mpi_world(expected):
     dgbdt's ``world_comm`` installs the abort-all exception hook; the world
     size is checked because an mpiexec from another MPI starts K singletons.
     """
-    from dgbdt.distributed.comm import world_comm  # noqa: PLC0415
-
-    comm = world_comm()
+    comm = dgbdt_world_comm()
     from mpi4py import MPI  # noqa: PLC0415
 
     world = MPI.COMM_WORLD
     if world.Get_size() != expected:
         raise RuntimeError(f"expected {expected} ranks, got {world.Get_size()}: the wrong mpiexec?")
     return comm, world
+
+
+def dgbdt_world_comm():
+    """dgbdt's world communicator from the tree on PYTHONPATH: bench_ab runs
+    these workers on older trees too (before issue 26 the module was dgbdt.comm)."""
+    try:
+        from dgbdt.distributed.comm import world_comm  # noqa: PLC0415
+    except ImportError:
+        from dgbdt.comm import world_comm  # noqa: PLC0415
+
+    return world_comm()
 
 
 def warm_kernels(param_sets, X, y, X_predict):

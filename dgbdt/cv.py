@@ -255,7 +255,8 @@ def _fold_booster(
     update); ``fold_params``: (the fold's params, cv's params, cv's cfg): the
     fold's are resolved only when fpreproc returned others."""
     params, cv_params, cv_cfg = fold_params
-    cfg = cv_cfg if params is cv_params else resolve_params(params)
+    # a copy: a fold's loop updates its cfg (reset_parameter), the others must not see it
+    cfg = dict(cv_cfg) if params is cv_params else resolve_params(params)
     return training_booster(  # type: ignore[return-value]  # a model_class (Booster)
         params, cfg, train, model_class=Booster, init_model=init_model, callbacks=resets
     )

@@ -288,3 +288,22 @@ def test_more_folds_than_rows_is_an_error_naming_nfold():
     X = np.arange(6, dtype=float).reshape(3, 2)
     with pytest.raises(ValueError, match="nfold=5 is more folds than the 3 rows"):
         dgbdt.cv({"verbosity": -1}, dgbdt.Dataset(X, X[:, 0]), 2, nfold=5, stratified=False)
+
+
+def test_reset_parameter_reaches_every_fold():
+    # Each fold's loop applies the schedule to its own parameters: a fold
+    # sharing cv's resolved dict with the others saw no change after the first.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 4))
+    y = X[:, 0] + 0.1 * rng.standard_normal(600)
+    params = {"objective": "regression", "num_leaves": 31, "min_data_in_leaf": 5, "verbosity": -1}
+    schedule = dgbdt.reset_parameter(num_leaves=lambda i: 31 if i == 0 else 2)
+    res = dgbdt.cv(
+        params, dgbdt.Dataset(X, y), 3, nfold=3, stratified=False,
+        return_cvbooster=True, callbacks=[schedule],
+    )  # fmt: skip
+    boosters = res["cvbooster"].boosters
+    assert len(boosters) == 3
+    for booster in boosters:
+        assert [tree.n_leaves for tree in booster.trees][1:] == [2, 2]
+        assert booster.params["num_leaves"] == 2

@@ -287,7 +287,8 @@ class _EarlyStoppingCallback:
         self.best_iter: list[int] = []
         self.best_score_list: list[Any] = []  # each pair's best iteration's results
         self.cmp_op: list[Callable[[float, float], bool]] = []
-        for item, delta in zip(results, self._deltas(results), strict=True):
+        # (strict=False: a metric name given twice leaves fewer deltas, as before)
+        for item, delta in zip(results, self._deltas(results), strict=False):
             self.best_iter.append(0)
             self.best_score_list.append(None)
             if item[3]:

@@ -494,7 +494,6 @@ class Model:
         """
         threads = _predict_threads(kwargs)
         first, end = self._n_trees_for(num_iteration, start_iteration)
-        _refuse_dataset(data)
         if pred_contrib:
             if pred_leaf:
                 raise ValueError("pred_leaf and pred_contrib cannot both be True: choose one")
@@ -550,6 +549,7 @@ class Model:
     ) -> list[_T]:
         """``fn(block)`` of each float64 block of rows of ``data``, in order,
         with ``threads`` Numba threads (``width``: of narrowed data)."""
+        _refuse_dataset(data)
         old_threads = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:
