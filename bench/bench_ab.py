@@ -11,7 +11,8 @@ drift hits both alike.  The benchmarks (``--only`` names them):
                  (the second of two fits in one process: the first loads the kernels)
     onehot       bench_flights' one-hot table, when that script has one (else skipped)
     categorical  bench_flights' native categorical columns, 300 rounds, seed 0
-    import       python -c "import dgbdt": wall time (median of 5 launches a run)
+    import       python -c "import dgbdt": wall time, bytecode cached as installed
+                 (median of 5 launches a run)
     comm         bench_comm's speed section: mpiexec -n 2, 1 thread per rank,
                  data-parallel and voting-parallel (LightGBM's rule), same problem
 
@@ -204,8 +205,16 @@ def flights_bench(key, kind, title):
 
 def import_launch(cfg, env_extra, timeout):
     """Wall time of ``python -c "import dgbdt"`` (interpreter start included), the
-    median of ``cfg["repeats"]`` launches from outside any tree."""
+    median of ``cfg["repeats"]`` launches from outside any tree, with the
+    bytecode cached as an installed package has it (PYTHONDONTWRITEBYTECODE
+    dropped; the tree's .pyc files under its Numba cache folder, written by
+    the warm-up run); ``cfg["bytecode"] = False``: compiled from source each time."""
     env = common.child_env(2, env_extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if cfg.get("bytecode", True):
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(env_extra["NUMBA_CACHE_DIR"], "pyc")
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     times = []
     for _ in range(cfg["repeats"]):
         t0 = time.perf_counter()
@@ -256,7 +265,7 @@ def all_benches():
     out.append(
         Bench(
             "import",
-            'python -c "import dgbdt": wall time, median of 5 launches per run',
+            'python -c "import dgbdt": wall time, bytecode cached, median of 5 launches a run',
             import_launch,
             {"import dgbdt": lambda r: r["import_s"]},
             {"full": {"repeats": 5}, "quick": {"repeats": 3}, "warm": {"repeats": 1}},
