@@ -234,8 +234,8 @@ def cv(
         resets, others = cb.split_resets(prepare_callbacks(callbacks, cfg))
         cvbooster = CVBooster()
         for train_idx, test_idx in folds:
-            train, valid, fold_params = _fold_sets(train_set, train_idx, test_idx, fpreproc, params)
-            booster = _fold_booster((fold_params, params, cfg), train, init_model, resets)
+            train, valid, fold = _fold_sets(train_set, (train_idx, test_idx), fpreproc, params, cfg)
+            booster = _fold_booster(fold, train, init_model, resets)
             _add_fold_valid(booster, train, valid, eval_train_metric)
             cvbooster.boosters.append(booster)
         train_set.release_raw_data()  # every fold is binned (free_raw_data decides)
@@ -246,17 +246,14 @@ def cv(
 
 
 def _fold_booster(
-    fold_params: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+    fold: tuple[dict[str, Any], dict[str, Any]],
     train: Dataset,
     init_model: Booster | None,
     resets: Sequence[Callable],
 ) -> Booster:
     """A fold's training Booster (its reset_parameter callbacks applied by each
-    update); ``fold_params``: (the fold's params, cv's params, cv's cfg): the
-    fold's are resolved only when fpreproc returned others."""
-    params, cv_params, cv_cfg = fold_params
-    # a copy: a fold's loop updates its cfg (reset_parameter), the others must not see it
-    cfg = dict(cv_cfg) if params is cv_params else resolve_params(params)
+    update); ``fold``: its (params, the same resolved), from :func:`_fold_sets`."""
+    params, cfg = fold
     return training_booster(  # type: ignore[return-value]  # a model_class (Booster)
         params, cfg, train, model_class=Booster, init_model=init_model, callbacks=resets
     )
@@ -425,19 +422,22 @@ def _first_global(row_comm: SerialComm, n_local: int) -> int:
 
 def _fold_sets(
     full: Dataset,
-    train_idx: npt.ArrayLike,
-    test_idx: npt.ArrayLike,
+    rows: tuple[npt.ArrayLike, npt.ArrayLike],
     fpreproc: Callable | None,
     params: dict[str, Any],
-) -> tuple[Dataset, Dataset, dict[str, Any]]:
-    """(train set, validation set, params) of one fold: the rows of ``full``
-    binned with its bins, prepared by ``fpreproc``."""
-    train_idx = np.sort(np.asarray(train_idx, np.int64).ravel())
-    test_idx = np.sort(np.asarray(test_idx, np.int64).ravel())
+    cfg: dict[str, Any],
+) -> tuple[Dataset, Dataset, tuple[dict[str, Any], dict[str, Any]]]:
+    """(train set, validation set, (params, the same resolved)) of one fold:
+    the rows of ``full`` (train rows, test rows) binned with its bins, prepared
+    by ``fpreproc``; cv's params and a copy of its ``cfg`` (a fold's loop
+    updates its own: reset_parameter), or fpreproc's params resolved."""
+    train_idx = np.sort(np.asarray(rows[0], np.int64).ravel())
+    test_idx = np.sort(np.asarray(rows[1], np.int64).ravel())
     train, valid = full.subset(train_idx), full.subset(test_idx)
-    if fpreproc is not None:
-        return fpreproc(train, valid, dict(params))
-    return train, valid, params
+    if fpreproc is None:
+        return train, valid, (params, dict(cfg))
+    train, valid, fold_params = fpreproc(train, valid, dict(params))
+    return train, valid, (fold_params, resolve_params(fold_params))
 
 
 def _boost_folds(

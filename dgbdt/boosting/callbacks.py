@@ -1,4 +1,5 @@
-"""LightGBM-compatible training callbacks.
+"""LightGBM-compatible training callbacks (users import them from
+dgbdt.callback, which lists the public ones).
 
 The boosting loop calls every callback after each iteration with a
 :class:`CallbackEnv`, sorted by the callback's ``order`` attribute (callbacks
@@ -37,17 +38,6 @@ from ..params.table import ALIASES, BINNING_KEYS, canonical_name, resolve_params
 if TYPE_CHECKING:
     from ..models.model import Model
     from ..objective.objectives import Objective
-
-__all__ = [
-    "CallbackEnv",
-    "EarlyStopException",
-    "log_evaluation",
-    "record_evaluation",
-    "early_stopping",
-    "checkpoint",
-    "log_progress",
-    "reset_parameter",
-]
 
 TRAIN_DATA_NAME = "training"
 

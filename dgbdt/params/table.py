@@ -1172,11 +1172,17 @@ def _coerce(p: Param, value: object) -> Any:
     return out
 
 
-def _pick(name: str, given: list[tuple[str, object]]) -> object:
-    """Choose among several spellings of one parameter, as LightGBM does: the
-    canonical name wins, else the first one given; warn about differing values."""
+def _chosen(name: str, given: list[tuple[str, object]]) -> int:
+    """Which of several spellings of one parameter counts, as in LightGBM: the
+    canonical name, else the first one given."""
     names = [key for key, _ in given]
-    w = names.index(name) if name in names else 0
+    return names.index(name) if name in names else 0
+
+
+def _pick(name: str, given: list[tuple[str, object]]) -> object:
+    """Choose among several spellings of one parameter (:func:`_chosen`); warn
+    about differing values."""
+    w = _chosen(name, given)
     p = PARAMS[name]
 
     def coerce(value: object) -> object:
@@ -1265,9 +1271,7 @@ def given_param(params: Mapping[str, object], name: str) -> Any:
     canonical name first, else the first alias, as :func:`resolve_params`
     picks), parsed by :func:`parse_param`; its default when not given."""
     given = [(str(k).strip(), v) for k, v in params.items() if ALIASES.get(str(k).strip()) == name]
-    names = [k for k, _ in given]
-    value = given[names.index(name) if name in names else 0][1] if given else None
-    return parse_param(name, value)
+    return parse_param(name, given[_chosen(name, given)][1] if given else None)
 
 
 def lightgbm_derived_seed(seed: int, k: int) -> int:
