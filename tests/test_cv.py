@@ -307,3 +307,39 @@ def test_reset_parameter_reaches_every_fold():
     for booster in boosters:
         assert [tree.n_leaves for tree in booster.trees][1:] == [2, 2]
         assert booster.params["num_leaves"] == 2
+
+
+def _fold_data():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((600, 4))
+    return X, X[:, 0] + 0.1 * rng.standard_normal(600)
+
+
+def test_fpreproc_params_are_each_folds_own():
+    # fpreproc's params (resolved for that fold) train the fold; cv's stay as given
+    X, y = _fold_data()
+    params = {"objective": "regression", "num_leaves": 31, "min_data_in_leaf": 5, "verbosity": -1}
+
+    def fpreproc(train, valid, fold_params):
+        return train, valid, {**fold_params, "num_leaves": 2}
+
+    res = dgbdt.cv(
+        params, dgbdt.Dataset(X, y), 2, nfold=3, stratified=False,
+        fpreproc=fpreproc, return_cvbooster=True,
+    )  # fmt: skip
+    for booster in res["cvbooster"].boosters:
+        assert [tree.n_leaves for tree in booster.trees] == [2, 2]
+    assert params["num_leaves"] == 31
+
+
+def test_fpreproc_returning_a_bad_value_names_the_parameter():
+    X, y = _fold_data()
+
+    def fpreproc(train, valid, fold_params):
+        return train, valid, {**fold_params, "num_leaves": 0}
+
+    with pytest.raises(ValueError, match="num_leaves"):
+        dgbdt.cv(
+            {"objective": "regression", "verbosity": -1}, dgbdt.Dataset(X, y), 2,
+            nfold=3, stratified=False, fpreproc=fpreproc,
+        )  # fmt: skip

@@ -518,3 +518,19 @@ def test_names_aliases_and_defaults_match_lightgbm():
         assert value == expected, (name, value, dumped[name])
         checked += 1
     assert checked >= 30
+
+
+def test_one_value_read_alone_follows_resolve_params():
+    from dgbdt.params.table import given_param, parse_param
+
+    # the canonical name wins over an alias, else the first spelling, as resolve_params picks
+    both = {"tree": "voting", "tree_learner": "data"}
+    with pytest.warns(UserWarning, match="Both"):
+        assert given_param(both, "tree_learner") == resolve_params(both)["tree_learner"] == "data"
+    assert given_param({"tree": "feature", "tree_type": "voting"}, "tree_learner") == "feature"
+    assert given_param({}, "time_out") == resolve_params({})["time_out"]
+    assert parse_param("monotone_constraints", "1,-1,0") == (1, -1, 0)
+    for bad in ({"time_out": "soon"}, {"tree_learner": "sideways"}):
+        name = next(iter(bad))
+        with pytest.raises(ValueError, match=name):
+            given_param(bad, name)
