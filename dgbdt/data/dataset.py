@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..io.options import read_text
@@ -58,6 +57,7 @@ from .store import Column, build_store, splittable_features, subset_columns
 
 if TYPE_CHECKING:
     import pandas as pd
+    import scipy.sparse as sp
 
     from ..distributed.comm import SerialComm
     from ..io.options import TextRead
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 #: What a Dataset takes as features (LightGBM's types, loosely): a 2-D
 #: array-like, a pandas DataFrame or a scipy.sparse matrix or array.
-DataType = Union[ArrayLike, "pd.DataFrame", sp.spmatrix, sp.sparray]
+DataType = Union[ArrayLike, "pd.DataFrame", "sp.spmatrix", "sp.sparray"]
 #: One value per row: a label, weights (a 1-D array-like, a pandas Series, a
 #: one-column DataFrame).
 RowValuesType = Union[ArrayLike, "pd.Series", "pd.DataFrame"]

@@ -8,17 +8,34 @@ blocks.  The Dataset reads its columns through dgbdt.data.sources."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from .categorical import category_codes
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     import pandas as pd
+    import scipy.sparse as sp
+
+
+def is_sparse(data: object) -> bool:
+    """Whether data is a scipy sparse matrix or array, without importing scipy:
+    no such object exists before scipy.sparse is imported."""
+    module = sys.modules.get("scipy.sparse")
+    return module is not None and bool(module.issparse(data))
+
+
+def scipy_sparse() -> ModuleType:
+    """scipy.sparse, imported when first needed."""
+    import scipy.sparse  # noqa: PLC0415 - import dgbdt does not load scipy (import time)
+
+    return scipy.sparse
 
 
 def is_dataframe(data: object) -> bool:
@@ -211,8 +228,8 @@ def predict_matrix(
             X = X.sparse.to_coo()  # kept sparse: densified a block of rows at a time
         else:
             X = frame_as_float64(X, feature_names, validate_features, pandas_categorical)
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
+    if is_sparse(X):
+        X = scipy_sparse().csr_matrix(X)
     else:
         X = np.asarray(X)
         if X.ndim == 1:
@@ -240,11 +257,11 @@ def row_blocks(
     X = predict_matrix(X, n_features, feature_names, validate_features, pandas_categorical)
     n = X.shape[0]
     step = PREDICT_CHUNK_ROWS
-    if sp.issparse(X):
+    if is_sparse(X):
         step = max(1, min(step, SPARSE_BLOCK_BYTES // (8 * max(1, n_features))))
     for start in range(0, n, step):
         block = X[start : start + step]
-        if sp.issparse(block):
+        if is_sparse(block):
             block = block.toarray()
         block = np.ascontiguousarray(block, dtype=np.float64)
         if not block.flags.writeable:

@@ -12,11 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from ..io import MAX_SPARSE_COLUMNS
 from .categorical import category_codes
-from .inputs import as_numeric, complex_error, fills_zero, is_complex, is_dataframe
+from .inputs import (
+    as_numeric,
+    complex_error,
+    fills_zero,
+    is_complex,
+    is_dataframe,
+    is_sparse,
+    scipy_sparse,
+)
 
 if TYPE_CHECKING:
     from .binning import RawColumn
@@ -138,7 +145,7 @@ class FeatureSource:
         self.category_lists, self.category_columns = [], []
         if is_complex(data):
             raise complex_error(data, "data")
-        if sp.issparse(data):
+        if is_sparse(data):
             check_sparse_shape(data.shape)
             self.kind = "sparse"
             # Only the columns holding entries, and which they are: a hashed-text
@@ -173,7 +180,7 @@ class FeatureSource:
         m, counts = self.compact, np.zeros(self.shape[1], np.int64)
         counts[self.used] = np.diff(m.indptr)
         indptr = np.concatenate([[0], np.cumsum(counts)])
-        return sp.csc_matrix((m.data, m.indices, indptr), shape=self.shape)
+        return scipy_sparse().csc_matrix((m.data, m.indices, indptr), shape=self.shape)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -222,6 +229,7 @@ def compact_columns(data: Any) -> tuple[Any, npt.NDArray[np.int64]]:
     """(CSC matrix of the columns of sparse ``data`` holding entries, duplicates
     summed; their sorted int64 indices), in time and memory of the non-zeros
     (a CSC copy of every column would take a pointer per column)."""
+    sp = scipy_sparse()
     if data.format == "csc":
         m = sp.csc_matrix(data)
         m.sum_duplicates()

@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
-import scipy.sparse as sp
 
+from ..data.inputs import scipy_sparse
 from ..distributed.comm import agree_on_errors, agreed
 from ..files import publish, temp_beside
 from .errors import DataFormatError
@@ -252,7 +252,9 @@ def _agree_on_width(comm: SerialComm, out: LoadedData, fmt: str, path: str) -> N
     error: ValueError | None = None
     if fmt == "libsvm" and width < widest:
         assert not isinstance(out.X, np.ndarray)  # LibSVM's X is a CSR matrix
-        out.X = sp.csr_matrix((out.X.data, out.X.indices, out.X.indptr), shape=(n_rows, widest))
+        out.X = scipy_sparse().csr_matrix(
+            (out.X.data, out.X.indices, out.X.indptr), shape=(n_rows, widest)
+        )
     elif n_rows == 0 and width < widest:
         out.X = np.zeros((0, widest))
     elif width != widest:

@@ -7,8 +7,8 @@ import io
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
+from ..data.inputs import scipy_sparse
 from ..native.text import LINE_BAD_QID, LINE_BLANK, LINE_QID, libsvm_qids
 from .errors import DataFormatError, clip_text, data_error
 from .filebytes import count_lines, file_lines
@@ -83,6 +83,7 @@ def read_libsvm(
             return exact()
         if found is not None:
             group, ids = found
+    sp = scipy_sparse()
     X = sp.csr_matrix(X, dtype=np.float64)
     if n_features is None and X.nnz == 0:
         X = sp.csr_matrix((X.shape[0], 0))  # no pairs: no columns (scikit-learn says 1)
@@ -160,7 +161,7 @@ def _parse_libsvm_python(
             f"one in {'qid:' + str(qids[0])!r}"
         )
     ncol = n_features if n_features is not None else (max(indices) + 1 if indices else 0)
-    X = sp.csr_matrix(
+    X = scipy_sparse().csr_matrix(
         (
             np.asarray(values, np.float64),
             np.asarray(indices, np.int64),

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import DataFormatError, clip_text
 from .filebytes import line_at
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
     from _typeshed import StrPath
 
 #: The most columns a LibSVM file (largest index + 1) or a scipy.sparse matrix

@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numba
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from ..data.binning import BinMapper, WideBinMapper
 from ..data.dataset import Dataset
-from ..data.inputs import predict_matrix, row_blocks
+from ..data.inputs import is_sparse, predict_matrix, row_blocks, scipy_sparse
 from ..data.names import ColumnNames
 from ..native.predict import predict_leaf_index, predict_raw
 from ..native.shap import tree_shap
@@ -35,6 +34,7 @@ from .tree import CATEGORICAL, LARGEST, Tree
 
 if TYPE_CHECKING:
     import pandas as pd
+    import scipy.sparse as sp
 
     from ..distributed.comm import CommStats
 
@@ -116,6 +116,7 @@ def _sparse_contributions(
     """LightGBM's sparse ``pred_contrib`` (basic.py ``__create_sparse_native``):
     per class one matrix of shape (n, n_features + 1), CSC for a csc_matrix and
     CSR otherwise, float32 for float32 data; a list for several classes."""
+    sp = scipy_sparse()
     dtype = np.float32 if data.dtype == np.float32 else np.float64
     matrices = []
     for c in range(n_classes):
@@ -499,7 +500,7 @@ class Model:
                 raise ValueError("pred_leaf and pred_contrib cannot both be True: choose one")
             return self._predict_contrib(data, first, end, threads, validate_features)
         flat, width = None, None
-        if sp.issparse(data) and self.num_feature() > NARROW_MIN_COLUMNS:
+        if is_sparse(data) and self.num_feature() > NARROW_MIN_COLUMNS:
             data, flat = self._narrowed(data)
             width = data.shape[1]
         chunks = self._map_blocks(
@@ -528,6 +529,7 @@ class Model:
         X = predict_matrix(X, self.num_feature(), self.feature_names, False)
         flat = dict(self._flat_trees())
         columns = np.unique(flat["split_feature"])
+        sp = scipy_sparse()
         X = sp.csr_matrix(X)
         pos = np.searchsorted(columns, X.indices)
         keep = pos < len(columns)
@@ -572,7 +574,7 @@ class Model:
         """SHAP contributions of trees [first, end) (see predict); sparse for
         scipy.sparse ``data``, a block of rows at a time."""
         n_features, k = self.num_feature(), self.num_class
-        sparse = sp.issparse(data)
+        sparse = is_sparse(data)
         chunks = self._map_blocks(
             data,
             threads,
@@ -616,7 +618,8 @@ class Model:
         if not sparse:
             return out
         w = n_features + 1
-        return [sp.csr_matrix(out[:, c * w : (c + 1) * w]) for c in range(k)]
+        csr = scipy_sparse().csr_matrix
+        return [csr(out[:, c * w : (c + 1) * w]) for c in range(k)]
 
     def _predict_block(
         self,
