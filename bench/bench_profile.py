@@ -154,7 +154,14 @@ def physical_limit(rows, features, threads):
     for label, idx in (("all rows", every), ("1/8 of rows, scattered", scattered)):
         for n_threads in sorted({1, threads}):
             numba.set_num_threads(n_threads)
-            args = (binned, idx, g, h, offsets, n_threads, chunks, hist)
+            # the row-wise kernel reads gradients by row index (a tree from
+            # before: ordered; the same bin updates either way, only the
+            # gradients read differ)
+            by_row = (
+                "ordered_gradients" not in H.build_histogram_rowwise.py_func.__code__.co_varnames
+            )
+            gg, hh = (g, h) if by_row else (g[idx], h[idx])
+            args = (binned, idx, gg, hh, offsets, n_threads, chunks, hist)
             if "n_threads" not in H.build_histogram_rowwise.py_func.__code__.co_varnames:
                 args = args[:5] + args[6:]  # a tree from before the kernel took it (--compare)
             H.build_histogram_rowwise(*args)  # compile / warm

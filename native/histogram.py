@@ -13,10 +13,13 @@ data set, and so do we, see ``Dataset``):
 * column-wise: ``binned_cols`` is (n_features, n_samples); ``prange`` over
   features, so each feature's bins are summed by one thread in row order.
 
-Either way the result does not depend on ``num_threads``.  Gradients are
-passed *ordered*: ``ordered_gradients[i]`` belongs to row ``sample_indices[i]``,
-so the inner loops read them sequentially.  Rows are prefetched ahead
-(see ``prefetch``): a leaf's rows are scattered over the whole data set.
+Either way the result does not depend on ``num_threads``.  The column-wise
+kernels read gradients *ordered* (``ordered_gradients[i]`` belongs to row
+``sample_indices[i]``, gathered once and read once per feature); the row-wise
+kernels read each row's gradients once, so they read them by row index beside
+the row's bins, with no gather pass (the same values added in the same order:
+the same sums).  Rows are prefetched ahead (see ``prefetch``): a leaf's rows
+are scattered over the whole data set.
 """
 
 import numpy as np
@@ -195,8 +198,8 @@ def build_histogram_colwise(
 def _accumulate_rows(
     binned_rows,
     sample_indices,
-    ordered_gradients,
-    ordered_hessians,
+    gradients,
+    hessians,
     feature_offsets,
     lo,
     hi,
@@ -206,16 +209,21 @@ def _accumulate_rows(
 ):
     """Rows lo..hi-1, features f_lo..f_hi-1 into hist (their bins zeroed first).
     Bin indices are unsigned: Numba adds a negative-index wraparound to signed
-    ones (measured 6% on scattered leaves)."""
+    ones (measured 6% on scattered leaves).  Gradients by row index: on 1M x 28
+    (rocketlake) 4-12% faster than gathering them in order first."""
     for b in range(feature_offsets[f_lo], feature_offsets[f_hi]):
         hist[b, 0] = 0.0
         hist[b, 1] = 0.0
     for i in range(lo, hi):
         if i + PREFETCH_DISTANCE < hi:
-            prefetch_row(binned_rows, sample_indices[i + PREFETCH_DISTANCE])
-        row = binned_rows[sample_indices[i]]
-        g = ordered_gradients[i]
-        h = ordered_hessians[i]
+            ahead = sample_indices[i + PREFETCH_DISTANCE]
+            prefetch_row(binned_rows, ahead)
+            prefetch_item(gradients, ahead)
+            prefetch_item(hessians, ahead)
+        r = sample_indices[i]
+        row = binned_rows[r]
+        g = gradients[r]
+        h = hessians[r]
         for f in range(f_lo, f_hi):
             b = np.uint64(feature_offsets[f]) + np.uint64(row[f])
             hist[b, 0] += g
@@ -226,8 +234,8 @@ def _accumulate_rows(
 def _rowwise_chunked(
     binned_rows,
     sample_indices,
-    ordered_gradients,
-    ordered_hessians,
+    gradients,
+    hessians,
     feature_offsets,
     n_chunks,
     chunk_hists,
@@ -241,8 +249,8 @@ def _rowwise_chunked(
         _accumulate_rows(
             binned_rows,
             sample_indices,
-            ordered_gradients,
-            ordered_hessians,
+            gradients,
+            hessians,
             feature_offsets,
             lo,
             min(n_rows, lo + chunk),
@@ -263,7 +271,7 @@ def _rowwise_chunked(
 
 @njit(cache=True, parallel=True)
 def _rowwise_by_features(
-    binned_rows, sample_indices, ordered_gradients, ordered_hessians, feature_offsets, n_parts,
+    binned_rows, sample_indices, gradients, hessians, feature_offsets, n_parts,
     hist,
 ):  # fmt: skip
     # Each thread walks every row of the leaf for its own share of the features:
@@ -274,8 +282,8 @@ def _rowwise_by_features(
         _accumulate_rows(
             binned_rows,
             sample_indices,
-            ordered_gradients,
-            ordered_hessians,
+            gradients,
+            hessians,
             feature_offsets,
             0,
             sample_indices.shape[0],
@@ -289,8 +297,8 @@ def _rowwise_by_features(
 def build_histogram_rowwise(
     binned_rows,
     sample_indices,
-    ordered_gradients,
-    ordered_hessians,
+    gradients,
+    hessians,
     feature_offsets,
     n_threads,
     chunk_hists,
@@ -302,7 +310,7 @@ def build_histogram_rowwise(
     ----------
     binned_rows : uint8|uint16[n_samples, n_features]  # IN  C-contiguous
     sample_indices : uint32[n_rows]                     # IN
-    ordered_gradients, ordered_hessians : float32[>= n_rows]  # IN
+    gradients, hessians : float32[n_samples]            # IN  by row index (not gathered)
     feature_offsets : int64[n_features + 1]             # IN
     n_threads : int  # IN  numba.get_num_threads() (a Numba kernel asking makes
                      #     itself uncacheable); the sums do not depend on it
@@ -315,15 +323,15 @@ def build_histogram_rowwise(
     n_parts = min(binned_rows.shape[1], n_threads)
     if n_chunks == 1 and by_features and n_parts > 1:
         _rowwise_by_features(
-            binned_rows, sample_indices, ordered_gradients, ordered_hessians, feature_offsets,
+            binned_rows, sample_indices, gradients, hessians, feature_offsets,
             n_parts, hist,
         )  # fmt: skip
     elif n_chunks == 1:
         _accumulate_rows(
             binned_rows,
             sample_indices,
-            ordered_gradients,
-            ordered_hessians,
+            gradients,
+            hessians,
             feature_offsets,
             0,
             n_rows,
@@ -335,8 +343,8 @@ def build_histogram_rowwise(
         _rowwise_chunked(
             binned_rows,
             sample_indices,
-            ordered_gradients,
-            ordered_hessians,
+            gradients,
+            hessians,
             feature_offsets,
             n_chunks,
             chunk_hists,

@@ -96,12 +96,12 @@ def colwise(binned_cols, offsets, rows, gradients, hessians, features):
 
 def rowwise(binned_cols, offsets, rows, gradients, hessians, n_threads=2):
     binned_rows = np.ascontiguousarray(binned_cols.T)
-    og = gradients[rows].copy()
-    oh = hessians[rows].copy()
     hist = np.full((offsets[-1], common.HIST_WIDTH), SENTINEL, common.HIST_DTYPE)
     # Scratch: garbage in it must not leak into the result.
     chunk_hists = np.full((MAX_CHUNKS, offsets[-1], common.HIST_WIDTH), np.nan, common.HIST_DTYPE)
-    build_histogram_rowwise(binned_rows, rows, og, oh, offsets, n_threads, chunk_hists, hist)
+    build_histogram_rowwise(
+        binned_rows, rows, gradients, hessians, offsets, n_threads, chunk_hists, hist
+    )
     return hist
 
 

@@ -94,7 +94,7 @@ class TreeGrower:
     def _leaf_histogram(
         self, rows: np.ndarray, totals: Totals, feature_indices: np.ndarray
     ) -> np.ndarray:
-        """The histogram of the leaf's rows (the kind has gathered what it needs)."""
+        """The histogram of the leaf's rows."""
         hist = self.hists.new(totals[2])
         self.learner.leaf_histogram(rows, self.hists, feature_indices, totals, hist)
         return hist
@@ -103,9 +103,7 @@ class TreeGrower:
         return count >= max(2, 2 * self.min_data_in_leaf) and depth < self.max_depth
 
     def _histogram(self, leaf: int, totals: Totals, feature_indices: np.ndarray) -> np.ndarray:
-        rows = self._rows(leaf)
-        self.hists.gather(rows)
-        return self._leaf_histogram(rows, totals, feature_indices)
+        return self._leaf_histogram(self._rows(leaf), totals, feature_indices)
 
     # -- growth -----------------------------------------------------------------
     def grow(

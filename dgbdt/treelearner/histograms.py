@@ -173,7 +173,8 @@ class FloatHistograms(_Kind):
         self.gradients, self.hessians = gradients, hessians
 
     def gather(self, rows: np.ndarray) -> None:
-        """The gradients of ``rows`` in row order (what the builders read)."""
+        """The gradients of ``rows`` in row order (what the column-wise, blocked
+        and bin-store builders read; the row-wise one reads them by row index)."""
         gather_gradients(
             self.gradients, self.hessians, rows, self.ordered_gradients, self.ordered_hessians
         )
@@ -192,12 +193,12 @@ class FloatHistograms(_Kind):
     def _rowwise_threads(self, data: TrainingData, chunks: np.ndarray) -> int:
         if self._small_threads is not None:
             return self._small_threads
-        ones = np.ones(PROBE_ROWS, GRAD_DTYPE)
         probe = np.empty((self.total_bins, HIST_WIDTH), HIST_DTYPE)
+        g, h = self.gradients, self.hessians  # the tree's (read by row index)
 
         def build(threads: int, rows: np.ndarray) -> None:
             build_histogram_rowwise(
-                data.binned, rows, ones, ones, data.feature_offsets, threads, chunks, probe
+                data.binned, rows, g, h, data.feature_offsets, threads, chunks, probe
             )
 
         return self.small_leaf_threads(build)
@@ -241,8 +242,22 @@ class FloatHistograms(_Kind):
         count: float,
         into: np.ndarray,
     ) -> np.ndarray:
-        """This rank's histogram of the (gathered) rows, built into ``into``."""
+        """This rank's histogram of the rows, built into ``into``."""
         data = learner.data
+        if data.store.plain and data.blocks is None and learner.row_wise:
+            chunks = self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
+            build_histogram_rowwise(
+                data.binned,
+                rows,
+                self.gradients,
+                self.hessians,
+                data.feature_offsets,
+                self._rowwise_threads(data, chunks),
+                chunks,
+                into,
+            )
+            return into
+        self.gather(rows)
         if not data.store.plain:
             self._build_store(learner, rows, feature_indices, into)
         elif data.blocks is not None:
@@ -254,18 +269,6 @@ class FloatHistograms(_Kind):
                 self.ordered_hessians,
                 np.unique(features // BLOCK_FEATURES).astype(np.int64),
                 data.feature_offsets,
-                into,
-            )
-        elif learner.row_wise:
-            chunks = self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
-            build_histogram_rowwise(
-                data.binned,
-                rows,
-                self.ordered_gradients,
-                self.ordered_hessians,
-                data.feature_offsets,
-                self._rowwise_threads(data, chunks),
-                chunks,
                 into,
             )
         else:
@@ -359,9 +362,6 @@ class QuantizedHistograms(_Kind):
         """``quant``: the tree's GradientQuantizer (integer gradients, scales)."""
         self.quant = quant
         self.scales = (quant.g_scale, quant.h_scale)
-
-    def gather(self, rows: np.ndarray) -> None:
-        """Nothing: the integer builders read every row's words by row index."""
 
     def root_totals(self, learner: SerialLearner, rows: np.ndarray) -> tuple[float, float, float]:
         """Integer sums scaled back: exact, so the same on any number of ranks."""
