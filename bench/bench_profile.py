@@ -65,7 +65,11 @@ PHASES = {
         ("dgbdt.treelearner.histograms", "QuantizedHistograms.subtract"),
     ],
     "fix bins": [("dgbdt.treelearner.histograms", "fix_most_frequent_bins")],
-    "split scan": [("dgbdt.treelearner.learners.serial", "find_best_split")],
+    "split scan": [
+        ("dgbdt.treelearner.learners.serial", "find_best_split"),
+        ("dgbdt.treelearner.learners.voting", "find_best_split"),
+        ("dgbdt.treelearner.learners.voting", "best_gain_per_feature"),
+    ],
     "decode bins": [("dgbdt.treelearner.learners.serial", "SerialLearner.feature_column")],
     "partition": [("dgbdt.treelearner.learners.serial", "partition_rows")],
     "score update": [
@@ -309,7 +313,8 @@ def run_fit(args):
     timer.install()
     t0 = time.perf_counter()
     ds_ = dgbdt.Dataset(X, y)
-    ds_.construct() if hasattr(ds_, "construct") else None
+    if args.ranks == 1:  # (ranks bin together, inside train: binning is in the fit there)
+        ds_.construct()
     t_bin = time.perf_counter() - t0
     booster = dgbdt.train(params, ds_, args.rounds)
     total = time.perf_counter() - t0

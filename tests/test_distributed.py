@@ -209,7 +209,10 @@ def test_voting_parallel_is_close_to_data_parallel(tmp_path, k, n_noise, top_k, 
 
 
 def test_vote_election_rules():
-    from dgbdt.treelearner.learners.voting import elect
+    from dgbdt.native.voting import elect as kernel
+
+    def elect(proposals, top_k, rule):
+        return kernel(proposals.astype(np.float64), top_k, rule == "votes")
 
     # 3 ranks x top_k 2: (feature, gain)
     proposals = np.array([[[4, 1.0], [7, 0.5]], [[7, 2.0], [1, 0.1]], [[7, 0.2], [4, 0.3]]])

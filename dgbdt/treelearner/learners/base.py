@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ...native.common import SPLIT_CAT_BINS, SPLIT_CAT_COUNT, SPLIT_FEATURE, SPLIT_GAIN
+from ...native.voting import owner_bounds
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -110,21 +111,13 @@ class ShardedRows:
 
 
 def owner_blocks(n_bins: np.ndarray, n_ranks: int) -> np.ndarray:
-    """Contiguous feature blocks, one per rank, with about equal bin counts.
+    """Contiguous feature blocks, one per rank, with about equal bin counts
+    (native.voting.owner_bounds: also the rule of voting's elected bins).
 
     Returns int64[n_ranks + 1] feature boundaries: rank r owns features
     ``bounds[r]:bounds[r+1]`` (possibly none).
     """
-    n_features = len(n_bins)
-    cumulative = np.concatenate([[0], np.cumsum(n_bins)])
-    total = cumulative[-1]
-    bounds = [0]
-    for r in range(1, n_ranks):
-        target = total * r / n_ranks
-        f = int(np.searchsorted(cumulative, target))
-        bounds.append(min(max(f, bounds[-1]), n_features))
-    bounds.append(n_features)
-    return np.asarray(bounds, dtype=np.int64)
+    return owner_bounds(np.asarray(n_bins, np.int64), n_ranks)
 
 
 def reduce_scatter_bins(
@@ -207,3 +200,9 @@ def agree_best_split(
         record[:] = best
     packed = np.ascontiguousarray(gathered[:, size:]).view(np.uint8)
     return np.unpackbits(np.bitwise_or.reduce(packed, axis=0))[:n_features].astype(bool)
+
+
+def as_2d(bins: np.ndarray) -> np.ndarray:
+    """(bins, values per bin) view of a histogram or bins taken from one:
+    integer words are one value per bin (native.histogram.take_bins/put_bins)."""
+    return bins if bins.ndim == 2 else bins.reshape(-1, 1)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...native.histogram import put_bins, take_bins
-from .base import ShardedRows, agree_best_split, owner_blocks, reduce_scatter_bins
+from .base import ShardedRows, agree_best_split, as_2d, owner_blocks, reduce_scatter_bins
 from .serial import SerialLearner
 
 if TYPE_CHECKING:
@@ -95,9 +95,9 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         else:
             sent, counts, own = self.wire
             packed = self._scratch(local, len(sent))
-            take_bins(_as_2d(local), sent, _as_2d(packed))
+            take_bins(as_2d(local), sent, as_2d(packed))
             received = reduce_scatter_bins(self.comm, kind, packed, counts, totals[2])
-            put_bins(_as_2d(received), own, _as_2d(hist))
+            put_bins(as_2d(received), own, as_2d(hist))
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
     def _scratch(self, like: np.ndarray, n: int) -> np.ndarray:
@@ -117,8 +117,3 @@ class DataParallelLearner(ShardedRows, SerialLearner):
     ) -> np.ndarray:
         mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
         return feature_indices[mask[feature_indices]]
-
-
-def _as_2d(bins: np.ndarray) -> np.ndarray:
-    """(bins, values per bin) view: integer words are one value per bin."""
-    return bins.reshape(len(bins), -1)

@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...native.common import SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN
+from ...native.histogram import put_bins, take_bins
 from ...native.split import best_gain_per_feature, find_best_split
-from .base import ShardedRows, agree_best_split, no_split, owner_blocks, reduce_scatter_bins
+from ...native.voting import elect, elected_bins, propose
+from .base import ShardedRows, agree_best_split, as_2d, no_split, reduce_scatter_bins
 from .serial import SerialLearner
 
 if TYPE_CHECKING:
@@ -42,33 +44,6 @@ if TYPE_CHECKING:
     from ...distributed.comm import SerialComm
     from ..constraints import LeafContext
     from ..histograms import HistogramKind
-
-
-def elect(proposals: np.ndarray, top_k: int, rule: str) -> np.ndarray:
-    """Features elected from every rank's proposals.
-
-    proposals : float64[n_ranks, top_k, 2]  (feature, gain); feature < 0 = no proposal
-    Returns the elected feature indices, ascending (int32).
-    """
-    features = proposals[:, :, 0].ravel()
-    gains = proposals[:, :, 1].ravel()
-    valid = features >= 0
-    features, gains = features[valid].astype(np.int64), gains[valid]
-    if len(features) == 0:
-        return np.zeros(0, np.int32)
-    ids, inverse = np.unique(features, return_inverse=True)
-    votes = np.bincount(inverse, minlength=len(ids)).astype(np.float64)
-    gain_sum = np.bincount(inverse, weights=gains, minlength=len(ids))
-    if rule == "votes":
-        # lexsort: last key first -> votes desc, summed gain desc, feature asc
-        order = np.lexsort((ids, -gain_sum, -votes))
-        chosen = ids[order[: 2 * top_k]]
-    else:
-        # LightGBM: mean proposed gain weighted by how many ranks proposed it
-        score = gain_sum / votes * (votes / proposals.shape[0])
-        order = np.lexsort((ids, -score))
-        chosen = ids[order[:top_k]]
-    return np.sort(chosen).astype(np.int32)
 
 
 class VotingParallelLearner(ShardedRows, SerialLearner):
@@ -121,8 +96,8 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         if len(elected) == 0:
             no_split(record)
             return splittable
-        owned, summed = self._reduce_elected(hist, kind, elected, totals[2])
-        self._scan_owned(owned, summed, kind, totals, record, node)
+        owned, summed, own_index = self._reduce_elected(hist, kind, elected, totals[2])
+        self._scan_owned(owned, summed, own_index, kind, totals, record, node)
         return splittable
 
     def _vote(
@@ -164,11 +139,9 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
                 *self.node_args(node),
             )
             splittable = feature_indices[flags.view(np.bool_)]
-            order = np.lexsort((feature_indices, -gains))[: self.top_k]
-            order = order[np.isfinite(gains[order])]
-            proposal[: len(order), 0] = feature_indices[order]
-            proposal[: len(order), 1] = gains[order]
-        return elect(self.comm.allgather(proposal), self.top_k, self.rule), splittable
+            propose(gains, feature_indices, proposal)
+        gathered = self.comm.allgather(proposal)
+        return elect(gathered, self.top_k, self.rule == "votes"), splittable
 
     def _local_totals(
         self,
@@ -191,22 +164,25 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
 
     def _reduce_elected(
         self, hist: np.ndarray, kind: HistogramKind, elected: np.ndarray, count: float
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Step 3: the elected features' bins of ``hist`` summed over ranks (in
         the narrowest exact width for the leaf's ``count`` global rows); returns
-        (this rank's owned features, their summed bins)."""
-        offsets = self.data.feature_offsets
-        n_bins = offsets[elected + 1] - offsets[elected]
-        blocks = owner_blocks(n_bins, self.comm.size)
-        send = np.concatenate([hist[offsets[f] : offsets[f + 1]] for f in elected])
-        bin_counts = [int(n_bins[blocks[r] : blocks[r + 1]].sum()) for r in range(self.comm.size)]
-        owned = elected[blocks[self.comm.rank] : blocks[self.comm.rank + 1]]
-        return owned, reduce_scatter_bins(self.comm, kind, send, bin_counts, count)
+        (this rank's owned features, their summed bins, where those go in the
+        leaf's layout)."""
+        comm = self.comm
+        index, bin_counts, owned, own_index = elected_bins(
+            elected, self.data.feature_offsets, comm.size, comm.rank
+        )
+        send = np.empty((len(index),) + hist.shape[1:], hist.dtype)
+        take_bins(as_2d(hist), index, as_2d(send))
+        summed = reduce_scatter_bins(comm, kind, send, bin_counts.tolist(), count)
+        return owned, summed, own_index
 
     def _scan_owned(
         self,
         owned: np.ndarray,
         summed: np.ndarray,
+        own_index: np.ndarray,
         kind: HistogramKind,
         totals: tuple[float, float, float],
         record: np.ndarray,
@@ -216,11 +192,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         best record wins on every rank."""
         offsets = self.data.feature_offsets
         target = kind.new(totals[2])  # the leaf's layout; only owned bins are read
-        at = 0
-        for f in owned:
-            width = offsets[f + 1] - offsets[f]
-            target[offsets[f] : offsets[f + 1]] = summed[at : at + width]
-            at += width
+        put_bins(as_2d(summed), own_index, as_2d(target))
         kind.fix(self, target, owned, totals)  # floats: LightGBM's most frequent bins
         flags = np.zeros(len(owned), np.uint8)  # the vote's flags count, not these
         find_best_split(
