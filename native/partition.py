@@ -196,6 +196,22 @@ def partition_rows(
     return n_left
 
 
+@njit(cache=True, inline="always")
+def _add_leaf_value(scores, sample_indices, begin, end, value):
+    for i in range(begin, end):
+        if i + PREFETCH_DISTANCE < end:
+            prefetch_item(scores, sample_indices[i + PREFETCH_DISTANCE])
+        scores[sample_indices[i]] += value
+
+
+@njit(cache=True, parallel=True)
+def _add_leaf_values_parallel(scores, sample_indices, leaf_begin, leaf_count, leaf_values):
+    # leaves own disjoint rows: each score gets one addition, in any order
+    for leaf in prange(leaf_values.shape[0]):
+        begin = leaf_begin[leaf]
+        _add_leaf_value(scores, sample_indices, begin, begin + leaf_count[leaf], leaf_values[leaf])
+
+
 @njit(cache=True)
 def add_leaf_values(scores, sample_indices, leaf_begin, leaf_count, leaf_values):
     """scores[row] += leaf_values[leaf] for the rows of every leaf.
@@ -207,11 +223,9 @@ def add_leaf_values(scores, sample_indices, leaf_begin, leaf_count, leaf_values)
     leaf_begin, leaf_count : int64[n_leaves]  # IN  each leaf's slice
     leaf_values : float64[n_leaves]      # IN
     """
+    if leaf_count.sum() >= PARALLEL_MIN_ROWS and leaf_values.shape[0] > 1:
+        _add_leaf_values_parallel(scores, sample_indices, leaf_begin, leaf_count, leaf_values)
+        return
     for leaf in range(leaf_values.shape[0]):
-        value = leaf_values[leaf]
         begin = leaf_begin[leaf]
-        end = begin + leaf_count[leaf]
-        for i in range(begin, end):
-            if i + PREFETCH_DISTANCE < end:
-                prefetch_item(scores, sample_indices[i + PREFETCH_DISTANCE])
-            scores[sample_indices[i]] += value
+        _add_leaf_value(scores, sample_indices, begin, begin + leaf_count[leaf], leaf_values[leaf])

@@ -95,11 +95,11 @@ def test_partition_nan_bin_follows_default_left_only():
 
 @pytest.mark.parametrize("n_leaves", [1, 2, 7])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_add_leaf_values(n_leaves, seed):
+@pytest.mark.parametrize("n", [500, 100_000])  # one thread; leaves in parallel
+def test_add_leaf_values(n_leaves, seed, n):
     rng = np.random.default_rng(seed)
-    n = 500
     leaf_of_row = rng.integers(0, n_leaves, n)
-    n_root = 400  # the rest are out of the tree (bagging)
+    n_root = n * 4 // 5  # the rest are out of the tree (bagging)
     root = np.sort(rng.choice(n, n_root, replace=False))
     order = root[np.argsort(leaf_of_row[root], kind="stable")].astype(common.INDEX_DTYPE)
     leaf_count = np.bincount(leaf_of_row[root], minlength=n_leaves).astype(np.int64)

@@ -109,6 +109,16 @@ class ShardedRows:
     def sum_over_rows(self, values: np.ndarray) -> np.ndarray:
         return self.comm.allreduce(np.asarray(values))
 
+    def global_totals(
+        self, sum_gradients: float, sum_hessians: float, count: float
+    ) -> tuple[float, float, float]:
+        g, h, c = self.sum_over_rows(np.array([sum_gradients, sum_hessians, count]))
+        return float(g), float(h), float(c)
+
+    def global_counts(self, n_left: int, n_right: int) -> tuple[int, int]:
+        left, right = self.sum_over_rows(np.array([n_left, n_right], np.int64))
+        return int(left), int(right)
+
 
 def owner_blocks(n_bins: np.ndarray, n_ranks: int) -> np.ndarray:
     """Contiguous feature blocks, one per rank, with about equal bin counts

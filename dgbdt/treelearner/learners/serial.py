@@ -71,12 +71,11 @@ class SerialLearner:
     def global_totals(
         self, sum_gradients: float, sum_hessians: float, count: float
     ) -> tuple[float, float, float]:
-        g, h, c = self.sum_over_rows(np.array([sum_gradients, sum_hessians, count]))
-        return float(g), float(h), float(c)
+        """This rank holds every row (the row-sharded learners sum: ShardedRows)."""
+        return float(sum_gradients), float(sum_hessians), float(count)
 
     def global_counts(self, n_left: int, n_right: int) -> tuple[int, int]:
-        left, right = self.sum_over_rows(np.array([n_left, n_right], np.int64))
-        return int(left), int(right)
+        return int(n_left), int(n_right)
 
     def histogram_features(self, feature_indices: np.ndarray) -> np.ndarray:
         """The (local) features whose bins this rank builds."""
