@@ -32,6 +32,7 @@ import functools
 import json
 import os
 import pathlib
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -106,6 +107,12 @@ def parse_args(argv):
     ap.add_argument("--ranks", type=int, default=1, help="mpiexec -n K (rank 0 printed)")
     ap.add_argument("--learner", default="data", help="tree_learner with --ranks")
     ap.add_argument("--json", metavar="PATH", help="also write the profile to PATH")
+    ap.add_argument(
+        "--lightgbm-lib",
+        metavar="SO",
+        help="a lib_lightgbm built with -DUSE_TIMETAG=ON: also profile LightGBM's fit "
+        "(its own timers) and print both side by side (see lightgbm_phases.py)",
+    )
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two --json files")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
@@ -294,20 +301,9 @@ def run_fit(args):
         comm_rank, n_ranks = MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
         assert n_ranks == args.ranks, (n_ranks, args.ranks)
         X, y = X[comm_rank::n_ranks], y[comm_rank::n_ranks]
-    params = {
-        "objective": "binary",
-        "num_leaves": args.leaves,
-        "learning_rate": 0.1,
-        "verbosity": -1,
-        "num_threads": args.threads,
-    }
-    if args.quantized:
-        params["use_quantized_grad"] = True
+    params = fit_params(args)
     if args.ranks > 1:
         params.update(tree_learner=args.learner, num_machines=n_ranks)
-    for kv in filter(None, args.params.split(",")):
-        k, v = kv.split("=")
-        params[k] = json.loads(v) if v[:1].isdigit() or v in ("true", "false") else v
     dgbdt.train(params, dgbdt.Dataset(X[:20000], y[:20000]), 2)  # compile / load kernels
     timer = PhaseTimer()
     timer.install()
@@ -330,6 +326,23 @@ def run_fit(args):
         "rows": int(X.shape[0]),
         "features": int(X.shape[1]),
     }
+
+
+def fit_params(args):
+    """The profiled fit's parameters (also LightGBM's with --lightgbm-lib)."""
+    params = {
+        "objective": "binary",
+        "num_leaves": args.leaves,
+        "learning_rate": 0.1,
+        "verbosity": -1,
+        "num_threads": args.threads,
+    }
+    if args.quantized:
+        params["use_quantized_grad"] = True
+    for kv in filter(None, args.params.split(",")):
+        k, v = kv.split("=")
+        params[k] = json.loads(v) if v[:1].isdigit() or v in ("true", "false") else v
+    return params
 
 
 def _data(args):
@@ -409,6 +422,8 @@ def main(argv=None):
         + (f", {args.ranks} ranks ({args.learner}), rank 0" if args.ranks > 1 else "")
     )
     common.print_rows(["phase", "s", "share", "calls", "us/call"], phase_rows(prof, limit))
+    if args.lightgbm_lib:
+        _print_lightgbm(args, prof)
     if args.json:
         prof.update(cpu=cpu_line(), load=load, limits=limits, args=vars(args))
         common.write_json(args.json, prof)
@@ -428,6 +443,23 @@ def _profile(args):
     if res is None:
         print("FAILED:", err)
     return res
+
+
+def _print_lightgbm(args, prof):
+    """LightGBM's timers for the same fit beside ours (lightgbm_phases)."""
+    import lightgbm_phases  # noqa: PLC0415
+
+    try:
+        construct, train, timers = lightgbm_phases.run(args, fit_params(args), args.lightgbm_lib)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+        print(f"\nLightGBM's timers: FAILED: {err}")
+        return
+    print(f"\nthe same fit beside LightGBM's own timers ({args.lightgbm_lib}):")
+    common.print_rows(
+        ["phase", "dgbdt s", "LightGBM s", "dgbdt/LightGBM"],
+        lightgbm_phases.side_by_side(prof, construct, train, timers),
+    )
+    prof["lightgbm"] = {"construct_s": construct, "train_s": train, "timers": timers}
 
 
 def compare(before_path, after_path):
