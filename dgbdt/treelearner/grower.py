@@ -37,8 +37,11 @@ from ..native.predict import CATEGORICAL, ZERO_IS_MISSING
 from ..native.split import best_leaf, leaf_output
 from .constraints import make_tree_constraints
 from .histograms import make_histograms
+from .learners.base import LeafScan
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..boosting.loop import TrainingData
     from ..data.binning import BinMapper, WideBinMapper
     from .constraints import LeafContext
@@ -153,7 +156,7 @@ class TreeGrower:
             leaves.hists[0] = self._leaf_histogram(
                 self.sample_indices[:n_root], totals, feature_indices
             )
-            self._scan(leaves, 0, feature_indices)
+            self._scan(leaves, [0], feature_indices)
         while tree.n_leaves < self.num_leaves:
             leaf = leaves.best_leaf()
             if leaf < 0:
@@ -166,26 +169,32 @@ class TreeGrower:
     def _scan(
         self,
         leaves: _Leaves,
-        leaf: int,
+        ids: Sequence[int],
         candidates: np.ndarray,
         totals: Totals | None = None,
         node: LeafContext | None = None,
     ) -> None:
-        """Best split of ``leaf`` over ``candidates``; its children will scan the
-        features splittable here (LightGBM's ``is_splittable``).  ``node``: the
-        leaf's constraints (dgbdt.treelearner.constraints.LeafContext; by default its own)."""
-        if node is None and self.constraints is not None:
-            node = self.constraints.context(self.tree, leaf)
-        leaves.features[leaf] = self.learner.best_split(
-            leaves.hists[leaf],
-            self.hists,
-            candidates,
-            leaves.totals[leaf] if totals is None else totals,
-            leaves.records[leaf],
-            self._rows(leaf),
-            node,
-        )
-        leaves.gains[leaf] = leaves.records[leaf, SPLIT_GAIN]
+        """Best splits of the leaves ``ids`` over ``candidates``, in one call of
+        the learner (a split's two children: distributed strategies agree them
+        in one collective); their children will scan the features splittable
+        here (LightGBM's ``is_splittable``).  ``totals``, ``node``: one leaf's,
+        its constraints (dgbdt.treelearner.constraints.LeafContext; by default
+        each leaf's own)."""
+        scans = [
+            LeafScan(
+                leaves.hists[leaf],
+                candidates,
+                leaves.totals[leaf] if totals is None else totals,
+                leaves.records[leaf],
+                self._rows(leaf),
+                node if node is not None or self.constraints is None
+                else self.constraints.context(self.tree, leaf),
+            )
+            for leaf in ids
+        ]  # fmt: skip
+        for leaf, splittable in zip(ids, self.learner.best_splits(self.hists, scans), strict=True):
+            leaves.features[leaf] = splittable
+            leaves.gains[leaf] = leaves.records[leaf, SPLIT_GAIN]
 
     def _constrain(
         self, tree: Tree, leaves: _Leaves, leaf: int, right: int, rec: np.ndarray
@@ -208,7 +217,7 @@ class TreeGrower:
                     old[SPLIT_LEFT_COUNT] + old[SPLIT_RIGHT_COUNT],
                 )
             node = self.constraints.recompute_context(tree, other, totals)  # type: ignore[union-attr]
-            self._scan(leaves, other, leaves.features[other], totals, node)
+            self._scan(leaves, [other], leaves.features[other], totals, node)
 
     def _split(self, tree: Tree, leaves: _Leaves, leaf: int) -> None:
         """Apply ``leaf``'s best split, then build and scan its children."""
@@ -238,11 +247,10 @@ class TreeGrower:
         )
         leaves.hists[large] = parent_hist
         for child in (leaf, right):
-            if ok[child]:
-                self._scan(leaves, child, candidates)
-            else:
+            if not ok[child]:
                 self.hists.release(leaves.hists[child])
                 leaves.hists[child] = None
+        self._scan(leaves, [c for c in (leaf, right) if ok[c]], candidates)
 
     def _apply(
         self, tree: Tree, leaves: _Leaves, leaf: int, rec: np.ndarray

@@ -8,14 +8,14 @@ it into every histogram and split call, and never branches on it.
 
 The pieces below are composed by the strategies: a reduce-scatter of
 histogram bins to their owners (``reduce_scatter_bins``), the agreement on
-one best split (``agree_best_split``), the no-split record (``no_split``),
+one best split per leaf (``agree_best_splits``), the no-split record (``no_split``),
 owner blocks of features balanced by bins (``owner_blocks``), and sums over
 every rank's rows (``ShardedRows``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -31,6 +31,17 @@ if TYPE_CHECKING:
     from ...models.tree import Tree
     from ..constraints import LeafContext
     from ..histograms import HistogramKind
+
+
+class LeafScan(NamedTuple):
+    """One leaf's split search, as the grower asks it of a strategy."""
+
+    hist: np.ndarray  # the leaf's histogram (leaf_histogram's)
+    feature_indices: np.ndarray  # the features it may split on
+    totals: tuple[float, float, float]  # global (sum_g, sum_h, count)
+    record: np.ndarray  # OUT its best split record, the same on every rank
+    local_rows: np.ndarray  # this rank's rows of the leaf
+    node: LeafContext | None  # its constraints, or None
 
 
 class Learner(Protocol):
@@ -73,21 +84,13 @@ class Learner(Protocol):
         (voting: the vote decides what is sent).  ``totals``: the leaf's global
         (sum_g, sum_h, count)."""
 
-    def best_split(
-        self,
-        hist: np.ndarray,
-        kind: HistogramKind,
-        feature_indices: np.ndarray,
-        totals: tuple[float, float, float],
-        record: np.ndarray,
-        local_rows: np.ndarray,
-        node: LeafContext | None = None,
-    ) -> np.ndarray:
-        """``record`` = the leaf's best split over ``feature_indices``, global
-        (the same on every rank); returns those of ``feature_indices``
-        splittable in the leaf, which its children scan (LightGBM's
-        ``is_splittable``).  ``local_rows``: this rank's rows of the leaf;
-        ``node``: its constraints (dgbdt.treelearner.constraints.LeafContext) or None."""
+    def best_splits(self, kind: HistogramKind, leaves: Sequence[LeafScan]) -> list[np.ndarray]:
+        """Each leaf's ``record`` = its best split over its ``feature_indices``,
+        global (the same on every rank); returns per leaf those of its
+        ``feature_indices`` splittable in it, which its children scan
+        (LightGBM's ``is_splittable``).  The leaves scanned together (a split's
+        two children) come in one call, so the strategies agree them in one
+        collective; every rank passes the same leaves."""
 
     def partition(self, sample_indices: np.ndarray, record: np.ndarray, scratch: np.ndarray) -> int:
         """Reorder a leaf's local ``sample_indices`` by ``record`` (left rows
@@ -184,32 +187,43 @@ def best_of(records: np.ndarray) -> np.ndarray | None:
     return best
 
 
-def agree_best_split(
-    comm: SerialComm, record: np.ndarray, splittable: np.ndarray, n_features: int
-) -> np.ndarray:
-    """Replace this rank's ``record`` by the best of every rank's, the same on all
-    ranks; returns a bool[n_features] mask of the features splittable on some
-    rank (``splittable``: the global indices this rank found splittable).
+def agree_best_splits(
+    comm: SerialComm,
+    records: Sequence[np.ndarray],
+    splittable: Sequence[np.ndarray],
+    n_features: int,
+) -> list[np.ndarray]:
+    """Replace each leaf's ``records[i]`` by the best of every rank's, the same
+    on all ranks; returns per leaf a bool[n_features] mask of the features
+    splittable on some rank (``splittable[i]``: the global indices this rank
+    found splittable).  The leaves scanned together (a split's two children)
+    are agreed in one collective; every rank passes the same number of leaves.
 
-    The flags travel in the same allgather as the record, packed 8 per byte
+    The flags travel in the same allgather as the records, packed 8 per byte
     into the bytes of extra float64 slots (bytes only: MPI never does
-    arithmetic on them), so one collective still agrees a leaf."""
+    arithmetic on them)."""
     n_slots = -(-n_features // 64)
-    size = len(record)  # longer with categorical splits (native.common)
-    mine = np.zeros(size + n_slots)
-    mine[:size] = record
-    flags = np.zeros(n_slots * 64, np.uint8)
-    flags[splittable] = 1
-    mine[size:].view(np.uint8)[:] = np.packbits(flags)
+    size = len(records[0])  # longer with categorical splits (native.common)
+    width = size + n_slots
+    mine = np.zeros(len(records) * width)
+    for i, (record, found) in enumerate(zip(records, splittable, strict=True)):
+        mine[i * width : i * width + size] = record
+        flags = np.zeros(n_slots * 64, np.uint8)
+        flags[found] = 1
+        mine[i * width + size : (i + 1) * width].view(np.uint8)[:] = np.packbits(flags)
     gathered = comm.allgather(mine)
-    best = best_of(gathered[:, :size])
-    if best is None:
-        record[SPLIT_FEATURE] = -1.0
-        record[SPLIT_GAIN] = -np.inf
-    else:
-        record[:] = best
-    packed = np.ascontiguousarray(gathered[:, size:]).view(np.uint8)
-    return np.unpackbits(np.bitwise_or.reduce(packed, axis=0))[:n_features].astype(bool)
+    masks = []
+    for i, record in enumerate(records):
+        leaf = gathered[:, i * width : (i + 1) * width]
+        best = best_of(leaf[:, :size])
+        if best is None:
+            record[SPLIT_FEATURE] = -1.0
+            record[SPLIT_GAIN] = -np.inf
+        else:
+            record[:] = best
+        packed = np.ascontiguousarray(leaf[:, size:]).view(np.uint8)
+        masks.append(np.unpackbits(np.bitwise_or.reduce(packed, axis=0))[:n_features].astype(bool))
+    return masks
 
 
 def as_2d(bins: np.ndarray) -> np.ndarray:

@@ -29,13 +29,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...native.histogram import put_bins, take_bins
-from .base import ShardedRows, agree_best_split, as_2d, owner_blocks, reduce_scatter_bins
+from .base import ShardedRows, agree_best_splits, as_2d, owner_blocks, reduce_scatter_bins
 from .serial import SerialLearner
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...boosting.loop import TrainingData
     from ...distributed.comm import SerialComm
     from ..histograms import HistogramKind
+    from .base import LeafScan
 
 
 class DataParallelLearner(ShardedRows, SerialLearner):
@@ -112,8 +115,7 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         # (a mask lookup, not intersect1d: it runs for every leaf)
         return feature_indices[self.owned_mask[feature_indices]]
 
-    def agree(
-        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
-    ) -> np.ndarray:
-        mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
-        return feature_indices[mask[feature_indices]]
+    def agree(self, leaves: Sequence[LeafScan], splittable: list[np.ndarray]) -> list[np.ndarray]:
+        records = [s.record for s in leaves]
+        masks = agree_best_splits(self.comm, records, splittable, self.data.n_features_global)
+        return [s.feature_indices[m[s.feature_indices]] for s, m in zip(leaves, masks, strict=True)]

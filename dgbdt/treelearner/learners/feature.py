@@ -15,12 +15,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .base import agree_best_split, owner_blocks
+from .base import agree_best_splits, owner_blocks
 from .serial import SerialLearner
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...boosting.loop import TrainingData
     from ...distributed.comm import SerialComm
+    from .base import LeafScan
 
 
 class FeatureParallelLearner(SerialLearner):
@@ -40,8 +43,7 @@ class FeatureParallelLearner(SerialLearner):
     def histogram_features(self, feature_indices: np.ndarray) -> np.ndarray:
         return feature_indices[self.owned_mask[feature_indices]]
 
-    def agree(
-        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
-    ) -> np.ndarray:
-        mask = agree_best_split(self.comm, record, splittable, self.data.n_features_global)
-        return feature_indices[mask[feature_indices]]
+    def agree(self, leaves: Sequence[LeafScan], splittable: list[np.ndarray]) -> list[np.ndarray]:
+        records = [s.record for s in leaves]
+        masks = agree_best_splits(self.comm, records, splittable, self.data.n_features_global)
+        return [s.feature_indices[m[s.feature_indices]] for s, m in zip(leaves, masks, strict=True)]

@@ -21,15 +21,18 @@ from ...data.binning import BinMapper
 from ...distributed.comm import agreed
 from ...native.common import SPLIT_BIN, SPLIT_DEFAULT_LEFT, SPLIT_FEATURE
 from ...native.predict import CATEGORICAL
-from .base import agree_best_split, left_mask_of
+from .base import agree_best_splits, left_mask_of
 from .serial import SerialLearner
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...boosting.loop import TrainingData
     from ...data.dataset import Dataset
     from ...data.store import BinStore
     from ...distributed.comm import SerialComm
     from ...models.tree import Tree
+    from .base import LeafScan
 
 
 def assemble_global_mapper(
@@ -106,16 +109,14 @@ class FeatureBlockLearner(SerialLearner):
         local = self.local_of_global[feature_indices]
         return local[local >= 0].astype(np.int32)
 
-    def agree(
-        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
-    ) -> np.ndarray:
-        # The scan saw local columns: the record and flags speak of global features.
-        if record[SPLIT_FEATURE] >= 0:
-            record[SPLIT_FEATURE] = self.global_of_local[int(record[SPLIT_FEATURE])]
-        mask = agree_best_split(
-            self.comm, record, self.global_of_local[splittable], len(self.owner_of)
-        )
-        return feature_indices[mask[feature_indices]]
+    def agree(self, leaves: Sequence[LeafScan], splittable: list[np.ndarray]) -> list[np.ndarray]:
+        # The scan saw local columns: the records and flags speak of global features.
+        for s in leaves:
+            if s.record[SPLIT_FEATURE] >= 0:
+                s.record[SPLIT_FEATURE] = self.global_of_local[int(s.record[SPLIT_FEATURE])]
+        found = [self.global_of_local[f] for f in splittable]
+        masks = agree_best_splits(self.comm, [s.record for s in leaves], found, len(self.owner_of))
+        return [s.feature_indices[m[s.feature_indices]] for s, m in zip(leaves, masks, strict=True)]
 
     def _goes_left(self, rows: np.ndarray, feature: int, record: np.ndarray) -> np.ndarray:
         local = self.local_of_global[feature]

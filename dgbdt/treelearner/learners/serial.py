@@ -18,11 +18,14 @@ from ...native.store import store_columns
 from .base import left_mask_of
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...boosting.loop import TrainingData
     from ...data.store import BinStore
     from ...models.tree import Tree
     from ..constraints import LeafContext
     from ..histograms import HistogramKind
+    from .base import LeafScan
 
 
 class SerialLearner:
@@ -104,22 +107,11 @@ class SerialLearner:
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
-    def best_split(
-        self,
-        hist: np.ndarray,
-        kind: HistogramKind,
-        feature_indices: np.ndarray,
-        totals: tuple[float, float, float],
-        record: np.ndarray,
-        local_rows: np.ndarray,
-        node: LeafContext | None = None,
-    ) -> np.ndarray:
-        """``record`` = the leaf's best split over ``feature_indices`` (the same
-        on every rank); returns those of ``feature_indices`` splittable in the
-        leaf (LightGBM's ``is_splittable``: its children scan only these).
-        ``local_rows``: this rank's rows of the leaf (voting's local vote);
-        ``node``: the leaf's constraints (dgbdt.treelearner.constraints.LeafContext) or None."""
-        return self.scan(hist, feature_indices, totals, record, kind.scales, node)
+    def best_splits(self, kind: HistogramKind, leaves: Sequence[LeafScan]) -> list[np.ndarray]:
+        """Each leaf's best split (dgbdt.treelearner.learners.base.Learner):
+        every leaf scanned here, then agreed."""
+        found = [self.scan(s.hist, s.feature_indices, s.totals, s.record, kind.scales, s.node) for s in leaves]  # fmt: skip
+        return self.agree(leaves, found)
 
     def node_args(self, node: LeafContext | None) -> tuple[np.ndarray, ...]:
         """The split kernels' trailing arguments for ``node`` (none without one:
@@ -135,8 +127,9 @@ class SerialLearner:
         scales: tuple[float, float],
         node: LeafContext | None = None,
     ) -> np.ndarray:
-        """find_best_split over this rank's share of ``feature_indices``, agreed
-        (``scales`` map integer sums back to gradients: 1.0 for floats)."""
+        """find_best_split over this rank's share of ``feature_indices``, not yet
+        agreed (``scales`` map integer sums back to gradients: 1.0 for floats);
+        returns the features splittable in this rank's scan (its indices)."""
         features = self.scanned_features(feature_indices)
         flags = self._flags[: len(features)]  # every entry is written
         find_best_split(
@@ -156,13 +149,11 @@ class SerialLearner:
             self.data.categorical,
             *self.node_args(node),
         )
-        return self.agree(record, feature_indices, features[flags.view(np.bool_)])
+        return features[flags.view(np.bool_)]
 
-    def agree(
-        self, record: np.ndarray, feature_indices: np.ndarray, splittable: np.ndarray
-    ) -> np.ndarray:
-        """The best split of every rank's ``record`` and the features splittable on
-        any rank (one process: its own)."""
+    def agree(self, leaves: Sequence[LeafScan], splittable: list[np.ndarray]) -> list[np.ndarray]:
+        """The best split of every rank's record of each leaf, and the features
+        splittable on any rank (one process: its own)."""
         return splittable
 
     def feature_column(self, feature: int, rows: np.ndarray) -> np.ndarray:

@@ -36,14 +36,17 @@ from ...native.common import SP_MIN_DATA_IN_LEAF, SP_MIN_SUM_HESSIAN
 from ...native.histogram import put_bins, take_bins
 from ...native.split import best_gain_per_feature, find_best_split
 from ...native.voting import elect, elected_bins, propose
-from .base import ShardedRows, agree_best_split, as_2d, no_split, reduce_scatter_bins
+from .base import ShardedRows, agree_best_splits, as_2d, no_split, reduce_scatter_bins
 from .serial import SerialLearner
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...boosting.loop import TrainingData
     from ...distributed.comm import SerialComm
     from ..constraints import LeafContext
     from ..histograms import HistogramKind
+    from .base import LeafScan
 
 
 class VotingParallelLearner(ShardedRows, SerialLearner):
@@ -82,23 +85,27 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         # elected features' global sums.
         kind.store(kind.build_local(self, rows, feature_indices, totals[2], hist), hist)
 
-    def best_split(
-        self,
-        hist: np.ndarray,
-        kind: HistogramKind,
-        feature_indices: np.ndarray,
-        totals: tuple[float, float, float],
-        record: np.ndarray,
-        local_rows: np.ndarray,
-        node: LeafContext | None = None,
-    ) -> np.ndarray:
-        elected, splittable = self._vote(hist, kind, feature_indices, local_rows, node)
-        if len(elected) == 0:
-            no_split(record)
-            return splittable
-        owned, summed, own_index = self._reduce_elected(hist, kind, elected, totals[2])
-        self._scan_owned(owned, summed, own_index, kind, totals, record, node)
-        return splittable
+    def best_splits(self, kind: HistogramKind, leaves: Sequence[LeafScan]) -> list[np.ndarray]:
+        """Every leaf's vote in one allgather, its elected bins reduce-scattered,
+        the owners' records agreed in one allgather; returns each leaf's
+        features splittable in this rank's local scan."""
+        votes = [self._vote(s.hist, kind, s.feature_indices, s.local_rows, s.node) for s in leaves]
+        gathered = self.comm.allgather(np.stack([proposal for proposal, _ in votes]))
+        owned_by_leaf = []
+        for i, s in enumerate(leaves):
+            elected = elect(np.ascontiguousarray(gathered[:, i]), self.top_k, self.rule == "votes")
+            if len(elected) == 0:  # the same on every rank
+                no_split(s.record)
+                owned_by_leaf.append(elected)
+                continue
+            owned, summed, own_index = self._reduce_elected(s.hist, kind, elected, s.totals[2])
+            self._scan_owned(owned, summed, own_index, kind, s.totals, s.record, s.node)
+            owned_by_leaf.append(owned)
+        records = [s.record for s in leaves]
+        agree_best_splits(
+            self.comm, records, [o[:0] for o in owned_by_leaf], self.data.n_features_global
+        )
+        return [splittable for _, splittable in votes]
 
     def _vote(
         self,
@@ -108,12 +115,12 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         local_rows: np.ndarray,
         node: LeafContext | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Steps 1-2: the features every rank elects from the local histograms
-        (read with the kind's scales), and the features splittable in this
-        rank's local scan.  Those are what the leaf's children propose from, as
-        in LightGBM, whose voting learner keeps ``is_splittable`` from the local
-        scans: each rank its own, which changes only what it proposes (the
-        election is the same everywhere)."""
+        """Step 1: this rank's proposal from its local histogram (read with the
+        kind's scales), and the features splittable in its local scan.  Those
+        are what the leaf's children propose from, as in LightGBM, whose voting
+        learner keeps ``is_splittable`` from the local scans: each rank its
+        own, which changes only what it proposes (the election, step 2, is the
+        same everywhere)."""
         proposal = np.full((self.top_k, 2), -1.0)
         splittable = feature_indices[:0]
         if len(feature_indices):
@@ -140,8 +147,7 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
             )
             splittable = feature_indices[flags.view(np.bool_)]
             propose(gains, feature_indices, proposal)
-        gathered = self.comm.allgather(proposal)
-        return elect(gathered, self.top_k, self.rule == "votes"), splittable
+        return proposal, splittable
 
     def _local_totals(
         self,
@@ -188,8 +194,8 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         record: np.ndarray,
         node: LeafContext | None,
     ) -> None:
-        """Step 4: owners scan the global bins with the real constraints; the
-        best record wins on every rank."""
+        """Step 4: owners scan the global bins with the real constraints (the
+        best record of every rank is agreed by best_splits)."""
         offsets = self.data.feature_offsets
         target = kind.new(totals[2])  # the leaf's layout; only owned bins are read
         put_bins(as_2d(summed), own_index, as_2d(target))
@@ -213,4 +219,3 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
             *self.node_args(node),
         )
         kind.release(target)
-        agree_best_split(self.comm, record, owned[:0], self.data.n_features_global)
