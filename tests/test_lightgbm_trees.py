@@ -198,17 +198,18 @@ class _ScanLog:
         self.scans = []
         scan = grower_module.TreeGrower._scan
 
-        def recording(grower, leaves, leaf, candidates):
-            scan(grower, leaves, leaf, candidates)
-            self.scans.append(
-                (
-                    leaves.hists[leaf].copy(),
-                    leaves.totals[leaf],
-                    leaves.records[leaf].copy(),
-                    candidates.copy(),
-                    grower.learner.most_freq_bins,
+        def recording(grower, leaves, ids, candidates):
+            scan(grower, leaves, ids, candidates)  # the leaves scanned together, in order
+            for leaf in ids:
+                self.scans.append(
+                    (
+                        leaves.hists[leaf].copy(),
+                        leaves.totals[leaf],
+                        leaves.records[leaf].copy(),
+                        candidates.copy(),
+                        grower.learner.most_freq_bins,
+                    )
                 )
-            )
 
         monkeypatch.setattr(grower_module.TreeGrower, "_scan", recording)
 

@@ -79,7 +79,7 @@ class Learner(Protocol):
         hist: np.ndarray,
     ) -> None:
         """``hist`` = the histogram of a leaf's ``rows`` (local rows, gathered by
-        ``kind`` where it needs them) that this strategy's ``best_split`` reads:
+        ``kind`` where it needs them) that this strategy's ``best_splits`` reads:
         global on the features this rank scans (serial, data, feature), or local
         (voting: the vote decides what is sent).  ``totals``: the leaf's global
         (sum_g, sum_h, count)."""
