@@ -7,6 +7,10 @@ process ends).  Build one (LightGBM's release tag of the installed version):
     cmake -S LightGBM -B build -DUSE_TIMETAG=ON -DCMAKE_BUILD_TYPE=Release
     cmake --build build -j2 --target _lightgbm      # -> LightGBM/lib_lightgbm.so
 
+(v4.7.0's CMakeLists needs CMake >= 3.28: ``pip install cmake`` in a venv of
+its own; the submodules fmt, fast_double_parser, compute and eigen at the
+commits the release pins.  About 2.5 minutes on 2 cores.)
+
 then ``python bench/bench_profile.py --lightgbm-lib LightGBM/lib_lightgbm.so``.
 The installed lightgbm package is copied to a temporary folder with that
 library in place of its own, and the same data and parameters are trained in
