@@ -246,11 +246,14 @@ class TreeGrower:
             parent_hist, small_hist, self.learner.subtracted_bins
         )
         leaves.hists[large] = parent_hist
+        scanned = []
         for child in (leaf, right):
-            if not ok[child]:
+            if ok[child]:
+                scanned.append(child)
+            else:
                 self.hists.release(leaves.hists[child])
                 leaves.hists[child] = None
-        self._scan(leaves, [c for c in (leaf, right) if ok[c]], candidates)
+        self._scan(leaves, scanned, candidates)
 
     def _apply(
         self, tree: Tree, leaves: _Leaves, leaf: int, rec: np.ndarray

@@ -10,9 +10,10 @@ src/treelearner/data_parallel_tree_learner.cpp):
 3. the larger child is parent - smaller on those global, owned bins;
 4. each rank scans its own features; the best split is agreed by gathering
    every rank's record and taking the maximum gain (ties: lower feature), the
-   same on every rank (both children of a split in one allgather), with the features splittable in the leaf (which its
-   children scan: LightGBM's ``is_splittable``, which LightGBM's own
-   data-parallel learner skips; here it is applied as on one process);
+   same on every rank (both children of a split in one allgather), with the
+   features splittable in the leaf (which its children scan: LightGBM's
+   ``is_splittable``, which LightGBM's own data-parallel learner skips; here it
+   is applied as on one process);
 5. rows are partitioned locally; child counts are summed globally.
 
 A rank with no rows still takes part in every collective with zeros (LightGBM

@@ -110,7 +110,10 @@ class SerialLearner:
     def best_splits(self, kind: HistogramKind, leaves: Sequence[LeafScan]) -> list[np.ndarray]:
         """Each leaf's best split (dgbdt.treelearner.learners.base.Learner):
         every leaf scanned here, then agreed."""
-        found = [self.scan(s.hist, s.feature_indices, s.totals, s.record, kind.scales, s.node) for s in leaves]  # fmt: skip
+        found = [
+            self.scan(s.hist, s.feature_indices, s.totals, s.record, kind.scales, s.node)
+            for s in leaves
+        ]
         return self.agree(leaves, found)
 
     def node_args(self, node: LeafContext | None) -> tuple[np.ndarray, ...]:

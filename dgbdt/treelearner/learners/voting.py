@@ -91,20 +91,16 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         features splittable in this rank's local scan."""
         votes = [self._vote(s.hist, kind, s.feature_indices, s.local_rows, s.node) for s in leaves]
         gathered = self.comm.allgather(np.stack([proposal for proposal, _ in votes]))
-        owned_by_leaf = []
         for i, s in enumerate(leaves):
             elected = elect(np.ascontiguousarray(gathered[:, i]), self.top_k, self.rule == "votes")
             if len(elected) == 0:  # the same on every rank
                 no_split(s.record)
-                owned_by_leaf.append(elected)
                 continue
             owned, summed, own_index = self._reduce_elected(s.hist, kind, elected, s.totals[2])
             self._scan_owned(owned, summed, own_index, kind, s.totals, s.record, s.node)
-            owned_by_leaf.append(owned)
-        records = [s.record for s in leaves]
-        agree_best_splits(
-            self.comm, records, [o[:0] for o in owned_by_leaf], self.data.n_features_global
-        )
+        # (the vote's splittable features count, not the owners' flags: none sent)
+        none = [s.feature_indices[:0] for s in leaves]
+        agree_best_splits(self.comm, [s.record for s in leaves], none, self.data.n_features_global)
         return [splittable for _, splittable in votes]
 
     def _vote(
