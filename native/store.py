@@ -34,6 +34,7 @@ from numba.extending import overload
 from .common import FM_COL, FM_DEFAULT, FM_LO, FM_SKIP, FM_WIDTH
 from .histogram import n_row_chunks
 from .predict import binned_goes_left
+from .prefetch import PREFETCH_DISTANCE, prefetch_item, prefetch_row
 from .quantize import WIDE_SHIFT, word_halves
 
 
@@ -170,23 +171,29 @@ def _add_rows(dense, indptr, entries, col_start, col_map, cols, sparse, rows, og
     # the flights table's 11 columns), else through ``cols``
     every = n_cols == dense.shape[1]
     for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:  # a leaf's rows are scattered (native.prefetch)
+            ahead = rows[i + PREFETCH_DISTANCE]
+            prefetch_row(dense, ahead)
+            if sparse:
+                prefetch_item(indptr, ahead)
         r = rows[i]
         g = og[i]
         h = oh[i]
+        # unsigned indices: no negative-index wraparound (native.histogram)
         if every:
             for c in range(n_cols):
-                b = col_map[col_start[c] + np.int64(dense[r, c])]
+                b = np.uint64(col_map[np.uint64(col_start[c]) + np.uint64(dense[r, c])])
                 hist[b, 0] += g
                 hist[b, 1] += h
         else:
             for j in range(n_cols):
                 c = cols[j]
-                b = col_map[col_start[c] + np.int64(dense[r, c])]
+                b = np.uint64(col_map[np.uint64(col_start[c]) + np.uint64(dense[r, c])])
                 hist[b, 0] += g
                 hist[b, 1] += h
         if sparse:
             for k in range(indptr[r], indptr[r + 1]):
-                b = entries[k]
+                b = np.uint64(entries[k])
                 hist[b, 0] += g
                 hist[b, 1] += h
 
