@@ -20,11 +20,21 @@ records (node, parent's path offset, path length, incoming zero and one
 fractions, feature), hot child (the row's way) on top of the cold one, so the
 hot subtree is walked first as in LightGBM.  Paths live in one buffer per
 block of rows (feature, zero fraction, one fraction, weight arrays), each
-path right after its parent's, at most (D + 1)(D + 2) / 2 entries for depth D
-(LightGBM's layout)::
+path right after its parent's (LightGBM's layout)::
 
     buffer: [root][ d1 d1 ][ d2 d2 d2 ][ d3 d3 d3 d3 ] ...
              0     1        3           6            (offsets when every child is hot)
+
+A path holds the root's element and one per distinct feature above it (a
+feature met again is unwound first), so at depth k it is at most
+min(k, F) + 1 long for F distinct split features, and the buffer needs
+sum_{k <= D} (min(k, F) + 1) entries: (D + 1)(D + 2) / 2 when F >= D, as
+LightGBM allocates, but about D (F + 1) on a deep tree over few features
+(LightGBM allocates the triangle and touches only that part of it, we
+allocate only that part); the factor tables are (F + 2)^2, not (D + 2)^2.
+The explicit stack holds at most D + 1 records (a cold child per level and
+the hot one), so a tree 30,000 deep needs no deep recursion and no large
+buffer.
 
 The hot child copies its parent's path (and extends it in the same pass);
 the cold child is walked after the whole hot subtree, when its parent's path
@@ -94,10 +104,39 @@ def max_tree_depth(node_offsets, left_child, right_child, n_trees):
 
 
 @njit(cache=True, error_model="numpy")
-def _factor_tables(max_depth):
+def distinct_split_features(node_offsets, split_feature, n_trees):
+    """How many distinct features the first ``n_trees`` trees split on: a
+    path's length is bounded by it (see the module docstring)."""
+    begin, end = node_offsets[0], node_offsets[n_trees]
+    if end == begin:
+        return 0
+    seen = np.zeros(split_feature[begin:end].max() + 1, np.bool_)
+    count = 0
+    for k in range(begin, end):
+        f = split_feature[k]
+        if not seen[f]:
+            seen[f] = True
+            count += 1
+    return count
+
+
+@njit(cache=True, error_model="numpy")
+def path_buffer_size(max_depth, max_unique):
+    """Entries of a block's path buffer: the paths of one root-to-leaf walk
+    side by side, a node at depth k holding at most min(k, max_unique) + 1
+    elements, for depths 0 .. max_depth."""
+    size = 0
+    for k in range(max_depth + 1):
+        size += min(k, max_unique) + 1
+    return size
+
+
+@njit(cache=True, error_model="numpy")
+def _factor_tables(max_unique):
     """tables[UP | DOWN | INV_UP | INV_DOWN | RATIO, u, i] = (i+1)/(u+1),
-    (u-i)/(u+1), (u+1)/(i+1), (u+1)/(u-i), (u-i)/(i+1), for i < u."""
-    n = max_depth + 2
+    (u-i)/(u+1), (u+1)/(i+1), (u+1)/(u-i), (u-i)/(i+1), for i < u <= max_unique + 1
+    (a path's last index u is at most max_unique)."""
+    n = max_unique + 2
     tables = np.zeros((5, n, n))
     for u in range(n):
         for i in range(u):
@@ -375,7 +414,9 @@ def tree_shap(
     counts = (internal_count, leaf_count)
     _add_bias(node_offsets, leaf_offsets, counts, leaf_value, n_trees, n_classes, out)
     max_depth = max_tree_depth(node_offsets, left_child, right_child, n_trees)
-    tables = _factor_tables(max_depth)
+    # the longest path (less its root element): one element per distinct feature
+    max_unique = min(max_depth, distinct_split_features(node_offsets, split_feature, n_trees))
+    tables = _factor_tables(max_unique)
     fractions = _child_fractions(
         node_offsets, leaf_offsets, left_child, right_child, counts, n_trees
     )
@@ -389,7 +430,7 @@ def tree_shap(
         cat_threshold,
         leaf_value,
     )
-    path_size = (max_depth + 2) * (max_depth + 3) // 2  # LightGBM's bound, plus a level
+    path_size = path_buffer_size(max_depth, max_unique)
     stack_size = max_depth + 3
     n_blocks = (n_samples + SHAP_BLOCK - 1) // SHAP_BLOCK
     for blk in prange(n_blocks):
@@ -407,7 +448,7 @@ def tree_shap(
             np.empty(stack_size, np.int64),  # copy the parent's path (hot child)
             np.empty(stack_size),  # zero fraction
             np.empty(stack_size),  # one fraction
-            np.empty(stack_size, np.int64),  # the hot elements at a leaf
+            np.empty(max_unique + 2, np.int64),  # the hot elements at a leaf
         )
         for t in range(n_trees):
             if node_offsets[t + 1] == node_offsets[t]:
