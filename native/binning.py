@@ -2,7 +2,10 @@
 
 A feature with ``n_value_bins`` value bins maps value ``v`` to the first bin
 ``b`` with ``v <= upper_bounds[b]``; the last upper bound is +inf.  Features
-that hold NaN get one extra bin after the value bins (the NaN bin).
+that hold NaN get one extra bin after the value bins (the NaN bin).  The bound
+before the last is +inf too when the largest values are +inf or huge (see
+_bound_between): +inf is then binned with the largest finite values and the
+last value bin stays empty, as in LightGBM (which counts that bin too).
 
 The bounds follow LightGBM 4.x (src/io/bin.cpp: GreedyFindBin,
 FindBinWithZeroAsOneBin, BinMapper::FindBin) so that both libraries bin the
@@ -19,7 +22,6 @@ from numba import njit, prange
 # writes the constant as the float literal 1e-35f, so its value is float32(1e-35)
 # = 1.0000000180025095e-35; those bounds appear in its models as split thresholds.
 K_ZERO_THRESHOLD = float(np.float32(1e-35))
-_BELOW_LARGEST = float(np.nextafter(np.finfo(np.float64).max, 0.0))
 
 
 @njit(cache=True, inline="always")
@@ -27,19 +29,15 @@ def _bound_between(low, high):
     """Upper bound of a bin that ends at ``low`` when the next starts at ``high``.
 
     The midpoint, moved up one ulp (LightGBM's GetDoubleUpperBound): the bound
-    then stays >= low even when low and high are one ulp apart.  A bound is
-    never +inf: between huge values the midpoint is taken without overflow, and
-    below +inf the bound is the float below the largest one (which stands for
-    +inf in model files: dgbdt.data.binning), so +inf values get a bin of their
-    own, predictions from raw values agree with the bins, and model files stay
-    strict JSON.
+    then stays >= low even when low and high are one ulp apart.  Taken in
+    plain double arithmetic, as LightGBM does, so that ±inf and huge values
+    get LightGBM's bins: next to +inf (or where low + high overflows) the
+    bound is +inf, so +inf shares the bin of the largest finite values, and
+    the bin that the last bound (+inf again) closes stays empty; next to -inf
+    (or a sum overflowing to -inf) it is the lowest float, -1.797e308, so -inf
+    gets a bin of its own.
     """
-    mid = (low + high) / 2.0
-    if mid == np.inf:
-        mid = low / 2.0 + high / 2.0
-        if mid == np.inf:  # high is +inf
-            return max(low, _BELOW_LARGEST)
-    return min(np.nextafter(mid, np.inf), _BELOW_LARGEST)
+    return np.nextafter((low + high) / 2.0, np.inf)
 
 
 @njit(cache=True, inline="always")

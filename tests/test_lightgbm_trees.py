@@ -16,11 +16,12 @@ gain within 1e-9 (relative) of dgbdt's choice.  Those are counted and printed
 (``pytest -s``); anything else fails.
 
 Besides the four data sets of the brief, regression with LightGBM's
-``regression.train.init`` starting scores on both sides, and binary with NaN
-values put in (the forward pass, NaN bins).
+``regression.train.init`` starting scores on both sides, binary with NaN
+values put in (the forward pass, NaN bins), and binary with +-inf (and some
+NaN) put in (+inf binned with the largest finite values).
 
 Measured at the last change: over 100 rounds every tree of every case is
-LightGBM's, no near-tie exits (1,000 trees).
+LightGBM's, no near-tie exits (1,000 trees); binary_inf too (100 trees).
 """
 
 import math
@@ -37,7 +38,7 @@ import dgbdt.treelearner.grower as grower_module
 lgb = pytest.importorskip("lightgbm")
 from test_kernel_split import feature_candidates, twin_gain  # noqa: E402  (the scan's twin)
 
-# 100 rounds for the brief's four data sets, 30 for the two extra cases (about 30 s
+# 100 rounds for the brief's four data sets, 30 for the extra cases (about 30 s
 # in all on 2 cores); DGBDT_LIGHTGBM_TREES_ROUNDS sets every case's.
 ROUNDS = os.environ.get("DGBDT_LIGHTGBM_TREES_ROUNDS")
 NEAR_TIE = 1e-9
@@ -89,6 +90,7 @@ CASES = {  # data file, row weights, starting scores from the .init file, params
         },
     ),
     "binary_nan": ("binary.train", False, False, BINARY),
+    "binary_inf": ("binary.train", False, False, BINARY),
     # weights of every size (U(0, 1), float32): LightGBM's float32 product in L2's gradient
     "regression_weighted": (
         "regression.train",
@@ -121,6 +123,13 @@ def _load(folder, case):
         rng = np.random.default_rng(0)
         X[rng.random(X.shape) < np.linspace(0.0, 0.3, X.shape[1])] = np.nan
         X[X[:, 5] > 1.5, 5] = np.nan
+    if case.endswith("_inf"):
+        # 0-8% +inf and 8-0% -inf by column, +inf for column 5's largest values, NaN in 3
+        rng = np.random.default_rng(0)
+        X[rng.random(X.shape) < np.linspace(0.0, 0.08, X.shape[1])] = np.inf
+        X[rng.random(X.shape) < np.linspace(0.08, 0.0, X.shape[1])] = -np.inf
+        X[X[:, 5] > 1.5, 5] = np.inf
+        X[rng.random(len(X)) < 0.1, 3] = np.nan
     return X, y, w, init
 
 
@@ -184,8 +193,13 @@ def _first_difference(theirs, tree, mapper):
 
 def _lgb_bin(mapper, feature, threshold):
     """dgbdt's bin of LightGBM's threshold: its upper bound is that threshold (the
-    bins are LightGBM's); LightGBM writes "every value left" as 1e300."""
+    bins are LightGBM's); LightGBM writes "every value left" as 1e300, and the
+    bound of -inf's bin, -1.797e308, as -1e300."""
     upper = mapper.upper_bounds[feature]
+    if threshold <= -1e300:
+        below = np.flatnonzero(upper <= threshold)
+        assert len(below) == 1, (feature, threshold)
+        return int(below[0])
     b = int(np.searchsorted(upper, threshold))
     assert threshold >= 1e300 or upper[b] == threshold, (feature, threshold)
     return b
@@ -310,7 +324,7 @@ def compare_trees(folder, case, rounds, monkeypatch, lgb_overrides=None):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_trees_equal_lightgbms(shared_datasets, case, monkeypatch):
-    extra = ("regression_init", "binary_nan", "regression_weighted")
+    extra = ("regression_init", "binary_nan", "binary_inf", "regression_weighted")
     rounds = int(ROUNDS) if ROUNDS else 30 if case in extra else 100
     stats = compare_trees(shared_datasets, case, rounds, monkeypatch)
     print(

@@ -35,7 +35,10 @@ Bounds: TypeAlias = "tuple[npt.NDArray[np.float64], int, tuple[float, float]]"
 class BinMapper:
     """Bin boundaries of every feature.
 
-    upper_bounds[f] : float64 array, last element +inf
+    upper_bounds[f] : float64 array, rising, last element +inf; the one before
+                      is +inf too when the largest values are +inf or huge
+                      (LightGBM's bounds, see native.binning: +inf shares the
+                      bin of the largest finite values, the last bin is empty)
     nan_bins[f]     : bin index of NaN within feature f, or -1
     value_ranges    : float64 (n_features, 2), the smallest and largest value
                       of the bin sample (NaN when it has none), as LightGBM's
@@ -126,15 +129,17 @@ class BinMapper:
     def threshold_value(self, feature: int, threshold_bin: int) -> float:
         """The real threshold of a split 'bin <= threshold_bin'.
 
-        The last value bin's bound is +inf (only a "values left, NaN right"
-        split uses it); the model stores the largest float instead, so that
-        model files stay strict JSON.
+        A +inf bound (the last value bin's, or the one before it; only a
+        "values left, NaN right" split uses them) is stored as the largest
+        float, so that model files stay strict JSON; prediction reads it back
+        as +inf, so +inf rows go left as their bin did in training.
         """
         return float(min(self.upper_bounds[feature][threshold_bin], LARGEST))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "upper_bounds": [ub[:-1].tolist() for ub in self.upper_bounds],
+            # +inf before the last bound (see upper_bounds) as the largest float
+            "upper_bounds": [np.minimum(ub[:-1], LARGEST).tolist() for ub in self.upper_bounds],
             "nan_bins": self.nan_bins.tolist(),
         }
         if self.value_ranges is not None:
@@ -154,6 +159,7 @@ class BinMapper:
         if wide is not None:
             return wide
         ubs = [np.append(np.asarray(u, dtype=np.float64), np.inf) for u in d["upper_bounds"]]
+        ubs = [np.where(ub >= LARGEST, np.inf, ub) for ub in ubs]  # back to +inf (to_dict)
         ranges = d.get("value_ranges")
         if ranges is not None:
             ranges = np.array([(np.nan, np.nan) if r is None else r for r in ranges], np.float64)
@@ -670,9 +676,12 @@ def mapper_from_arrays(arrays: Mapping[str, np.ndarray]) -> BinMapper:
 
 
 def _check_bounds(f: int, ub: npt.NDArray[np.float64], nan_bin: int) -> None:
-    if np.isnan(ub).any() or ub[-1] != np.inf or np.any(np.diff(ub) <= 0):
+    # LightGBM's bounds may end with +inf twice (see BinMapper.upper_bounds)
+    rising = ub[:-1] if len(ub) > 1 and ub[-2] == np.inf else ub
+    if np.isnan(ub).any() or ub[-1] != np.inf or np.any(np.diff(rising) <= 0):
         raise ValueError(
-            f"upper_bounds of feature {f} must rise strictly to +inf (no NaN), got {ub[:8]}"
+            f"upper_bounds of feature {f} must rise strictly to +inf (no NaN; +inf may "
+            f"repeat once at the end), got {ub[:8]}"
         )
     if nan_bin not in (-1, len(ub)):
         raise ValueError(f"nan_bins[{f}] is {nan_bin}: -1 or {len(ub)} (after the value bins)")
