@@ -15,7 +15,10 @@ The folds:
   ``stratified`` uses StratifiedKFold(shuffle, seed), otherwise
   ``np.random.RandomState(seed).permutation`` (or the row order without
   ``shuffle``) cut in ``nfold`` parts; ``folds`` (an iterable of
-  (train_idx, test_idx), or a scikit-learn splitter) are used as given.
+  (train_idx, test_idx), or a scikit-learn splitter) are used as given, each
+  part checked to be a non-empty array of integer row indices in range (where
+  LightGBM reads a boolean mask as rows 0 and 1, truncates float indices and
+  fails or gives NaN metrics on an empty part); ``nfold`` must be >= 2.
 * under mpiexec (a distributed ``tree_learner`` on several ranks), where each
   rank holds its own rows, the folds are keyed: a row's fold is a hash of
   (seed, its global row index) (of its global query index for ranking,
@@ -35,13 +38,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from .booster import Booster
 from .boosting import callbacks as cb
 from .boosting.loop import agreed_stop, prepare_callbacks
 from .boosting.training import call_params, make_comm, training_booster, training_context
 from .data.dataset import Dataset
+from .data.inputs import is_lazy_frame
 from .distributed.comm import SerialComm, agreed
 from .native.random import uniform_fill
 from .params.table import ALIASES, resolve_params
@@ -217,14 +220,20 @@ def cv(
     arguments after ``metrics`` are keyword-only here.
     """
     if not isinstance(train_set, Dataset):
+        lazy = (
+            " (a polars LazyFrame: collect it first, .collect())"
+            if is_lazy_frame(train_set)
+            else ""
+        )
         raise TypeError(
-            f"cv() only accepts Dataset object, train_set has type '{type(train_set).__name__}'."
+            f"cv() only accepts Dataset object, train_set has type "
+            f"'{type(train_set).__name__}'.{lazy}"
         )
     params, cfg = _cv_params(params, num_boost_round, metrics)
     comm, row_comm = _comms(cfg)
     # threads and logging rank of the training; an error on one rank ends every rank
     with training_context(cfg, comm):
-        _check_folds(folds, comm)
+        _check_folds(folds, nfold, comm)
         if isinstance(init_model, (str, os.PathLike)):
             init_model = Booster(model_file=init_model)
         _construct_full(train_set, params, row_comm, init_model)
@@ -306,14 +315,27 @@ def _construct_full(
         train_set.construct(params, row_comm, keep_raw_data=True, category_lists=lists)
 
 
-def _check_folds(folds: Any, comm: SerialComm) -> None:
-    """``folds`` must be an iterable or a splitter (LightGBM's AttributeError);
-    under mpiexec only keyed folds (every rank raises the same error)."""
-    if folds is not None and not hasattr(folds, "__iter__") and not hasattr(folds, "split"):
-        raise AttributeError(
-            "folds should be a generator or iterator of (train_idx, test_idx) tuples "
-            "or scikit-learn splitter object with split method"
+#: what ``folds`` must be (LightGBM's words), repeated by every error about a fold's form
+FOLDS_ARE = (
+    "folds should be a generator or iterator of (train_idx, test_idx) tuples "
+    "or scikit-learn splitter object with split method"
+)
+
+
+def _check_folds(folds: Any, nfold: Any, comm: SerialComm) -> None:
+    """``folds`` must be an iterable or a splitter instance (LightGBM's
+    AttributeError), and without folds ``nfold`` an integer >= 2; under mpiexec
+    only keyed folds.  Every rank has the same arguments: each raises alike."""
+    if folds is None:
+        _check_nfold(nfold)
+    elif isinstance(folds, type):
+        raise agreed(
+            TypeError(f"folds is the class {folds.__name__}: give an instance of it ({FOLDS_ARE})")
         )
+    elif isinstance(folds, (str, bytes)):  # (str.split is not a splitter's split)
+        raise agreed(TypeError(f"folds is the string {folds[:40]!r}: {FOLDS_ARE}"))
+    elif not hasattr(folds, "__iter__") and not hasattr(folds, "split"):
+        raise agreed(AttributeError(FOLDS_ARE))
     if comm.size > 1 and folds is not None and not isinstance(folds, KeyedKFold):
         raise agreed(
             ValueError(
@@ -323,6 +345,77 @@ def _check_folds(folds: Any, comm: SerialComm) -> None:
                 "folds=dgbdt.KeyedKFold(nfold, seed))"
             )
         )
+
+
+def _check_nfold(nfold: Any) -> None:
+    """``nfold`` an integer >= 2 (LightGBM's errors are numpy's: a TypeError for a
+    float, a ValueError for 0 or 1)."""
+    if isinstance(nfold, bool) or not isinstance(nfold, (int, np.integer)):
+        raise agreed(TypeError(f"nfold must be an integer >= 2, got {nfold!r}"))
+    if nfold < 2:
+        raise agreed(
+            ValueError(
+                f"nfold must be >= 2, got {nfold}: each fold trains on the other folds' "
+                "rows and validates on its own"
+            )
+        )
+
+
+def _checked_folds(folds: Iterable[Any], n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every fold of ``folds`` as sorted int64 (train rows, test rows) of the
+    ``n`` rows, each part checked (:func:`_fold_rows`); at least one fold.
+    LightGBM reads a boolean mask as rows 0 and 1, truncates float indices and
+    trains on an empty part (NaN metrics or a failed check): dgbdt refuses them."""
+    checked = []
+    for k, fold in enumerate(folds):
+        try:
+            train_idx, test_idx = fold
+        except (TypeError, ValueError):  # not a pair (an array of rows, an int, ...)
+            raise ValueError(
+                f"folds[{k}] is {_shown(fold)}, not a (train_idx, test_idx) pair: {FOLDS_ARE}"
+            ) from None
+        train = _fold_rows(train_idx, f"folds[{k}]: train_idx", n)
+        checked.append((train, _fold_rows(test_idx, f"folds[{k}]: test_idx", n)))
+    if not checked:
+        raise ValueError(f"folds holds no fold: {FOLDS_ARE}")
+    return checked
+
+
+def _fold_rows(part: Any, where: str, n: int) -> np.ndarray:
+    """One part of a fold (``where`` names it) as sorted int64 rows: a non-empty
+    1-D array of integer indices in 0 .. n - 1."""
+    try:
+        rows = np.asarray(part)
+    except (TypeError, ValueError):  # ragged lists and the like
+        raise ValueError(f"{where} is {_shown(part)}, not an array of row indices") from None
+    if rows.ndim != 1:
+        got = f"shape {rows.shape}" if rows.ndim else f"the scalar {_shown(part)}"
+        raise ValueError(f"{where} must be a 1-D array of row indices, got {got}")
+    if rows.size == 0:
+        raise ValueError(f"{where} is empty: every fold needs training and test rows")
+    if rows.dtype.kind == "b":
+        raise TypeError(f"{where} is a boolean mask; give its row indices (np.flatnonzero(mask))")
+    if rows.dtype.kind not in "iu":
+        # (LightGBM truncates float indices: 2.7 would be row 2)
+        cast = "; cast whole numbers with .astype(int)" if rows.dtype.kind == "f" else ""
+        raise TypeError(f"{where} must hold integer row indices, got dtype {rows.dtype}{cast}")
+    low, high = rows.min(), rows.max()
+    if low < 0 or high >= n:
+        raise ValueError(
+            f"{where} holds row {low if low < 0 else high}, out of range: the Dataset has "
+            f"rows 0..{n - 1}"
+        )
+    return np.sort(rows.astype(np.int64), kind="stable")
+
+
+def _shown(value: Any) -> str:
+    """A short description of a value for an error message."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, np.generic):  # a numpy scalar, shown as Python's
+        value = value.item()
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:60] + '...'}"
 
 
 def _make_folds(
@@ -340,8 +433,9 @@ def _make_folds(
         splitter = folds if folds is not None else KeyedKFold(nfold, seed)
         return _keyed_folds(train_set, splitter, ranking, row_comm)
     if folds is not None:
-        return _given_folds(train_set, folds)
-    return _lightgbm_folds(train_set, nfold, stratified, shuffle, seed, ranking)
+        return _checked_folds(_given_folds(train_set, folds), train_set.num_data())
+    made = _lightgbm_folds(train_set, nfold, stratified, shuffle, seed, ranking)
+    return _checked_folds(made, train_set.num_data())
 
 
 def _given_folds(train_set: Dataset, folds: Any) -> Iterable[tuple[np.ndarray, np.ndarray]]:
@@ -422,7 +516,7 @@ def _first_global(row_comm: SerialComm, n_local: int) -> int:
 
 def _fold_sets(
     full: Dataset,
-    rows: tuple[npt.ArrayLike, npt.ArrayLike],
+    rows: tuple[np.ndarray, np.ndarray],
     fpreproc: Callable | None,
     params: dict[str, Any],
     cfg: dict[str, Any],
@@ -431,9 +525,7 @@ def _fold_sets(
     the rows of ``full`` (train rows, test rows) binned with its bins, prepared
     by ``fpreproc``; cv's params and a copy of its ``cfg`` (a fold's loop
     updates its own: reset_parameter), or fpreproc's params resolved."""
-    train_idx = np.sort(np.asarray(rows[0], np.int64).ravel())
-    test_idx = np.sort(np.asarray(rows[1], np.int64).ravel())
-    train, valid = full.subset(train_idx), full.subset(test_idx)
+    train, valid = full.subset(rows[0]), full.subset(rows[1])  # (checked folds)
     if fpreproc is None:
         return train, valid, (params, dict(cfg))
     train, valid, fold_params = fpreproc(train, valid, dict(params))

@@ -421,7 +421,7 @@ def _read_for_training(
     """(LoadedData, feature_indices or None) of this rank's share of ``path``."""
     options = _read_options(io)
     if comm is None:
-        return read_data(path, **options), None
+        return read_data(path, **options, need_rows=True), None
     # Reading is legitimately uneven (rank 0 decompresses a gzip file for all).
     with comm.slow_phase(f"reading {path}"):
         return _read_share(path, options, comm, tree_learner, rank_files)

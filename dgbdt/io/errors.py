@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,3 +30,15 @@ def data_error(
 
 def bad_gzip(path: StrPath, exc: BaseException) -> DataFormatError:
     return DataFormatError(f"{path}: not a valid gzip file ({exc})")
+
+
+def no_rows_error(path: StrPath, text: bytes, header: bool) -> DataFormatError:
+    """A data file read for training or validation that has no data rows
+    (``text``: its content, decompressed), as LightGBM refuses one."""
+    if os.path.getsize(path) == 0:
+        why = "is empty (0 bytes): neither a data file with rows nor a dgbdt Dataset file"
+    elif header and text.strip():
+        why = "has no data rows below its header line"
+    else:
+        why = "has no data rows" + (" (only blank or comment lines)" if text.strip() else "")
+    return DataFormatError(f"{path} {why}")

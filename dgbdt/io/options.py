@@ -154,7 +154,7 @@ def read_text(path: str, params: Mapping[str, object], feature_indices: object =
     options = read_options(keys)
     size, learner = launched_size(), _distributed_learner(rest)
     if size <= 1 or learner is None:
-        loaded = read_data(path, **options)
+        loaded = read_data(path, **options, need_rows=True)  # the whole file: rows needed
         return TextRead(loaded, keys, rest, feature_indices, "whole", path, size)
     comm = world_comm(given_param(rest, "time_out"))
     rank_files = flag(keys, "pre_partition") and learner != "feature"

@@ -10,6 +10,7 @@ import numpy as np
 
 from .columns import ColumnSpec
 from .delimited import read_delimited
+from .errors import no_rows_error
 from .fields import detect_sep
 from .filebytes import BOM, normalize_line_ends, read_file_bytes, read_head
 from .libsvm import looks_like_libsvm, read_libsvm
@@ -39,6 +40,7 @@ def read_data(
     keep_features: Sequence[int] | np.ndarray | None = None,
     side_files: bool = True,
     features_only: bool = False,
+    need_rows: bool = False,
 ) -> LoadedData:
     """Read a CSV/TSV/whitespace or LibSVM text file (optionally gzipped).
 
@@ -57,7 +59,9 @@ def read_data(
     skipped); ``features_only`` (prediction: only ``X`` is used; the label, weight and
     query columns are left out of ``X`` unconverted and unchecked, so a label ``abc``,
     ``inf`` or empty does not stop prediction; LibSVM labels and ``qid:`` tokens are
-    skipped, and a line may lack its label; ``label``, ``weight``, ``group`` are None).
+    skipped, and a line may lack its label; ``label``, ``weight``, ``group`` are None);
+    ``need_rows`` (the whole file is training or validation data: no data rows is an
+    error naming the file, as in LightGBM; prediction and a rank's share may be empty).
     A group column or ``qid:`` fields also give ``query_ids`` (one per query).
 
     Returns a :class:`LoadedData`.  Raises ``FileNotFoundError`` when the file does
@@ -76,6 +80,8 @@ def read_data(
     out = _parse(
         path, data, fmt=fmt, sep=sep, header=header, spec=spec, libsvm=(zero_based, n_features)
     )
+    if need_rows and out.X.shape[0] == 0:
+        raise no_rows_error(path, data, header)
     if side_files:
         read_side_files(path, out)
     return out

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from _typeshed import StrPath
 
 
+#: the largest query size a .query line may give: LightGBM's row counts are
+#: int32 (data_size_t), and int64 sums of such sizes cannot overflow
+MAX_QUERY_SIZE = 2**31 - 1
+
+
 def _read_side_values(side: str, what: str) -> tuple[list[list[float]], list[int]]:
     """Rows of floats of a side file, with their 1-based line numbers.  Every value
     must be finite: a NaN init score, say, would train and then fail to save.  A
@@ -99,6 +104,10 @@ def read_query_file(path: StrPath, n_total: int | None = None) -> np.ndarray | N
                 ln,
                 "expected one non-negative integer query size per line, got",
                 " ".join(map(str, r)),
+            )
+        if r[0] > MAX_QUERY_SIZE:  # 1e23 would overflow int64 (and sums of sizes)
+            raise data_error(
+                side, ln, f"query size out of range (at most {MAX_QUERY_SIZE} rows), got", str(r[0])
             )
     sizes = np.array([int(r[0]) for r in rows], np.int64)
     if n_total is not None:
