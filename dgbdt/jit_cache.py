@@ -13,7 +13,9 @@ a kernel's cache folder when the kernel is defined):
   others, and writable.  The cache is pickle: a folder another local user can
   write to would let them plant code.
 * **When none is usable**, a private folder (``mkdtemp``, mode 0700) serves
-  this process, with one warning: kernels then compile in every process.
+  this process, with one warning: kernels then compile in every process.  The
+  process that made it removes it at exit (a forked child, which inherits
+  the exit hook, and a child that shares the folder leave it alone).
 * **A truncated or corrupted cache file** (``.nbi`` index, ``.nbc`` data) makes
   the kernel compile again (the bad index is removed and rewritten), and a
   failed cache write is skipped: neither ever fails a dgbdt call.
@@ -25,11 +27,13 @@ is not keyed twice.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
 import pathlib
 import pickle
+import shutil
 import stat
 import sys
 import tempfile
@@ -120,7 +124,18 @@ def choose_folder(key: str) -> tuple[str, bool]:
                 f"NUMBA_CACHE_DIR: {path} is not usable for dgbdt's kernel cache ({why}); "
                 "trying the next place"
             )
-    return tempfile.mkdtemp(prefix=f"{key}-"), True
+    folder = tempfile.mkdtemp(prefix=f"{key}-")
+    atexit.register(_remove_temporary, folder, os.getpid())
+    return folder, True
+
+
+def _remove_temporary(folder: str, creator: int) -> None:
+    """Remove the private temporary cache folder at exit (2 MB of kernels a
+    process), in the process that made it only: a forked child runs the
+    parent's exit hooks too, and must not delete a folder its parent uses.
+    Errors are ignored: another process may be removing or using it."""
+    if os.getpid() == creator:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _warn(text: str) -> None:

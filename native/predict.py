@@ -16,7 +16,9 @@ the node a categorical split, as LightGBM's: the row goes left when its value,
 cast to an integer (truncated, as C++ does), is a category in the node's
 bitset, the uint32 words ``cat_threshold[cat_boundaries[j] :
 cat_boundaries[j + 1]]`` with ``j = int(threshold)``; NaN, negative and
-unseen values go right.
+unseen values go right.  With bit 3 (CATEGORY_LIST) too, those words are the
+node's categories, sorted, instead of a bitset (dgbdt's form for categories
+too large for a bitset: dgbdt.models.tree.BITSET_CATEGORY_LIMIT).
 """
 
 import numpy as np
@@ -28,15 +30,27 @@ from .binning import K_ZERO_THRESHOLD as ZERO_THRESHOLD  # LightGBM's kZeroThres
 PREDICT_BLOCK = 512
 ZERO_IS_MISSING = 2  # default_left bits
 CATEGORICAL = 4
+CATEGORY_LIST = 8
 
 
 @njit(cache=True, inline="always")
-def _in_bitset(x, j, cat_boundaries, cat_threshold):
-    """Whether category int(x) is in bitset ``j`` (LightGBM's FindInBitset)."""
+def _in_bitset(x, j, listed, cat_boundaries, cat_threshold):
+    """Whether category int(x) is in bitset ``j`` (LightGBM's FindInBitset), or
+    with ``listed`` in the sorted categories ``j`` (a binary search)."""
     if not (x > -1.0 and x < 2147483648.0):  # NaN, negative, beyond int32: right
         return False
     c = int(x)
     lo = cat_boundaries[j]
+    if listed:
+        hi = cat_boundaries[j + 1]
+        end = hi
+        while lo < hi:  # the first category >= c
+            mid = (lo + hi) >> 1
+            if np.int64(cat_threshold[mid]) < c:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo < end and np.int64(cat_threshold[lo]) == c
     w = c >> 5
     if w >= cat_boundaries[j + 1] - lo:
         return False
@@ -49,7 +63,8 @@ def goes_left(x, k, threshold, default_left, cat_boundaries, cat_threshold):
     the one decision of prediction and of SHAP contributions (native.shap)."""
     d = default_left[k]
     if d & CATEGORICAL:
-        return _in_bitset(x, int(threshold[k]), cat_boundaries, cat_threshold)
+        listed = (d & CATEGORY_LIST) != 0
+        return _in_bitset(x, int(threshold[k]), listed, cat_boundaries, cat_threshold)
     if np.isnan(x) or ((d & ZERO_IS_MISSING) != 0 and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD):
         return (d & 1) != 0
     return x <= threshold[k]
@@ -205,7 +220,8 @@ def binned_goes_left(b, f, node, nan_bins, threshold_bin, default_left, categori
     d = default_left[node]
     if d & CATEGORICAL:
         c = categories[3][categories[2][f] + b]
-        return _in_bitset(np.float64(c), threshold_bin[node], categories[0], categories[1])
+        listed = (d & CATEGORY_LIST) != 0
+        return _in_bitset(np.float64(c), threshold_bin[node], listed, categories[0], categories[1])
     if b == nan_bins[f]:
         return (d & 1) != 0
     return b <= threshold_bin[node]

@@ -226,3 +226,30 @@ def test_every_kernel_of_a_fit_is_cached():
     out = _run(EVERY_KIND)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "uncached []" in out.stdout, out.stdout[-3000:]
+
+
+def test_the_temporary_folder_is_removed_when_its_process_exits(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    # No usable location (as above): a private temporary folder, filled with a
+    # file as Numba would; a forked child that exits (running the inherited
+    # exit hooks) must leave it to its parent, which removes it at exit.
+    code = (
+        "from dgbdt import jit_cache as j, __version__ as v\n"
+        f"j._candidates = lambda key: iter([({str(blocker / 'x')!r}, 'here')])\n"
+        "j._FOLDER = None\n"
+        "import os, sys\n"
+        "folder = j.configure(v)\n"
+        "open(os.path.join(folder, 'kernel.nbi'), 'wb').write(b'x')\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    sys.exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+        "assert os.path.isfile(os.path.join(folder, 'kernel.nbi')), 'a child removed it'\n"
+        "print(folder)\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr[-3000:]
+    folder = result.stdout.strip().splitlines()[-1]
+    assert os.path.basename(folder).startswith(jit_cache.cache_key(__version__) + "-")
+    assert not os.path.exists(folder)

@@ -335,7 +335,7 @@ def _set(path, value):
             ["tree 0", "'split_feature'[0] = 2147483648", "outside [0, 6)"],
         ),
         (("trees", 1, "left_child", 0), -100, ["tree 1", "'left_child'[0] = -100", "outside"]),
-        (("trees", 0, "default_left", 0), 256, ["tree 0", "'default_left'[0] = 256", "0 to 7"]),
+        (("trees", 0, "default_left", 0), 256, ["tree 0", "'default_left'[0] = 256", "0 to 15"]),
         (("nan_bins", 0), 2**40, ["'nan_bins'[0] = 1099511627776"]),
         (("trees", 0, "threshold", 0), [1], ["tree 0", "'threshold'[0] = [1]", "not a number"]),
         (("num_class",), 0, ["'num_class' = 0"]),

@@ -2,7 +2,8 @@
 
 Layout (version 3; versions 1 (no categorical features) and 2 (the first five
 objectives only) still load; version 4 is version 3 plus ``used_features``,
-written only for a model of a wide Dataset, see below)::
+written only for a model of a wide Dataset, see below; version 5 is version 4
+plus category lists, written only for a model that has one, see below)::
 
     {
       "format": "dgbdt-model",          # identifies the file
@@ -40,7 +41,11 @@ internal_value, internal_weight, internal_count (one per internal node);
 leaf_value, leaf_weight, leaf_count, leaf_depth (one per leaf); a tree with
 categorical splits (``default_left`` bit 2, threshold and threshold_bin the
 index of the node's bitset) adds LightGBM's ``cat_boundaries`` and
-``cat_threshold`` (bitsets of the categories going left).  Floats are
+``cat_threshold`` (bitsets of the categories going left).  A categorical node
+with ``default_left`` bit 3 too (version 5) has its categories going left as a
+sorted list in those words instead of a bitset: dgbdt keeps a split with a
+category from dgbdt.models.tree.BITSET_CATEGORY_LIMIT up (codes up to
+2**31 - 1) so, as its bitset would take up to 67M words.  Floats are
 written with Python's shortest round-trip repr, so a reloaded model predicts
 bit-identically.  Files are written atomically (temp file + rename).
 
@@ -74,10 +79,10 @@ import numpy.typing as npt
 from ..files import check_regular_file, publish, temp_beside
 from ..io.columns import COLUMN_KEYS
 from ..objective.objectives import model_objective, model_objective_names
-from .tree import CATEGORICAL, LARGEST, LEAF_FIELDS, NODE_FIELDS, Tree
+from .tree import CATEGORICAL, CATEGORY_LIST, LARGEST, LEAF_FIELDS, NODE_FIELDS, Tree
 
 FORMAT_NAME = "dgbdt-model"
-FORMAT_VERSION = 4  # the newest version read; see model_to_json for the one written
+FORMAT_VERSION = 5  # the newest version read; see model_to_json for the one written
 _REQUIRED = (
     "objective",
     "num_class",
@@ -640,11 +645,12 @@ def _int_ranges(
         "split_feature": (0, n_features, f" (the model has {n_features} features)"),
         "threshold_bin": (0, _INT32_MAX, ""),
         # bit 0: NaN goes left; bit 1: zero is missing too (LightGBM's missing
-        # type Zero); bit 2: a categorical split
+        # type Zero); bit 2: a categorical split; bit 3: its categories listed
         "default_left": (
             0,
-            8,
-            " (0 to 7: bit 0 NaN goes left, bit 1 zero is missing, bit 2 categorical)",
+            16,
+            " (0 to 15: bit 0 NaN goes left, bit 1 zero is missing, bit 2 categorical, "
+            "bit 3 categories listed)",
         ),
         "left_child": link,
         "right_child": link,
@@ -728,6 +734,13 @@ def _check_categories(
     """Optional ``cat_boundaries`` / ``cat_threshold`` (LightGBM's bitsets) and
     the categorical nodes (``default_left`` bit 2) whose threshold indexes them."""
     categorical = (arrays["default_left"] & CATEGORICAL) != 0
+    stray = np.flatnonzero(((arrays["default_left"] & CATEGORY_LIST) != 0) & ~categorical)
+    if len(stray):
+        _fail(
+            source,
+            f"{where}field 'default_left'[{int(stray[0])}] lists categories (bit 3) "
+            "of a node that is not categorical (bit 2)",
+        )
     if "cat_boundaries" not in d:
         if categorical.any():
             k = int(np.flatnonzero(categorical)[0])
@@ -751,7 +764,25 @@ def _check_categories(
     if len(bad):
         k = int(np.flatnonzero(categorical)[bad[0]])
         _fail(source, f"{where}field 'threshold'[{k}] of a categorical node is not a bitset index")
+    _check_category_lists(source, where, arrays, bounds, words)
     return {"cat_boundaries": bounds, "cat_threshold": words.astype(np.uint32)}
+
+
+def _check_category_lists(
+    source: str, where: str, arrays: Mapping[str, Any], bounds: np.ndarray, words: np.ndarray
+) -> None:
+    """The words of a node with default_left bit 3 are a non-empty, strictly
+    increasing list of categories in [0, 2**31)."""
+    for k in np.flatnonzero(arrays["default_left"] & CATEGORY_LIST).tolist():
+        j = int(arrays["threshold"][k])
+        listed = words[bounds[j] : bounds[j + 1]]
+        if not len(listed) or (np.diff(listed) <= 0).any() or listed[-1] > _INT32_MAX:
+            _fail(
+                source,
+                f"{where}the categories of node {k} (field 'cat_threshold'"
+                f"[{int(bounds[j])}:{int(bounds[j + 1])}]) are not a non-empty, increasing "
+                "list of categories below 2**31",
+            )
 
 
 def _check_thresholds(
@@ -799,6 +830,20 @@ def _check_trees(
             f"num_tree_per_iteration = {k}",
         )
     return [_check_tree(source, i, t, n_features, bins) for i, t in enumerate(trees)]
+
+
+def _check_lists_version(source: str, doc: Mapping[str, Any], trees: Sequence[Tree]) -> None:
+    """Category lists (default_left bit 3) came with format version 5."""
+    if doc["version"] >= 5:
+        return
+    for i, tree in enumerate(trees):
+        listed = np.flatnonzero(tree.default_left & CATEGORY_LIST)
+        if len(listed):
+            _fail(
+                source,
+                f"tree {i}: field 'default_left'[{int(listed[0])}] lists categories (bit 3), "
+                f"which needs format version 5, not {doc['version']}",
+            )
 
 
 def check_score_bound(
@@ -855,6 +900,7 @@ def model_from_json(
     _check_lightgbm_infos(source, doc, n_features)
     _check_params(source, doc)
     trees = _check_trees(source, doc, k, n_features, bins)
+    _check_lists_version(source, doc, trees)
     if "best_iteration" in doc:
         _int_value(source, "", "'best_iteration'", doc["best_iteration"], 0, len(trees) // k + 1)
     check_score_bound(source, init_score, trees, k)
@@ -862,10 +908,12 @@ def model_from_json(
 
 
 def model_to_json(header: Mapping[str, Any], trees: Sequence[Tree]) -> str:
-    # version 4 only where its field is used, so that older dgbdt reads the rest
+    # versions 4 and 5 only where their fields are used, so that older dgbdt
+    # reads the rest
+    listed = any((t.default_left & CATEGORY_LIST).any() for t in trees)
     doc = {
         "format": FORMAT_NAME,
-        "version": 4 if "used_features" in header else 3,
+        "version": 5 if listed else 4 if "used_features" in header else 3,
         **header,
         "trees": [t.to_dict() for t in trees],
     }

@@ -23,7 +23,12 @@ How dgbdt's model maps onto it:
   LightGBM skips;
 * ``feature_infos`` is ``[min:max]`` of each feature's bin sample (LightGBM's
   ``min_val`` / ``max_val``), ``none`` for a feature LightGBM would drop as
-  trivial (no value, or one value and no NaN).
+  trivial (no value, or one value and no NaN);
+* a categorical split is LightGBM's bitset over category values: one that
+  dgbdt keeps as a list of categories (dgbdt.models.tree.BITSET_CATEGORY_LIMIT)
+  is written as a bitset when its categories are below
+  :data:`LIGHTGBM_CATEGORY_LIMIT`, else the model is refused with a
+  ``ValueError`` naming the feature and the category (dgbdt's JSON keeps it).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import numpy as np
 from ..objective.objectives import model_objective
 from ..params.lightgbm_keys import LIGHTGBM_PARAMS
 from ..params.table import parse_param
-from .tree import CATEGORICAL, LARGEST, ZERO_IS_MISSING, Tree
+from .tree import CATEGORICAL, CATEGORY_LIST, LARGEST, ZERO_IS_MISSING, Tree, bitset_words
 
 if TYPE_CHECKING:
     from ..data.binning import BinMapper, WideBinMapper
@@ -53,6 +58,10 @@ MISSING_NAN = 2 << 2
 #: what LightGBM refuses in a feature name (its JSON dump) or splits names on
 _BAD_NAME_CHARS = re.compile(r'[\s",:\[\]{}\x00-\x1f\x7f-\x9f]')
 NAMES_KEY = "dgbdt_feature_names:"
+#: The categories a split written as LightGBM's bitset may hold: below this, a
+#: bitset takes at most 32,768 words (a 330 kB line); LightGBM would read a
+#: larger one, but one holding 2**31 - 2 is 67M words (0.7 GB of text a split).
+LIGHTGBM_CATEGORY_LIMIT = 2**20
 
 
 def _full(value: float) -> str:
@@ -151,6 +160,44 @@ def _node_lines(tree: Tree) -> list[str]:
     ]
 
 
+def _listed_nodes(tree: Tree) -> np.ndarray:
+    """The categorical nodes whose categories dgbdt keeps as a list."""
+    return np.flatnonzero(np.asarray(tree.default_left[: tree.n_leaves - 1]) & CATEGORY_LIST)
+
+
+def _check_bitset_sizes(trees: Sequence[Tree], first: int, names: Sequence[str]) -> None:
+    """ValueError naming the first split (tree ``first + i``) whose categories
+    LightGBM's text cannot hold as a bitset (LIGHTGBM_CATEGORY_LIMIT)."""
+    for i, tree in enumerate(trees):
+        for k in _listed_nodes(tree).tolist():
+            largest = int(tree.left_categories(k)[-1])
+            if largest < LIGHTGBM_CATEGORY_LIMIT:
+                continue
+            f = int(tree.split_feature[k])
+            raise ValueError(
+                f"cannot write this model in LightGBM's text format: tree {first + i} splits "
+                f"categorical feature {names[f]!r} (column {f}) on category {largest}, and "
+                "LightGBM stores a split's categories as a bitset over their values "
+                f"({largest // 32 + 1} words; it takes categories below "
+                f"{LIGHTGBM_CATEGORY_LIMIT} here); save it in dgbdt's JSON format "
+                "(format='dgbdt'), which keeps them, or renumber the categories 0, 1, ..."
+            )
+
+
+def _lightgbm_bitsets(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
+    """(cat_boundaries, cat_threshold) as LightGBM's text has them: every
+    category list as a bitset (_check_bitset_sizes has bounded them)."""
+    bounds, words = np.asarray(tree.cat_boundaries, np.int64), tree.cat_threshold
+    listed = _listed_nodes(tree)
+    if not len(listed):
+        return bounds, words
+    parts = [words[bounds[j] : bounds[j + 1]] for j in range(len(bounds) - 1)]
+    for k in listed.tolist():
+        parts[int(tree.threshold[k])] = bitset_words(tree.left_categories(k))
+    sizes = np.cumsum([len(p) for p in parts])
+    return np.concatenate([[0], sizes]).astype(np.int64), np.concatenate(parts)
+
+
 def tree_text(tree: Tree, shrinkage: float, bias: float = 0.0) -> str:
     """One tree's block (without its ``Tree=i`` line), ``bias`` added to its
     leaf and internal values (the folded starting score)."""
@@ -171,9 +218,10 @@ def tree_text(tree: Tree, shrinkage: float, bias: float = 0.0) -> str:
             f"internal_count={_join(tree.internal_count, _int)}",
         ]
     if len(bounds) > 1:
+        bounds, words = _lightgbm_bitsets(tree)
         lines += [
             f"cat_boundaries={_join(bounds, _int)}",
-            f"cat_threshold={_join(tree.cat_threshold, _int)}",
+            f"cat_threshold={_join(words, _int)}",
         ]
     lines += ["is_linear=0", f"shrinkage={_full(shrinkage)}"]
     return "\n".join(lines) + "\n\n"
@@ -267,6 +315,7 @@ def _importances(booster: Model, first: int, end: int, names: Sequence[str]) -> 
 def to_lightgbm_text(booster: Model, first: int, end: int) -> str:
     """Trees [first, end) of ``booster`` as LightGBM's model text."""
     k = booster.num_tree_per_iteration
+    _check_bitset_sizes(booster.trees[first:end], first, booster.feature_names)
     names, renamed = lightgbm_feature_names(booster.feature_names)
     blocks = [
         f"Tree={i}\n" + tree_text(tree, _shrinkage(booster, tree, bias), bias) + "\n"
@@ -325,12 +374,9 @@ def _gain(value: float) -> float:
     return _number(_avoid_inf(np.float32(value), float(np.float32(1e38))))
 
 
-def _categories(tree: Tree, bitset: int) -> str:
-    """The categories of a categorical node's bitset, ascending, as "a||b"."""
-    lo, hi = int(tree.cat_boundaries[bitset]), int(tree.cat_boundaries[bitset + 1])
-    words = np.asarray(tree.cat_threshold[lo:hi], np.int64)
-    cats = [32 * w + j for w in range(len(words)) for j in range(32) if words[w] >> j & 1]
-    return "||".join(map(str, cats))
+def _categories(tree: Tree, k: int) -> str:
+    """The categories going left at categorical node ``k``, ascending, as "a||b"."""
+    return "||".join(map(str, tree.left_categories(k).tolist()))
 
 
 def _split_json(
@@ -339,7 +385,7 @@ def _split_json(
     """Node k's record (without its children), as Tree::NodeToJSON."""
     threshold: str | float
     if categorical[k]:
-        threshold, operator = _categories(tree, int(tree.threshold[k])), "=="
+        threshold, operator = _categories(tree, k), "=="
     else:
         threshold, operator = _number(_avoid_inf(tree.threshold[k])), "<="
     return {

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..native.common import FEATURE_INDEX_DTYPE, LARGEST, NODE_INDEX_DTYPE
-from ..native.predict import CATEGORICAL, ZERO_IS_MISSING, add_tree_binned
+from ..native.predict import CATEGORICAL, CATEGORY_LIST, ZERO_IS_MISSING, add_tree_binned
 
 if TYPE_CHECKING:
     from ..data.store import BinStore
@@ -42,8 +42,34 @@ LEAF_FIELDS = ("leaf_value", "leaf_weight", "leaf_count", "leaf_depth")
 
 
 #: default_left bits (native.predict): bit 0 NaN goes left; bit 1
-#: ZERO_IS_MISSING (LightGBM's missing type Zero); bit 2 CATEGORICAL
-__all__ = ["CATEGORICAL", "LARGEST", "LEAF_FIELDS", "NODE_FIELDS", "ZERO_IS_MISSING", "Tree"]
+#: ZERO_IS_MISSING (LightGBM's missing type Zero); bit 2 CATEGORICAL; bit 3
+#: CATEGORY_LIST (the categorical node's categories are a sorted list)
+__all__ = [
+    "BITSET_CATEGORY_LIMIT",
+    "CATEGORICAL",
+    "CATEGORY_LIST",
+    "LARGEST",
+    "LEAF_FIELDS",
+    "NODE_FIELDS",
+    "ZERO_IS_MISSING",
+    "Tree",
+    "bitset_words",
+]
+
+#: A categorical split's categories going left are LightGBM's bitset (bit c of
+#: word c // 32) while the largest is below this, so at most 2,048 words (8 KiB)
+#: a split; beyond, their sorted list (one word each, default_left bit
+#: CATEGORY_LIST): a split's size follows its number of categories, not its
+#: largest code (a bitset holding 2**31 - 2 takes 67M words, 256 MiB).
+BITSET_CATEGORY_LIMIT = 2**16
+
+
+def bitset_words(categories: np.ndarray) -> np.ndarray:
+    """LightGBM's bitset of (non-negative) ``categories``: bit c of word c // 32."""
+    categories = np.asarray(categories, np.int64)
+    words = np.zeros(int(categories.max()) // 32 + 1, np.uint32)
+    np.bitwise_or.at(words, categories // 32, (np.uint32(1) << (categories % 32)).astype(np.uint32))
+    return words
 
 
 def _no_categories() -> tuple[np.ndarray, np.ndarray]:
@@ -97,10 +123,13 @@ class Tree:
         ``parent``, ``left``, ``right``: (value, weight, count) of the node and
         of its two children (the left child keeps the index ``leaf``).
         ``left_bins``: a categorical split's (bins, categories) going left; the
-        node's threshold (and threshold_bin) is then the index of their bitset.
+        node's threshold (and threshold_bin) is then the index of their bitset
+        (or of their list, see BITSET_CATEGORY_LIMIT).
         """
         if left_bins is not None:
-            threshold = threshold_bin = self._add_bitset(left_bins[1])
+            index, listed = self._add_bitset(left_bins[1])
+            threshold = threshold_bin = index
+            default_left |= CATEGORY_LIST if listed else 0
         node = self.n_leaves - 1
         new_leaf = self.n_leaves
         up = self.leaf_parent[leaf]
@@ -127,18 +156,26 @@ class Tree:
         self.n_leaves += 1
         return new_leaf
 
-    def _add_bitset(self, categories: np.ndarray) -> int:
+    def _add_bitset(self, categories: np.ndarray) -> tuple[int, bool]:
         """Append the bitset of ``categories`` (LightGBM's layout: bit c of word
-        c // 32); returns its index."""
+        c // 32), or their sorted list when one reaches BITSET_CATEGORY_LIMIT;
+        returns (its index, whether a list)."""
         categories = np.asarray(categories, np.int64)
-        words = np.zeros(int(categories.max()) // 32 + 1, np.uint32)
-        np.bitwise_or.at(
-            words, categories // 32, (np.uint32(1) << (categories % 32)).astype(np.uint32)
-        )
+        listed = int(categories.max()) >= BITSET_CATEGORY_LIMIT
+        words = np.unique(categories).astype(np.uint32) if listed else bitset_words(categories)
         index = len(self.cat_boundaries) - 1
         self.cat_threshold = np.concatenate([self.cat_threshold, words])
         self.cat_boundaries = np.append(self.cat_boundaries, len(self.cat_threshold))
-        return index
+        return index, listed
+
+    def left_categories(self, node: int) -> np.ndarray:
+        """The categories (int64, ascending) that go left at categorical ``node``."""
+        j = int(self.threshold[node])
+        words = np.asarray(self.cat_threshold[self.cat_boundaries[j] : self.cat_boundaries[j + 1]])
+        if self.default_left[node] & CATEGORY_LIST:
+            return words.astype(np.int64)
+        bits = np.unpackbits(words.astype("<u4").view(np.uint8), bitorder="little")
+        return np.flatnonzero(bits).astype(np.int64)
 
     def finish(self) -> Tree:
         """Trim the arrays to the grown size."""

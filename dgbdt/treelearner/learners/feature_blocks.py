@@ -189,14 +189,6 @@ def _in_node_bitset(
     tree: Tree, k: int, store: BinStore, local: int, bins: np.ndarray
 ) -> np.ndarray:
     """Whether each of ``bins`` (of local feature ``local``) goes left at the
-    categorical node ``k``: its category is in the node's bitset."""
+    categorical node ``k``: its category is one of the node's (bin 0's is -1)."""
     offsets, values = store.bin_categories
-    cats = values[offsets[local] + bins]
-    j = int(tree.threshold_bin[k])
-    words = tree.cat_threshold[tree.cat_boundaries[j] : tree.cat_boundaries[j + 1]]
-    w = np.where(cats >= 0, cats >> 5, len(words))
-    inside = w < len(words)
-    out = np.zeros(len(bins), bool)
-    c = cats[inside]
-    out[inside] = ((words[w[inside]] >> (c & 31).astype(np.uint32)) & 1).astype(bool)
-    return out
+    return np.isin(values[offsets[local] + bins], tree.left_categories(k))
