@@ -186,6 +186,15 @@ class CVBooster:
         return self
 
 
+def _check_train_set(train_set: Any) -> None:
+    if not isinstance(train_set, Dataset):
+        lazy = " (a polars LazyFrame: collect it first, .collect())"
+        raise TypeError(
+            f"cv() only accepts Dataset object, train_set has type "
+            f"'{type(train_set).__name__}'.{lazy if is_lazy_frame(train_set) else ''}"
+        )
+
+
 def cv(
     params: dict[str, Any],
     train_set: Dataset,
@@ -219,16 +228,7 @@ def cv(
     LightGBM's on one process and keyed under mpiexec (see dgbdt.cv).  The
     arguments after ``metrics`` are keyword-only here.
     """
-    if not isinstance(train_set, Dataset):
-        lazy = (
-            " (a polars LazyFrame: collect it first, .collect())"
-            if is_lazy_frame(train_set)
-            else ""
-        )
-        raise TypeError(
-            f"cv() only accepts Dataset object, train_set has type "
-            f"'{type(train_set).__name__}'.{lazy}"
-        )
+    _check_train_set(train_set)
     params, cfg = _cv_params(params, num_boost_round, metrics)
     comm, row_comm = _comms(cfg)
     # threads and logging rank of the training; an error on one rank ends every rank
