@@ -700,7 +700,9 @@ _ROWS = [
         (),
         "How voting-parallel elects features: 'votes' = PV-Tree's 2*top_k features with "
         "the most votes (ties: summed gain, then feature index); 'weighted_gain' = "
-        "LightGBM's top_k features by vote-count-weighted gain.",
+        "LightGBM's top_k features by vote-count-weighted gain.  Where the election would "
+        "take every feature, no vote is held: every feature is scanned (the single-process "
+        "model).",
         choices={"votes": "votes", "weighted_gain": "weighted_gain"},
     ),
     Param(

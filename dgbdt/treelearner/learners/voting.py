@@ -18,6 +18,16 @@ picks the few features worth sending.  For each new leaf:
    balanced by bins; owners scan them with the real constraints;
 4. the best split is agreed as in data-parallel.
 
+When the election would take every feature (``n_features <= top_k``, or
+``2 * top_k`` with ``voting_rule=votes``) there is nothing to vote on, and a
+vote would still lose what no rank proposes: a feature with no positive-gain
+split in any rank's local rows (cat_l2 or a min_data_per_group group weighs
+more on a rank's share of a leaf than on the whole leaf), or one a rank's
+local scan found unsplittable in the parent.  Then every feature the leaf may
+split on is sent and scanned, and the splittable flags are agreed with the
+record, as in data-parallel: the tree is the single-process one (quantized:
+bit for bit), and no vote is gathered.
+
 Local histograms of the larger child are parent - smaller on *local* data,
 so both children get a vote; there is no global subtraction (elected sets
 differ between siblings).  Bytes each rank sends per leaf: top_k x 16 for
@@ -54,7 +64,8 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
     learner's) until the vote, then only the elected features' bins are sent."""
 
     # Each rank's splittable features are its own: the elected ones need not be
-    # among them, so every feature of the tree is built.
+    # among them, so every feature of the tree is built (unless every feature
+    # fits the election: then the flags are global, see __init__).
     builds_parent_splittable = False
 
     def __init__(
@@ -72,6 +83,12 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         self.local_params = split_params.copy()
         self.local_params[SP_MIN_DATA_IN_LEAF] /= comm.size
         self.local_params[SP_MIN_SUM_HESSIAN] /= comm.size
+        # Every feature fits the election (the same on every rank): no vote, the
+        # flags are global, so a child's histogram needs only its parent's
+        # splittable features (see the module docstring).
+        limit = 2 * top_k if rule == "votes" else top_k
+        self.elects_all = data.n_features_global <= limit
+        self.builds_parent_splittable = self.elects_all
 
     def leaf_histogram(
         self,
@@ -88,7 +105,10 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
     def best_splits(self, kind: HistogramKind, leaves: Sequence[LeafScan]) -> list[np.ndarray]:
         """Every leaf's vote in one allgather, its elected bins reduce-scattered,
         the owners' records agreed in one allgather; returns each leaf's
-        features splittable in this rank's local scan."""
+        features splittable in this rank's local scan (where every feature
+        fits the election: no vote, those splittable on some rank)."""
+        if self.elects_all:
+            return self._all_elected(kind, leaves)
         votes = [self._vote(s.hist, kind, s.feature_indices, s.local_rows, s.node) for s in leaves]
         gathered = self.comm.allgather(np.stack([proposal for proposal, _ in votes]))
         for i, s in enumerate(leaves):
@@ -102,6 +122,28 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         none = [s.feature_indices[:0] for s in leaves]
         agree_best_splits(self.comm, [s.record for s in leaves], none, self.data.n_features_global)
         return [splittable for _, splittable in votes]
+
+    def _all_elected(self, kind: HistogramKind, leaves: Sequence[LeafScan]) -> list[np.ndarray]:
+        """Every feature fits the election: each leaf's features (the same on
+        every rank) reduce-scattered to their owners and scanned there, the
+        records and splittable flags agreed in one allgather (data-parallel's
+        rule: the single-process tree); returns each leaf's features
+        splittable on some rank."""
+        found = []
+        for s in leaves:
+            if len(s.feature_indices) == 0:  # the same on every rank
+                no_split(s.record)
+                found.append(s.feature_indices)
+                continue
+            owned, summed, own_index = self._reduce_elected(
+                s.hist, kind, s.feature_indices, s.totals[2]
+            )
+            found.append(
+                self._scan_owned(owned, summed, own_index, kind, s.totals, s.record, s.node)
+            )
+        records = [s.record for s in leaves]
+        masks = agree_best_splits(self.comm, records, found, self.data.n_features_global)
+        return [s.feature_indices[m[s.feature_indices]] for s, m in zip(leaves, masks, strict=True)]
 
     def _vote(
         self,
@@ -189,14 +231,15 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
         totals: tuple[float, float, float],
         record: np.ndarray,
         node: LeafContext | None,
-    ) -> None:
+    ) -> np.ndarray:
         """Step 4: owners scan the global bins with the real constraints (the
-        best record of every rank is agreed by best_splits)."""
+        best record of every rank is agreed by best_splits); returns the owned
+        features splittable in the scan (a vote's flags count instead)."""
         offsets = self.data.feature_offsets
         target = kind.new(totals[2])  # the leaf's layout; only owned bins are read
         put_bins(as_2d(summed), own_index, as_2d(target))
         kind.fix(self, target, owned, totals)  # floats: LightGBM's most frequent bins
-        flags = np.zeros(len(owned), np.uint8)  # the vote's flags count, not these
+        flags = np.zeros(len(owned), np.uint8)
         find_best_split(
             target,
             owned,
@@ -215,3 +258,4 @@ class VotingParallelLearner(ShardedRows, SerialLearner):
             *self.node_args(node),
         )
         kind.release(target)
+        return owned[flags.view(np.bool_)]
