@@ -824,6 +824,153 @@ def _bin_units(hist, b):
     return np.float64(g), np.float64(h)
 
 
+@njit(cache=True, error_model="numpy")
+def _ctr(sum_g, sum_h, cat_smooth):
+    """A category's sort key, sum_gradient / (sum_hessian + cat_smooth), with
+    IEEE division as in LightGBM: cat_smooth=0 (allowed) lets a category with
+    no hessian in the leaf divide by 0, giving +-inf, or NaN when its gradient
+    sum is 0 too (an empty bin), which stable_order_lt then places as
+    libstdc++ does.  (Numba's default error model would raise instead.)"""
+    return sum_g / (sum_h + cat_smooth)
+
+
+# -- std::stable_sort, as libstdc++ runs it ---------------------------------------
+# LightGBM orders the categories with std::stable_sort and ``ctr(i) < ctr(j)``.
+# Without NaN keys every stable sort gives the same order; a NaN key compares
+# false both ways, so the order then depends on the algorithm's exact sequence
+# of comparisons and moves: these kernels replay libstdc++'s (bits/stl_algo.h,
+# the path where the half-length temporary buffer is granted):
+#
+#   stable_sort(n):  mid = (n + 1) // 2
+#     [0, mid) and [mid, n): insertion sort of 7-element chunks, then merge
+#       passes of doubling width, ping-ponging between the range and the buffer
+#     merge the halves: forward through the buffer when len1 <= len2, else
+#       backward (the second half buffered, the output filled from the end)
+_CHUNK = 7  # libstdc++'s _S_chunk_size
+
+
+@njit(cache=True)
+def _insertion_sort(a, lo, hi, keys):
+    for i in range(lo + 1, hi):
+        v = a[i]
+        j = i
+        if keys[v] < keys[a[lo]]:
+            while j > lo:
+                a[j] = a[j - 1]
+                j -= 1
+        else:  # __unguarded_linear_insert: a[lo] stops it
+            while keys[v] < keys[a[j - 1]]:
+                a[j] = a[j - 1]
+                j -= 1
+        a[j] = v
+
+
+@njit(cache=True)
+def _move_merge(src, f1, l1, f2, l2, dst, r, keys):
+    """__move_merge: src[f1:l1] and src[f2:l2] into dst from r; returns the end."""
+    while f1 < l1 and f2 < l2:
+        if keys[src[f2]] < keys[src[f1]]:
+            dst[r] = src[f2]
+            f2 += 1
+        else:
+            dst[r] = src[f1]
+            f1 += 1
+        r += 1
+    for i in range(f1, l1):
+        dst[r] = src[i]
+        r += 1
+    for i in range(f2, l2):
+        dst[r] = src[i]
+        r += 1
+    return r
+
+
+@njit(cache=True)
+def _merge_sort_loop(src, lo, hi, dst, r, step, keys):
+    f = lo
+    while hi - f >= 2 * step:
+        r = _move_merge(src, f, f + step, f + step, f + 2 * step, dst, r, keys)
+        f += 2 * step
+    step = min(hi - f, step)
+    _move_merge(src, f, f + step, f + step, hi, dst, r, keys)
+
+
+@njit(cache=True)
+def _merge_sort_with_buffer(a, lo, hi, buf, keys):
+    n = hi - lo
+    f = lo
+    while hi - f >= _CHUNK:
+        _insertion_sort(a, f, f + _CHUNK, keys)
+        f += _CHUNK
+    _insertion_sort(a, f, hi, keys)
+    step = _CHUNK
+    while step < n:
+        _merge_sort_loop(a, lo, hi, buf, 0, step, keys)
+        step *= 2
+        _merge_sort_loop(buf, 0, n, a, lo, step, keys)
+        step *= 2
+
+
+@njit(cache=True)
+def _merge_backward(a, mid, buf, n2, n, keys):
+    """__move_merge_adaptive_backward: a[:mid] and buf[:n2] into a[:n], from the end."""
+    if n2 == 0:
+        return
+    l1, l2, r = mid - 1, n2 - 1, n
+    while True:
+        r -= 1
+        if keys[buf[l2]] < keys[a[l1]]:
+            a[r] = a[l1]
+            if l1 == 0:
+                a[r - l2 - 1 : r] = buf[: l2 + 1]
+                return
+            l1 -= 1
+        else:
+            a[r] = buf[l2]
+            if l2 == 0:
+                return
+            l2 -= 1
+
+
+@njit(cache=True)
+def stable_order_lt(keys):
+    """The permutation std::stable_sort (libstdc++) makes of 0..n-1 under
+    ``keys[i] < keys[j]``: a stable ascending argsort, NaN keys included.
+
+    keys : float64[n]  # IN
+    returns int64[n]   # OUT, the positions in sorted order
+    """
+    n = keys.shape[0]
+    a = np.arange(n)
+    mid = (n + 1) // 2
+    buf = np.empty(mid, np.int64)
+    _merge_sort_with_buffer(a, 0, mid, buf, keys)
+    _merge_sort_with_buffer(a, mid, n, buf, keys)
+    if mid <= n - mid:  # __move_merge_adaptive: first half from the buffer
+        buf[:mid] = a[:mid]
+        _move_merge_halves(buf, mid, a, n, keys)
+    else:
+        buf[: n - mid] = a[mid:]
+        _merge_backward(a, mid, buf, n - mid, n, keys)
+    return a
+
+
+@njit(cache=True)
+def _move_merge_halves(buf, mid, a, n, keys):
+    """__move_merge_adaptive: buf[:mid] and a[mid:n] into a[:n], from the front
+    (what is left of a[mid:n] is already in place)."""
+    f1, f2, r = 0, mid, 0
+    while f1 < mid and f2 < n:
+        if keys[a[f2]] < keys[buf[f1]]:
+            a[r] = a[f2]
+            f2 += 1
+        else:
+            a[r] = buf[f1]
+            f1 += 1
+        r += 1
+    a[r : r + mid - f1] = buf[f1:mid]
+
+
 @njit(cache=True)
 def _categorical_shift(sum_g, sum_h, l1, l2, max_delta, params, node):
     """The gain a categorical split must beat: with path_smooth, the leaf's gain
@@ -864,9 +1011,9 @@ def _scan_categorical(hist, start, n_bins, sums, scales, eps, params, best, left
         g, h = _bin_units(hist, start + t)
         if _round_count(h * cnt_factor) >= smooth:
             used[n_used] = t
-            ctr[n_used] = (g * gs) / (h * hs + smooth)
+            ctr[n_used] = _ctr(g * gs, h * hs, smooth)
             n_used += 1
-    order = used[:n_used][np.argsort(ctr[:n_used], kind="mergesort")]  # stable
+    order = used[:n_used][stable_order_lt(ctr[:n_used])]
     max_num_cat = min(int(params[SP_MAX_CAT_THRESHOLD]), (n_used + 1) // 2)
     high_rows = params[SP_CAT_HIGH_ROWS]
     if high_rows > 0.0 and n_used > params[SP_MAX_CAT_THRESHOLD]:

@@ -31,7 +31,7 @@ from ..native.histogram import BLOCK_FEATURES, feature_blocks
 from ..native.partition import add_leaf_values
 from ..objective.objectives import make_objective
 from ..objective.ranking import Queries, query_boundaries
-from ..params.table import ALIASES, threads_for
+from ..params.table import ALIASES, PARAMS, threads_for
 from ..treelearner.grower import TreeGrower
 from ..treelearner.learners import make_learner, shards_rows
 from ..treelearner.quantization import GradientQuantizer, renew_leaf_values
@@ -450,7 +450,7 @@ class Boosting:
                 iteration=it,
             )
         if it == self.first_iter:
-            _check_first_gradients(self.gradients, self.hessians)
+            _check_first_gradients(self, custom=fobj is not None)
         # GOSS amplifies rows of the gradients in place: after they are computed
         # (custom objectives' too), before any tree quantizes or grows on them.
         first = it if redraw else self.first_iter
@@ -675,14 +675,51 @@ def _numeric(values: Any, what: str) -> np.ndarray:
     return arr.astype(np.float64)
 
 
-def _check_first_gradients(gradients: np.ndarray, hessians: np.ndarray) -> None:
-    """Gradients are float32: starting scores beyond its range (an init_score of
-    1e39) would give infinite gradients and silently empty trees."""
-    if not (np.all(np.isfinite(gradients)) and np.all(np.isfinite(hessians))):
-        raise ValueError(
-            "The starting scores give non-finite gradients (float32): check "
-            "init_score / the init model's scores (beyond about 3.4e38?)"
-        )
+#: A weight from which a float32 gradient (at most about 3.4e38) leaves less
+#: than 1e18 for the loss's own derivative.
+_HUGE_WEIGHT = 1e20
+#: An objective parameter this many times its default (in size) is a suspect.
+_FAR_FROM_DEFAULT = 100.0
+
+
+def _check_first_gradients(loop: Boosting, custom: bool) -> None:
+    """Gradients are float32: the first round's must be finite (LightGBM would
+    grow empty trees silently); the error names what most likely overflowed
+    them (``custom``: a custom objective computed them)."""
+    finite = np.isfinite(loop.gradients).all(axis=0) & np.isfinite(loop.hessians).all(axis=0)
+    if finite.all():
+        return
+    rows = np.flatnonzero(~finite)
+    raise ValueError(
+        "The starting scores give non-finite gradients (float32: beyond about 3.4e38) at "
+        f"{len(rows)} of {loop.gradients.shape[1]} rows (the first: row "
+        f"{loop.data.row_offset + int(rows[0])}): check "
+        + "; ".join(_overflow_causes(loop, custom, rows))
+    )
+
+
+def _overflow_causes(loop: Boosting, custom: bool, rows: np.ndarray) -> list[str]:
+    """What most likely made the gradients of ``rows`` non-finite: the given
+    starting scores, a custom objective, the objective's parameters far from
+    their defaults (name=value), huge weights at those rows."""
+    causes = []
+    if loop.data.init_score is not None:
+        causes.append("init_score (values beyond about 3.4e38?)")
+    elif loop.init_booster is not None:
+        causes.append("the init model's scores")
+    if custom or loop.objective is None:
+        causes.append("the custom objective's gradients and hessians")
+    else:
+        for name in loop.objective.gradient_params:
+            value, default = loop.cfg[name], PARAMS[name].default
+            if isinstance(default, float) and abs(value) >= _FAR_FROM_DEFAULT * abs(default):
+                causes.append(f"{name}={value!r} (default {default!r})")
+    weight = loop.data.weight
+    if weight is not None:
+        largest = float(np.abs(weight[rows]).max())
+        if largest >= _HUGE_WEIGHT:
+            causes.append(f"the sample weights (up to {largest:g} at those rows)")
+    return causes or ["the labels (huge values?)"]
 
 
 def _update_scores(

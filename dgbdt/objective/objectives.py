@@ -128,6 +128,9 @@ class Objective:
     max_num_class: ClassVar[int | None] = 1
     renews_leaves: ClassVar[bool] = False
     model_params: ClassVar[tuple[str, ...]] = ("sigmoid", "alpha")
+    #: the params the gradients scale with (what the boosting loop names when
+    #: the first gradients are not finite)
+    gradient_params: ClassVar[tuple[str, ...]] = ()
     #: reg_sqrt applies (LightGBM's RegressionL2loss and the losses built on it
     #: without turning it off)
     takes_sqrt = False
@@ -396,6 +399,7 @@ class Huber(Regression):
     aliases = ()
     code = common.OBJ_HUBER
     default_metric = "huber"
+    gradient_params = ("alpha",)
     takes_sqrt = False
 
 
@@ -464,6 +468,7 @@ class Fair(Regression):
     code = common.OBJ_FAIR
     default_metric = "fair"
     model_params = ()
+    gradient_params = ("fair_c",)
 
     def _extra(self, cfg: Mapping[str, Any]) -> float:
         return cfg["fair_c"]
@@ -520,6 +525,7 @@ class Poisson(_LogLink):
     aliases = ()
     code = common.OBJ_POISSON
     default_metric = "poisson"
+    gradient_params = ("poisson_max_delta_step",)
 
     def _extra(self, cfg: Mapping[str, Any]) -> float:
         return float(np.exp(cfg["poisson_max_delta_step"]))
@@ -627,6 +633,7 @@ class Binary(Objective):
     name = "binary"
     code = common.OBJ_BINARY
     default_metric = "binary_logloss"
+    gradient_params = ("sigmoid", "scale_pos_weight")
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__(cfg)
@@ -819,6 +826,7 @@ class LambdaRank(_Ranking):
     position (unbiased lambdarank), from sums over every rank's rows."""
 
     name = "lambdarank"
+    gradient_params = ("sigmoid",)
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__(cfg)
