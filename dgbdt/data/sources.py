@@ -17,6 +17,7 @@ from ..io import MAX_SPARSE_COLUMNS
 from .categorical import category_codes
 from .inputs import (
     as_numeric,
+    checked_sparse,
     complex_error,
     fills_zero,
     is_complex,
@@ -146,6 +147,7 @@ class FeatureSource:
         if is_complex(data):
             raise complex_error(data, "data")
         if is_sparse(data):
+            data = checked_sparse(data, "data")
             check_sparse_shape(data.shape)
             self.kind = "sparse"
             # Only the columns holding entries, and which they are: a hashed-text
@@ -231,8 +233,10 @@ def compact_columns(data: Any) -> tuple[Any, npt.NDArray[np.int64]]:
     (a CSC copy of every column would take a pointer per column)."""
     sp = scipy_sparse()
     if data.format == "csc":
-        m = sp.csc_matrix(data)
-        m.sum_duplicates()
+        m = sp.csc_matrix(data)  # shares data's arrays
+        if not m.has_canonical_format:  # summed in a copy: in place, data's would change
+            m = m.copy()
+            m.sum_duplicates()
         used = np.flatnonzero(np.diff(m.indptr)).astype(np.int64)
         indptr = np.append(m.indptr[used], m.indptr[-1]).astype(m.indptr.dtype)
         return sp.csc_matrix((m.data, m.indices, indptr), shape=(m.shape[0], len(used))), used
