@@ -34,7 +34,8 @@ from .booster import Booster
 from .boosting.callbacks import record_evaluation
 from .data.categorical import category_codes
 from .data.dataset import Dataset
-from .distributed.comm import SerialComm, world_comm
+from .data.inputs import check_input
+from .distributed.comm import SerialComm, agreed, world_comm
 from .engine import train
 from .objective.objectives import OBJECTIVES
 from .params.table import ALIASES, PARAMS, canonical_name, default_metric, parse_param
@@ -192,7 +193,10 @@ def _has_category_columns(X: Any) -> bool:
 
 def _category_codes_of(X: Any) -> Any:
     """What scikit-learn's checks see of ``X``: a DataFrame's category columns as
-    their float codes (NaN: missing); any other X as it is."""
+    their float codes (NaN: missing); any other X as it is.  What the Dataset
+    and predict refuse is refused first (check_input): scikit-learn's checks
+    would take dates as integers or fail without naming the column."""
+    check_input(X, "X")
     if not _has_category_columns(X):
         return X
     out = X.copy()
@@ -706,6 +710,15 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         return self._fit(args, X=Xv, y=yv, objective=objective, extra_params={}, comm=comm)
 
 
+def _label_kind(labels: np.ndarray) -> str:
+    """What a rank's labels are (strings, booleans, integers, floats or objects),
+    for the agreement of their types over the ranks."""
+    kind = labels.dtype.kind
+    if kind in "US" or (kind == "O" and all(isinstance(v, str) for v in labels)):
+        return "strings"
+    return {"b": "booleans", "i": "integers", "u": "integers", "f": "floats"}.get(kind, "objects")
+
+
 class DGBDTClassifier(ClassifierMixin, DGBDTModel):
     """Gradient-boosted trees classifier (LightGBM's ``LGBMClassifier`` API).
 
@@ -742,7 +755,20 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         if comm is None:
             return y
         # Once per fit, so a pickled all-gather of the label sets is fine here.
-        return np.concatenate([np.asarray(u) for u in comm.per_rank_objects(np.unique(y))])
+        every = [np.asarray(u) for u in comm.per_rank_objects(np.unique(y))]
+        kinds = {r: _label_kind(u) for r, u in enumerate(every) if u.size}  # (empty shards)
+        # joined, strings and numbers would make classes of both ("1" and 1); numbers
+        # of several dtypes join as one process's would (scikit-learn takes them)
+        numbers = ("booleans", "integers", "floats")
+        if len({"numbers" if kind in numbers else kind for kind in kinds.values()}) > 1:
+            found = ", ".join(f"rank {r} has {kind}" for r, kind in kinds.items())
+            raise agreed(
+                ValueError(
+                    f"the labels' types differ between ranks: {found}; every rank's y must "
+                    "hold labels of one type (all strings or all numbers)"
+                )
+            )
+        return np.concatenate(every)
 
     @staticmethod
     def _class_totals(

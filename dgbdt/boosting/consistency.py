@@ -3,7 +3,9 @@ sets, feval, objective, init model, feature names, binning), the same rows
 where feature-parallel ranks replicate them, and the same model at the end.
 
 A difference raises the same error on every rank (``agreed``): none is left
-waiting in a collective.
+waiting in a collective.  Inputs that size a later collective are among them:
+the training set's categorical columns (binning counts their bins over the
+ranks) and whether it has a position (unbiased lambdarank's collectives).
 """
 
 from __future__ import annotations
@@ -94,6 +96,12 @@ def setup_description(
         "reset_parameter's scheduled parameters": scheduled_parameters(callbacks),
         "init_model": _init_model_digest(init_model),
         "train_set's feature names": _feature_names(run.train_set),
+        # binning counts the categorical features' bins over the ranks (sizes differ)
+        "train_set's categorical_feature (its categorical columns)": _categorical(
+            run.train_set, run.params
+        ),
+        # unbiased lambdarank's position collectives run only where a position is given
+        "train_set's position given": getattr(run.train_set, "position", None) is not None,
         "the binning (train_set's Dataset params with train's)": _binning(
             run.train_set, run.params
         ),
@@ -129,6 +137,14 @@ def _feature_names(dataset: object) -> list[str] | None:
     return list(dataset.feature_name)
 
 
+def _categorical(dataset: object, params: dict[str, Any]) -> list[int] | str | None:
+    """The categorical columns every rank must bin alike; a block of columns
+    (feature_indices) holds its own."""
+    if not isinstance(dataset, Dataset) or dataset.feature_indices is not None:
+        return None
+    return dataset.categorical_indices(params)
+
+
 def _binning(dataset: object, params: dict[str, Any]) -> dict[str, Any] | str | None:
     """The binning a Dataset gets (its own params overridden by train's), resolved
     so that aliases and numpy scalars compare equal."""
@@ -162,7 +178,8 @@ def check_same_setup(comm: SerialComm, description: dict[str, Any]) -> None:
             f"Ranks {bad} called train() unlike rank 0: {key} is {_short(theirs)} on rank "
             f"{bad[0]} but {_short(mine)} on rank 0. Every rank must call train() with the "
             "same params, feval, objective, validation sets (names and Dataset params) and "
-            "init_model, on data with the same feature names"
+            "init_model, on data with the same feature names and categorical columns (and a "
+            "position on every rank or none)"
         )
     )
 

@@ -21,6 +21,9 @@ CategoricalSpec: TypeAlias = "tuple[int | str, ...] | Literal['auto']"
 
 #: Categories are C ints in LightGBM's models (and bitsets of them): 0 <= c < 2**31.
 MAX_CATEGORY = 2**31
+#: A tree keeps a split's left categories as LightGBM's bitset while they are
+#: below this, else as their sorted list (see dgbdt.models.tree).
+BITSET_CATEGORY_LIMIT = 2**16
 
 
 def parse_categorical_spec(value: Any) -> CategoricalSpec:

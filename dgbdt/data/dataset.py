@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
+from ..distributed.comm import agreed
 from ..io.options import read_text
 from ..native.binning import map_categories, map_to_bins
 from ..native.common import bin_dtype_for
@@ -36,6 +37,7 @@ from .binning import (
     zero_bin,
 )
 from .categorical import (
+    BITSET_CATEGORY_LIMIT,
     categorical_mask,
     check_category_values,
     parse_categorical_spec,
@@ -402,6 +404,7 @@ class Dataset:
         comm = self._sharding_comm(comm)
         cfg = self.resolved_params(params)
         self._shard_rows(comm)
+        self._agree_on_categorical(params, comm)
         n_ranks = comm.size if comm is not None else None
         if self.store is not None:
             same_lists = category_lists is None or category_lists == self.pandas_categorical
@@ -432,6 +435,40 @@ class Dataset:
                     f"Ranks hold different numbers of features: {widths.tolist()}; "
                     "with row-sharded training every rank needs all columns"
                 )
+
+    def categorical_indices(self, params: Mapping[str, Any] | None = None) -> list[int] | str:
+        """The global column numbers of the categorical features this Dataset is
+        binned with under ``params`` (train's): what every rank must agree on;
+        or, where they cannot be resolved, why (binning raises it)."""
+        try:
+            columns = np.flatnonzero(self.categorical_columns(self.resolved_params(params)))
+        except (ValueError, TypeError) as exc:
+            return f"invalid: {exc}"
+        if self.feature_indices is not None:
+            columns = self.feature_indices[columns]
+        return [int(c) for c in columns]
+
+    def _agree_on_categorical(
+        self, params: Mapping[str, Any] | None, comm: SerialComm | None
+    ) -> None:
+        """Row-sharded binning counts every categorical feature's bins over the
+        ranks: ranks that differ in them would break that collective ("Message
+        truncated"), so a difference is refused first, on every rank alike.
+        (train() agrees on them earlier; this covers cv and a direct construct.)"""
+        if comm is None or comm.size == 1:
+            return
+        mine = self.categorical_indices(params)
+        bad = comm.ranks_unlike_rank0(repr(mine))
+        if bad:
+            every = comm.per_rank_objects(mine)
+            found = "; ".join(f"rank {r}: {every[r]}" for r in [0, *bad])
+            raise agreed(
+                ValueError(
+                    f"categorical_feature differs between ranks {[0, *bad]} (the categorical "
+                    f"columns are {found}): every rank must give the same categorical_feature "
+                    "(and DataFrames with the same category columns)"
+                )
+            )
 
     def _sharding_comm(self, comm: SerialComm | None) -> SerialComm | None:
         """The comm to bin with: ``comm``, or for a Dataset(path) that read this
@@ -1106,12 +1143,17 @@ def _bounds_in_batches(
 
 def _warn_sparse_categories(categories: npt.NDArray[np.int64], name: str) -> None:
     """LightGBM's warning for categories far larger than their number: a split's
-    bitset takes (largest category / 32) words."""
+    bitset takes (largest category / 32) words (from 2^16 dgbdt keeps a list of
+    the split's categories instead, but LightGBM and its export take bitsets)."""
     if len(categories) and int(categories.max()) // 100 > len(categories):
+        top = int(categories.max())
+        cost = (
+            f"each split's bitset takes {top // 32 + 1} words"
+            if top < BITSET_CATEGORY_LIMIT
+            else "LightGBM's model files cannot hold such a split (dgbdt's JSON can)"
+        )
         warnings.warn(
             f"categorical feature {name!r} has {len(categories)} categories up to "
-            f"{int(categories.max())}: each split's bitset takes "
-            f"{int(categories.max()) // 32 + 1} words; renumber them to consecutive "
-            "integers from 0",
+            f"{top}: {cost}; renumber them to consecutive integers from 0",
             stacklevel=4,
         )

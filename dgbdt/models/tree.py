@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..data.categorical import BITSET_CATEGORY_LIMIT
 from ..native.common import FEATURE_INDEX_DTYPE, LARGEST, NODE_INDEX_DTYPE
 from ..native.predict import CATEGORICAL, CATEGORY_LIST, ZERO_IS_MISSING, add_tree_binned
 
@@ -56,12 +57,13 @@ __all__ = [
     "bitset_words",
 ]
 
-#: A categorical split's categories going left are LightGBM's bitset (bit c of
-#: word c // 32) while the largest is below this, so at most 2,048 words (8 KiB)
-#: a split; beyond, their sorted list (one word each, default_left bit
-#: CATEGORY_LIST): a split's size follows its number of categories, not its
-#: largest code (a bitset holding 2**31 - 2 takes 67M words, 256 MiB).
-BITSET_CATEGORY_LIMIT = 2**16
+# A categorical split's categories going left are LightGBM's bitset (bit c of
+# word c // 32) while the largest is below BITSET_CATEGORY_LIMIT (2**16, in
+# dgbdt.data.categorical, which the Dataset's warning reads too), so at most
+# 2,048 words (8 KiB) a split; beyond, their sorted list (one word each,
+# default_left bit CATEGORY_LIST): a split's size follows its number of
+# categories, not its largest code (a bitset holding 2**31 - 2 takes 67M
+# words, 256 MiB).
 
 
 def bitset_words(categories: np.ndarray) -> np.ndarray:
