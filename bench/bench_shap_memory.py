@@ -30,8 +30,6 @@ import json
 import os
 import pathlib
 import random
-import resource
-import sys
 import tempfile
 import time
 
@@ -39,8 +37,11 @@ from common import (
     arg_parser,
     child_env,
     machine_info,
+    peak_rss_mb,
     print_machine,
     print_rows,
+    reset_peak_rss,
+    rss_now_mb,
     run_worker,
     verdict,
     write_json,
@@ -122,34 +123,6 @@ def chain_model_text(depth, n_features, seed=0):
 # ---------------------------------------------------------------------------
 
 
-def peak_rss_mb():
-    """High-water RSS of this process, MiB (ru_maxrss: KiB on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
-
-
-def current_rss_mb():
-    """This process's RSS now, MiB (Linux; the peak elsewhere)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return peak_rss_mb()
-
-
-def reset_peak_rss():
-    """Reset the high-water mark to the current RSS (Linux >= 4.0); False where unsupported."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def loader(lib):
     """(model text -> booster) of ``lib``, its import inside the child only."""
     if lib == "lightgbm":
@@ -170,7 +143,7 @@ def child(lib, cfg, result):
     warm.predict(X[:2], pred_contrib=True, num_threads=cfg["threads"])
     before_peak = peak_rss_mb()
     reset = reset_peak_rss()
-    before = current_rss_mb()
+    before = rss_now_mb()
     booster = load(pathlib.Path(cfg["model_file"]).read_text())
     t0 = time.perf_counter()
     contrib = booster.predict(X, pred_contrib=True, num_threads=cfg["threads"])

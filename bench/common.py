@@ -16,6 +16,7 @@ import math
 import os
 import pathlib
 import platform
+import resource
 import signal
 import subprocess
 import sys
@@ -373,3 +374,37 @@ def print_rows(header, rows, left=1):
             print("  ".join([str(r[0]).ljust(widths[0]), *map(str, r[1:])]))
         else:
             print(_table_line(r, widths, left))
+
+
+# -- memory of this process (Linux /proc; ru_maxrss elsewhere) ---------------------
+def rss_now_mb():
+    """Current resident set size (VmRSS), MiB."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return peak_rss_mb()
+
+
+def peak_rss_mb():
+    """High-water RSS of this process, MiB (ru_maxrss is KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
+
+
+def reset_peak_rss():
+    """Reset the RSS high-water mark to the current RSS (Linux >= 4.0).
+
+    Writing 5 to /proc/self/clear_refs resets the mm's hiwater_rss, which
+    ru_maxrss reads, so the peak measured afterwards belongs to the fitting
+    phase and not to data generation.  Returns False where unsupported.
+    """
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
