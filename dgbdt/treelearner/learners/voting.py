@@ -33,7 +33,9 @@ so both children get a vote; there is no global subtraction (elected sets
 differ between siblings).  Bytes each rank sends per leaf: top_k x 16 for
 the vote (each rank receives K x top_k x 16) plus the elected features' bins
 x 16 (2 top_k features with ``voting_rule=votes``, top_k with
-``weighted_gain``): independent of the number of features.
+``weighted_gain``): independent of the number of features.  Without a vote
+(every feature elected) no vote is sent and every splittable feature's bins
+travel, as in data-parallel.
 """
 
 from __future__ import annotations
