@@ -33,24 +33,36 @@ CATEGORICAL = 4
 CATEGORY_LIST = 8
 
 
-@njit(cache=True, inline="always")
-def _in_bitset(x, j, listed, cat_boundaries, cat_threshold):
-    """Whether category int(x) is in bitset ``j`` (LightGBM's FindInBitset), or
-    with ``listed`` in the sorted categories ``j`` (a binary search)."""
+@njit(cache=True)
+def _in_list(x, j, cat_boundaries, cat_threshold):
+    """Whether category int(x) is among the sorted categories ``j`` (a binary
+    search; not inlined: rare nodes, and inlining it slowed numeric-only
+    prediction by 3-6%)."""
     if not (x > -1.0 and x < 2147483648.0):  # NaN, negative, beyond int32: right
         return False
     c = int(x)
     lo = cat_boundaries[j]
+    hi = cat_boundaries[j + 1]
+    end = hi
+    while lo < hi:  # the first category >= c
+        mid = (lo + hi) >> 1
+        if np.int64(cat_threshold[mid]) < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < end and np.int64(cat_threshold[lo]) == c
+
+
+@njit(cache=True, inline="always")
+def _in_bitset(x, j, listed, cat_boundaries, cat_threshold):
+    """Whether category int(x) is in bitset ``j`` (LightGBM's FindInBitset), or
+    with ``listed`` in the sorted categories ``j`` (_in_list)."""
     if listed:
-        hi = cat_boundaries[j + 1]
-        end = hi
-        while lo < hi:  # the first category >= c
-            mid = (lo + hi) >> 1
-            if np.int64(cat_threshold[mid]) < c:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo < end and np.int64(cat_threshold[lo]) == c
+        return _in_list(x, j, cat_boundaries, cat_threshold)
+    if not (x > -1.0 and x < 2147483648.0):  # NaN, negative, beyond int32: right
+        return False
+    c = int(x)
+    lo = cat_boundaries[j]
     w = c >> 5
     if w >= cat_boundaries[j + 1] - lo:
         return False
