@@ -33,6 +33,7 @@ from .callback import (  # noqa: E402
 from .cv import CVBooster, KeyedKFold, cv  # noqa: E402
 from .data.dataset import Dataset  # noqa: E402
 from .engine import train  # noqa: E402
+from .log import DGBDTDeprecationWarning, DGBDTError, register_logger  # noqa: E402
 from .plotting import (  # noqa: E402
     create_tree_digraph,
     plot_importance,
@@ -55,6 +56,9 @@ __all__ = [
     "log_progress",
     "reset_parameter",
     "EarlyStopException",
+    "DGBDTError",
+    "DGBDTDeprecationWarning",
+    "register_logger",
     "DGBDTClassifier",
     "DGBDTRegressor",
     "DGBDTRanker",

@@ -383,6 +383,15 @@ class DGBDTModel(BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
+    def _more_tags(self) -> dict[str, Any]:
+        # scikit-learn < 1.6's tag hook, which LightGBM's users and tools still
+        # read. No check is expected to fail: dgbdt passes them all.
+        return {
+            "allow_nan": True,
+            "X_types": ["2darray", "sparse", "1dlabels"],
+            "_xfail_checks": {},
+        }
+
     # -- parameters -----------------------------------------------------------
     def _train_params(self, objective: _Objective) -> tuple[dict[str, Any], _Objective]:
         """The params dict given to dgbdt.train (n_estimators goes in num_boost_round)."""

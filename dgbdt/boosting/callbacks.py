@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..log import log_info, logging_rank
 from ..params.lightgbm_keys import lightgbm_canonical
 from ..params.table import ALIASES, BINNING_KEYS, canonical_name, resolve_params
 
@@ -68,25 +69,9 @@ class EarlyStopException(Exception):
         self.best_score = best_score
 
 
-_LOGGING_RANK = 0
-
-
-def set_logging_rank(rank: int) -> None:
-    """In distributed training only rank 0 prints (the engine sets this)."""
-    global _LOGGING_RANK
-    _LOGGING_RANK = rank
-
-
-def logging_rank() -> int:
-    """The rank set by :func:`set_logging_rank`: callbacks that write files do
-    so only where it is 0, as only rank 0 prints."""
-    return _LOGGING_RANK
-
-
 def _log(msg: str) -> None:
-    """Print one message to stdout: the only place callbacks print."""
-    if _LOGGING_RANK == 0:
-        print(msg, flush=True)
+    """One message (rank 0 only): through dgbdt.log, so a registered logger gets it."""
+    log_info(msg)
 
 
 def _format_eval_result(item: Sequence[Any], show_stdv: bool = True) -> str:

@@ -31,12 +31,12 @@ from ..distributed.comm import (
     launched_size,
     world_comm,
 )
+from ..log import logging_rank, set_logging_rank
 from ..models.model import Model
 from ..objective.objectives import CustomObjective, make_objective
 from ..objective.ranking import Queries
 from ..params.table import ALIASES, PARAMS, threads_for
 from ..treelearner.learners.feature_blocks import assemble_global_mapper
-from . import callbacks as cb
 from .consistency import agree_on_inputs, check_same_rows
 from .loop import Boosting, TrainingData, TrainingRun
 
@@ -83,9 +83,9 @@ def training_context(cfg: dict[str, Any], comm: SerialComm) -> Iterator[None]:
     """The training's Numba threads and logging rank while the block runs, the
     previous ones restored afterwards; an exception ends every rank (they may
     be inside collectives) unless every rank raises it alike (AgreedError)."""
-    old_threads, old_rank = numba.get_num_threads(), cb.logging_rank()
+    old_threads, old_rank = numba.get_num_threads(), logging_rank()
     numba.set_num_threads(threads_for(cfg, comm.local_size))
-    cb.set_logging_rank(comm.rank)
+    set_logging_rank(comm.rank)
     try:
         yield
     except BaseException as exc:
@@ -95,7 +95,7 @@ def training_context(cfg: dict[str, Any], comm: SerialComm) -> Iterator[None]:
         raise
     finally:
         numba.set_num_threads(old_threads)
-        cb.set_logging_rank(old_rank)
+        set_logging_rank(old_rank)
 
 
 def call_params(params: Mapping[str, Any] | None, num_boost_round: int) -> dict[str, Any]:
