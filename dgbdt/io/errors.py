@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ..log import DGBDTError
+
 if TYPE_CHECKING:
     from _typeshed import StrPath
 
 
-class DataFormatError(ValueError):
-    """A malformed data file; the message names the file, the line and the offending text."""
+class DataFormatError(DGBDTError):
+    """A malformed data file; the message names the file, the line and the offending text.
+
+    A ``DGBDTError`` (LightGBM raises its ``LightGBMError`` for these), so a ``ValueError``."""
 
 
 def clip_text(text: str, limit: int = 120) -> str:
