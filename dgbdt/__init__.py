@@ -32,6 +32,7 @@ from .callback import (  # noqa: E402
 )
 from .cv import CVBooster, KeyedKFold, cv  # noqa: E402
 from .data.dataset import Dataset  # noqa: E402
+from .data.inputs import RowSequence as Sequence  # noqa: E402
 from .engine import train  # noqa: E402
 from .log import DGBDTDeprecationWarning, DGBDTError, register_logger  # noqa: E402
 from .plotting import (  # noqa: E402
@@ -45,6 +46,7 @@ from .plotting import (  # noqa: E402
 __all__ = [
     "Booster",
     "Dataset",
+    "Sequence",
     "train",
     "cv",
     "CVBooster",

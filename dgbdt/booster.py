@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .boosting.callbacks import resolve_reset
 from .boosting.evaluation import EvalSet
 from .boosting.loop import Boosting, refit_leaf_values, refit_params
 from .boosting.training import (
@@ -19,8 +20,9 @@ from .boosting.training import (
     training_step,
 )
 from .data.dataset import Dataset
+from .log import log_warning
 from .models.model import Model
-from .params.table import resolve_params
+from .params.table import ALIASES, resolve_params
 
 
 def training_params(
@@ -54,18 +56,56 @@ class Booster(Model):
         # in ``_loop``; any other Booster is a plain model.
         self._loop: Boosting | None = None
         if train_set is None:
+            if params and (model_file is not None or model_str is not None):
+                source = "file" if model_file is not None else "string"
+                log_warning(f"Ignoring params argument, using parameters from model {source}.")
             super().__init__(params, model_file=model_file, model_str=model_str)
             return
         # LightGBM's training Booster: no trees yet, update() adds iterations
         # built as a plain Model and taken over (a subclass's __init__ may need more)
+        given = dict(params or {})
         params, cfg = training_params(params, 100)
         trained = training_booster(params, cfg, train_set, model_class=Model)
         vars(self).update(vars(trained))
         assert self._loop is not None  # training_booster's model keeps its loop
         self._loop.booster = self
+        # LightGBM's params: the ones given, the Dataset's params over them
+        self.params = {**given, **train_set.get_params()}
 
     def __copy__(self) -> Booster:
-        return Booster(model_str=self.model_to_string(-1))
+        return Booster(model_str=self.model_to_string(-1, format="json"))
+
+    def model_from_string(self, model_str: str | bytes | bytearray) -> Booster:
+        """Replace this Booster by the model in ``model_str`` (LightGBM's
+        ``model_from_string``; either format): a training Booster gives up its
+        training state.  Returns self."""
+        self._loop = None
+        return super().model_from_string(model_str)
+
+    def reset_parameter(self, params: dict[str, Any]) -> Booster:
+        """Change parameters (LightGBM's ``reset_parameter``): ``params`` go into
+        :attr:`params` as given and, resolved, into :attr:`config`.  A training
+        Booster trains its following iterations with them (as the
+        reset_parameter callback: what can change is listed there; another
+        change is a ValueError naming the parameter).  Returns self."""
+        if not isinstance(params, Mapping):
+            raise TypeError(f"params must be a dict, got {type(params).__name__}")
+        if self._loop is not None:
+            loop = self._loop
+            changed, _ = training_step(
+                loop, lambda: resolve_reset(loop.cfg, dict(params), loop.objective)
+            )
+            if changed:
+                training_step(loop, lambda: loop.apply_reset(self.current_iteration(), changed))
+        elif params:
+            # a trained model: its record only (the resolved values of the keys dgbdt knows)
+            given = {k: v for k, v in params.items() if k in ALIASES}
+            names = {ALIASES[k] for k in given}
+            known = {k: v for k, v in self.config.items() if k in ALIASES and k not in names}
+            resolved = resolve_params({**known, **given})
+            self.config.update({ALIASES[k]: resolved[ALIASES[k]] for k in given})
+        self.params.update(params)
+        return self
 
     # -- training: LightGBM's Booster(params, train_set) workflow ---------------
     # A Booster made by ``Booster(params, train_set)`` or returned by
@@ -181,7 +221,6 @@ class Booster(Model):
         group: Any = None,
         init_score: Any = None,
         feature_name: list[str] | str = "auto",
-        *,
         categorical_feature: list[int | str] | str = "auto",
         dataset_params: dict | None = None,
         free_raw_data: bool = True,

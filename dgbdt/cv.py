@@ -42,7 +42,13 @@ import numpy as np
 from .booster import Booster
 from .boosting import callbacks as cb
 from .boosting.loop import agreed_stop, prepare_callbacks
-from .boosting.training import call_params, make_comm, training_booster, training_context
+from .boosting.training import (
+    call_params,
+    check_rounds,
+    make_comm,
+    training_booster,
+    training_context,
+)
 from .data.dataset import Dataset
 from .data.inputs import is_lazy_frame
 from .distributed.comm import SerialComm, agreed
@@ -137,7 +143,7 @@ class CVBooster:
     ) -> dict[str, Any]:
         if start_iteration:
             raise ValueError("CVBooster models are saved from their first iteration")
-        texts = [b.model_to_string(num_iteration) for b in self.boosters]
+        texts = [b.model_to_string(num_iteration, format="json") for b in self.boosters]
         return {"boosters": texts, "best_iteration": self.best_iteration}
 
     def __getattr__(self, name: str) -> Callable[..., list]:
@@ -204,7 +210,6 @@ def cv(
     stratified: bool = True,
     shuffle: bool = True,
     metrics: str | list[str] | None = None,
-    *,
     feval: Callable | list[Callable] | None = None,
     init_model: str | os.PathLike | Booster | None = None,
     fpreproc: Callable | None = None,
@@ -284,15 +289,11 @@ def _cv_params(
     """(cv's params: a copy, num_iterations and metrics set; resolved), and the
     rounds checked, as LightGBM."""
     params = call_params(params, num_boost_round)
+    check_rounds(params)
     if metrics is not None:
         params = {k: v for k, v in params.items() if ALIASES.get(k) != "metric"}
         params["metric"] = metrics
-    cfg = resolve_params(params)
-    if cfg["num_iterations"] <= 0:
-        raise ValueError(
-            f"Number of boosting rounds must be greater than 0. Got {cfg['num_iterations']}."
-        )
-    return params, cfg
+    return params, resolve_params(params)
 
 
 def _comms(cfg: dict[str, Any]) -> tuple[SerialComm, SerialComm]:

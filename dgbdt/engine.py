@@ -9,7 +9,14 @@ from typing import Any
 
 from .booster import Booster, training_params
 from .boosting.consistency import agree_on_inputs, check_same_model
-from .boosting.training import from_lightgbm_object, setup_loop, start_run, training_context
+from .boosting.training import (
+    call_params,
+    check_rounds,
+    from_lightgbm_object,
+    setup_loop,
+    start_run,
+    training_context,
+)
 from .data.dataset import Dataset
 
 
@@ -34,6 +41,9 @@ def train(
     :meth:`Booster.rollback_one_iter` takes iterations off its scores, and
     :meth:`Booster.eval_valid` evaluates ``valid_sets``; otherwise a plain model.
     """
+    _check_sets(train_set, valid_sets)
+    params = call_params(params, num_boost_round)
+    check_rounds(params)
     params, cfg = training_params(params, num_boost_round)
     run = start_run(params, cfg, train_set)
     valid_sets, valid_names = _as_lists(valid_sets, valid_names)
@@ -46,7 +56,35 @@ def train(
             check_same_model(run.comm, booster)
     if keep_training_booster:
         booster._loop = loop
+    else:
+        _cut_at_best_iteration(booster)
     return booster
+
+
+def _cut_at_best_iteration(booster: Booster) -> None:
+    """LightGBM's train() returns the model saved and reloaded at its best
+    iteration (early stopping's): the later trees are dropped, so prediction
+    windows add up to the whole model's prediction."""
+    keep = booster.best_iteration * booster.num_tree_per_iteration
+    if 0 < keep < booster.num_trees():
+        del booster.trees[keep:]
+        booster.add_trees([])  # forgets the flattened trees
+
+
+def _check_sets(train_set: object, valid_sets: object) -> None:
+    """LightGBM's TypeErrors (its words) for a training or validation set that
+    is not a Dataset."""
+    if not isinstance(train_set, Dataset):
+        raise TypeError(
+            f"train() only accepts Dataset object, train_set has type '{type(train_set).__name__}'."
+        )
+    if isinstance(valid_sets, (list, tuple)):
+        for i, item in enumerate(valid_sets):
+            if not isinstance(item, Dataset):
+                raise TypeError(
+                    "Every item in valid_sets must be a Dataset object. "
+                    f"Item {i} has type '{type(item).__name__}'."
+                )
 
 
 def _as_lists(

@@ -22,6 +22,8 @@ __all__ = [
     "DGBDTDeprecationWarning",
     "DGBDTError",
     "log_info",
+    "log_lightgbm_info",
+    "log_lightgbm_warning",
     "log_warning",
     "logging_rank",
     "register_logger",
@@ -96,3 +98,18 @@ def log_warning(msg: str) -> None:
     """One warning (a ``UserWarning`` by default), from rank 0 only."""
     if _LOGGING_RANK == 0:
         getattr(_LOGGER, _WARNING_METHOD)(msg)
+
+
+def log_lightgbm_warning(msg: str, verbosity: int) -> None:
+    """A warning of LightGBM's C++ log, in its form (``[LightGBM] [Warning] msg``,
+    printed through :func:`log_info` as LightGBM prints it), when ``verbosity``
+    (the training's) is 0 or more, as LightGBM."""
+    if verbosity >= 0:
+        log_info(f"[LightGBM] [Warning] {msg}")
+
+
+def log_lightgbm_info(msg: str, verbosity: int) -> None:
+    """An info line of LightGBM's C++ log (``[LightGBM] [Info] msg``) when
+    ``verbosity`` is 1 or more, as LightGBM."""
+    if verbosity >= 1:
+        log_info(f"[LightGBM] [Info] {msg}")

@@ -22,7 +22,6 @@ LightGBM draws vertically.
 from __future__ import annotations
 
 import math
-import warnings
 from copy import deepcopy
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ import numpy as np
 
 from .booster import Booster
 from .data.inputs import frame_as_float64
+from .log import log_warning
 
 if TYPE_CHECKING:
     from graphviz import Digraph  # noqa: PLC0415 - optional dependency
@@ -291,7 +291,7 @@ def _metric_series(
     first = results[names[0]]
     if metric is None:
         if len(first) > 1:
-            warnings.warn("More than one metric available, picking one to plot.", stacklevel=3)
+            log_warning("More than one metric available, picking one to plot.")  # (LightGBM's)
         metric = list(first)[-1]  # LightGBM's dict.popitem(): the last one
     elif metric not in first:
         raise KeyError("No given metric in eval results.")

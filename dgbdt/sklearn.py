@@ -14,6 +14,7 @@ it follows ``importance_type``, which may change after fitting.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import os
 import warnings
@@ -37,8 +38,10 @@ from .data.dataset import Dataset
 from .data.inputs import check_input
 from .distributed.comm import SerialComm, agreed, world_comm
 from .engine import train
+from .log import DGBDTDeprecationWarning
 from .objective.objectives import OBJECTIVES
-from .params.table import ALIASES, PARAMS, canonical_name, default_metric, parse_param
+from .params.lightgbm_keys import PREDICT_KEYS, lightgbm_canonical
+from .params.table import ALIASES, PARAMS, default_metric, parse_param
 from .treelearner.learners import shards_rows
 
 try:  # scikit-learn >= 1.6
@@ -52,6 +55,28 @@ __all__ = ["DGBDTModel", "DGBDTClassifier", "DGBDTRegressor", "DGBDTRanker"]
 # column, so no float64 copy of the whole matrix is made); anything else becomes float64.
 _X_DTYPES = [np.float64, np.float32]
 _ACCEPT_SPARSE = ["csr", "csc", "coo"]
+
+# scikit-learn checks dgbdt's estimators fail by design, with the reason (``_more_tags``,
+# LightGBM's list).  The attribute one fails once set_params() has been given a
+# training parameter outside the signature (as LightGBM's own test does).
+_XFAIL_CHECKS: dict[str, str] = {
+    "check_no_attributes_set_in_init": (
+        "set_params() sets a training parameter given outside the constructor's signature "
+        "(min_data_in_bin=1) as an attribute, as LightGBM; the check then counts it as set in "
+        "__init__ (see https://github.com/microsoft/LightGBM/issues/2628)"
+    ),
+}
+_SAMPLE_WEIGHT_REASON = (
+    "A row of weight 0 is not the same as no row: it still counts in count-based limits "
+    "(min_data_in_leaf) and in the bin boundaries found from the data, as in LightGBM "
+    "(https://github.com/microsoft/LightGBM/issues/5626)."
+)
+# (the classifier fails these with LightGBM's test settings min_child_samples=1,
+# min_data_in_bin=1; the regressor's outputs happen to match on scikit-learn's data)
+_CLASSIFIER_XFAIL_CHECKS: dict[str, str] = {
+    "check_sample_weight_equivalence_on_dense_data": _SAMPLE_WEIGHT_REASON,
+    "check_sample_weight_equivalence_on_sparse_data": _SAMPLE_WEIGHT_REASON,
+}
 
 # Types of the public signatures, loosely LightGBM's (hints only: nothing checks them).
 _MatrixLike: TypeAlias = ArrayLike | spmatrix  # arrays, lists of rows, DataFrames, scipy sparse
@@ -144,16 +169,44 @@ class _LabelFunctionWrapper:
 
 
 def _eval_list(value: _PerEvalSet | None, name: str, n: int) -> list[Any]:
-    """The i-th entry of an eval_* list (or None)."""
+    """The i-th entry of an eval_* list (or None): as in LightGBM, a list may be
+    shorter than eval_set (the last sets get None), or a dict by index."""
     if value is None:
         return [None] * n
     if isinstance(value, dict):
         return [value.get(i) for i in range(n)]
-    if not isinstance(value, (list, tuple)) or len(value) != n:
+    if not isinstance(value, (list, tuple)) or len(value) > n:
         raise ValueError(
-            f"{name} must be a list with one entry per eval_set entry ({n}), got {value!r}"
+            f"{name} must be a list with at most one entry per eval_set entry ({n}), got {value!r}"
         )
-    return list(value)
+    return list(value) + [None] * (n - len(value))
+
+
+def _eval_set_of(eval_set: _EvalSet | None, eval_X: Any, eval_y: Any) -> list[Any] | None:
+    """The validation pairs of a fit, from ``eval_X``/``eval_y`` (LightGBM 4.7's
+    form: one X and one y, or tuples of them) or the deprecated ``eval_set``."""
+    if eval_set is not None:
+        warnings.warn(
+            "The argument 'eval_set' is deprecated, use 'eval_X' and 'eval_y' instead.",
+            DGBDTDeprecationWarning,
+            stacklevel=4,  # the user's fit call
+        )
+        if eval_X is not None or eval_y is not None:
+            raise ValueError("Specify either 'eval_set' or 'eval_X' and 'eval_y', but not both.")
+        return [eval_set] if isinstance(eval_set, tuple) else list(eval_set)
+    if (eval_X is None) != (eval_y is None):
+        raise ValueError("You must specify eval_X and eval_y, not just one of them.")
+    if eval_X is None:
+        return None
+    if isinstance(eval_X, tuple) != isinstance(eval_y, tuple) or (
+        isinstance(eval_X, tuple) and len(eval_X) != len(eval_y)
+    ):
+        raise ValueError(
+            "If eval_X is a tuple, y_val must be a tuple of same length, and vice versa."
+        )
+    return (
+        list(zip(eval_X, eval_y, strict=True)) if isinstance(eval_X, tuple) else [(eval_X, eval_y)]
+    )
 
 
 @dataclasses.dataclass
@@ -166,9 +219,10 @@ class _FitArgs:
     sample_weight: ArrayLike | None = None
     init_score: ArrayLike | None = None
     group: ArrayLike | None = None  # ranker: query sizes
-    eval_set: _EvalSet | None = None
+    eval_set: Any = None  # after ``of``: a list of (X, y) pairs, or None
     eval_names: list[str] | None = None
     eval_sample_weight: _PerEvalSet | None = None
+    eval_class_weight: _PerEvalSet | None = None  # per eval_set entry, as class_weight
     eval_init_score: _PerEvalSet | None = None
     eval_group: _PerEvalSet | None = None  # ranker: query sizes of each eval_set entry
     eval_metric: _EvalMetric | None = None
@@ -176,43 +230,67 @@ class _FitArgs:
     categorical_feature: Sequence[int | str] | Literal["auto"] | None = "auto"
     callbacks: list[Callable] | None = None
     init_model: _InitModel | None = None
+    eval_X: Any = None
+    eval_y: Any = None
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> _FitArgs:
-        """From a fit's ``locals()`` (a field the fit lacks keeps its default)."""
-        return cls(**{f.name: values.get(f.name, f.default) for f in dataclasses.fields(cls)})
+        """From a fit's ``locals()`` (a field the fit lacks keeps its default);
+        ``eval_X``/``eval_y`` become ``eval_set``'s list of pairs."""
+        args = cls(**{f.name: values.get(f.name, f.default) for f in dataclasses.fields(cls)})
+        args.eval_set = _eval_set_of(args.eval_set, args.eval_X, args.eval_y)
+        args.eval_X = args.eval_y = None
+        return args
+
+
+def _is_frame(X: Any) -> bool:
+    """A pandas DataFrame (or alike: dtypes per column, positional iloc)."""
+    return hasattr(X, "dtypes") and hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2
 
 
 def _has_category_columns(X: Any) -> bool:
-    return (
-        hasattr(X, "dtypes")
-        and hasattr(X, "iloc")
-        and any(str(dtype) == "category" for dtype in X.dtypes)
-    )
+    return _is_frame(X) and any(str(dtype) == "category" for dtype in X.dtypes)
 
 
 def _category_codes_of(X: Any) -> Any:
     """What scikit-learn's checks see of ``X``: a DataFrame's category columns as
     their float codes (NaN: missing); any other X as it is.  What the Dataset
     and predict refuse is refused first (check_input): scikit-learn's checks
-    would take dates as integers or fail without naming the column."""
+    would take dates as integers or fail without naming the column.  Sparse
+    columns whose fill value is not 0 (NaN) are seen dense: scikit-learn's
+    conversion to a COO matrix takes only fill value 0."""
     check_input(X, "X")
-    if not _has_category_columns(X):
+    if not _is_frame(X):
+        return X
+    recode = [i for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"]
+    densify = [i for i, dtype in enumerate(X.dtypes) if _sparse_fill_not_zero(dtype)]
+    if not recode and not densify:
         return X
     out = X.copy()
-    for i, dtype in enumerate(X.dtypes):
-        if str(dtype) == "category":
-            out.isetitem(i, category_codes(X.iloc[:, i]))
+    for i in recode:
+        out.isetitem(i, category_codes(X.iloc[:, i]))
+    for i in densify:
+        out.isetitem(i, X.iloc[:, i].sparse.to_dense())
     return out
 
 
+def _sparse_fill_not_zero(dtype: Any) -> bool:
+    """A pandas SparseDtype whose fill value is not 0 (NaN, 1.5...)."""
+    fill = getattr(dtype, "fill_value", 0) if str(dtype).startswith("Sparse[") else 0
+    return bool(fill != 0)  # (NaN too)
+
+
 def _metric_params(
-    params: dict[str, Any], eval_metric: _EvalMetric | None, objective: _Objective
+    params: dict[str, Any],
+    eval_metric: _EvalMetric | None,
+    objective: _Objective,
+    estimator_metric: str | None,
 ) -> list[_LabelFunctionWrapper]:
     """Sets ``params["metric"]``: the built-in metrics named in ``eval_metric``
     first, then the params' metric (or the objective's default, which the engine
-    picks when "metric" is absent); returns the callables of ``eval_metric`` as
-    fevals."""
+    picks when "metric" is absent; for a custom objective the estimator's
+    ``estimator_metric``, as LightGBM: l2, binary_logloss, ndcg...); returns the
+    callables of ``eval_metric`` as fevals."""
     metrics = (
         eval_metric
         if isinstance(eval_metric, (list, tuple))
@@ -220,24 +298,39 @@ def _metric_params(
     )
     builtin = [m for m in metrics if isinstance(m, str)]
     fevals = [_LabelFunctionWrapper(m, "Custom eval metric") for m in metrics if callable(m)]
-    if builtin:
-        metric_key = next((k for k in params if ALIASES.get(k) == "metric"), None)
+    metric_key = next((k for k in params if ALIASES.get(k) == "metric"), None)
+    custom_default = callable(objective) and estimator_metric is not None and metric_key is None
+    if builtin or custom_default:
         current = params.pop(metric_key) if metric_key else None
         if current is None or current == "":
-            current = [] if callable(objective) else [default_metric(objective)]
+            if callable(objective):
+                current = [estimator_metric] if estimator_metric else []
+            else:
+                current = [default_metric(objective)]
         elif isinstance(current, str):
             current = current.split(",")
         params["metric"] = builtin + [m for m in current if m not in builtin]
     return fevals
 
 
-def _classifier_metric_names(eval_metric: _EvalMetric | None, n_classes: int) -> _EvalMetric | None:
+def _multiclass_objective(objective: _Objective) -> bool:
+    """Whether ``objective`` names a multiclass objective (softmax, ova...)."""
+    return isinstance(objective, str) and OBJECTIVES.canonical(objective.strip().lower()) in (
+        "multiclass",
+        "multiclassova",
+    )
+
+
+def _classifier_metric_names(
+    eval_metric: _EvalMetric | None, multiclass: bool
+) -> _EvalMetric | None:
     """ "logloss"/"error" (and the other kind's names) as the binary or multiclass
-    metric the number of classes requires."""
+    metric the model requires (multiclass: more than 2 classes or a multiclass
+    objective, as LightGBM)."""
     if eval_metric is None or callable(eval_metric):
         return eval_metric
     names = list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric]
-    if n_classes > 2:
+    if multiclass:
         rename = {
             "logloss": "multi_logloss",
             "binary_logloss": "multi_logloss",
@@ -275,7 +368,8 @@ class DGBDTModel(BaseEstimator):
         ``weight`` and a fourth ``group`` argument: the query sizes) is a custom
         objective; ``y_pred`` are raw scores, (n_samples,) or (n_samples, n_classes).
     class_weight : dict, "balanced" or None, default=None
-        Classifier only: weights per class, multiplied into ``sample_weight``.
+        Weights per class, multiplied into ``sample_weight``; meant for the
+        classifier (the others apply it to their label values, as LightGBM's).
     min_split_gain : float, default=0.0
     min_child_weight : float, default=1e-3
         Minimum sum of hessians in a leaf.
@@ -359,8 +453,24 @@ class DGBDTModel(BaseEstimator):
 
     # -- scikit-learn plumbing ------------------------------------------------
     @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """Every constructor parameter along the class hierarchy: a subclass whose
+        ``__init__`` takes ``**kwargs`` for its parent's keeps them (LightGBM's
+        ``get_params`` walks the MRO the same way), so clone keeps them all."""
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            if issubclass(klass, DGBDTModel) and "__init__" in vars(klass):
+                names.update(BaseEstimator._get_param_names.__func__(klass))
+        return sorted(names)
+
+    @classmethod
     def _signature_params(cls) -> set[str]:
         return set(cls._get_param_names())
+
+    @classmethod
+    def _subclass_params(cls) -> set[str]:
+        """Constructor parameters a user's subclass adds (not dgbdt's estimators')."""
+        return cls._signature_params() - set(DGBDTModel._get_param_names())
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Parameters of the estimator, the extra ``**kwargs`` parameters included."""
@@ -377,19 +487,25 @@ class DGBDTModel(BaseEstimator):
                 self._other_params[key] = value
         return self
 
+    def __sklearn_is_fitted__(self) -> bool:
+        """Whether ``fit`` has completed (a clone is not fitted); an estimator
+        pickled before ``fitted_`` existed is fitted when it holds its booster."""
+        return bool(getattr(self, "fitted_", "booster_" in self.__dict__))
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         tags.input_tags.sparse = True
+        tags.target_tags.one_d_labels = True
         return tags
 
     def _more_tags(self) -> dict[str, Any]:
         # scikit-learn < 1.6's tag hook, which LightGBM's users and tools still
-        # read. No check is expected to fail: dgbdt passes them all.
+        # read; "_xfail_checks" lists the checks dgbdt fails on purpose, with why.
         return {
             "allow_nan": True,
             "X_types": ["2darray", "sparse", "1dlabels"],
-            "_xfail_checks": {},
+            "_xfail_checks": dict(_XFAIL_CHECKS),
         }
 
     # -- parameters -----------------------------------------------------------
@@ -405,12 +521,13 @@ class DGBDTModel(BaseEstimator):
             "n_jobs",
         ):
             params.pop(key, None)
-        # A parameter given in **kwargs (any spelling) overrides the constructor argument
-        # of the same parameter, e.g. lambda_l2=1 beats reg_lambda=0.0.
-        overridden = {ALIASES.get(k) for k in self._other_params} - {None}
-        for key in self._signature_params():
-            if key in params and ALIASES.get(key) in overridden:
-                del params[key]
+        # A subclass's own attributes are not training parameters (unless they are one).
+        for key in self._subclass_params() - set(self._other_params):
+            if ALIASES.get(key) is None:
+                params.pop(key, None)
+        # Every spelling goes to train, which keeps LightGBM's winner (the canonical
+        # name, else its first alias: learning_rate=0.1 over eta=0.08) and logs the
+        # others as LightGBM does; get_params and Booster.params keep them all.
         # An objective given in **kwargs under another name (e.g. "application") wins,
         # as in LightGBM.
         for key in list(params):
@@ -434,6 +551,56 @@ class DGBDTModel(BaseEstimator):
         return any(ALIASES.get(k) == canonical for k in self._other_params)
 
     # -- fit ------------------------------------------------------------------
+    def fit(
+        self: _Estimator,
+        X: _MatrixLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        init_score: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        eval_set: _EvalSet | None = None,
+        eval_names: list[str] | None = None,
+        eval_sample_weight: _PerEvalSet | None = None,
+        eval_class_weight: _PerEvalSet | None = None,
+        eval_init_score: _PerEvalSet | None = None,
+        eval_group: _PerEvalSet | None = None,
+        eval_metric: _EvalMetric | None = None,
+        feature_name: str | list[str] = "auto",
+        categorical_feature: str | list[int | str] = "auto",
+        callbacks: list[Callable] | None = None,
+        init_model: _InitModel | None = None,
+        *,
+        eval_X: _MatrixLike | tuple[_MatrixLike, ...] | None = None,
+        eval_y: ArrayLike | tuple[ArrayLike, ...] | None = None,
+    ) -> _Estimator:
+        """Fit the model (LightGBM's ``LGBMModel.fit``): the labels are trained on
+        as given (numbers), with ``objective`` (default "regression"; give
+        ``num_class`` for a multiclass objective).  The arguments are those of
+        :meth:`DGBDTRegressor.fit`, and ``group``/``eval_group`` (query sizes,
+        for a ranking objective) and ``eval_class_weight`` ("balanced" or
+        {label: weight} per eval set, as ``class_weight``).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit_numeric(_FitArgs.of(locals()))
+
+    def _fit_numeric(self: _Estimator, args: _FitArgs) -> _Estimator:
+        """A fit on numeric labels as given (LGBMModel's and the regressor's)."""
+        comm = self._sharded_comm()  # decided once per fit
+        Xv, yv = self._validate_Xy(args.X, args.y, comm, y_numeric=True)
+        yv = np.asarray(yv, dtype=np.float64)
+        if self.class_weight is not None:  # LightGBM applies it for any estimator
+            cw = self._row_class_weights(self.class_weight, yv)
+            args.sample_weight = (
+                cw
+                if args.sample_weight is None
+                else _check_sample_weight_compat(args.sample_weight, Xv) * cw
+            )
+        objective = self.objective if self.objective is not None else "regression"
+        return self._fit(args, X=Xv, y=yv, objective=objective, extra_params={}, comm=comm)
+
     def _validate_X(self, X: Any, reset: bool) -> Any:
         checked = _validate_data(
             self,
@@ -471,7 +638,7 @@ class DGBDTModel(BaseEstimator):
             feature_name = [str(c) for c in self.feature_names_in_]
         params, objective = self._train_params(objective)
         params.update(extra_params)
-        fevals = _metric_params(params, args.eval_metric, objective)
+        fevals = _metric_params(params, args.eval_metric, objective, self._estimator_metric())
         train_set = Dataset(
             X,
             label=y,
@@ -522,6 +689,7 @@ class DGBDTModel(BaseEstimator):
         weights = _eval_list(args.eval_sample_weight, "eval_sample_weight", n)
         inits = _eval_list(args.eval_init_score, "eval_init_score", n)
         groups = _eval_list(args.eval_group, "eval_group", n)
+        class_weights = _eval_list(args.eval_class_weight, "eval_class_weight", n)
         for i, pair in enumerate(eval_set):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(f"eval_set[{i}] must be a pair (X, y), got {type(pair).__name__}")
@@ -535,6 +703,9 @@ class DGBDTModel(BaseEstimator):
                 vw = weights[i]
                 if vw is not None:
                     vw = _check_sample_weight(vw, vx, dtype=np.float64)
+                if class_weights[i] is not None:
+                    cw = self._row_class_weights(class_weights[i], vy)
+                    vw = cw if vw is None else vw * cw
                 valid_sets.append(
                     Dataset(
                         vx,
@@ -551,6 +722,15 @@ class DGBDTModel(BaseEstimator):
             else:
                 valid_names.append("training" if is_train else f"valid_{i}")
         return valid_sets, valid_names
+
+    def _row_class_weights(self, class_weight: Any, y: np.ndarray) -> np.ndarray:
+        """Per-row weights of ``class_weight`` ("balanced" or {label: weight}) for
+        labels ``y`` as the model trains on them (a classifier's encoded labels)."""
+        return compute_sample_weight(class_weight, y)
+
+    def _estimator_metric(self) -> str | None:
+        """The metric a custom objective is evaluated with (LightGBM's per estimator)."""
+        return None
 
     def _record_fit(
         self: _Estimator,
@@ -569,6 +749,7 @@ class DGBDTModel(BaseEstimator):
         }
         self.n_estimators_ = booster.current_iteration()
         self.n_iter_ = self.n_estimators_
+        self.fitted_ = True
         return self
 
     # -- predict --------------------------------------------------------------
@@ -576,46 +757,90 @@ class DGBDTModel(BaseEstimator):
         self,
         X: _MatrixLike,
         raw_score: bool = False,
+        start_iteration: int = 0,
         num_iteration: int | None = None,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
+        validate_features: bool = True,
+        kwargs: Mapping[str, Any] | None = None,
     ) -> Any:  # Booster.predict's: an array, or sparse matrices (pred_contrib on sparse X)
-        check_is_fitted(self, "booster_")
-        X = self._validate_X(X, reset=False)
+        check_is_fitted(self)
+        # prediction parameters given to the estimator (pred_early_stop, ...) act
+        # here, predict's own keywords winning: LightGBM's rule
+        kwargs = {
+            k: v for k, v in self._other_params.items() if lightgbm_canonical(k) in PREDICT_KEYS
+        } | dict(kwargs or {})
+        # n_jobs is the threads of predict too, unless predict was given a number
+        if not any(ALIASES.get(k) == "num_threads" for k in kwargs):
+            kwargs["num_threads"] = _n_threads(self.n_jobs)
         return self.booster_.predict(
-            X,
+            self._predict_X(X),
             raw_score=raw_score,
+            start_iteration=start_iteration,
             num_iteration=num_iteration,
             pred_leaf=pred_leaf,
             pred_contrib=pred_contrib,
+            validate_features=validate_features,
+            **kwargs,
         )
+
+    def _predict_X(self, X: Any) -> Any:
+        """``X`` checked for predict: a DataFrame goes to the Booster as it is
+        (its column names are checked there, by ``validate_features``, as
+        LightGBM's), its width checked here; other input as scikit-learn checks it."""
+        if not _is_frame(X):
+            return self._validate_X(X, reset=False)
+        check_input(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input."
+            )
+        return X
 
     def predict(
         self,
         X: _MatrixLike,
         raw_score: bool = False,
+        start_iteration: int = 0,
         num_iteration: int | None = None,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
+        validate_features: bool = True,
+        **kwargs: Any,
     ) -> np.ndarray:
         """Predicted values; raw scores with ``raw_score=True``; leaf indices
         (n_samples, n_trees) with ``pred_leaf=True``; SHAP feature contributions
         with ``pred_contrib=True`` (:meth:`dgbdt.Booster.predict`: per class
         n_features + 1 columns, the last the bias; sparse matrices for sparse X).
-        ``num_iteration=None`` uses the best iteration when early stopping found one."""
-        return self._predict_raw(X, raw_score, num_iteration, pred_leaf, pred_contrib)
+        ``num_iteration=None`` uses the best iteration when early stopping found
+        one; trees from ``start_iteration`` on.  ``validate_features``: a
+        DataFrame's column names must be the training's (True, dgbdt's default
+        as its Booster's; LightGBM's is False) or are ignored (False: by
+        position).  ``**kwargs``: prediction parameters for
+        :meth:`dgbdt.Booster.predict` (``num_threads``; default ``n_jobs``)."""
+        return self._predict_raw(
+            X,
+            raw_score,
+            start_iteration,
+            num_iteration,
+            pred_leaf,
+            pred_contrib,
+            validate_features,
+            kwargs,
+        )
 
     # -- fitted attributes ----------------------------------------------------
     @property
     def feature_importances_(self) -> np.ndarray:
         """Per feature: number of splits ("split") or total gain ("gain") (``importance_type``)."""
-        check_is_fitted(self, "booster_")
+        check_is_fitted(self)
         return self.booster_.feature_importance(importance_type=self.importance_type)
 
     @property
     def feature_name_(self) -> list[str]:
         """Feature names of the fitted model (``Column_i`` when X had none)."""
-        check_is_fitted(self, "booster_")
+        check_is_fitted(self)
         return self.booster_.feature_name()
 
     def _sharded_comm(self) -> SerialComm | None:
@@ -623,7 +848,7 @@ class DGBDTModel(BaseEstimator):
         (data- and voting-parallel under mpiexec), else None."""
         learner = self.tree_learner
         for key, value in self._other_params.items():
-            if canonical_name(key) == "tree_learner":
+            if ALIASES.get(key) == "tree_learner":  # (LightGBM-only keys: not in the table)
                 learner = value
         choices = PARAMS["tree_learner"].choices
         assert choices is not None  # tree_learner is a choice parameter
@@ -662,7 +887,7 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
     See :class:`DGBDTModel` for the parameters.
     """
 
-    def fit(
+    def fit(  # type: ignore[override]  # (LightGBM's arguments per estimator)
         self,
         X: _MatrixLike,
         y: ArrayLike,
@@ -671,13 +896,15 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         eval_set: _EvalSet | None = None,
         eval_names: list[str] | None = None,
         eval_sample_weight: _PerEvalSet | None = None,
+        eval_init_score: _PerEvalSet | None = None,
         eval_metric: _EvalMetric | None = None,
         feature_name: str | list[str] = "auto",
         categorical_feature: str | list[int | str] = "auto",
         callbacks: list[Callable] | None = None,
         init_model: _InitModel | None = None,
         *,
-        eval_init_score: _PerEvalSet | None = None,
+        eval_X: _MatrixLike | tuple[_MatrixLike, ...] | None = None,
+        eval_y: ArrayLike | tuple[ArrayLike, ...] | None = None,
     ) -> DGBDTRegressor:
         """Fit the model.
 
@@ -690,8 +917,8 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         init_score : array-like of shape (n_samples,), optional
             Starting raw scores.
         eval_set : list of (X, y) pairs, optional
-            Validation data, evaluated after every round (``evals_result_``) and
-            used by early stopping.
+            Deprecated (a DGBDTDeprecationWarning, as LightGBM 4.7): use
+            ``eval_X`` and ``eval_y``.
         eval_names : list of str, optional
         eval_sample_weight : list of array-like, optional
         eval_metric : str, callable or list of them, optional
@@ -706,17 +933,32 @@ class DGBDTRegressor(RegressorMixin, DGBDTModel):
         init_model : str, Booster or fitted DGBDTRegressor, optional
             Continue training this model.
         eval_init_score : list of array-like, optional
+        eval_X, eval_y : array-like, or tuples of them, optional
+            Validation data (one set, or a tuple of sets with a tuple of their
+            labels), evaluated after every round (``evals_result_``) and used
+            by early stopping; the training (X, y) itself is reported as
+            "training" and not used by early stopping.
 
         Returns
         -------
         self
         """
-        args = _FitArgs.of(locals())
-        comm = self._sharded_comm()  # decided once per fit
-        Xv, yv = self._validate_Xy(X, y, comm, y_numeric=True)
-        yv = np.asarray(yv, dtype=np.float64)
-        objective = self.objective if self.objective is not None else "regression"
-        return self._fit(args, X=Xv, y=yv, objective=objective, extra_params={}, comm=comm)
+        return self._fit_numeric(_FitArgs.of(locals()))
+
+    def _estimator_metric(self) -> str | None:
+        return "l2"
+
+
+def _encode_eval_labels(encoder: LabelEncoder, labels: ArrayLike) -> np.ndarray:
+    """An eval set's labels encoded as the training's (an unseen label is an error)."""
+    labels = np.asarray(labels).ravel()
+    unknown = np.setdiff1d(labels, encoder.classes_)
+    if unknown.size:
+        raise ValueError(
+            f"eval_set labels {unknown.tolist()!r} were not in the training "
+            f"labels {encoder.classes_.tolist()!r}"
+        )
+    return encoder.transform(labels).astype(np.float64)
 
 
 def _label_kind(labels: np.ndarray) -> str:
@@ -790,7 +1032,7 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         totals = np.bincount(y_enc.astype(np.int64), weights=weights, minlength=n_classes)
         return totals if comm is None else comm.total(totals)
 
-    def fit(
+    def fit(  # type: ignore[override]  # (LightGBM's arguments per estimator)
         self,
         X: _MatrixLike,
         y: ArrayLike,
@@ -799,15 +1041,20 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         eval_set: _EvalSet | None = None,
         eval_names: list[str] | None = None,
         eval_sample_weight: _PerEvalSet | None = None,
+        eval_class_weight: _PerEvalSet | None = None,
+        eval_init_score: _PerEvalSet | None = None,
         eval_metric: _EvalMetric | None = None,
         feature_name: str | list[str] = "auto",
         categorical_feature: str | list[int | str] = "auto",
         callbacks: list[Callable] | None = None,
         init_model: _InitModel | None = None,
         *,
-        eval_init_score: _PerEvalSet | None = None,
+        eval_X: _MatrixLike | tuple[_MatrixLike, ...] | None = None,
+        eval_y: ArrayLike | tuple[ArrayLike, ...] | None = None,
     ) -> DGBDTClassifier:
-        """Fit the model. Same arguments as :meth:`DGBDTRegressor.fit`; ``y`` holds class labels.
+        """Fit the model. Same arguments as :meth:`DGBDTRegressor.fit`; ``y`` holds
+        class labels; ``eval_class_weight``: per eval set, "balanced" or
+        {label: weight} multiplied into its sample weights (as ``class_weight``).
 
         ``eval_metric`` names ``"logloss"`` and ``"error"`` map to the binary or
         multiclass metric as the number of classes requires.
@@ -826,29 +1073,15 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         objective = self.objective
         if objective is None:
             objective = "multiclass" if n_classes > 2 else "binary"
-        args.eval_metric = _classifier_metric_names(args.eval_metric, n_classes)
-
-        def encode(labels: ArrayLike) -> np.ndarray:
-            labels = np.asarray(labels).ravel()
-            unknown = np.setdiff1d(labels, classes)
-            if unknown.size:
-                raise ValueError(
-                    f"eval_set labels {unknown.tolist()!r} were not in the training "
-                    f"labels {classes.tolist()!r}"
-                )
-            return encoder.transform(labels).astype(np.float64)
-
+        args.eval_metric = _classifier_metric_names(
+            args.eval_metric, n_classes > 2 or _multiclass_objective(objective)
+        )
         self.classes_ = classes
         self.n_classes_ = n_classes
         extra = self._num_class_params(objective, n_classes)
+        encode = functools.partial(_encode_eval_labels, encoder)
         return self._fit(
-            args,
-            X=Xv,
-            y=y_enc,
-            objective=objective,
-            extra_params=extra,
-            comm=comm,
-            encode_y=encode,
+            args, X=Xv, y=y_enc, objective=objective, extra_params=extra, comm=comm, encode_y=encode
         )
 
     def _class_sample_weight(
@@ -893,39 +1126,68 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
             )
         return w
 
+    def _more_tags(self) -> dict[str, Any]:
+        tags = super()._more_tags()
+        tags["_xfail_checks"].update(_CLASSIFIER_XFAIL_CHECKS)
+        return tags
+
+    def _row_class_weights(self, class_weight: Any, y: np.ndarray) -> np.ndarray:
+        if isinstance(class_weight, dict):  # by label, as given to fit
+            index = {c: i for i, c in enumerate(self.classes_.tolist())}
+            unknown = [k for k in class_weight if k not in index]
+            if unknown:
+                raise ValueError(
+                    f"eval_class_weight has labels {unknown!r} that are not in y; "
+                    f"classes are {self.classes_.tolist()!r}"
+                )
+            class_weight = {index[k]: v for k, v in class_weight.items()}
+        return compute_sample_weight(class_weight, y)
+
+    def _estimator_metric(self) -> str | None:
+        return "multi_logloss" if self.n_classes_ > 2 else "binary_logloss"
+
     def _num_class_params(self, objective: _Objective, n_classes: int) -> dict[str, int]:
         """num_class (and any alias of it given in **kwargs) for a multiclass fit."""
         extra: dict[str, int] = {}
-        multiclass_objective = isinstance(objective, str) and OBJECTIVES.canonical(
-            objective.strip().lower()
-        ) in ("multiclass", "multiclassova")
-        if n_classes > 2 or multiclass_objective:
+        if n_classes > 2 or _multiclass_objective(objective):
             for key in [k for k in self._other_params if ALIASES.get(k) == "num_class"]:
                 extra[key] = n_classes
             extra["num_class"] = n_classes
         return extra
 
     def _uses_custom_objective(self) -> bool:
-        check_is_fitted(self, "booster_")
+        check_is_fitted(self)
         return callable(self.objective_)
 
     def predict_proba(
         self,
         X: _MatrixLike,
         raw_score: bool = False,
+        start_iteration: int = 0,
         num_iteration: int | None = None,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
+        validate_features: bool = True,
+        **kwargs: Any,
     ) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes); raw scores, leaf
         indices or SHAP contributions with ``raw_score``, ``pred_leaf`` or
-        ``pred_contrib`` as :meth:`DGBDTModel.predict` (LightGBM's).
+        ``pred_contrib``; the other arguments as :meth:`DGBDTModel.predict` (LightGBM's).
 
         With a custom objective the model cannot know the link function: the
         raw scores are returned (with a warning), as in LightGBM.
         """
         custom = self._uses_custom_objective()  # also raises NotFittedError
-        result = self._predict_raw(X, raw_score, num_iteration, pred_leaf, pred_contrib)
+        result = self._predict_raw(
+            X,
+            raw_score,
+            start_iteration,
+            num_iteration,
+            pred_leaf,
+            pred_contrib,
+            validate_features,
+            kwargs,
+        )
         if raw_score or pred_leaf or pred_contrib:
             return result
         if custom:
@@ -944,29 +1206,45 @@ class DGBDTClassifier(ClassifierMixin, DGBDTModel):
         self,
         X: _MatrixLike,
         raw_score: bool = False,
+        start_iteration: int = 0,
         num_iteration: int | None = None,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
+        validate_features: bool = True,
+        **kwargs: Any,
     ) -> np.ndarray:
         """Predicted class labels (the labels given to ``fit``); raw scores with
         ``raw_score=True``, leaf indices with ``pred_leaf=True``, SHAP feature
-        contributions (of the raw scores) with ``pred_contrib=True``, as LightGBM.
+        contributions (of the raw scores) with ``pred_contrib=True``, as LightGBM;
+        the other arguments as :meth:`DGBDTModel.predict`.
 
         With a custom objective the labels come from the raw scores: the
         largest score per row (multiclass) or score > 0 (binary).
         """
+        custom = self._uses_custom_objective()
+        result = self._predict_raw(
+            X,
+            raw_score or custom,
+            start_iteration,
+            num_iteration,
+            pred_leaf,
+            pred_contrib,
+            validate_features,
+            kwargs,
+        )
         if raw_score or pred_leaf or pred_contrib:
-            return self._predict_raw(X, raw_score, num_iteration, pred_leaf, pred_contrib)
-        if self._uses_custom_objective():
-            scores = self._predict_raw(X, True, num_iteration)
-            index = np.argmax(scores, axis=1) if scores.ndim == 2 else (scores > 0).astype(np.int64)
+            return result
+        if custom:
+            index = np.argmax(result, axis=1) if result.ndim == 2 else (result > 0).astype(np.int64)
         else:
-            index = np.argmax(self.predict_proba(X, num_iteration=num_iteration), axis=1)
+            index = (
+                np.argmax(result, axis=1) if result.ndim == 2 else (result > 0.5).astype(np.int64)
+            )
         return self.classes_[index]
 
     def decision_function(self, X: _MatrixLike, num_iteration: int | None = None) -> np.ndarray:
         """Raw scores: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        return self._predict_raw(X, True, num_iteration)
+        return self._predict_raw(X, True, num_iteration=num_iteration)
 
 
 class DGBDTRanker(DGBDTModel):
@@ -989,7 +1267,7 @@ class DGBDTRanker(DGBDTModel):
         tags.target_tags.required = True  # fit needs y (and group)
         return tags
 
-    def fit(
+    def fit(  # type: ignore[override]  # (LightGBM's arguments per estimator)
         self,
         X: _MatrixLike,
         y: ArrayLike,
@@ -1007,6 +1285,9 @@ class DGBDTRanker(DGBDTModel):
         categorical_feature: str | list[int | str] = "auto",
         callbacks: list[Callable] | None = None,
         init_model: _InitModel | None = None,
+        *,
+        eval_X: _MatrixLike | tuple[_MatrixLike, ...] | None = None,
+        eval_y: ArrayLike | tuple[ArrayLike, ...] | None = None,
     ) -> DGBDTRanker:
         """Fit the model. Arguments as :meth:`DGBDTRegressor.fit`, and:
 
@@ -1024,8 +1305,14 @@ class DGBDTRanker(DGBDTModel):
         -------
         self
         """
+        if group is None:
+            raise ValueError("Should set group for ranking task")
+        if eval_group is None and not (eval_set is None and eval_X is None and eval_y is None):
+            raise ValueError(
+                "eval_group cannot be None if any of eval_set, eval_X, or eval_y are provided"
+            )
         args = _FitArgs.of(locals())
-        self._check_groups(group, eval_set, eval_group)
+        self._check_groups(args.eval_set, eval_group)
         comm = self._sharded_comm()  # decided once per fit
         Xv, yv = self._validate_Xy(X, y, comm, y_numeric=True)
         yv = np.asarray(yv, dtype=np.float64)
@@ -1034,22 +1321,12 @@ class DGBDTRanker(DGBDTModel):
         return self._fit(args, X=Xv, y=yv, objective=objective, extra_params=extra, comm=comm)
 
     @staticmethod
-    def _check_groups(
-        group: ArrayLike | None, eval_set: _EvalSet | None, eval_group: _PerEvalSet | None
-    ) -> None:
-        """LightGBM's checks: group is required, and eval_group with eval_set,
-        one entry per eval_set entry."""
-        if group is None:
-            raise ValueError("Should set group for ranking task")
-        if eval_set is None:
-            return
-        if eval_group is None:
-            raise ValueError("eval_group cannot be None if eval_set is provided")
-        n_sets = 1 if isinstance(eval_set, tuple) else len(eval_set)
-        if len(eval_group) != n_sets:
+    def _check_groups(eval_set: list[Any] | None, eval_group: _PerEvalSet | None) -> None:
+        """LightGBM's check: eval_group has one entry per eval set."""
+        if eval_set is not None and eval_group is not None and len(eval_group) != len(eval_set):
             raise ValueError(
                 f"Length of eval_group ({len(eval_group)}) not equal to length of "
-                f"eval_set ({n_sets})"
+                f"eval_set ({len(eval_set)})"
             )
 
     def _eval_at_params(self, eval_at: list[int] | tuple[int, ...]) -> dict[str, list[int]]:
@@ -1064,3 +1341,6 @@ class DGBDTRanker(DGBDTModel):
             )
             return {}
         return {"eval_at": np.atleast_1d(np.asarray(eval_at)).ravel().tolist()}
+
+    def _estimator_metric(self) -> str | None:
+        return "ndcg"

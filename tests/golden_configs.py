@@ -120,7 +120,7 @@ def problem(kind, n=1500, n_valid=500):
 
 def canonical(booster):
     """The model's content without its params and version (a dict, JSON-ready)."""
-    doc = json.loads(booster.model_to_string())
+    doc = json.loads(booster.model_to_string(format="json"))
     for key in ("params", "version", "format"):
         doc.pop(key, None)
     return doc
@@ -179,6 +179,9 @@ def train(spec, rank=0, size=1):
         kwargs = {
             "valid_sets": [dgbdt.Dataset(X_valid, y_valid, reference=train_set)],
             "callbacks": [dgbdt.early_stopping(3, verbose=False)],
+            # every tree trained, not the model cut at the best iteration that
+            # train returns otherwise (LightGBM's rule): the guard covers them all
+            "keep_training_booster": True,
         }
     return dgbdt.train({**BASE, **params}, train_set, rounds, **kwargs)
 

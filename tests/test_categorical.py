@@ -378,7 +378,7 @@ def test_model_file_keeps_categories(tmp_path):
 def test_bad_bin_categories_are_named(tmp_path):
     X, y = make_data(500)
     booster = dgbdt.train(QUIET, dgbdt.Dataset(X, y, categorical_feature=[0, 2]), 2)
-    doc = json.loads(booster.model_to_string())
+    doc = json.loads(booster.model_to_string(format="json"))
     doc["bin_categories"][0] = doc["bin_categories"][0][:-1]
     with pytest.raises(ValueError, match=r"'bin_categories'\[0\] lists"):
         dgbdt.Booster(model_str=json.dumps(doc))
@@ -423,7 +423,7 @@ def _distributed(tmp_path, k, params, mode="rows"):
 
 
 def _trees(booster):
-    return json.dumps(json.loads(booster.model_to_string())["trees"])
+    return json.dumps(json.loads(booster.model_to_string(format="json"))["trees"])
 
 
 @pytest.mark.parametrize(
@@ -637,7 +637,11 @@ def test_categories_far_larger_than_their_number_are_warned_about():
     [
         ("cat_smooth", -1, "'cat_smooth' must be a number >= 0"),
         ("max_cat_to_onehot", 0, "'max_cat_to_onehot' must be an integer >= 1"),
-        ("max_cat_threshold", "x", "'max_cat_threshold' must be an integer"),
+        (
+            "max_cat_threshold",
+            "x",
+            'max_cat_threshold should be of type int, got "x" (it must be an integer',
+        ),
         ("cat_l2", -2, "'cat_l2' must be a number >= 0"),
         ("min_data_per_group", 0, "'min_data_per_group' must be an integer >= 1"),
         ("cat_high_cardinality_rows", -1, "'cat_high_cardinality_rows' must be a number >= 0"),

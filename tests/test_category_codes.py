@@ -64,7 +64,7 @@ def test_huge_codes_train_in_modest_memory_and_a_small_model(pair):
     listed = [t for t in huge.trees if (t.default_left & CATEGORY_LIST).any()]
     assert listed  # splits that hold a code near 2**31 keep a list
     assert sum(t.cat_threshold.nbytes for t in huge.trees) < 1000
-    assert len(huge.model_to_string()) < 1_000_000
+    assert len(huge.model_to_string(format="json")) < 1_000_000
     # a bitset of 2**31 - 2 alone takes 256 MiB
     assert peak < 64 * 2**20, peak
 
@@ -119,11 +119,11 @@ def test_lightgbm_text_export_refuses_huge_codes_by_feature(pair):
 
 def test_json_round_trip_keeps_huge_codes(pair, tmp_path):
     huge, X_huge = pair[0], pair[1]
-    text = huge.model_to_string()
+    text = huge.model_to_string(format="json")
     assert json.loads(text)["version"] == 5
     loaded = dgbdt.Booster(model_str=text)
     np.testing.assert_array_equal(loaded.predict(X_huge), huge.predict(X_huge))
-    assert loaded.model_to_string() == text
+    assert loaded.model_to_string(format="json") == text
     path = tmp_path / "model.json"
     huge.save_model(path)
     np.testing.assert_array_equal(
@@ -134,7 +134,7 @@ def test_json_round_trip_keeps_huge_codes(pair, tmp_path):
 def test_small_codes_keep_lightgbm_bitsets(pair):
     small = pair[2]
     assert not any((t.default_left & CATEGORY_LIST).any() for t in small.trees)
-    assert json.loads(small.model_to_string())["version"] == 3
+    assert json.loads(small.model_to_string(format="json"))["version"] == 3
 
 
 def test_a_list_below_lightgbm_limit_is_exported_as_its_bitset(pair):
@@ -150,7 +150,7 @@ def test_a_list_below_lightgbm_limit_is_exported_as_its_bitset(pair):
 
 
 def _doc_with_a_list(pair):
-    doc = json.loads(pair[0].model_to_string())
+    doc = json.loads(pair[0].model_to_string(format="json"))
     i = next(i for i, t in enumerate(doc["trees"]) if any(d & 8 for d in t["default_left"]))
     return doc, doc["trees"][i], i
 

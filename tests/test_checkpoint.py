@@ -10,7 +10,6 @@ import pytest
 from mpi_launch import run_mpi
 
 import dgbdt
-import dgbdt.boosting.callbacks as cbm
 from dgbdt.callback import CallbackEnv, checkpoint, log_progress
 from dgbdt.models.tree import LEAF_FIELDS, NODE_FIELDS
 
@@ -76,7 +75,7 @@ def assert_same_model_file(a, b):
     that is each training call's own number of rounds (N for the uninterrupted
     run, N - M for the resumed one), kept as given, as LightGBM records its
     config.  Everything else (trees, init score, bins, best_iteration) is equal."""
-    da, db = a.dump_model(), b.dump_model()
+    da, db = a.dump_model(format="json"), b.dump_model(format="json")
     for d in (da, db):
         d["params"].pop("num_iterations")
     assert da == db
@@ -185,10 +184,10 @@ def test_checkpoint_disabled_and_only_on_logging_rank_zero(tmp_path):
     booster = dgbdt.train(_params("regression"), dgbdt.Dataset(X, y), 2)
     checkpoint(tmp_path / "off", 0)(_env(booster, 1))
     try:
-        cbm.set_logging_rank(1)
+        dgbdt.log.set_logging_rank(1)
         checkpoint(tmp_path / "other", 1)(_env(booster, 1))
     finally:
-        cbm.set_logging_rank(0)
+        dgbdt.log.set_logging_rank(0)
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(TypeError, match="freq"):
         checkpoint(tmp_path / "m", 2.5)
@@ -223,10 +222,10 @@ def test_log_progress_silent_off_rank_zero_and_when_disabled(capsys):
     progress = log_progress(1)
     progress.begin_training(_env(None, 0))
     try:
-        cbm.set_logging_rank(1)
+        dgbdt.log.set_logging_rank(1)
         progress(_env(None, 0))
     finally:
-        cbm.set_logging_rank(0)
+        dgbdt.log.set_logging_rank(0)
     log_progress(0)(_env(None, 0))
     assert capsys.readouterr().out == ""
     progress(_env(None, 1))

@@ -49,7 +49,7 @@ def test_equal_to_lightgbm(extra, objective, rounds, learning_rate):
     theirs = lgb.train(lgb_params, lgb.Dataset(X, y, params=lgb_params), rounds)
     ours = dgbdt.train({**params, "verbosity": -1}, dgbdt.Dataset(X, y), rounds)
     leaves = [t["num_leaves"] for t in theirs.dump_model()["tree_info"]]
-    assert [t["num_leaves"] for t in ours.dump_model()["trees"]] == leaves
+    assert [t["num_leaves"] for t in ours.dump_model(format="json")["trees"]] == leaves
     rng = np.random.default_rng(1)
     shuffled = np.column_stack([rng.permutation(c) for c in X.T])
     for rows in (X, shuffled):

@@ -161,7 +161,8 @@ def test_save_binary_round_trip_gives_the_same_model(tmp_path):
     loaded = _round_trip(tmp_path, ds, BINARY)
     for name in ("label", "weight", "init_score"):
         np.testing.assert_array_equal(getattr(loaded, name), getattr(ds, name))
-    assert loaded.params["max_bin"] == 63 and loaded.get_data() is None
+    assert loaded.params["max_bin"] == 63 and loaded.raw_data is None
+    assert loaded.get_data() == str(tmp_path / "d.bin")  # (LightGBM: the file's path)
     assert loaded.get_feature_name() == ds.get_feature_name()
     # arguments given with the file replace its fields
     again = dgbdt.Dataset(tmp_path / "d.bin", label=1 - y, feature_name=list("abcde"))

@@ -92,7 +92,10 @@ def test_data_parallel_equals_serial(tmp_path, k, extra):
     )
     assert info["same_model_on_all_ranks"]
     # Bin boundaries do not depend on the number of ranks.
-    assert distributed.dump_model()["bin_upper_bounds"] == serial.dump_model()["bin_upper_bounds"]
+    assert (
+        distributed.dump_model(format="json")["bin_upper_bounds"]
+        == serial.dump_model(format="json")["bin_upper_bounds"]
+    )
     assert_same_model(distributed, serial)
     # Metrics of the sharded validation set are global: equal to one process's.
     for metric in ("binary_logloss", "auc"):
@@ -400,7 +403,7 @@ def test_column_blocks_break_ties_by_global_feature(tmp_path):
         {"objective": "binary", "num_leaves": 7, "verbosity": -1}, dgbdt.Dataset(X, y), 2
     )
     ours = [t["split_feature"] for t in out["model"]]
-    assert ours == [t["split_feature"] for t in serial.dump_model()["trees"]]
+    assert ours == [t["split_feature"] for t in serial.dump_model(format="json")["trees"]]
     assert any(8 in f for f in ours) and not any(25 in f for f in ours)
 
 

@@ -65,7 +65,8 @@ def test_ranking_on_k_ranks_equals_one_process(distributed, name):
             np.testing.assert_allclose(got["evals"]["valid"][metric], values, rtol=1e-12)
         if name == "quantized":
             assert (
-                json.loads(got["model"])["trees"] == json.loads(serial.model_to_string())["trees"]
+                json.loads(got["model"])["trees"]
+                == json.loads(serial.model_to_string(format="json"))["trees"]
             )
 
 

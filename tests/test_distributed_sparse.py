@@ -41,7 +41,7 @@ def distributed(tmp_path, k, params, mode="rows"):
 
 
 def trees(booster):
-    return json.dumps(json.loads(booster.model_to_string())["trees"])
+    return json.dumps(json.loads(booster.model_to_string(format="json"))["trees"])
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])

@@ -55,7 +55,10 @@ CASES = {
         ("the validation set names is ['eval_b'] on rank 2 but ['eval_a']",),
         FAST,
     ),
-    "bad_param_on_one_rank": (("rank 2 of 3 failed", "Parameter 'num_leaves' must be"), FAST),
+    "bad_param_on_one_rank": (
+        ("rank 2 of 3 failed", "Parameter num_leaves should be of type int"),
+        FAST,
+    ),
     "init_model_on_one_rank": (("init_model is '", "' on rank 2 but None on rank 0"), FAST),
     "init_model_differs": (("init_model is '", "' on rank 2 but '"), FAST),
     "feature_names_differ": (("train_set's feature names is ['f", "on rank 2"), FAST),

@@ -131,7 +131,9 @@ def test_dump_ranges_and_importance_equal_lightgbms(models):
 
 def test_dump_model_default_and_options(models):
     booster = models["regression"]
-    assert "trees" in booster.dump_model() and "tree_info" not in booster.dump_model()
+    # LightGBM's JSON by default, dgbdt's by name
+    assert "tree_info" in booster.dump_model() and "trees" not in booster.dump_model()
+    assert "trees" in booster.dump_model(format="json")
     hooked = booster.dump_model(format="lightgbm", object_hook=lambda d: {**d, "seen": 1})
     assert hooked["seen"] == 1 and hooked["tree_info"][0]["tree_structure"]["seen"] == 1
     with pytest.raises(ValueError, match="format must be"):
@@ -139,7 +141,7 @@ def test_dump_model_default_and_options(models):
     with pytest.raises(ValueError, match="importance_type"):
         booster.dump_model(importance_type="cover")
     with pytest.raises(ValueError, match="start_iteration"):
-        booster.dump_model(start_iteration=1)
+        booster.dump_model(format="json", start_iteration=1)  # (LightGBM's dump takes it)
 
 
 def test_best_iteration_is_dumped_as_lightgbm(models):
@@ -153,7 +155,8 @@ def test_best_iteration_is_dumped_as_lightgbm(models):
 
 def test_a_model_without_trees():
     X, y = _data()
-    booster = _train({"objective": "regression"}, X, y, rounds=0)
+    # (train refuses 0 rounds, as LightGBM; Booster(params, train_set) has no trees)
+    booster = dgbdt.Booster({**BASE, "objective": "regression"}, dgbdt.Dataset(X, y))
     theirs = _lightgbm(booster)
     _assert_same(booster.dump_model(format="lightgbm"), theirs.dump_model())
     assert booster.lower_bound() == booster.upper_bound() == theirs.lower_bound()
@@ -181,10 +184,11 @@ def test_pandas_categorical_and_feature_names():
 
 def test_names_lightgbm_cannot_hold_are_kept():
     X, y = _data()
-    df = pd.DataFrame(X, columns=["a b", "c", "d", "e"])
+    # (a space the Dataset already turns into "_", as LightGBM's does)
+    df = pd.DataFrame(X, columns=["a:b", "c", "d", "e"])
     booster = _train({"objective": "regression"}, df, y)
-    assert booster.dump_model(format="lightgbm")["feature_names"][0] == "a b"
-    assert "a b" in set(booster.trees_to_dataframe()["split_feature"])
+    assert booster.dump_model(format="lightgbm")["feature_names"][0] == "a:b"
+    assert "a:b" in set(booster.trees_to_dataframe()["split_feature"])
     assert _lightgbm(booster).feature_name()[0] == "a_b"  # LightGBM's own rule
 
 

@@ -48,7 +48,7 @@ def _fit_both(objective, rounds, nan_fraction=0.0, **overrides):
 
 def _leaf_counts(theirs, ours):
     lgb_trees = theirs.dump_model()["tree_info"]
-    our_trees = ours.dump_model()["trees"]
+    our_trees = ours.dump_model(format="json")["trees"]
     return [t["num_leaves"] for t in lgb_trees], [t["num_leaves"] for t in our_trees]
 
 
@@ -368,7 +368,7 @@ def test_max_bin_by_feature_as_lightgbm():
     max_bins = [4, 255, 8, 16, 3, 255]
     X, theirs, ours = _fit_both("regression", 5, max_bin_by_feature=max_bins)
     _compare(X, theirs, ours)
-    bounds = ours.dump_model()["bin_upper_bounds"]  # value bins = finite bounds + 1
+    bounds = ours.dump_model(format="json")["bin_upper_bounds"]  # value bins = finite bounds + 1
     assert all(len(b) + 1 <= m for b, m in zip(bounds, max_bins, strict=True))
     assert len(bounds[0]) + 1 < len(bounds[1]) + 1  # the cap bites
 

@@ -89,6 +89,7 @@ def test_the_export_stops_at_the_best_iteration():
         200,
         valid_sets=[dgbdt.Dataset(Xv, yv, reference=train)],
         callbacks=[dgbdt.early_stopping(5, verbose=False)],
+        keep_training_booster=True,  # (else train() returns the model cut at its best iteration)
     )
     assert 0 < booster.best_iteration < booster.current_iteration()
     text = booster.model_to_string(format="lightgbm")
@@ -115,7 +116,7 @@ def test_a_continued_model_exports_with_its_first_trees():
 @pytest.mark.parametrize("kind, extra", [("binary", {}), ("multiclass", {"num_class": 3})])
 def test_a_model_without_trees_is_its_starting_score(kind, extra):
     X, y = _data(kind)
-    booster = dgbdt.train({**BASE, "objective": kind, **extra}, dgbdt.Dataset(X, y), 0)
+    booster = dgbdt.Booster({**BASE, "objective": kind, **extra}, dgbdt.Dataset(X, y))
     assert booster.num_trees() == 0
     text = booster.model_to_string(format="lightgbm")
     loaded = lgb.Booster(model_str=text)
@@ -170,15 +171,18 @@ def test_names_lightgbm_cannot_hold_are_sanitised_and_kept():
     names = ["a b", 'q"x', "k:v", "a_b", "[x]", "ok"]
     clean, changed = lightgbm_feature_names(names)
     assert changed and clean == ["a_b", "q_x", "k_v", "a_b_2", "_x_", "ok"]
+    # (the Dataset already turns a space into "_", as LightGBM's does)
+    trained = ["a b", 'q"x', "k:v", "[x]", "ok"]
     X, y = _data("regression")
+    X = X[:, : len(trained)]
     booster = dgbdt.train(
-        {**BASE, "objective": "regression"}, dgbdt.Dataset(X, y, feature_name=names), 5
+        {**BASE, "objective": "regression"}, dgbdt.Dataset(X, y, feature_name=trained), 5
     )
     text = booster.model_to_string(format="lightgbm")
     loaded = lgb.Booster(model_str=text)
-    assert loaded.feature_name() == clean
+    assert loaded.feature_name() == ["a_b", "q_x", "k_v", "_x_", "ok"]
     kept = next(line for line in text.splitlines() if line.startswith("dgbdt_feature_names:"))
-    assert json.loads(kept[len("dgbdt_feature_names:") :]) == names
+    assert json.loads(kept[len("dgbdt_feature_names:") :]) == ["a_b", 'q"x', "k:v", "[x]", "ok"]
     T = _test_rows(X)
     np.testing.assert_allclose(loaded.predict(T, raw_score=True), _dgbdt_raw(booster, T), atol=TOL)
     assert lightgbm_feature_names(["x", "y"]) == (["x", "y"], False)
@@ -207,7 +211,7 @@ def test_save_model_writes_the_format_asked_for(tmp_path):
     booster.save_model(path, format="lightgbm")
     loaded = lgb.Booster(model_file=str(path))
     np.testing.assert_allclose(loaded.predict(X, raw_score=True), _dgbdt_raw(booster, X), atol=TOL)
-    with pytest.raises(ValueError, match="format must be 'dgbdt' or 'lightgbm'"):
+    with pytest.raises(ValueError, match="format must be 'lightgbm' or 'json', got 'xgboost'"):
         booster.model_to_string(format="xgboost")
 
 
@@ -254,7 +258,7 @@ def test_cli_convert_model_writes_the_other_format(tmp_path, capsys):
     assert explicit.read_text() == src.read_text()
     capsys.readouterr()
     assert run([*args, "model_format=onnx"]) == 1
-    assert "model_format='onnx': use one of dgbdt, lightgbm" in capsys.readouterr().err
+    assert "model_format='onnx': use one of lightgbm, json, dgbdt" in capsys.readouterr().err
     assert run([*args, "convert_model_language=cpp"]) == 1
     assert "not to code" in capsys.readouterr().err
     assert run(["convert_model", f"input_model={src}"]) == 1

@@ -140,7 +140,7 @@ def test_an_imported_model_continues_training(tmp_path):
 @pytest.mark.parametrize("kind, extra", [("binary", {}), ("multiclass", {"num_class": 3})])
 def test_export_import_export_is_a_fixed_point(kind, extra):
     X, y = _data(kind)
-    names = ["a b", "c", "d:e", "f", "g"]  # sanitised names and their originals
+    names = ["a[b]", "c", "d:e", "f", "g"]  # sanitised names and their originals
     booster = dgbdt.train(
         {"objective": kind, "verbosity": -1, "num_leaves": 7, **extra},
         dgbdt.Dataset(X, y, feature_name=names),

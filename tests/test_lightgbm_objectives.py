@@ -89,7 +89,7 @@ def _assert_close(ours, theirs, what, rtol=1e-6):
 
 def _compare(X, theirs, ours):
     lgb_leaves = [t["num_leaves"] for t in theirs.dump_model()["tree_info"]]
-    assert [t["num_leaves"] for t in ours.dump_model()["trees"]] == lgb_leaves
+    assert [t["num_leaves"] for t in ours.dump_model(format="json")["trees"]] == lgb_leaves
     rng = np.random.default_rng(1)
     shuffled = np.column_stack([rng.permutation(c) for c in X.T])
     for rows in (X, shuffled):

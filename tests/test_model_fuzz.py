@@ -109,7 +109,7 @@ def base_models():
         2,
     )
     l1 = dgbdt.train({**base, "objective": "regression_l1"}, dgbdt.Dataset(X, signal), 2)
-    l1_doc = l1.dump_model()
+    l1_doc = l1.dump_model(format="json")
     del l1_doc["bin_upper_bounds"], l1_doc["nan_bins"]
     # the column keys the command line records (strings), to be mutated too
     l1_doc["params"].update(
@@ -136,13 +136,13 @@ def base_models():
     )
     poisson = dgbdt.train({**base, "objective": "poisson"}, dgbdt.Dataset(X, np.exp(signal)), 2)
     return (
-        binary.model_to_string(),
-        multi.model_to_string(),
+        binary.model_to_string(format="json"),
+        multi.model_to_string(format="json"),
         json.dumps(l1_doc),
-        categorical.model_to_string(),
-        quantile.model_to_string(),
-        ova.model_to_string(),
-        poisson.model_to_string(),
+        categorical.model_to_string(format="json"),
+        quantile.model_to_string(format="json"),
+        ova.model_to_string(format="json"),
+        poisson.model_to_string(format="json"),
     )
 
 

@@ -71,11 +71,11 @@ def test_reg_sqrt_fits_the_root_and_squares_back(objective):
     model = _train({"objective": objective, "reg_sqrt": True}, y)
     raw = model.predict(X, raw_score=True)
     np.testing.assert_array_equal(model.predict(X), np.sign(raw) * raw * raw)
-    assert model.dump_model()["objective_params"]["reg_sqrt"] == 1.0
+    assert model.dump_model(format="json")["objective_params"]["reg_sqrt"] == 1.0
     # the root is what is fitted: raw scores near sqrt(y), not y
     assert np.median(np.abs(raw - np.sqrt(y))) < np.median(np.abs(raw - y))
     plain = _train({"objective": objective}, y)
-    assert "reg_sqrt" not in plain.dump_model()["objective_params"]
+    assert "reg_sqrt" not in plain.dump_model(format="json")["objective_params"]
 
 
 def _start(params, y, weight=None):
@@ -159,7 +159,7 @@ def test_model_files_round_trip_and_predict_alike(params, y, tmp_path):
         loaded = dgbdt.Booster(model_file=str(path))
         np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
         assert loaded.objective == model.objective
-    doc = model.dump_model()
+    doc = model.dump_model(format="json")
     assert doc["version"] == 3 and doc["objective"] == OBJECTIVES.canonical(params["objective"])
 
 

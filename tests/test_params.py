@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+import dgbdt
 from dgbdt.params.table import (
     ALIASES,
     METRIC_ALIASES,
@@ -92,16 +93,22 @@ def test_alias_sets_value():
     assert "n_estimators" not in p
 
 
-def test_unknown_parameter_suggests():
+def test_unknown_parameter_suggests(capsys):
     with pytest.raises(ValueError) as e:
         canonical_name("lerning_rate")
     assert str(e.value) == "Unknown parameter 'lerning_rate'. Did you mean 'learning_rate'?"
-    with pytest.raises(
-        ValueError, match=r"Did you mean 'n_estimators' \(alias of 'num_iterations'\)"
-    ):
-        resolve_params({"n_estimator": 3})
+    # LightGBM warns about an unknown parameter in params and goes on (the hint is dgbdt's)
+    assert resolve_params({"n_estimator": 3})["num_iterations"] == 100
+    assert capsys.readouterr().out == (
+        "[LightGBM] [Warning] Unknown parameter: n_estimator (Did you mean 'n_estimators' "
+        "(alias of 'num_iterations')?)\n"
+    )
+    resolve_params({"zzzz": 1})
+    assert capsys.readouterr().out == "[LightGBM] [Warning] Unknown parameter: zzzz\n"
+    resolve_params({"zzzz": 1, "verbose": -1})
+    assert capsys.readouterr().out == ""
     with pytest.raises(ValueError, match="Unknown parameter 'zzzz'"):
-        resolve_params({"zzzz": 1})
+        canonical_name("zzzz")
     with pytest.raises(TypeError):
         canonical_name(3)
 
@@ -178,7 +185,13 @@ def test_uncoercible_values(key, value, exc):
     with pytest.raises(exc) as e:
         resolve_params({key: value})
     msg = str(e.value)
-    assert f"Parameter '{key}'" in msg and repr(value) in msg and "must be" in msg
+    if isinstance(value, str) and key in ("num_leaves", "learning_rate"):
+        # text that is no number: LightGBM's words (a DGBDTError, its LightGBMError)
+        kind = "int" if key == "num_leaves" else "double"
+        assert msg.startswith(f'Parameter {key} should be of type {kind}, got "{value}"'), msg
+        assert isinstance(e.value, dgbdt.DGBDTError) and "must be" in msg
+    else:
+        assert f"Parameter '{key}'" in msg and repr(value) in msg and "must be" in msg
 
 
 # --------------------------------------------------------------------------- #
@@ -219,7 +232,6 @@ def test_out_of_range_message_exact():
         ("alpha", 0.0, 0.5),
         ("scale_pos_weight", 0.0, 2.0),
         ("metric_freq", 0, 1),
-        ("early_stopping_round", -1, 0),
         ("early_stopping_min_delta", -0.5, 0.0),
         ("top_k", 0, 1),
         ("num_machines", 0, 1),
@@ -254,19 +266,25 @@ def test_wrong_choice_message():
 # --------------------------------------------------------------------------- #
 # Conflicting spellings
 # --------------------------------------------------------------------------- #
-def test_canonical_name_wins_over_alias_with_warning():
-    with pytest.warns(UserWarning) as rec:
-        p = resolve_params({"reg_lambda": 2.0, "lambda_l2": 1.0})
+def test_canonical_name_wins_over_alias_with_warning(capsys):
+    # LightGBM's log line (config.h KeyAliasTransform), printed at verbosity >= 0
+    p = resolve_params({"reg_lambda": 2.0, "lambda_l2": 1.0})
     assert p["lambda_l2"] == 1.0
-    assert len(rec) == 1
-    msg = str(rec[0].message)
-    assert "'reg_lambda'" in msg and "'lambda_l2'" in msg and "ignoring 'reg_lambda'" in msg
+    assert capsys.readouterr().out == (
+        "[LightGBM] [Warning] lambda_l2 is set=1.0, reg_lambda=2.0 will be ignored. "
+        "Current value: lambda_l2=1.0\n"
+    )
+    resolve_params({"reg_lambda": 2.0, "lambda_l2": 1.0, "verbosity": -1})
+    assert capsys.readouterr().out == ""
 
 
-def test_first_alias_wins_when_no_canonical():
-    with pytest.warns(UserWarning, match="'eta'.*'shrinkage_rate'.*ignoring 'shrinkage_rate'"):
-        p = resolve_params({"eta": 0.2, "shrinkage_rate": 0.3})
+def test_first_alias_wins_when_no_canonical(capsys):
+    p = resolve_params({"eta": 0.2, "shrinkage_rate": 0.3})
     assert p["learning_rate"] == 0.2
+    assert (
+        "learning_rate is set with eta=0.2, shrinkage_rate=0.3 will be ignored. "
+        "Current value: learning_rate=0.2" in capsys.readouterr().out
+    )
 
 
 def test_equal_values_under_two_names_do_not_warn():
@@ -278,10 +296,10 @@ def test_equal_values_under_two_names_do_not_warn():
     assert p["num_leaves"] == 10
 
 
-def test_ignored_invalid_alias_only_warns():
-    with pytest.warns(UserWarning):
-        p = resolve_params({"num_leaves": 10, "max_leaves": "nonsense"})
+def test_ignored_invalid_alias_only_warns(capsys):
+    p = resolve_params({"num_leaves": 10, "max_leaves": "nonsense"})
     assert p["num_leaves"] == 10
+    assert "max_leaves=nonsense will be ignored" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- #
@@ -397,10 +415,11 @@ def test_metric_forms():
     assert r(["mae", "l1", "regression_l1"]) == ["l1"]  # duplicates removed
     assert r(("binary_error", "binary,auc")) == ["binary_error", "binary_logloss", "auc"]
     assert r("rmse,l2,rmse") == ["rmse", "l2"]  # order kept
-    for none in ("None", "none", "na", "null", "custom", [], "None,"):
+    for none in ("None", "none", "na", "null", "custom", ["None"], "None,"):
         assert r(none) == [], none
     assert r("l2,None") == ["l2"]
     assert r("") == ["l2"]
+    assert r([]) == ["l2"]  # LightGBM: an empty list is the objective's default
     assert r("", objective="binary") == ["binary_logloss"]
     assert r("", objective="softmax", num_class=3) == ["multi_logloss"]
     assert resolve_params({"metrics": "multiclassova", "objective": "multiclass", "num_class": 3})[
@@ -525,8 +544,7 @@ def test_one_value_read_alone_follows_resolve_params():
 
     # the canonical name wins over an alias, else the first spelling, as resolve_params picks
     both = {"tree": "voting", "tree_learner": "data"}
-    with pytest.warns(UserWarning, match="Both"):
-        assert given_param(both, "tree_learner") == resolve_params(both)["tree_learner"] == "data"
+    assert given_param(both, "tree_learner") == resolve_params(both)["tree_learner"] == "data"
     assert given_param({"tree": "feature", "tree_type": "voting"}, "tree_learner") == "feature"
     assert given_param({}, "time_out") == resolve_params({})["time_out"]
     assert parse_param("monotone_constraints", "1,-1,0") == (1, -1, 0)

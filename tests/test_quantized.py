@@ -386,7 +386,9 @@ def test_quantized_model_does_not_depend_on_layout_or_threads():
         }
         if threads > numba.config.NUMBA_NUM_THREADS:
             continue
-        models.append(dgbdt.train(params, dgbdt.Dataset(X, y), 8).dump_model()["trees"])
+        models.append(
+            dgbdt.train(params, dgbdt.Dataset(X, y), 8).dump_model(format="json")["trees"]
+        )
     assert all(m == models[0] for m in models[1:])
 
 
@@ -577,7 +579,9 @@ def test_feature_parallel_quantized_equals_serial(tmp_path, script):
     spec.loader.exec_module(shard_data)
     X, y, _, _ = shard_data.make_data()
     serial = dgbdt.train({**params, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 6)
-    assert distributed.dump_model()["trees"] == serial.dump_model()["trees"]
+    assert (
+        distributed.dump_model(format="json")["trees"] == serial.dump_model(format="json")["trees"]
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))

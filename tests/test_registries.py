@@ -87,7 +87,7 @@ def test_adding_an_objective_is_one_class(scaled_l2):
     scaled = dgbdt.train({**params, "objective": "sl2"}, dgbdt.Dataset(X, y), 3)
     assert np.array_equal(scaled.predict(X), 2.0 * plain.predict(X))
     reloaded = dgbdt.Booster(model_str=scaled.model_to_string())
-    assert json.loads(scaled.model_to_string())["objective"] == "scaled_l2"
+    assert json.loads(scaled.model_to_string(format="json"))["objective"] == "scaled_l2"
     assert np.array_equal(reloaded.predict(X), scaled.predict(X))
 
 

@@ -67,8 +67,8 @@ def test_learning_rate_schedule_equals_training_round_by_round(schedule):
     assert_same_trees(ours, _round_by_round(PARAMS, [{"learning_rate": r} for r in RATES]))
     # each tree records its own rate; the model's params the last one
     assert [t.shrinkage for t in ours.trees] == RATES
-    assert ours.params["learning_rate"] == RATES[-1]
-    assert SCHEDULE_KEY not in ours.params  # a finished training: nothing to resume
+    assert ours.config["learning_rate"] == RATES[-1]
+    assert SCHEDULE_KEY not in ours.config  # a finished training: nothing to resume
     text = ours.model_to_string(format="lightgbm")
     expected = [str(r) for r in RATES]
     if abs(ours.init_score[0]) > 1e-15:  # the first tree carries it: LightGBM's AddBias
@@ -92,7 +92,7 @@ def test_split_and_sampling_parameters_take_effect():
     assert not any(t.shrinkage for t in ours.trees)  # the learning rate never changed
     plain = _train(PARAMS, N)
     assert not np.array_equal(plain.trees[1].leaf_value, ours.trees[1].leaf_value)
-    assert {k: ours.params[k] for k in schedule} == per_round[-1]
+    assert {k: ours.config[k] for k in schedule} == per_round[-1]
 
 
 def test_quantized_training_constraints_and_goss_switched_on_mid_training():
@@ -139,7 +139,7 @@ def test_a_schedule_agrees_with_lightgbm():
     text = theirs.model_to_string()
     for key, values in schedule.items():
         assert f"[{key}: {values[-1]:g}]" in text
-        assert ours.params[key] == values[-1]
+        assert ours.config[key] == values[-1]
 
 
 def test_the_estimators_take_the_callback():
@@ -224,11 +224,11 @@ def test_resuming_a_snapshot_continues_the_schedule(tmp_path):
     prefix = tmp_path / "m.json"
     full = _train(params, n, [_schedule(n), dgbdt.checkpoint(prefix, done)])
     snapshot = dgbdt.Booster(model_file=f"{prefix}.snapshot_iter_{done}")
-    assert snapshot.params[SCHEDULE_KEY] == [0, n]
-    assert snapshot.params["learning_rate"] == 0.5 * 0.8 ** (done - 1)
+    assert snapshot.config[SCHEDULE_KEY] == [0, n]
+    assert snapshot.config["learning_rate"] == 0.5 * 0.8 ** (done - 1)
     resumed = _train(params, n - done, [_schedule(n)], init_model=snapshot)
     assert_same_trees(full, resumed)
-    a, b = full.dump_model(), resumed.dump_model()
+    a, b = full.dump_model(format="json"), resumed.dump_model(format="json")
     assert a["params"].pop("num_iterations") == n and b["params"].pop("num_iterations") == n - done
     assert a == b
     # lists keep the uninterrupted training's length
@@ -300,7 +300,7 @@ def test_distributed_schedule_equals_one_process_and_rank_dependent_values_fail(
         rtol=0,
         atol=1e-6,
     )
-    assert distributed.params["lambda_l2"] == float((N - 1) % 3)
+    assert distributed.config["lambda_l2"] == float((N - 1) % 3)
     # one 8-byte allgather per round is all the agreement costs
     stats = json.loads((tmp_path / "stats.json").read_text())
     plain, constant = stats["plain"], stats["constant"]

@@ -82,7 +82,7 @@ def trees(X, y, **params):
         **params,
     }
     booster = dgbdt.train(params, dgbdt.Dataset(X, y, params=params), num_boost_round=8)
-    return json.dumps(json.loads(booster.model_to_string())["trees"]), booster
+    return json.dumps(json.loads(booster.model_to_string(format="json"))["trees"]), booster
 
 
 @pytest.mark.parametrize("quantized", [False, True])

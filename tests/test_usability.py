@@ -79,7 +79,8 @@ def test_a_conflicting_alias_on_the_command_line_warns_once(tmp_path, capsys):
         == 0
     )
     err = capsys.readouterr().err
-    assert err.count("Both 'num_iterations'='2' and 'num_trees'='3'") == 1, err
+    # LightGBM's train() warning (dgbdt's CLI trains through train())
+    assert err.count("conflicting values for num_iterations") == 1, err
     assert err.startswith("dgbdt: warning: ") and "UserWarning" not in err
     assert dgbdt.Booster(model_file=model).current_iteration() == 2
     # verbosity < 0: fatal errors only, as LightGBM's CLI
@@ -523,5 +524,6 @@ def test_an_estimators_bad_time_out_is_named(bad):
     # The estimators resolve time_out before starting MPI (sharded learners).
     X = np.random.default_rng(0).random((60, 3))
     y = (X[:, 0] > 0.5).astype(int)
-    with pytest.raises(ValueError, match="Parameter 'time_out' must be a number > 0"):
+    # (text that is no number: LightGBM's "Parameter time_out should be of type double")
+    with pytest.raises(ValueError, match="Parameter '?time_out'? .*must be a number > 0"):
         dgbdt.DGBDTClassifier(tree_learner="data", time_out=bad, verbose=-1).fit(X, y)

@@ -22,15 +22,15 @@ def test_nan_trains_and_predicts_as_zero():
     X, y = _data()
     with_nan = dgbdt.train(PARAMS, dgbdt.Dataset(X, y), 10)
     zeros = dgbdt.train(PARAMS, dgbdt.Dataset(np.nan_to_num(X), y), 10)
-    doc = with_nan.dump_model()
+    doc = with_nan.dump_model(format="json")
     assert doc["nan_bins"] == [-1] * 4
-    assert doc["trees"] == zeros.dump_model()["trees"]
+    assert doc["trees"] == zeros.dump_model(format="json")["trees"]
     np.testing.assert_array_equal(
         with_nan.predict(X, raw_score=True), zeros.predict(np.nan_to_num(X), raw_score=True)
     )
     # with NaN as missing, the planted NaN signal is found: another model
     missing = dgbdt.train({**PARAMS, "use_missing": True}, dgbdt.Dataset(X, y), 10)
-    assert missing.dump_model()["trees"] != doc["trees"]
+    assert missing.dump_model(format="json")["trees"] != doc["trees"]
 
 
 def test_sparse_input_with_nan_entries_equals_dense():
@@ -38,14 +38,14 @@ def test_sparse_input_with_nan_entries_equals_dense():
     X[np.abs(X) < 0.5] = 0.0
     dense = dgbdt.train(PARAMS, dgbdt.Dataset(X, y), 5)
     sparse = dgbdt.train(PARAMS, dgbdt.Dataset(sp.csr_matrix(X), y), 5)
-    assert dense.dump_model()["trees"] == sparse.dump_model()["trees"]
+    assert dense.dump_model(format="json")["trees"] == sparse.dump_model(format="json")["trees"]
 
 
 def test_use_missing_is_a_binning_parameter():
     X, y = _data()
     ds = dgbdt.Dataset(X, y, params={"use_missing": False})
     booster = dgbdt.train({"objective": "regression", "verbosity": -1}, ds, 3)
-    assert booster.dump_model()["nan_bins"] == [-1] * 4  # binned with NaN as 0.0
+    assert booster.dump_model(format="json")["nan_bins"] == [-1] * 4  # binned with NaN as 0.0
     with pytest.raises(ValueError, match="use_missing"):
         dgbdt.train({**PARAMS, "use_missing": "maybe"}, dgbdt.Dataset(X, y), 1)
 

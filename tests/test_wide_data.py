@@ -144,17 +144,19 @@ def test_validation_set_and_early_stopping(trained):
 
 def test_wide_model_file_holds_only_the_used_columns(trained, tmp_path):
     X, Xw, y, used, compact, ds, wide = trained
-    text = wide.model_to_string()
-    assert len(text) < 20 * len(compact.model_to_string())  # not 2**24 entries per field
+    text = wide.model_to_string(format="json")
+    assert len(text) < 20 * len(
+        compact.model_to_string(format="json")
+    )  # not 2**24 entries per field
     doc = json.loads(text)
     assert doc["version"] == 4 and doc["used_features"] == used.tolist()
     assert doc["feature_names"] is None and len(doc["nan_bins"]) == len(used)
-    assert json.loads(compact.model_to_string())["version"] == 3  # others: as before
+    assert json.loads(compact.model_to_string(format="json"))["version"] == 3  # others: as before
     again = dgbdt.Booster(model_str=text)
     assert isinstance(again.bin_mapper, WideBinMapper) and again.num_feature() == WIDTH
     assert again.feature_name()[-1] == f"Column_{WIDTH - 1}"
     np.testing.assert_array_equal(again.predict(Xw[:300]), wide.predict(Xw[:300]))
-    assert again.model_to_string() == text
+    assert again.model_to_string(format="json") == text
     # binned replay from the reloaded model: continued training gives the same trees
     more = dgbdt.train(PARAMS, dgbdt.Dataset(Xw, y), 2, init_model=again)
     direct = dgbdt.train(PARAMS, dgbdt.Dataset(Xw, y), 2, init_model=wide)
@@ -176,7 +178,7 @@ def test_wide_model_file_holds_only_the_used_columns(trained, tmp_path):
     ],
 )
 def test_a_damaged_wide_model_file_is_refused_by_field(trained, change, message):
-    doc = json.loads(trained[-1].model_to_string())
+    doc = json.loads(trained[-1].model_to_string(format="json"))
     change(doc)
     with pytest.raises(ModelFormatError, match=message):
         dgbdt.Booster(model_str=json.dumps(doc))
@@ -184,13 +186,13 @@ def test_a_damaged_wide_model_file_is_refused_by_field(trained, change, message)
 
 def test_a_tree_split_on_an_empty_column_is_checked_against_its_one_bin(trained):
     used, wide = trained[3], trained[-1]
-    doc = json.loads(wide.model_to_string())
+    doc = json.loads(wide.model_to_string(format="json"))
     empty = int(np.setdiff1d(np.arange(len(used) + 1), used)[0])
     tree = doc["trees"][0]
     tree["split_feature"][0] = empty  # an empty column has one bin: threshold_bin 0 only
     with pytest.raises(ModelFormatError, match="threshold"):
         dgbdt.Booster(model_str=json.dumps(doc))
-    narrow = json.loads(trained[4].model_to_string())
+    narrow = json.loads(trained[4].model_to_string(format="json"))
     narrow["feature_names"] = None  # default names as null: wide models only
     with pytest.raises(ModelFormatError, match="feature_names"):
         dgbdt.Booster(model_str=json.dumps(narrow))

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..log import log_info, logging_rank
+from ..log import log_info, log_warning, logging_rank
 from ..params.lightgbm_keys import lightgbm_canonical
 from ..params.table import ALIASES, BINNING_KEYS, canonical_name, resolve_params
 
@@ -172,6 +172,17 @@ def record_evaluation(eval_result: dict[str, dict[str, list[Any]]]) -> _Callback
     return _RecordEvaluationCallback(eval_result)
 
 
+def should_enable_early_stopping(stopping_rounds: object) -> bool:
+    """Whether ``stopping_rounds`` (``early_stopping_round``) asks for early
+    stopping: an int > 0; 0 or less disables it, as in LightGBM; TypeError
+    (LightGBM's text) for anything but an int."""
+    if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, int):
+        raise TypeError(
+            f"early_stopping_round should be an integer. Got '{type(stopping_rounds).__name__}'"
+        )
+    return stopping_rounds > 0
+
+
 def _is_train_set(dataset_name: str, env: CallbackEnv) -> bool:
     return dataset_name == getattr(env.model, "_train_data_name", TRAIN_DATA_NAME)
 
@@ -184,19 +195,14 @@ class _EarlyStoppingCallback:
         verbose: bool = True,
         min_delta: float | list[float] = 0.0,
     ) -> None:
-        if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, int):
-            raise TypeError(
-                f"stopping_rounds should be an integer, got {type(stopping_rounds).__name__}"
-            )
-        if stopping_rounds <= 0:
-            raise ValueError(f"stopping_rounds should be greater than zero, got {stopping_rounds}")
+        # LightGBM: a non-positive patience disables early stopping, not an error
+        self.enabled = should_enable_early_stopping(stopping_rounds)
         self.order = 30
         self.before_iteration = False
         self.stopping_rounds = stopping_rounds
         self.first_metric_only = first_metric_only
         self.verbose = verbose
         self.min_delta = min_delta
-        self.enabled = True
 
     def _deltas(self, results: list[tuple[Any, ...]]) -> list[float]:
         """One min_delta per entry; a list gives one per metric (LightGBM 4)."""
@@ -232,7 +238,7 @@ class _EarlyStoppingCallback:
         if all(_is_train_set(r[0], env) for r in results):
             # As LightGBM: the training data alone does not stop training.
             self.enabled = False
-            _log("[Warning] Only training set found, disabling early stopping.")
+            log_warning("Only training set found, disabling early stopping.")
             return
         boosting = (
             {env.params.get(k) for k in ("boosting", "boosting_type", "boost")}
@@ -243,7 +249,7 @@ class _EarlyStoppingCallback:
             "dart" in boosting
         ):  # train refuses dart; an env built by hand may say it (LightGBM's rule)
             self.enabled = False
-            _log("[Warning] Early stopping is not available in dart mode")
+            log_warning("Early stopping is not available in dart mode")
             return
         if self.verbose:
             _log(
@@ -273,22 +279,6 @@ class _EarlyStoppingCallback:
                 self.best_score.append(float("inf"))
                 self.cmp_op.append(partial(lambda cur, best, d: cur < best - d, d=delta))
 
-    def best_so_far(self, end_iteration: int) -> tuple[int, list[tuple[Any, ...]]] | None:
-        """(best iteration, its results) that this callback would report if the
-        metrics stayed as they are until ``end_iteration``, or None.  Training
-        that ends for another reason (nothing left to split) thus learns its best
-        iteration as LightGBM's loop, which keeps evaluating frozen metrics, does:
-        the first tracked pair with the earliest best iteration stops it, unless
-        the last iteration comes first (then the first tracked pair's best)."""
-        if not self.enabled or not getattr(self, "_tracked", None):
-            return None
-        earliest = min(self.best_iter[i] for i in self._tracked)
-        if earliest + self.stopping_rounds < end_iteration - 1:
-            i = next(i for i in self._tracked if self.best_iter[i] == earliest)
-        else:
-            i = self._tracked[0]
-        return self.best_iter[i], self.best_score_list[i]
-
     def _stop(self, i: int, message: str, metric_name: str) -> None:
         if self.verbose:
             best = "\t".join(_format_eval_result(x) for x in self.best_score_list[i])
@@ -298,6 +288,8 @@ class _EarlyStoppingCallback:
         raise EarlyStopException(self.best_iter[i], self.best_score_list[i])
 
     def __call__(self, env: CallbackEnv) -> None:
+        if not self.enabled:
+            return  # disabled by stopping_rounds <= 0, or at the first iteration
         if env.iteration == env.begin_iteration:
             self._init(env)
         if not self.enabled:
@@ -383,7 +375,9 @@ class _CheckpointCallback:
         done = env.iteration + 1  # iterations in the model, init model's included
         if self.writes_at(env.iteration) and logging_rank() == 0:
             # Every rank holds the same model (distributed training); one writes it.
-            env.model.save_model(f"{self.path}.snapshot_iter_{done}", num_iteration=-1)
+            env.model.save_model(
+                f"{self.path}.snapshot_iter_{done}", num_iteration=-1, format="json"
+            )
 
 
 def checkpoint(path: str | os.PathLike, freq: int) -> _Callback:
@@ -544,7 +538,7 @@ _EVALUATION_KEYS = (
     "early_stopping_min_delta",
     "first_metric_only",
 )
-#: The model's record of an unfinished schedule (booster params, removed when
+#: The model's record of an unfinished schedule (Booster.config, removed when
 #: training ends, so only checkpoint snapshots carry it): ``[first, end]``, the
 #: global iterations the schedule's rounds 0 ... end - first - 1 are.
 SCHEDULE_KEY = "reset_parameter_rounds"
@@ -590,7 +584,8 @@ def resolve_reset(
     objective's own checks); a parameter that cannot change mid-training
     raises ValueError naming it."""
     given = {_canonical(key): value for key, value in values.items()}
-    new = resolve_params({**cfg, **given})
+    # a resolved metric=[] is "no metric"; given as [] it would mean the default
+    new = resolve_params({**cfg, "metric": cfg["metric"] or "None", **given})
     changed = {k: v for k, v in new.items() if not _same(v, cfg.get(k))}
     for name in changed:
         if name not in LIVE_KEYS and name not in REBUILT_KEYS:
@@ -670,7 +665,7 @@ def interrupted_schedule(model: Model | None) -> tuple[int, int] | None:
     it wrote ``model`` (a checkpoint snapshot; see SCHEDULE_KEY), or None."""
     if model is None:
         return None
-    rounds = model.params.get(SCHEDULE_KEY)
+    rounds = model.config.get(SCHEDULE_KEY)
     if (
         not isinstance(rounds, (list, tuple))
         or len(rounds) != 2
@@ -699,7 +694,7 @@ def reset_parameter(**kwargs: list | Callable) -> _Callback:
     ``num_boost_round = N - done``; lists keep the length N): the model equals
     the uninterrupted one.  A snapshot records its schedule in the model's
     params (``reset_parameter_rounds``), a finished model does not; delete
-    that key from ``Booster.params`` to restart the schedule instead.
+    that key from ``Booster.config`` to restart the schedule instead.
 
     **What can change**: the learning rate; tree shape and split search
     (``num_leaves``, ``max_depth``, ``min_data_in_leaf``,

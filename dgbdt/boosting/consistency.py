@@ -119,7 +119,7 @@ def _init_model_digest(init_model: InitModel) -> str | None:
     if init_model is None:
         return None
     if isinstance(init_model, Model):
-        text = init_model.model_to_string(-1)
+        text = init_model.model_to_string(-1, format="json")
     else:
         try:
             with open(init_model, "rb") as fh:
@@ -207,6 +207,6 @@ def check_same_rows(comm: SerialComm, dataset: Dataset, what: str = "the trainin
 
 def check_same_model(comm: SerialComm, booster: Model) -> None:
     """Every rank must hold the same model (hash of the model file compared)."""
-    bad = comm.ranks_unlike_rank0(booster.model_to_string(-1))
+    bad = comm.ranks_unlike_rank0(booster.model_to_string(-1, format="json"))
     if bad:
         raise agreed(RuntimeError(f"check_consistency: ranks {bad} hold another model than rank 0"))

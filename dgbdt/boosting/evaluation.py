@@ -17,6 +17,7 @@ import numpy as np
 from ..data.binning import WideBinMapper
 from ..data.dataset import Dataset
 from ..distributed.comm import agreed
+from ..log import DGBDTError
 from ..objective.metrics import get_metric
 from ..objective.objectives import CustomObjective
 from ..objective.ranking import query_boundaries
@@ -171,7 +172,7 @@ def init_model_scores(init_booster: Model, dataset: Dataset, k_out: int) -> np.n
     the trees' bin thresholds mean something only for data binned like the
     model (replayed on the bins when the raw values were freed).
     """
-    raw_data = dataset.get_data()
+    raw_data = dataset.raw_data  # (get_data gives a binary file's path)
     if raw_data is not None:
         raw = np.asarray(
             init_booster.predict(
@@ -185,8 +186,9 @@ def init_model_scores(init_booster: Model, dataset: Dataset, k_out: int) -> np.n
         return raw.reshape(dataset.n_samples, k_out).T.copy()
     if same_bins(init_booster.bin_mapper, dataset.model_mapper):
         return _binned_raw_scores(init_booster, dataset, k_out)
-    raise ValueError(
-        "init_model was binned differently from this Dataset, whose raw data was "
+    raise DGBDTError(  # (LightGBM's words, which has no bins to replay on)
+        "Unknown format of training data: init_model was binned differently from this "
+        "Dataset, whose raw data was "
         "freed: create the Dataset with free_raw_data=False"
     )
 

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from ..data.store import splittable_features
 from ..distributed.comm import SerialComm, agreed
+from ..log import log_lightgbm_info, log_lightgbm_warning
 from ..models.lightgbm_export import tree_shrinkage
 from ..native import common
 from ..native.histogram import BLOCK_FEATURES, feature_blocks
@@ -60,6 +61,9 @@ if TYPE_CHECKING:
 
 # From this many features, column-layout data keeps a blocked copy (4 blocks).
 BLOCKED_MIN_FEATURES = 4 * BLOCK_FEATURES
+# LightGBM's kEpsilon: a starting score closer to 0 is not announced
+_K_EPSILON = 1e-15
+_NO_SPLIT = "Stopped training because there are no more leaves that meet the split requirements"
 
 
 class TrainingRun:
@@ -222,6 +226,8 @@ class Boosting:
         self.k_out, self.comm, self.row_comm = run.k_out, run.comm, run.row_comm
         # kept for what a training Booster asks later (add_valid, update)
         self.training_run, self.init_booster = run, init_booster
+        self.from_average = False  # (the starting scores are boost_from_average's)
+        self.fobj_announced = False  # (boost_round: a callable objective was announced)
         self.scores = self._starting_scores(init_booster)
         eval_sets = make_eval_sets(
             run, data, self.scores, valid_sets, valid_names, booster, init_booster
@@ -240,6 +246,7 @@ class Boosting:
         )
         self._prepare(callbacks, resumed=init_booster is not None)
         self._prepare_schedule(init_booster)
+        self._log_start()
 
     def _starting_scores(self, init_booster: Model | None) -> np.ndarray:
         """Raw scores (k_out, n): init_score, or an init model's raw predictions,
@@ -259,7 +266,48 @@ class Boosting:
         elif self.objective and cfg["boost_from_average"] and data.init_score is None:
             booster.init_score = self.objective.init_score(data.label, data.weight, self.row_comm)
             scores += booster.init_score[:, None]
+            self.from_average = True
         return scores
+
+    def _log_start(self) -> None:
+        """LightGBM's info lines of a training's start, in its order: the metrics
+        set up on the training data, the used features and their bins (GBDT::Init;
+        this rank's rows, as each LightGBM machine's), the metrics set up on each
+        validation set, then each class's starting score (BoostFromAverage)."""
+        verbosity = self.cfg["verbosity"]
+        if verbosity < 1:
+            return
+        data, train_set = self.data, self.train_set
+        group = None if train_set.group is None else query_boundaries(train_set.group)
+        self._log_metric_init(data.label, data.weight, group)
+        # (no collective: verbosity may differ between ranks)
+        # column blocks (feature-parallel): the global mapper is a BinMapper
+        mapper: Any = data.global_mapper
+        bins = np.diff(data.store.bin_offsets) if data.owner_of is None else mapper.n_bins
+        log_lightgbm_info(f"Total Bins {int(np.sum(bins[self.splittable]))}", verbosity)
+        log_lightgbm_info(
+            f"Number of data points in the train set: {data.n_samples}, "
+            f"number of used features: {len(self.splittable)}",
+            verbosity,
+        )
+        for es in self.valid_evals:
+            self._log_metric_init(es.label, es.weight, es.queries)
+        if not self.from_average:
+            return
+        notes = self.objective.boost_from_score_notes  # type: ignore[union-attr]  # (from_average)
+        for k, value in enumerate(self.booster.init_score):
+            if k < len(notes):
+                log_lightgbm_info(notes[k], verbosity)
+            if abs(value) > _K_EPSILON:
+                log_lightgbm_info(f"Start training from score {value:f}", verbosity)
+
+    def _log_metric_init(
+        self, label: np.ndarray, weight: np.ndarray | None, queries: np.ndarray | None
+    ) -> None:
+        """What LightGBM's metrics log when set up on a data set."""
+        for metric in self.evaluator.metrics:
+            for line in metric.init_log(label, weight, queries):
+                log_lightgbm_info(line, self.cfg["verbosity"])
 
     def _splittable_features(self) -> np.ndarray:
         """The global features training may split on (dgbdt.data.store.splittable_features);
@@ -346,7 +394,7 @@ class Boosting:
         if interrupted is not None:
             self.schedule, self.resumed_schedule = (interrupted[0], self.end_iter), True
         # until training ends: what a snapshot resumes from
-        self.booster.params[cb.SCHEDULE_KEY] = list(self.schedule)
+        self.booster.config[cb.SCHEDULE_KEY] = list(self.schedule)
 
     def _scheduled_values(self, it: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """(changed, scheduled) parameters of iteration ``it`` by the reset_parameter
@@ -369,12 +417,19 @@ class Boosting:
             changed, _ = self._scheduled_values(it)
         else:
             changed = _agreed_reset(self.comm, it, self._scheduled_values)
-        if not changed:
-            return
-        # From this round on: the params (env.params of the callbacks), the model's
-        # record, and what was built from them.
+        if changed:
+            self.apply_reset(it, changed)
+            # LightGBM's reset_parameter callback updates Booster.params too (its names)
+            for c in self.resets:
+                given = zip(c.names, c.kwargs, strict=True)
+                self.booster.params.update({k: changed[n] for n, k in given if n in changed})
+
+    def apply_reset(self, it: int, changed: dict[str, Any]) -> None:
+        """From iteration ``it`` on, the ``changed`` resolved values
+        (dgbdt.boosting.callbacks.resolve_reset): in the params (env.params of
+        the callbacks), the model's record, and what was built from them."""
         self.cfg.update(changed)
-        self.booster.params.update(changed)
+        self.booster.config.update(changed)
         if any(k in cb.REBUILT_KEYS for k in changed):
             self._build_parts()
             if not self.sampler.goss:
@@ -400,7 +455,7 @@ class Boosting:
                     first_phase.close()
                 if self.one_iteration(it):
                     break
-        self.booster.params.pop(cb.SCHEDULE_KEY, None)  # finished: nothing to resume
+        self.booster.config.pop(cb.SCHEDULE_KEY, None)  # finished: nothing to resume
         return self.booster
 
     def one_iteration(self, it: int) -> bool:
@@ -411,20 +466,14 @@ class Boosting:
         for c in self.before:
             c(env)
         new_trees, stumps = self.boost_round(it)
-        if stumps and booster.trees:
-            # Nothing left to split: LightGBM stops here too, and keeps these stumps
-            # only when the model has no trees yet.  Asking the model, not this run's
-            # first iteration, makes a resumed run stop where an uninterrupted one
-            # does.  Early stopping still reports its best.
-            for c in self.after:
-                best = c.best_so_far(self.end_iter) if hasattr(c, "best_so_far") else None
-                if best is not None:
-                    booster.best_iteration = best[0] + 1
-                    booster.best_score = score_dict(best[1])
-                    break
-            return True
-        booster.add_trees(new_trees)
-        return self.after_iteration(it) or stumps
+        if not (stumps and booster.trees):
+            # Nothing left to split: LightGBM keeps these stumps only when the model
+            # has no trees yet (asking the model, not this run's first iteration,
+            # makes a resumed run do what an uninterrupted one does).  Its Python
+            # train() goes on all the same: evaluation, callbacks, and the next
+            # rounds try again (a new bag or feature sample may split).
+            booster.add_trees(new_trees)
+        return self.after_iteration(it)
 
     def boost_round(
         self, it: int, fobj: Callable[..., Any] | None = None, redraw: bool = False
@@ -435,6 +484,11 @@ class Boosting:
         the round's bag even between bagging rounds (Booster.update: a rolled-back
         iteration may have crossed one)."""
         fobj = fobj or self.custom_objective
+        if fobj and not self.fobj_announced:
+            # LightGBM's Python Booster sets objective=none at its first update with
+            # a callable, and its C++ Booster says so
+            log_lightgbm_info("Using self-defined objective function", self.cfg["verbosity"])
+            self.fobj_announced = True
         if fobj:
             _custom_gradients(
                 fobj, self.scores, self.train_set, self.k_out, self.gradients, self.hessians
@@ -456,7 +510,10 @@ class Boosting:
         first = it if redraw else self.first_iter
         self.sampler.start_round(it, first, self.gradients, self.hessians)
         new_trees = [self.grow_tree(it * self.k_out + k, k) for k in range(self.k_out)]
-        return new_trees, all(t.n_leaves == 1 for t in new_trees)
+        stumps = all(t.n_leaves == 1 for t in new_trees)
+        if stumps:  # LightGBM's GBDT::TrainOneIter, every such round
+            log_lightgbm_warning(_NO_SPLIT, self.cfg["verbosity"])
+        return new_trees, stumps
 
     def grow_tree(self, tree_index: int, k: int) -> Tree:
         """Tree ``k`` of this round: grown, renewed, shrunk, and added to the scores."""
@@ -498,6 +555,9 @@ class Boosting:
         data = self.data
         # (start_from_stump: an objective)
         value = self.objective.init_score(data.label, data.weight, self.row_comm)[k]  # type: ignore[union-attr]
+        notes = self.objective.boost_from_score_notes  # type: ignore[union-attr]
+        if k < len(notes):  # LightGBM's BoostFromScore logs it on this path too
+            log_lightgbm_info(notes[k], self.cfg["verbosity"])
         self.booster.init_score[k] = value
         self.scores[k] += value
         for es in self.valid_evals:
@@ -613,7 +673,7 @@ class Boosting:
 def _continued_trees(init_booster: Model, learning_rate: float) -> list[Tree]:
     """The init model's trees, each keeping its own shrinkage when this training's
     learning rate is another (copies: the init model is left as it is)."""
-    own_rate = init_booster.params.get("learning_rate")
+    own_rate = init_booster.config.get("learning_rate")
     if own_rate is None or own_rate == learning_rate:
         return list(init_booster.trees)
     trees = []
@@ -653,9 +713,12 @@ def _custom_gradients(
         or grad.size != n * k_out
         or grad.shape not in ((n,), (n, k_out), (n * k_out,))
     ):
+        # LightGBM's words (Booster.__boost), then the shapes accepted
         raise ValueError(
-            f"Custom objective returned gradients of shape {grad.shape} and hessians of "
-            f"shape {hess.shape}; expected ({n},) or ({n}, {k_out})"
+            f"Lengths of gradient ({grad.size}) and Hessian ({hess.size}) don't match "
+            f"training data length ({n}) * number of models per one iteration ({k_out}): "
+            f"the custom objective returned shapes {grad.shape} and {hess.shape}; "
+            f"expected ({n},) or ({n}, {k_out})"
         )
     if grad.ndim == 1 and k_out > 1:
         # LightGBM's flat layout: class-major, all rows of class 0 first
@@ -872,7 +935,7 @@ def refit_params(booster: Model, dataset_params: dict[str, Any] | None) -> dict[
             f"Cannot refit a model of objective {booster.objective!r}: refit needs the "
             "objective's gradients (LightGBM: cannot refit due to null objective function)"
         )
-    known = {k: v for k, v in booster.params.items() if k in ALIASES}
+    known = {k: v for k, v in booster.config.items() if k in ALIASES}
     given = {**known, **booster.objective_params, **(dataset_params or {})}
     given.update(objective=booster.objective, num_class=booster.num_class)
     return given

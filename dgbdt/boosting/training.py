@@ -13,6 +13,7 @@ updates, rollbacks and evaluations with the training's threads and rank.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,12 +32,19 @@ from ..distributed.comm import (
     launched_size,
     world_comm,
 )
-from ..log import logging_rank, set_logging_rank
+from ..log import (
+    log_lightgbm_info,
+    log_lightgbm_warning,
+    log_warning,
+    logging_rank,
+    set_logging_rank,
+)
 from ..models.model import Model
 from ..objective.objectives import CustomObjective, make_objective
 from ..objective.ranking import Queries
 from ..params.table import ALIASES, PARAMS, threads_for
 from ..treelearner.learners.feature_blocks import assemble_global_mapper
+from .callbacks import should_enable_early_stopping
 from .consistency import agree_on_inputs, check_same_rows
 from .loop import Boosting, TrainingData, TrainingRun
 
@@ -99,15 +107,55 @@ def training_context(cfg: dict[str, Any], comm: SerialComm) -> Iterator[None]:
 
 
 def call_params(params: Mapping[str, Any] | None, num_boost_round: int) -> dict[str, Any]:
-    """A training call's params: a copy, with ``num_iterations`` set to
-    ``num_boost_round`` unless an alias gives it (LightGBM); TypeError unless a
-    dict (or None)."""
+    """A training call's params, as LightGBM's train() leaves them: a copy, with
+    ``objective``, ``num_iterations`` (``num_boost_round`` unless the params give
+    it) and ``early_stopping_round`` under their main names, their aliases
+    removed (the main name wins, else the first alias in LightGBM's order), a
+    None value dropped; TypeError unless a dict (or
+    None), or when ``early_stopping_round`` is not an integer (LightGBM's text)."""
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
     params = dict(params or {})
-    if not any(ALIASES.get(k) == "num_iterations" for k in params):
-        params["num_iterations"] = num_boost_round
+    given = {k: v for k, v in params.items() if ALIASES.get(k) == "num_iterations"}
+    params = choose_param_value(params, "objective")
+    params = choose_param_value(params, "num_iterations", num_boost_round)
+    if any(v != params["num_iterations"] for v in given.values()):
+        shown = ", ".join(f"{k}={v}" for k, v in given.items())
+        log_warning(
+            f"Found conflicting values for num_iterations provided via 'params': {shown}. "
+            f"LightGBM will perform up to {params['num_iterations']} boosting rounds. To be "
+            "confident in the maximum number of boosting rounds LightGBM will perform and "
+            "to suppress this warning, modify 'params' so that only one of those is present."
+        )
+    params = choose_param_value(params, "early_stopping_round")
+    patience = params.get("early_stopping_round")
+    # integer text (a config file's, the CLI's) is the table's to read
+    if patience is not None and not (
+        isinstance(patience, str) and patience.strip().lstrip("+-").isdigit()
+    ):
+        should_enable_early_stopping(patience)
     return params
+
+
+def check_rounds(params: Mapping[str, Any]) -> None:
+    """train() and cv() need at least one boosting round (LightGBM's ValueError)."""
+    n = params["num_iterations"]
+    if isinstance(n, numbers.Real) and not isinstance(n, bool) and n <= 0:
+        raise ValueError(f"Number of boosting rounds must be greater than 0. Got {n}.")
+
+
+def choose_param_value(params: dict[str, Any], name: str, default: Any = None) -> dict[str, Any]:
+    """``params`` with ``name`` given once, under its main name (LightGBM's
+    _choose_param_value): the main name's value, else the first alias's in the
+    table's (LightGBM's) order, else ``default``; the aliases removed.  A None
+    value means "not given" (no key)."""
+    spellings = [name, *PARAMS[name].aliases]
+    value = next((params[k] for k in spellings if k in params), None)
+    value = default if value is None else value
+    out = {k: v for k, v in params.items() if k not in spellings}
+    if value is not None:
+        out[name] = value
+    return out
 
 
 @contextlib.contextmanager
@@ -134,6 +182,7 @@ def start_run(params: dict[str, Any], cfg: dict[str, Any], train_set: Dataset) -
         comm = make_comm(cfg)
     custom_objective = cfg["objective"] if callable(cfg["objective"]) else None
     comm.stats = CommStats()  # this training's communication only
+    _warn_depth_without_leaves(params, cfg)
     if cfg["num_machines"] > 1 and cfg["num_machines"] != comm.size and comm.rank == 0:
         warnings.warn(
             f"num_machines={cfg['num_machines']} but {comm.size} process(es) run; "
@@ -141,6 +190,21 @@ def start_run(params: dict[str, Any], cfg: dict[str, Any], train_set: Dataset) -
             stacklevel=3,
         )
     return TrainingRun(cfg, params, train_set, objective, custom_objective, k_out, comm)
+
+
+def _warn_depth_without_leaves(params: Mapping[str, Any], cfg: Mapping[str, Any]) -> None:
+    """LightGBM's warning (config.cpp) when max_depth allows more leaves than
+    the default num_leaves that the params leave in place."""
+    depth = cfg["max_depth"]
+    leaves_given = any(ALIASES.get(k) == "num_leaves" and v is not None for k, v in params.items())
+    if depth > 0 and not leaves_given and 2**depth > cfg["num_leaves"]:
+        log_lightgbm_warning(
+            f"Provided parameters constrain tree depth (max_depth={depth}) without explicitly "
+            "setting 'num_leaves'. This can lead to underfitting. To resolve this warning, pass "
+            f"'num_leaves' (<={2**depth}) in params. Alternatively, pass (max_depth=-1) and just "
+            "use 'num_leaves' to constrain model complexity.",
+            cfg["verbosity"],
+        )
 
 
 def _asks_for_ranks(params: object) -> bool:
@@ -189,6 +253,8 @@ def setup_loop(
     data = _training_data(run, keep_raw=init_model is not None, category_lists=lists)
     if run.objective:
         run.objective.set_label_weights(data.label, data.weight, run.row_comm)
+    else:  # LightGBM's Booster, creating no objective function
+        log_lightgbm_info("Using self-defined objective function", run.cfg["verbosity"])
     data.queries = _training_queries(run, data)
     booster = _new_booster(run, data, model_class)
     if init_booster is not None:
@@ -276,12 +342,25 @@ def _new_booster(run: TrainingRun, data: TrainingData, model_class: type[Model])
         bin_mapper=data.global_mapper
         if run.train_set.used_features is None
         else run.train_set.model_mapper,
-        params={k: v for k, v in cfg.items() if k != "objective"} | {"objective": spec.name},
+        # a callable objective is LightGBM's objective=none ("custom" in the model)
+        config={k: v for k, v in cfg.items() if k != "objective"}
+        | {"objective": "none" if run.objective is None else spec.name},
+        params=user_params(run.params, run.train_set.get_params()),
         comm_stats=run.comm.stats,
     )
     # predict codes a DataFrame's category columns by the training's lists
     booster.pandas_categorical = run.train_set.pandas_categorical
     return booster
+
+
+def user_params(params: Mapping[str, Any], dataset_params: Mapping[str, Any]) -> dict[str, Any]:
+    """LightGBM's ``Booster.params`` of a train() call: train's ``params``
+    (:func:`call_params`; a callable objective as "none", an objective not
+    given as None) with the Dataset's params it does not give (train() merges
+    its params into the Dataset's first, so the call's win)."""
+    objective = params.get("objective")
+    view = {**params, "objective": "none" if callable(objective) else objective}
+    return view | {k: v for k, v in dataset_params.items() if k not in view}
 
 
 def from_lightgbm_object(init_model: Any) -> Any:

@@ -127,7 +127,7 @@ IO_DEFAULTS = {
     "zero_based": "true",
 }
 #: what model_format may say (Booster.save_model's formats)
-MODEL_FORMATS = ("dgbdt", "lightgbm")
+MODEL_FORMATS = ("lightgbm", "json", "dgbdt")
 IO_HELP = {
     "task": "train, predict, convert_model, save_binary or refit (or give it as the command: "
     "dgbdt train ...); save_binary writes data (and valid_data) binned, as <data>.bin, which "
@@ -159,9 +159,10 @@ IO_HELP = {
     "pre_partition": "under mpiexec: each rank reads its own file (data=train.{rank}.csv) "
     "instead of its byte range of one file",
     "zero_based": "LibSVM feature indices start at 0 (false: at 1)",
-    "model_format": "the model file train and convert_model write: dgbdt (JSON, the default: "
-    "it keeps the bins, for exact continued training) or lightgbm (LightGBM's text model, "
-    "for LightGBM, treelite, ONNX, shap)",
+    "model_format": "the model file train and convert_model write: lightgbm (the default; "
+    "LightGBM's text model, for LightGBM, treelite, ONNX, shap, with dgbdt's whole model on a "
+    "line LightGBM skips) or json (dgbdt's JSON model; dgbdt is its older name; the default "
+    "for an output file named *.json)",
     "convert_model": "task=convert_model: where to write input_model in model_format "
     "(default: the format input_model is not in)",
     "convert_model_language": "LightGBM's if-else code output: not supported (dgbdt "
@@ -171,7 +172,7 @@ _IO_ALIAS = {a: k for k, aliases in IO_KEYS.items() for a in (k, *aliases)}
 
 USAGE = """usage: dgbdt train key=value ... [config=FILE]
        dgbdt predict data=FILE input_model=MODEL [output_result=FILE] [key=value ...]
-       dgbdt convert_model input_model=MODEL convert_model=OUT [model_format=dgbdt|lightgbm]
+       dgbdt convert_model input_model=MODEL convert_model=OUT [model_format=lightgbm|json]
        dgbdt task=save_binary data=FILE [valid_data=FILES] [key=value ...]  (writes FILE.bin)
        dgbdt config=FILE [key=value ...]        (task=train|predict in the file)
        mpiexec -n K dgbdt train tree_learner=data|voting|feature ...
@@ -359,7 +360,7 @@ def _record_columns(columns: dict[str, str]) -> Callable[[CallbackEnv], None]:
     so that snapshots (``snapshot_freq``) predict like the final model."""
 
     def record(env: CallbackEnv) -> None:
-        env.model.params.update(columns)
+        env.model.config.update(columns)
 
     record.before_iteration = True  # type: ignore[attr-defined]  # the callback protocol's flag
     return record
@@ -368,9 +369,9 @@ def _record_columns(columns: dict[str, str]) -> Callable[[CallbackEnv], None]:
 def _with_model_columns(io: dict[str, Any], booster: Booster) -> dict[str, Any]:
     """``io`` with the column keys of the model's training where not given."""
     recorded = {
-        k: booster.params[k]
+        k: booster.config[k]
         for k in COLUMN_KEYS
-        if k in booster.params and k not in io.get("_given", ())
+        if k in booster.config and k not in io.get("_given", ())
     }
     return {**io, **recorded}
 
@@ -434,8 +435,10 @@ def _read_share(
 
 
 def _model_format(io: dict[str, Any]) -> str:
-    """``model_format`` checked (before any work); dgbdt's JSON when not given."""
-    fmt = io.get("model_format", "dgbdt")
+    """``model_format`` checked (before any work); when not given LightGBM's
+    text, or dgbdt's JSON for an output_model named *.json."""
+    default = "json" if str(io.get("output_model", "")).lower().endswith(".json") else "lightgbm"
+    fmt = io.get("model_format", default)
     if fmt not in MODEL_FORMATS:
         raise CliError(f"model_format={fmt!r}: use one of {', '.join(MODEL_FORMATS)}")
     io["model_format"] = fmt
@@ -460,7 +463,7 @@ def run_convert(io: dict[str, Any], params: dict[str, Any], cfg: dict[str, Any])
     booster = Booster(model_file=io["input_model"])  # checks the file first (no FIFO)
     if io.get("model_format") is None:  # (a given one was checked above)
         loaded = model_file_format(io["input_model"])
-        io["model_format"] = "dgbdt" if loaded == "lightgbm" else "lightgbm"
+        io["model_format"] = "json" if loaded == "lightgbm" else "lightgbm"
     fmt = io["model_format"]
     if launched_rank() == 0:  # under mpiexec every rank converts; one writes
         booster.save_model(io["convert_model"], format=fmt)
@@ -658,7 +661,7 @@ def run_train(io: dict[str, Any], params: dict[str, Any], cfg: dict[str, Any]) -
         init_model=io.get("input_model"),
         callbacks=_training_callbacks(io, cfg, columns),
     )
-    booster.params.update(columns)
+    booster.config.update(columns)
     _write_model(booster, io, cfg, comm)
 
 

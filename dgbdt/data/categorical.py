@@ -32,6 +32,8 @@ def parse_categorical_spec(value: Any) -> CategoricalSpec:
     LightGBM's "name:carrier,origin"; "" or None declare nothing."""
     if value is None:
         return ()
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return (int(value),)  # one column (LightGBM takes a single index too)
     if isinstance(value, str):
         text = value.strip()
         if text == "auto":

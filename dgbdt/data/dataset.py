@@ -20,8 +20,10 @@ from numpy.typing import ArrayLike
 
 from ..distributed.comm import agreed
 from ..io.options import read_text
+from ..log import DGBDTError, log_info, log_lightgbm_warning, log_warning
 from ..native.binning import map_categories, map_to_bins
 from ..native.common import bin_dtype_for
+from ..params.lightgbm_keys import lightgbm_canonical
 from ..params.table import BINNING_KEYS, resolve_params
 from . import binary_file as dataset_file
 from .binning import (
@@ -52,8 +54,8 @@ from .checks import (
     check_weight,
     raise_on_every_rank,
 )
-from .inputs import as_pandas_if_arrow
-from .names import ColumnNames
+from .inputs import as_pandas_if_arrow, is_dataframe, is_sparse, scipy_sparse
+from .names import ColumnNames, without_spaces
 from .sources import FeatureSource, RowSubset
 from .store import Column, build_store, splittable_features, subset_columns
 
@@ -173,32 +175,32 @@ class Dataset:
         the columns; without one every rank reads every row (then refused by
         row-sharded training).  ``{rank}`` in the path is replaced by the rank.
     label : array-like (n_samples,), optional
-    weight : array-like (n_samples,), optional
-    init_score : array-like (n_samples,) or (n_samples, n_classes), optional
-    feature_name : list of str or "auto"
     reference : Dataset, optional
         Bin with this data set's mapper (use it for validation data).
-    params : dict, optional
-        Dataset parameters (max_bin, min_data_in_bin, bin_construct_sample_cnt, seed,
-        use_missing).
-    free_raw_data : bool
-        Drop the reference to the raw data once binned.
-    feature_indices : list of int, optional
-        Feature-parallel training "by dimension": the global column numbers of
-        the columns in ``data`` (every rank holds all rows of its own block of
-        columns; the blocks of all ranks cover every column exactly once).
+    weight : array-like (n_samples,), optional
     group : array-like of int, optional
         Query sizes for ranking (LightGBM's ``group``): the rows of a query are
         contiguous, and the sizes sum to the number of rows.  In row-sharded
         training each rank passes its own rows' queries, whole.
-    position : array-like of int, optional
-        The position of each row in its query's displayed list (LightGBM's
-        position feature for unbiased lambdarank).
+    init_score : array-like (n_samples,) or (n_samples, n_classes), optional
+    feature_name : list of str or "auto"
     categorical_feature : "auto", list of int or str, or None
         The categorical columns (LightGBM's argument): indices or feature
         names; ``"auto"`` (the default) takes a DataFrame's category columns
         and else the params' ``categorical_feature``.  Values are non-negative
         integer categories; NaN and negative values are missing.
+    params : dict, optional
+        Dataset parameters (max_bin, min_data_in_bin, bin_construct_sample_cnt, seed,
+        use_missing).
+    free_raw_data : bool
+        Drop the reference to the raw data once binned.
+    position : array-like of int, optional
+        The position of each row in its query's displayed list (LightGBM's
+        position feature for unbiased lambdarank).
+    feature_indices : list of int, optional (keyword only)
+        Feature-parallel training "by dimension": the global column numbers of
+        the columns in ``data`` (every rank holds all rows of its own block of
+        columns; the blocks of all ranks cover every column exactly once).
     """
 
     # Set in __init__ and construct() (annotated here: first set to None).
@@ -218,6 +220,7 @@ class Dataset:
     layout: str | None
     _binning: dict[str, Any] | None
     _wanted_lists: list[Any] | None
+    _categorical_spec: Any  # parse_categorical_spec's (see categorical_feature)
     #: The file a Dataset(path) of a save_binary file was loaded from (unset otherwise).
     binary_file: str | None
 
@@ -225,19 +228,19 @@ class Dataset:
         self,
         data: DataType,
         label: RowValuesType | None = None,
+        reference: Dataset | None = None,
         weight: RowValuesType | None = None,
+        group: ArrayLike | None = None,
         init_score: InitScoreType | None = None,
         feature_name: Sequence[str] | Literal["auto"] | None = "auto",
-        reference: Dataset | None = None,
+        categorical_feature: Sequence[int | str] | Literal["auto"] | None = "auto",
         params: Mapping[str, Any] | None = None,
         free_raw_data: bool = True,
-        feature_indices: ArrayLike | None = None,
-        categorical_feature: Sequence[int | str] | Literal["auto"] | None = "auto",
-        *,
-        group: ArrayLike | None = None,
         position: ArrayLike | None = None,
+        *,
+        feature_indices: ArrayLike | None = None,
     ) -> None:
-        self.categorical_feature = parse_categorical_spec(categorical_feature)
+        self.categorical_feature = categorical_feature  # (parsed: see the property)
         self.pandas_categorical = None  # the category lists of category columns, once binned
         # Dataset(path): the read keys of the text file and how this rank read it
         # (dgbdt.io.options.TextRead); a subset's rows of its reference
@@ -263,7 +266,7 @@ class Dataset:
         self._source = (
             data if isinstance(data, RowSubset) else FeatureSource(as_pandas_if_arrow(data))
         )
-        self._auto_categorical = tuple(self._source.category_columns)
+        self._auto_categorical = tuple(self._source.auto_columns)
         self.n_samples, self.n_features = (int(v) for v in self._source.shape)
         self._set_rows(rows)
         # the id of each query (read from a query column or qid: fields), for the
@@ -276,6 +279,16 @@ class Dataset:
         self._set_feature_indices(feature_indices)
         self.feature_name = self._feature_names(feature_name)
         self._not_binned_yet()
+
+    @property
+    def categorical_feature(self) -> list[int | str] | Literal["auto"]:
+        """The categorical columns as given: "auto" or a list of indices or names."""
+        spec = self._categorical_spec
+        return spec if spec == "auto" else list(spec)
+
+    @categorical_feature.setter
+    def categorical_feature(self, value: Any) -> None:
+        self._categorical_spec = parse_categorical_spec(value)
 
     def _not_binned_yet(self) -> None:
         self.bin_mapper = None
@@ -365,6 +378,12 @@ class Dataset:
                 raise ValueError(
                     f"feature_name has {len(names)} names but data has {self.n_features} features"
                 )
+        names, spaces = without_spaces(names)
+        if spaces:  # LightGBM's C++ warning (Dataset::set_feature_names)
+            log_lightgbm_warning(
+                "Found whitespace in feature_names, replace with underlines",
+                _verbosity(self.params),
+            )
         if len(set(names)) != len(names):
             seen = set()
             repeated = next(n for n in names if n in seen or seen.add(n))  # type: ignore[func-returns-value]  # (add's None: not seen before)
@@ -417,9 +436,24 @@ class Dataset:
         else:
             self._find_bins_and_bin(cfg, comm)
         self._binning = self._binning_of(cfg, n_ranks or 1)
+        if self.reference is None and cfg["verbosity"] >= 0:
+            self._warn_if_no_feature_splits()
         if not keep_raw_data:
             self.release_raw_data()
         return self
+
+    def _warn_if_no_feature_splits(self) -> None:
+        """LightGBM's warning (its exact line) when no feature can split."""
+        mapper = self.bin_mapper  # (the binned columns: those left out have one bin)
+        assert mapper is not None  # (just binned)
+        splits = np.asarray(mapper.n_bins) > 1
+        splits[list((self._binning or {}).get("filtered", ()))] = False
+        if self.n_features and not splits.any():
+            log_info(
+                "[LightGBM] [Warning] There are no meaningful features which satisfy the "
+                "provided configuration. Decreasing Dataset parameters min_data_in_bin or "
+                "min_data_in_leaf and re-constructing Dataset might resolve this warning."
+            )
 
     def _shard_rows(self, comm: SerialComm | None) -> None:
         """This rank's global row offset and the global row count under ``comm``
@@ -523,10 +557,30 @@ class Dataset:
         if self.free_raw_data:
             self._source = None
 
-    def get_data(self) -> DataType | None:
-        """The raw data as this Dataset holds it (a numpy array, a DataFrame or a
-        CSC matrix), or None once freed (``free_raw_data``)."""
+    @property
+    def raw_data(self) -> DataType | None:
+        """The raw data this Dataset holds (a numpy array, a DataFrame or a CSC
+        matrix), None once freed or for a Dataset loaded from a binary file."""
         return None if self._source is None else self._source.data
+
+    @property
+    def data(self) -> DataType | str | None:
+        """LightGBM's ``Dataset.data`` attribute: what :meth:`get_data` returns."""
+        return self.get_data()
+
+    def get_data(self) -> DataType | str | None:
+        """The raw data (``raw_data``); for a Dataset loaded from a binary file,
+        or a subset of one, the file's path (LightGBM's raw data of such a
+        Dataset); None once freed (``free_raw_data``)."""
+        if self._source is not None:
+            return self._source.data
+        path = getattr(self, "binary_file", None)
+        parent = self.reference if self._parent_rows is not None else None
+        if path is None and parent is not None and parent._source is None:
+            path = getattr(parent, "binary_file", None)
+            if path is not None:  # (LightGBM's warning: a path has no rows to take)
+                log_warning("Cannot subset str type of raw data.\nReturning original raw data")
+        return path
 
     def use_training_bins(self, train_set: Dataset) -> Dataset:
         """Make ``train_set`` the reference of this validation set when the user
@@ -783,7 +837,7 @@ class Dataset:
         """bool per column: the categorical features, from this Dataset's
         ``categorical_feature``, else the params', else (``"auto"``) a
         DataFrame's category columns."""
-        spec = self.categorical_feature
+        spec = self._categorical_spec
         if spec == "auto" and cfg["categorical_feature"] not in ((), "auto"):
             spec = cfg["categorical_feature"]
         return categorical_mask(
@@ -950,11 +1004,13 @@ class Dataset:
         data: DataType,
         label: RowValuesType | None = None,
         weight: RowValuesType | None = None,
-        init_score: InitScoreType | None = None,
         group: ArrayLike | None = None,
+        init_score: InitScoreType | None = None,
+        params: Mapping[str, Any] | None = None,
         position: ArrayLike | None = None,
     ) -> Dataset:
-        """A validation Dataset binned with this one's bins (``reference=self``)."""
+        """A validation Dataset binned with this one's bins (``reference=self``);
+        ``params``: its own Dataset params (default: this Dataset's)."""
         return Dataset(
             data,
             label=label,
@@ -962,7 +1018,7 @@ class Dataset:
             init_score=init_score,
             feature_name=self.feature_name,
             reference=self,
-            params=self.params,
+            params=self.params if params is None else params,
             group=group,
             position=position,
         )
@@ -1004,6 +1060,78 @@ class Dataset:
         if source.source is None:
             subset._source = None  # binned from this Dataset's store
         return subset
+
+    def add_features_from(self, other: Dataset) -> Dataset:
+        """Append the features of ``other`` (LightGBM's ``add_features_from``): both
+        constructed, with as many rows.  Each keeps its own bins (training gives
+        the model of a Dataset of the joined columns binned as these were); the
+        label and other fields stay this Dataset's.  A name ``other`` shares
+        with this one becomes ``D2_name`` (``D3_``, ...); the raw data is joined
+        as LightGBM joins it (an array, sparse matrix or DataFrame: this one's
+        kind) or dropped; categorical_feature is reset to "auto" (the bins of
+        the categorical features stay categorical).  Returns self."""
+        if self.store is None or other.store is None:
+            raise ValueError(
+                "Both source and target Datasets must be constructed before adding features"
+            )
+        if other.n_samples != self.n_samples:
+            raise DGBDTError(
+                "Cannot add features from other Dataset with a different number of rows "
+                f"({other.n_samples} rows to this Dataset's {self.n_samples})"
+            )
+        for ds, which in ((self, "this"), (other, "the other")):
+            if ds.feature_indices is not None or ds.n_total != ds.n_samples:
+                raise ValueError(
+                    f"add_features_from: {which} Dataset holds one rank's block of the "
+                    "columns or share of the rows; it joins Datasets of whole data"
+                )
+        cfg = self._bins_params()
+        mapper, columns = _joined_bins(self, other)
+        self.feature_name = _joined_names(self.feature_name, other.feature_name, self.params)
+        self._join_raw_data(other)
+        log_warning(
+            "Resetting categorical features.\nYou can set new categorical features via "
+            "``set_categorical_feature`` method"
+        )
+        self.categorical_feature, self.pandas_categorical = "auto", None
+        self.n_features = mapper.n_features
+        self.reference, self._reference_from_train, self._parent_rows = None, False, None
+        self.binary_file = None  # (its bins are no longer the file's)
+        self.bin_mapper, self.used_features = mapper, None
+        total = sum(cfg["max_bin_by_feature"] or [cfg["max_bin"]] * self.n_features)
+        self.layout = choose_layout(cfg, total)  # (as a Dataset of the joined columns)
+        self.store = self._store(columns, None, cfg, None)
+        self._binning = self._binning_of(cfg, (self._binning or {}).get("ranks"))
+        return self
+
+    def _bins_params(self) -> dict[str, Any]:
+        """This constructed Dataset's params with the binning values its bins were
+        made with (those of the training that constructed it)."""
+        cfg = self.resolved_params()
+        cfg.update({k: v for k, v in (self._binning or {}).items() if k in BINNING_KEYS})
+        if cfg["seed"] is None:  # (every row was in the bin sample: any seed)
+            cfg["seed"] = self.resolved_params()["seed"]
+        return cfg
+
+    def _join_raw_data(self, other: Dataset) -> None:
+        """add_features_from's raw data: both joined (_joined_raw), else none,
+        with LightGBM's warning."""
+        mine, theirs = self.raw_data, other.raw_data
+        kinds = type(other.get_data()).__name__, type(self.get_data()).__name__
+        joined = _joined_raw(mine, theirs)
+        source = None if joined is None else FeatureSource(joined)
+        self._source = source
+        self._auto_categorical = () if source is None else tuple(source.auto_columns)
+        if joined is None:
+            log_warning(
+                f"Cannot add features from {kinds[0]} type of raw data to {kinds[1]} type "
+                "of raw data.\n"
+                + (
+                    "Set free_raw_data=False when construct Dataset to avoid this"
+                    if mine is None
+                    else "Freeing raw data"
+                )
+            )
 
     def save_binary(self, filename: str | os.PathLike[str]) -> Dataset:
         """Write this Dataset, binned (constructed first if it is not), to
@@ -1084,6 +1212,248 @@ class Dataset:
         """Replace the positions (checked as in the constructor); returns self."""
         self.position = check_position(position, self.n_samples)
         return self
+
+    # -- LightGBM's field access by name -----------------------------------
+    def set_field(self, field_name: str, data: Any) -> Dataset:
+        """Set the field ``field_name`` (LightGBM's names: label, weight,
+        init_score, group, position) of a constructed Dataset, as its
+        ``set_<field>`` does; ``None`` removes it.  Returns self."""
+        self._field_name(field_name, "set")
+        if self.store is None:
+            raise DGBDTError(f"Cannot set {field_name} before construct dataset")
+        getattr(self, f"set_{field_name}")(data)
+        return self
+
+    def get_field(self, field_name: str) -> np.ndarray | None:
+        """A constructed Dataset's field in LightGBM's form: label and weight
+        float32, init_score float64 ((n_samples, n_classes) for several
+        classes), group the query boundaries (int32, from 0), position each
+        row's position id (int32, numbered in order of first appearance)."""
+        self._field_name(field_name, "get")
+        if self.store is None:
+            raise DGBDTError(f"Cannot get {field_name} before construct Dataset")
+        value = getattr(self, field_name)
+        if value is None or (field_name != "init_score" and not len(value)):
+            return None
+        if field_name in ("label", "weight"):
+            return np.asarray(value, np.float32)
+        if field_name == "group":
+            return np.concatenate([[0], np.cumsum(value)]).astype(np.int32)
+        if field_name == "position":
+            _, first, ids = np.unique(value, return_index=True, return_inverse=True)
+            rank = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+            return rank[ids.reshape(-1)].astype(np.int32)
+        init = np.asarray(value, np.float64)
+        if init.ndim == 1 and self.n_samples and init.size > self.n_samples:
+            return init.reshape((self.n_samples, -1), order="F")  # LightGBM's class-major
+        return init
+
+    @staticmethod
+    def _field_name(field_name: str, verb: str) -> None:
+        if field_name not in ("label", "weight", "init_score", "group", "position"):
+            raise DGBDTError(
+                f"Cannot {verb} field {field_name!r}: the fields are label, weight, "
+                "init_score, group and position"
+            )
+
+    def get_params(self) -> dict[str, Any]:
+        """The Dataset parameters among this Dataset's params (LightGBM's
+        ``get_params``: binning and data-file keys, under the names given); a
+        constructed Dataset binned with a reference's bins has the reference's."""
+        own = {
+            k: v
+            for k, v in self.params.items()
+            if isinstance(k, str) and lightgbm_canonical(k) in DATASET_KEYS
+        }
+        if self.reference is not None and self.store is not None:
+            # binned with the reference's bins: its Dataset params (LightGBM)
+            return {**own, **self.reference.get_params()}
+        return own
+
+    def set_feature_name(self, feature_name: Sequence[str] | Literal["auto"]) -> Dataset:
+        """Rename the features (models trained on this Dataset from now on take
+        the new names); ``"auto"`` keeps them.  Returns self."""
+        if feature_name != "auto":
+            self.feature_name = self._feature_names(feature_name)
+        return self
+
+    def set_categorical_feature(
+        self, categorical_feature: Sequence[int | str] | Literal["auto"]
+    ) -> Dataset:
+        """Set the categorical features (indices or names, or "auto") as
+        LightGBM does: a constructed Dataset is binned again from its raw data
+        at the next training ("auto" keeps a list set before; replacing one is
+        warned).  Returns self."""
+        if self.categorical_feature == categorical_feature:
+            return self
+        if self.get_data() is None:
+            raise DGBDTError(
+                "Cannot set categorical feature after freed raw data, "
+                "set free_raw_data=False when construct Dataset to avoid this."
+            )
+        if categorical_feature == "auto":
+            return self
+        if self.categorical_feature != "auto":
+            log_warning(
+                "categorical_feature in Dataset is overridden.\n"
+                f"New categorical_feature is {list(categorical_feature)}"
+            )
+        self.categorical_feature = categorical_feature
+        if self.store is not None:
+            self._not_binned_yet()  # (LightGBM frees its handle: binned anew)
+        return self
+
+    def feature_num_bin(self, feature: int | str) -> int:
+        """The number of bins of ``feature`` (an index or a name) of a
+        constructed Dataset; 0 for a feature training never splits on (one
+        bin, or left out by feature_pre_filter), as LightGBM."""
+        if isinstance(feature, str):
+            if feature not in self.feature_name:
+                raise DGBDTError(f"feature_num_bin: no feature is named {feature!r}")
+            feature = list(self.feature_name).index(feature)
+        mapper = self.model_mapper
+        if mapper is None:
+            raise DGBDTError("Cannot get feature_num_bin before construct dataset")
+        if not 0 <= int(feature) < self.n_features:
+            raise DGBDTError(
+                f"Tried to retrieve number of bins for feature index {feature}, but the "
+                f"valid feature indices are [0, {self.n_features - 1}]."
+            )
+        n = int(mapper.n_bins[int(feature)])
+        filtered = list((self._binning or {}).get("filtered", ()))
+        if self.used_features is not None:  # (filtered counts the binned columns)
+            filtered = self.used_features[filtered].tolist()
+        return 0 if n <= 1 or int(feature) in filtered else n
+
+
+#: LightGBM's Dataset parameters (Dataset.get_params keeps these, under any alias).
+DATASET_KEYS = frozenset(
+    (
+        "bin_construct_sample_cnt",
+        "categorical_feature",
+        "data_random_seed",
+        "enable_bundle",
+        "feature_pre_filter",
+        "forcedbins_filename",
+        "group_column",
+        "header",
+        "ignore_column",
+        "is_enable_sparse",
+        "label_column",
+        "linear_tree",
+        "max_bin",
+        "max_bin_by_feature",
+        "min_data_in_bin",
+        "pre_partition",
+        "precise_float_parser",
+        "two_round",
+        "use_missing",
+        "weight_column",
+        "zero_as_missing",
+    )
+)
+
+
+def _store_columns(ds: Dataset) -> tuple[AnyBinMapper, list[Column]]:
+    """(bins of every column, a store Column per column) of a constructed
+    Dataset, from its bin store: what add_features_from joins."""
+    mapper, store, inner = ds.model_mapper, ds.store, ds.bin_mapper
+    assert mapper is not None and store is not None and inner is not None  # (constructed)
+    n = ds.n_samples
+    columns = subset_columns(store, np.arange(n, dtype=np.int64), inner.default_bins)
+    if ds.used_features is None:
+        return mapper, columns
+    # a wide Dataset's empty columns: one bin, every row in it
+    empty = Column(n, rows=np.zeros(0, np.int64), bins=np.zeros(0, np.uint16), fill=0)
+    every = [empty] * ds.n_features
+    for f, column in zip(ds.used_features.tolist(), columns, strict=True):
+        every[f] = column
+    return mapper, every
+
+
+def _joined_bins(a: Dataset, b: Dataset) -> tuple[BinMapper, list[Column]]:
+    """The bins and store Columns of ``a``'s columns followed by ``b``'s."""
+    (ma, ca), (mb, cb) = _store_columns(a), _store_columns(b)
+    both = (ma, mb)
+    ranges = [
+        np.full((m.n_features, 2), np.nan) if m.value_ranges is None else m.value_ranges
+        for m in both
+    ]
+    zero = [
+        np.zeros(m.n_features, bool) if m.zero_missing is None else m.zero_missing for m in both
+    ]
+    categories = None
+    if ma.categories is not None or mb.categories is not None:
+        categories = [c for m in both for c in (m.categories or [None] * m.n_features)]
+    mapper = BinMapper(
+        [*ma.upper_bounds, *mb.upper_bounds],
+        np.concatenate([ma.nan_bins, mb.nan_bins]).astype(np.int32),
+        np.concatenate(ranges).astype(np.float64),
+        np.concatenate(zero).astype(bool),
+        categories,
+    )
+    return mapper, [*ca, *cb]
+
+
+def _joined_names(
+    mine: Sequence[str], theirs: Sequence[str], params: Mapping[str, Any]
+) -> list[str]:
+    """add_features_from's names: ``theirs`` after ``mine``, a name already taken
+    becoming D2_name (D3_name, ...), with LightGBM's C++ warning."""
+    names, taken = list(mine), set(mine)
+    for name in theirs:
+        new, n = name, 2
+        while new in taken:
+            new, n = f"D{n}_{name}", n + 1
+        if new != name:
+            log_lightgbm_warning(
+                f"Find the same feature name ({name}) in Dataset::AddFeaturesFrom, change "
+                f"its name to ({new})",
+                _verbosity(params),
+            )
+        taken.add(new)
+        names.append(new)
+    return names
+
+
+def _joined_raw(mine: Any, theirs: Any) -> Any:
+    """LightGBM's join of two Datasets' raw data (add_features_from), in the
+    kind of ``mine``: a numpy array (``theirs`` densified), a scipy.sparse
+    matrix (in its format) or a DataFrame (columns renumbered); None where
+    LightGBM drops it (either is None, or of another kind)."""
+    if mine is None or theirs is None:
+        return None
+    joinable = isinstance(theirs, np.ndarray) or is_sparse(theirs) or is_dataframe(theirs)
+    if not joinable:
+        return None
+    if isinstance(mine, np.ndarray):
+        dense = theirs.toarray() if is_sparse(theirs) else np.asarray(theirs)
+        return np.hstack((mine, dense))
+    if is_sparse(mine):
+        part = theirs.to_numpy() if is_dataframe(theirs) else theirs
+        return scipy_sparse().hstack((mine, part), format=mine.format)
+    if is_dataframe(mine):
+        import pandas as pd  # noqa: PLC0415 - optional: mine is a DataFrame, pandas is loaded
+
+        part = (
+            theirs
+            if is_dataframe(theirs)
+            else pd.DataFrame(theirs.toarray() if is_sparse(theirs) else theirs)
+        )
+        return pd.concat((mine, part), axis=1, ignore_index=True)
+    return None
+
+
+def _verbosity(params: Mapping[str, Any]) -> int:
+    """The verbosity (any alias) of a Dataset's params, LightGBM's 1 when not
+    given: for the log lines a Dataset writes before any training resolves them."""
+    for key, value in params.items():
+        if isinstance(key, str) and lightgbm_canonical(key) == "verbosity":
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                break  # (the params check at training reports it)
+    return 1
 
 
 def _may_leave_out(cfg: Mapping[str, Any]) -> bool:

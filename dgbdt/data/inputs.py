@@ -8,6 +8,7 @@ blocks.  The Dataset reads its columns through dgbdt.data.sources."""
 
 from __future__ import annotations
 
+import abc
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -16,13 +17,48 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..log import DGBDTError
 from .categorical import category_codes
+from .names import without_spaces
 
 if TYPE_CHECKING:
     from types import ModuleType
 
     import pandas as pd
     import scipy.sparse as sp
+
+
+class RowSequence(abc.ABC):
+    """Rows read on request (LightGBM's ``Sequence``, exported as
+    ``dgbdt.Sequence``): data too large, or kept elsewhere (a file, a
+    database), to be handed over as one array.  A subclass gives ``len(seq)``,
+    ``seq[i]`` (row ``i``, 1-D) and ``seq[start:stop]`` (those rows, 2-D);
+    ``batch_size`` is how many rows a Dataset reads at a time.  A Dataset takes
+    one, or a list of them (their rows one after the other)."""
+
+    #: Rows a Dataset reads per ``seq[start:stop]`` (None or 0: this default).
+    batch_size: int | None = 4096
+
+    @abc.abstractmethod
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        """Row ``idx`` (an int: 1-D) or rows ``idx`` (a slice: 2-D)."""
+
+    @abc.abstractmethod
+    def __len__(self) -> int:
+        """The number of rows."""
+
+
+def is_row_parts(data: object) -> bool:
+    """Whether ``data`` is a RowSequence, or a non-empty list of them or of
+    2-D numpy arrays: rows in parts, read part by part (LightGBM takes
+    those lists; a list of rows of numbers is one matrix instead)."""
+    if isinstance(data, RowSequence):
+        return True
+    if not isinstance(data, list) or not data:
+        return False
+    if all(isinstance(p, RowSequence) for p in data):
+        return True
+    return all(isinstance(p, np.ndarray) and p.ndim == 2 for p in data)
 
 
 def is_sparse(data: object) -> bool:
@@ -374,16 +410,18 @@ def _check_feature_names(columns: Iterable[Any], feature_names: Sequence[str]) -
     """A DataFrame's column names must be the model's, in order (scikit-learn;
     LightGBM's validate_features=True).  A model trained without names (its
     names are dgbdt's Column_i) is not checked, as scikit-learn only warns then;
-    a wrong count is left to the width check, whose message says more."""
-    got = [str(c) for c in columns]
+    a wrong count is left to the width check, whose message says more.
+    Columns are compared with their spaces as "_", as the model stores names
+    (dgbdt.data.names.without_spaces): the training frame's columns pass."""
+    given = [str(c) for c in columns]
+    got = without_spaces(given)[0]
     if len(got) != len(feature_names) or got == feature_names or _default_names(feature_names):
         return
     i = next(i for i, (a, b) in enumerate(zip(got, feature_names, strict=True)) if a != b)
-    raise ValueError(
-        f"the feature names of X differ from the model's at column {i}: expected "
-        f"{feature_names[i]!r}, got {got[i]!r} (a DataFrame's columns must be the "
-        "model's feature names in order; pass validate_features=False to predict "
-        "by column position)"
+    raise DGBDTError(  # LightGBM's words (LGBM_BoosterValidateFeatureNames)
+        f"Expected {feature_names[i]!r} at position {i} but found {given[i]!r}: the feature "
+        "names of X differ from the model's (a DataFrame's columns must be the model's "
+        "feature names in order; pass validate_features=False to predict by column position)"
     )
 
 

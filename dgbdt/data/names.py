@@ -46,3 +46,10 @@ class ColumnNames(Sequence[str]):
 
     def __repr__(self) -> str:
         return f"ColumnNames({self.n})"
+
+
+def without_spaces(names: Sequence[str]) -> tuple[list[str], bool]:
+    """``names`` with each space replaced by "_", as LightGBM stores feature
+    names (its model files split on spaces), and whether any had one."""
+    replaced = [name.replace(" ", "_") for name in names]
+    return replaced, any(" " in name for name in names)

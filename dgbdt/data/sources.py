@@ -22,6 +22,7 @@ from .inputs import (
     fills_zero,
     is_complex,
     is_dataframe,
+    is_row_parts,
     is_sparse,
     scipy_sparse,
 )
@@ -138,12 +139,20 @@ class FeatureSource:
     shape: tuple[int, ...]
     compact: Any  # (sparse input) a scipy.sparse CSC matrix of the used columns
     used: npt.NDArray[np.int64]  # (sparse input)
+    parts: list[np.ndarray]  # (a Sequence or a list of parts: their rows' arrays)
 
     def __init__(self, data: Any) -> None:
         self.names = None
         # pandas category columns: their positions and the category lists their
         # values are coded by (the frame's own until training agrees on others)
         self.category_lists, self.category_columns = [], []
+        self.auto_columns: list[int] = []  # the categorical features "auto" takes
+        if is_row_parts(data):
+            self.kind = "parts"
+            self.data = data  # as given: get_data returns it (LightGBM)
+            self.parts = read_parts(data)
+            self.shape = (sum(len(p) for p in self.parts), self.parts[0].shape[1])
+            return
         if is_complex(data):
             raise complex_error(data, "data")
         if is_sparse(data):
@@ -160,6 +169,11 @@ class FeatureSource:
             self.shape = data.shape
             self.names = [str(c) for c in data.columns]
             self.category_lists, self.category_columns = frame_category_lists(data)
+            # "auto" takes the unordered ones: an ordered column trains on its
+            # codes as numbers (LightGBM)
+            self.auto_columns = [
+                i for i in self.category_columns if not data.iloc[:, i].cat.ordered
+            ]
         else:
             arr = np.asarray(data)
             if arr.ndim == 1:
@@ -188,6 +202,18 @@ class FeatureSource:
     def data(self, value: Any) -> None:
         self._data = value
 
+    def take_rows(self, rows: npt.NDArray[np.int64]) -> Any:
+        """The data at ``rows`` (sorted), in the input's kind (parts: one array)."""
+        if self.kind == "frame":
+            return self.data.iloc[rows]
+        if self.kind != "parts":
+            return self.data[rows]
+        ends = np.cumsum([len(p) for p in self.parts])
+        part = np.searchsorted(ends, rows, side="right")
+        starts = ends - np.array([len(p) for p in self.parts])
+        taken = [self.parts[i][rows[part == i] - starts[i]] for i in np.unique(part)]
+        return np.concatenate(taken) if taken else self.parts[0][:0]
+
     def keeps_sparse(self) -> bool:
         """Whether (some) columns come sparse: binned one by one, not into one matrix."""
         return self.kind == "sparse" or (self.kind == "frame" and has_sparse_columns(self.data))
@@ -210,6 +236,9 @@ class FeatureSource:
             yield from _sparse_columns(self.compact, self.used, used, self.shape[1])
         elif self.kind == "frame":
             yield from _only(_dataframe_columns(self.data, self.category_lists), used)
+        elif self.kind == "parts":  # a column at a time: the parts are never joined whole
+            for f in range(self.shape[1]) if used is None else used:
+                yield np.concatenate([p[:, f] for p in self.parts]).astype(np.float64, copy=False)
         else:
             for f in range(self.shape[1]) if used is None else used:
                 yield np.ascontiguousarray(self.data[:, f], dtype=np.float64)
@@ -268,6 +297,34 @@ def _sparse_columns(
         )
 
 
+def read_parts(data: Any) -> list[np.ndarray]:
+    """The rows of a RowSequence, or of a list of them or of 2-D arrays
+    (``is_row_parts``), as numeric 2-D arrays of one width: a Sequence read
+    once, ``batch_size`` rows at a time (LightGBM's batches), its batches kept
+    as they come; arrays as they are."""
+    parts: list[np.ndarray] = []
+    for i, part in enumerate(data if isinstance(data, list) else [data]):
+        what = f"data part {i}" if isinstance(data, list) else "data"
+        if isinstance(part, np.ndarray):
+            batches = [part]
+        else:
+            step = int(getattr(part, "batch_size", None) or 4096)
+            n = len(part)
+            batches = [np.asarray(part[lo : min(lo + step, n)]) for lo in range(0, n, step)]
+        for batch in batches:
+            if is_complex(batch):
+                raise complex_error(batch, what)
+            if batch.ndim != 2:
+                raise ValueError(f"{what} must give 2-D rows, got shape {batch.shape}")
+            parts.append(as_numeric(batch, what))
+    if not parts:
+        raise ValueError("data holds no rows (an empty Sequence)")
+    widths = {p.shape[1] for p in parts}
+    if len(widths) > 1:
+        raise ValueError(f"the parts of data have different numbers of columns: {sorted(widths)}")
+    return parts
+
+
 class RowSubset:
     """The raw data of a :meth:`Dataset.subset`: its parent's FeatureSource at
     ``rows`` (sorted int64, repeats allowed), sliced column by column as binning
@@ -279,6 +336,7 @@ class RowSubset:
     names: list[str] | None
     category_lists: list[list[Any]]
     category_columns: list[int]
+    auto_columns: list[int]
 
     def __init__(
         self,
@@ -292,14 +350,19 @@ class RowSubset:
         self.shape = (len(rows), n_features)
         self.names = None if source is None else source.names
         self.category_lists = [] if source is None else list(source.category_lists)
-        self.category_columns = list(auto_categorical)
+        self.category_columns = [] if source is None else list(source.category_columns)
+        self.auto_columns = list(auto_categorical)
 
     @property
     def data(self) -> Any:
         """The parent's raw data at the subset's rows (LightGBM's ``get_data``)."""
         assert self.source is not None  # (a subset without raw data holds no RowSubset)
-        data = self.source.data
-        return data.iloc[self.rows] if self.kind == "frame" else data[self.rows]
+        return self.source.take_rows(self.rows)
+
+    def take_rows(self, rows: npt.NDArray[np.int64]) -> Any:
+        """The parent's raw data at this subset's ``rows`` (sorted)."""
+        assert self.source is not None  # (a subset without raw data holds no RowSubset)
+        return self.source.take_rows(self.rows[rows])
 
     def keeps_sparse(self) -> bool:
         assert self.source is not None  # (a subset without raw data holds no RowSubset)

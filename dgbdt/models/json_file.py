@@ -203,7 +203,9 @@ def _unique_keys(source: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any
     return hook
 
 
-def _parse(text: str, source: str) -> Any:
+def parse_json(text: str, source: str) -> Any:
+    """``text`` parsed as JSON (ModelFormatError naming the problem): a key given
+    twice in an object, NaN and Infinity are refused (see the module text)."""
     try:
         return json.loads(text, parse_constant=_Token, object_pairs_hook=_unique_keys(source))
     except json.JSONDecodeError as exc:
@@ -681,6 +683,10 @@ def _check_tree(source: str, i: int, d: Any, n_features: int, bins: _Bins | None
         else:
             arrays[name] = _float_array(source, where, repr(name), d[name])
     check_links(source, where, d["left_child"], d["right_child"], n)
+    for name in ("internal_count", "leaf_count"):  # (as LightGBM's text is read)
+        negative = np.flatnonzero(arrays[name] < 0)
+        if len(negative):
+            _fail(source, f"{where}field {name!r}[{int(negative[0])}] is negative")
     arrays.update(_check_categories(source, where, d, arrays))
     if "shrinkage" in d:  # a tree read from LightGBM
         (shrinkage,) = _float_array(source, where, "'shrinkage'", [d["shrinkage"]])
@@ -885,7 +891,14 @@ def model_from_json(
         _fail(
             source, "a LightGBM text model (dgbdt.models.loader.model_from_text reads both formats)"
         )
-    doc = _parse(text, source)
+    return model_from_doc(parse_json(text, source), source)
+
+
+def model_from_doc(doc: Any, source: str = "model string") -> tuple[dict[str, Any], list[Tree]]:
+    """(header dict, list of Tree) of a parsed JSON model document (a dict:
+    dgbdt's JSON file, or the one dgbdt.models.text_file rebuilds from a
+    LightGBM text model written by dgbdt), every field checked as
+    :func:`model_from_json` does."""
     _check_kind(source, doc)
     k, init_score = _check_objective(source, doc)
     n_features = _check_features(source, doc)
@@ -907,17 +920,21 @@ def model_from_json(
     return doc, trees
 
 
-def model_to_json(header: Mapping[str, Any], trees: Sequence[Tree]) -> str:
+def model_document(header: Mapping[str, Any], trees: Sequence[Tree]) -> dict[str, Any]:
+    """The JSON model document (a dict) of ``header`` and ``trees``."""
     # versions 4 and 5 only where their fields are used, so that older dgbdt
     # reads the rest
     listed = any((t.default_left & CATEGORY_LIST).any() for t in trees)
-    doc = {
+    return {
         "format": FORMAT_NAME,
         "version": 5 if listed else 4 if "used_features" in header else 3,
         **header,
         "trees": [t.to_dict() for t in trees],
     }
-    return json.dumps(doc, separators=(",", ":"), allow_nan=False)
+
+
+def model_to_json(header: Mapping[str, Any], trees: Sequence[Tree]) -> str:
+    return json.dumps(model_document(header, trees), separators=(",", ":"), allow_nan=False)
 
 
 def decode_model(data: bytes, source: str) -> str:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ..log import DGBDTError
 from ..objective.objectives import model_objective
 from ..params.lightgbm_keys import LIGHTGBM_PARAMS
 from ..params.table import parse_param
@@ -58,6 +59,9 @@ MISSING_NAN = 2 << 2
 #: what LightGBM refuses in a feature name (its JSON dump) or splits names on
 _BAD_NAME_CHARS = re.compile(r'[\s",:\[\]{}\x00-\x1f\x7f-\x9f]')
 NAMES_KEY = "dgbdt_feature_names:"
+#: the line (after ``end of parameters``, which LightGBM skips) holding what
+#: LightGBM's text has no field for (dgbdt.models.text_file)
+MODEL_KEY = "dgbdt_model:"
 #: The categories a split written as LightGBM's bitset may hold: below this, a
 #: bitset takes at most 32,768 words (a 330 kB line); LightGBM would read a
 #: larger one, but one holding 2**31 - 2 is 67M words (0.7 GB of text a split).
@@ -180,7 +184,7 @@ def _check_bitset_sizes(trees: Sequence[Tree], first: int, names: Sequence[str])
                 "LightGBM stores a split's categories as a bitset over their values "
                 f"({largest // 32 + 1} words; it takes categories below "
                 f"{LIGHTGBM_CATEGORY_LIMIT} here); save it in dgbdt's JSON format "
-                "(format='dgbdt'), which keeps them, or renumber the categories 0, 1, ..."
+                "(format='json'), which keeps them, or renumber the categories 0, 1, ..."
             )
 
 
@@ -266,15 +270,23 @@ def tree_shrinkage(tree: Tree, bias: float, learning_rate: float) -> float:
 
 
 def _shrinkage(booster: Model, tree: Tree, bias: float) -> float:
-    return tree_shrinkage(tree, bias, booster.params.get("learning_rate", 1.0))
+    rate = booster.config.get("learning_rate", 1.0)
+    # (a loaded model's params are a record: one that is no rate writes 1, as LightGBM's default)
+    valid = isinstance(rate, (int, float)) and not isinstance(rate, bool) and 0 < rate < np.inf
+    return tree_shrinkage(tree, bias, rate if valid else 1.0)
 
 
 def _interaction_text(groups: Any, names: Sequence[str] | None) -> str:
     """interaction_constraints as LightGBM writes them, ``[0,1],[2]``: feature
     names as their indices (LightGBM's Python package reads the line as JSON)."""
-    if isinstance(groups, str):
-        groups = parse_param("interaction_constraints", groups)
-    if not groups:
+    try:
+        if isinstance(groups, str):
+            groups = parse_param("interaction_constraints", groups)
+        valid = not groups or all(isinstance(g, (list, tuple)) for g in groups)
+    except (DGBDTError, TypeError):
+        valid = False
+    # (a loaded model's params are a record: one that is no constraint list writes none)
+    if not groups or not valid:
         return ""
     index = {name: i for i, name in enumerate(names or ())}
     return ",".join("[" + ",".join(str(index.get(f, f)) for f in group) + "]" for group in groups)
@@ -336,7 +348,7 @@ def to_lightgbm_text(booster: Model, first: int, end: int) -> str:
     tail += [
         "",
         "parameters:",
-        *_parameters(booster.params, booster.feature_names),
+        *_parameters(booster.config, booster.feature_names),
         "end of parameters",
         "",
     ]
@@ -441,7 +453,7 @@ def _json_feature_infos(infos: Sequence[str], names: Sequence[str]) -> dict[str,
 
 def _monotone(booster: Model) -> list[int]:
     """The training's monotone constraints, one int per feature, or []."""
-    given: Any = booster.params.get("monotone_constraints")
+    given: Any = booster.config.get("monotone_constraints")
     if isinstance(given, str):
         given = parse_param("monotone_constraints", given)
     return [int(c) for c in given] if given else []
@@ -558,7 +570,7 @@ def split_values(doc: Mapping[str, Any], feature: int | str) -> list[float]:
             used = node["split_feature"]
             if (names[used] if isinstance(feature, str) else used) == feature:
                 if isinstance(node["threshold"], str):
-                    raise ValueError(
+                    raise DGBDTError(
                         "Cannot compute split value histogram for the categorical feature "
                         f"{feature!r}"
                     )

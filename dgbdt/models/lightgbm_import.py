@@ -22,9 +22,10 @@ Every field is checked; anything else is a ModelFormatError naming the field
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -33,14 +34,12 @@ from ..native.predict import ZERO_THRESHOLD
 from ..objective.objectives import OBJECTIVES, model_objective
 from ..params.table import PARAMS
 from .json_file import ModelFormatError, check_links, check_pandas_categorical, check_score_bound
-from .lightgbm_export import DEFAULT_LEFT_MASK, NAMES_KEY
+from .lightgbm_export import DEFAULT_LEFT_MASK, MODEL_KEY, NAMES_KEY
 from .tree import CATEGORICAL, LARGEST, NODE_FIELDS, ZERO_IS_MISSING, Tree
 
 VERSIONS = ("v2", "v3", "v4")
 _MISSING_NONE, _MISSING_ZERO, _MISSING_NAN = 0, 1, 2
 _INT32_MAX = 2**31 - 1
-#: the objectives dgbdt predicts, by LightGBM's model-text name
-_SUPPORTED = tuple(OBJECTIVES.entries)
 
 
 class _Source:
@@ -76,7 +75,8 @@ def _split(
 ]:
     """(header lines, [(Tree index, its lines)], tail lines), each line numbered."""
     # only \n (and \r\n) end a line, as in LightGBM: names may hold \x0b, \u2028...
-    lines = list(enumerate(text.lstrip("\ufeff").split("\n"), start=1))
+    # (trailing blanks dropped first: a string padded to 2 GB splits into small lines)
+    lines = list(enumerate(text.lstrip("\ufeff").rstrip(" \t\r\n").split("\n"), start=1))
     blocks: list[tuple[int, str, list[tuple[int, str]]]] = []
     header: list[tuple[int, str]] = []
     tail: list[tuple[int, str]] | None = None
@@ -146,10 +146,11 @@ def _objective(src: _Source, text: str | None, num_class: int) -> tuple[str, dic
     if not text.split():
         src.fail("field 'objective' is empty (a model of a callable objective has no such line)")
     name, *tokens = text.split()
-    if name not in _SUPPORTED:
+    supported = tuple(OBJECTIVES.entries)  # (now: objectives registered after import too)
+    if name not in supported:
         src.fail(
             f"objective {name!r}: dgbdt does not predict LightGBM's {name} models yet "
-            f"(it reads {', '.join(_SUPPORTED)} and models without an objective)"
+            f"(it reads {', '.join(supported)} and models without an objective)"
         )
     cls = model_objective(name)
     params = {key: PARAMS[key].default for key in cls.model_params}
@@ -205,6 +206,12 @@ def _header(src: _Source, lines: list[tuple[int, str]]) -> dict[str, Any]:
     infos = h["feature_infos"].split(" ") if "feature_infos" in h else ["none"] * n
     if len(infos) != n:
         src.fail(f"field 'feature_infos' holds {len(infos)} entries, not {n} (max_feature_idx + 1)")
+    # (words as dgbdt's model file keeps them: "\x0c" or "" would not load back)
+    bad = next(
+        (i for i, word in enumerate(infos) if not word or any(c.isspace() for c in word)), None
+    )
+    if bad is not None:
+        src.fail(f"field 'feature_infos'[{bad}] = {infos[bad][:40]!r} is not one word")
     objective, params = _objective(src, h.get("objective"), k)
     return {
         "objective": objective,
@@ -374,15 +381,21 @@ def _tree(src: _Source, lines: list[tuple[int, str]], n_features: int) -> Tree:
 
 def _tail(
     src: _Source, lines: list[tuple[int, str]], n_features: int
-) -> tuple[dict[str, str], list[str] | None, Any]:
+) -> tuple[dict[str, str], list[str] | None, Any, str | None]:
     """The sections after the trees: ``parameters:`` (as params, values as
-    text), dgbdt's original feature names, ``pandas_categorical``."""
+    text), dgbdt's original feature names, ``pandas_categorical``, and the
+    text of dgbdt's model line (dgbdt.models.text_file) if any."""
     params: dict[str, str] = {}
     names: Any = None
     pandas: Any = None
+    model: str | None = None
     inside = False
     for n, line in lines:
-        if line == "parameters:":
+        # (anywhere: no parameter line starts so, and a lost "end of parameters"
+        # must not drop dgbdt's model silently)
+        if line.startswith(MODEL_KEY):
+            model = line[len(MODEL_KEY) :]
+        elif line == "parameters:":
             inside = True
         elif line == "end of parameters":
             inside = False
@@ -400,7 +413,7 @@ def _tail(
         elif line.startswith("pandas_categorical:"):
             pandas = _json_line(src, n, line[len("pandas_categorical:") :])
             check_pandas_categorical(src.source, {"pandas_categorical": pandas})
-    return params, names, pandas
+    return params, names, pandas, model
 
 
 def _json_line(src: _Source, n: int, text: str) -> Any:
@@ -410,11 +423,39 @@ def _json_line(src: _Source, n: int, text: str) -> Any:
         src.fail(f"line {n}: not valid JSON: {text[:60]!r}")
 
 
+class LightGBMText(NamedTuple):
+    """A LightGBM text model as read: header and trees (as
+    :func:`from_lightgbm_text` gives them), the digest of its tree blocks and
+    the JSON text of dgbdt's model line (None in LightGBM's own files)."""
+
+    header: dict[str, Any]
+    trees: list[Tree]
+    trees_digest: str
+    dgbdt_model: str | None
+
+
+def trees_digest(blocks: Sequence[tuple[int, str, list[tuple[int, str]]]]) -> str:
+    """SHA-256 of the tree blocks' lines (blank lines and line ends left out):
+    tells whether the trees are still those dgbdt's model line was written for."""
+    digest = hashlib.sha256()
+    for _, index, lines in blocks:
+        digest.update(f"Tree={index}\n".encode())
+        for _, line in lines:
+            digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    return digest.hexdigest()
+
+
 def from_lightgbm_text(
     text: str, source: str = "model string"
 ) -> tuple[dict[str, Any], list[Tree]]:
     """(header, trees) of a LightGBM text model, every field checked
     (ModelFormatError otherwise); the header as dgbdt.models.json_file gives it."""
+    model = read_lightgbm_text(text, source)
+    return model.header, model.trees
+
+
+def read_lightgbm_text(text: str, source: str = "model string") -> LightGBMText:
+    """A LightGBM text model read, every field checked (see :class:`LightGBMText`)."""
     src = _Source(source)
     header_lines, blocks, tail = _split(text, src)
     header = _header(src, header_lines)
@@ -430,7 +471,7 @@ def from_lightgbm_text(
     if sizes is not None and len(sizes.split()) != len(trees):
         src.fail(f"tree_sizes lists {len(sizes.split())} trees, the model has {len(trees)}")
     check_score_bound(source, header["init_score"], trees, k)
-    params, names, pandas = _tail(src, tail, n_features)
+    params, names, pandas, dgbdt_model = _tail(src, tail, n_features)
     if params.get("label_column") == "":
         # LightGBM's default, the first column; dgbdt's CLI reads an empty
         # label_column as "no label column" (a model of dgbdt's never has one)
@@ -438,4 +479,4 @@ def from_lightgbm_text(
     header.update(params=params, pandas_categorical=pandas)
     if names is not None:
         header["feature_names"] = names
-    return header, trees
+    return LightGBMText(header, trees, trees_digest(blocks), dgbdt_model)

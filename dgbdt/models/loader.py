@@ -1,5 +1,6 @@
 """The one loader of model files: dgbdt's JSON document (dgbdt.models.json_file) or
-LightGBM's text model (dgbdt.models.lightgbm_import), told apart by content."""
+LightGBM's text model (dgbdt.models.lightgbm_import; with dgbdt's whole model
+when dgbdt wrote it, dgbdt.models.text_file), told apart by content."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from typing import Any
 
 from .json_file import decode_model, lightgbm_text_version, model_from_json, read_model_file
-from .lightgbm_import import from_lightgbm_text
+from .text_file import model_from_lightgbm_text
 from .tree import Tree
 
 
@@ -19,7 +20,7 @@ def model_from_text(
     if isinstance(text, (bytes, bytearray)):
         text = decode_model(bytes(text), source)
     if lightgbm_text_version(text) is not None:
-        return from_lightgbm_text(text, source)
+        return model_from_lightgbm_text(text, source)
     return model_from_json(text, source)
 
 

@@ -7,6 +7,7 @@ import json
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numba
@@ -17,19 +18,18 @@ from ..data.binning import BinMapper, WideBinMapper
 from ..data.dataset import Dataset
 from ..data.inputs import is_sparse, predict_matrix, row_blocks, scipy_sparse
 from ..data.names import ColumnNames
+from ..io.options import read_key, read_options
+from ..io.reading import first_row_width, read_data
+from ..log import DGBDTError
 from ..native.predict import predict_leaf_index, predict_raw
 from ..native.shap import tree_shap
 from ..objective.objectives import model_objective
+from ..params.lightgbm_keys import lightgbm_canonical, parse_bool
 from ..params.table import ALIASES
 from .json_file import model_to_json, write_atomic
-from .lightgbm_export import (
-    exported_trees,
-    node_records,
-    split_values,
-    to_lightgbm_json,
-    to_lightgbm_text,
-)
+from .lightgbm_export import exported_trees, node_records, split_values, to_lightgbm_json
 from .loader import load_model_file, model_from_text
+from .text_file import model_to_text
 from .tree import CATEGORICAL, LARGEST, Tree
 
 if TYPE_CHECKING:
@@ -55,16 +55,28 @@ def _refuse_dataset(data: Any) -> None:
         )
 
 
-def _predict_threads(kwargs: Mapping[str, Any]) -> int:
-    """The threads predict uses, from its keyword arguments: ``num_threads`` or
-    an alias (LightGBM passes them as parameters), <= 0 all cores; any other
-    keyword is a TypeError."""
-    threads = [(k, v) for k, v in kwargs.items() if ALIASES.get(k) == "num_threads"]
-    others = [k for k in kwargs if ALIASES.get(k) != "num_threads"]
-    if others:
-        raise TypeError(
-            f"Booster.predict() got unexpected keyword arguments: {', '.join(map(repr, others))}"
-        )
+#: LightGBM's objectives whose predictions may stop early (NeedAccuratePrediction
+#: false: binary, multiclass and ranking, src/objective/*.hpp)
+_EARLY_STOP_OBJECTIVES = frozenset(
+    {"binary", "multiclass", "multiclassova", "lambdarank", "rank_xendcg"}
+)
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """predict's LightGBM parameters (its ``**kwargs``)."""
+
+    threads: int
+    #: (pred_early_stop_freq, pred_early_stop_margin) when pred_early_stop is set
+    early_stop: tuple[int, float] | None
+    disable_shape_check: bool
+    #: how to read a data file (header, label_column, ...), by canonical name
+    read_keys: dict[str, object]
+
+
+def _predict_threads(threads: list[tuple[str, Any]]) -> int:
+    """The threads predict uses from its ``num_threads`` (or alias) keywords,
+    <= 0 all cores."""
     if len(threads) > 1:
         raise TypeError(
             f"Booster.predict() got {' and '.join(k for k, _ in threads)}: "
@@ -77,6 +89,62 @@ def _predict_threads(kwargs: Mapping[str, Any]) -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise TypeError(f"{key} must be an integer, got {value!r}")
     return available if value <= 0 else min(int(value), available)
+
+
+def _option(given: Mapping[str, tuple[str, Any]], name: str, kind: type, default: Any) -> Any:
+    """predict's parameter ``name`` (bool, int or float) from ``given``, checked."""
+    if name not in given:
+        return default
+    key, value = given[name]
+    if kind is bool:
+        out = parse_bool(value)
+        if out is None:
+            raise ValueError(f"{key} must be true or false, got {value!r}")
+        return out
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{key} must be a number, got {value!r}") from None
+    if number != float(value) or not (number > 0 if kind is int else number >= 0):
+        want = "a positive integer" if kind is int else "a number >= 0"
+        raise ValueError(f"{key} must be {want}, got {value!r}")
+    return number
+
+
+def predict_options(kwargs: Mapping[str, Any]) -> PredictOptions:
+    """predict's keyword arguments, LightGBM's parameters: ``num_threads``,
+    ``pred_early_stop`` (with ``pred_early_stop_freq`` and
+    ``pred_early_stop_margin``), ``predict_disable_shape_check``, a data
+    file's read keys; other LightGBM parameters do nothing (as in LightGBM);
+    any other keyword is a TypeError."""
+    threads = [(k, v) for k, v in kwargs.items() if ALIASES.get(k) == "num_threads"]
+    given: dict[str, tuple[str, Any]] = {}
+    read_keys: dict[str, object] = {}
+    unknown = []
+    for key, value in kwargs.items():
+        name = lightgbm_canonical(key)
+        if read_key(key) is not None:
+            read_keys[str(read_key(key))] = value
+        elif name is not None:
+            given[name] = (key, value)
+        elif ALIASES.get(key) is None:
+            unknown.append(key)
+    if unknown:
+        raise TypeError(
+            f"Booster.predict() got unexpected keyword arguments: {', '.join(map(repr, unknown))}"
+        )
+    early = None
+    if _option(given, "pred_early_stop", bool, False):
+        early = (
+            _option(given, "pred_early_stop_freq", int, 10),
+            _option(given, "pred_early_stop_margin", float, 10.0),
+        )
+    return PredictOptions(
+        _predict_threads(threads),
+        early,
+        _option(given, "predict_disable_shape_check", bool, False),
+        read_keys,
+    )
 
 
 def _iteration_arg(value: object, name: str) -> int | None:
@@ -130,7 +198,11 @@ def _sparse_contributions(
 class Model:
     """A gradient-boosted tree model: its trees, predictions, inspection and
     file (``Model(model_file=path)`` / ``Model(model_str=text)``).  Users hold
-    its subclass :class:`dgbdt.Booster`, which adds the training state."""
+    its subclass :class:`dgbdt.Booster`, which adds the training state.
+
+    ``params`` is LightGBM's ``Booster.params`` (the training call's params with
+    the Dataset's; a loaded model's recorded ones); ``config`` is the full
+    resolved configuration, which the model file records and dgbdt reads."""
 
     #: read from a LightGBM model: its feature_infos (kept to write it again)
     lightgbm_feature_infos: list[str] | None
@@ -149,7 +221,12 @@ class Model:
         self.best_iteration = 0
         self.best_score: dict[str, dict[str, Any]] = {}
         self._train_data_name = "training"
+        #: LightGBM's ``Booster.params``: the user's params of the training call
+        #: (with the Dataset's), or a loaded model's recorded parameters
         self.params: dict[str, Any] = dict(params or {})
+        #: the full resolved configuration (every parameter, defaults included):
+        #: what the model file records and what dgbdt itself reads
+        self.config: dict[str, Any] = dict(self.params)
         self.lightgbm_feature_infos = self.pandas_categorical = None
         self._flat: dict[str, np.ndarray] | None = None
         if model_file is not None:
@@ -171,13 +248,15 @@ class Model:
         num_class: int,
         feature_names: Sequence[str],
         bin_mapper: BinMapper | WideBinMapper | None,
+        config: dict[str, Any],
         params: dict[str, Any],
         comm_stats: CommStats | None = None,
     ) -> _M:
         """A model without trees yet, for :func:`dgbdt.train` to add them to:
         ``num_class`` outputs per row (one tree each per iteration), starting
-        scores 0, the data's ``bin_mapper`` and ``feature_names``, the training
-        ``params``; ``comm_stats`` is the training's communication (see
+        scores 0, the data's ``bin_mapper`` and ``feature_names``, the training's
+        resolved ``config`` (:attr:`config`) and the user's ``params`` (LightGBM's
+        ``Booster.params``); ``comm_stats`` is the training's communication (see
         :meth:`comm_stats`)."""
         booster = cls()
         booster._setup(
@@ -188,8 +267,9 @@ class Model:
             np.zeros(num_class),
             feature_names,
             bin_mapper,
-            params,
+            config,
         )
+        booster.params = params
         booster._comm_stats = comm_stats
         return booster
 
@@ -202,7 +282,7 @@ class Model:
         init_score: npt.ArrayLike,
         feature_names: Iterable[str],
         bin_mapper: BinMapper | WideBinMapper | None,
-        params: dict[str, Any],
+        config: dict[str, Any],
     ) -> None:
         self.objective = objective_name
         self.objective_params = dict(objective_params)
@@ -214,7 +294,7 @@ class Model:
             feature_names if isinstance(feature_names, ColumnNames) else list(feature_names)
         )
         self.bin_mapper: BinMapper | WideBinMapper | None = bin_mapper
-        self.params = params
+        self.config = config
 
     def _load(self, header: Mapping[str, Any], trees: list[Tree]) -> None:
         mapper: BinMapper | WideBinMapper | None = None
@@ -251,6 +331,8 @@ class Model:
             mapper,
             header.get("params", {}),
         )
+        # LightGBM's _get_loaded_param: a loaded model's params are the recorded ones
+        self.params = dict(self.config)
         self.trees = trees
         self.best_iteration = int(header.get("best_iteration", 0))
         # read from a LightGBM model: kept for writing it again (dgbdt.models.lightgbm_export)
@@ -335,6 +417,28 @@ class Model:
         """The output of leaf ``leaf_id`` of tree ``tree_id`` (LightGBM's), the
         starting score included in the first tree of each class: the outputs of
         a row's leaves (``predict(X, pred_leaf=True)``) sum to its raw score."""
+        tree, bias = self._leaf(tree_id, leaf_id)
+        return float(np.asarray(tree.leaf_value, np.float64)[leaf_id] + bias)
+
+    def set_leaf_output(self: _M, tree_id: int, leaf_id: int, value: float) -> _M:
+        """Set the output of leaf ``leaf_id`` of tree ``tree_id`` to ``value``
+        (LightGBM's ``set_leaf_output``; the output as :meth:`get_leaf_output`
+        gives it, the starting score included in the first tree of each
+        class).  Returns self."""
+        tree, bias = self._leaf(tree_id, leaf_id)
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            raise TypeError(f"value must be a real number, got {value!r}")
+        if not np.isfinite(value):
+            raise ValueError(
+                f"value must be finite, got {value!r} (leaf {leaf_id} of tree {tree_id})"
+            )
+        tree.leaf_value = np.array(tree.leaf_value, np.float64)
+        tree.leaf_value[leaf_id] = float(value) - bias
+        self._flat = None
+        return self
+
+    def _leaf(self, tree_id: int, leaf_id: int) -> tuple[Tree, float]:
+        """(tree ``tree_id``, its share of the starting score), the ids checked."""
         for name, value in (("tree_id", tree_id), ("leaf_id", leaf_id)):
             if not isinstance(value, numbers.Integral) or isinstance(value, bool):
                 raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -348,7 +452,7 @@ class Model:
                 f"leaf_id={leaf_id} is out of range: tree {tree_id} has {tree.n_leaves} leaves"
             )
         bias = float(self.init_score[tree_id]) if tree_id < self.num_tree_per_iteration else 0.0
-        return float(np.asarray(tree.leaf_value, np.float64)[leaf_id] + bias)
+        return tree, bias
 
     def _leaf_bound(self, pick: Callable[[np.ndarray], Any]) -> float:
         total = 0.0  # GBDT::GetUpperBoundValue: tree by tree, in order
@@ -463,13 +567,11 @@ class Model:
         raw_score: bool = False,
         pred_leaf: bool = False,
         pred_contrib: bool = False,
-        *,
+        data_has_header: bool = False,
         validate_features: bool = True,
         **kwargs: Any,
     ) -> np.ndarray | sp.spmatrix | list[sp.spmatrix]:
-        """Predict.
-
-        Returns the probability of class 1 (binary), class probabilities
+        """Predict: the probability of class 1 (binary), class probabilities
         (n, num_class) (multiclass), the value (regression), raw scores with
         ``raw_score=True``, leaf indices (n, n_trees) with ``pred_leaf=True``,
         or SHAP feature contributions with ``pred_contrib=True`` (exact
@@ -483,37 +585,108 @@ class Model:
         Parameters are LightGBM's, in its order.  ``data`` is a 2-D numpy
         array, pandas DataFrame or scipy.sparse matrix of real numbers (complex
         values and pandas ``category`` columns are a TypeError, as is a
-        ``dgbdt.Dataset``).  ``validate_features`` (a DataFrame only):
-        its column names must be the model's feature names in the same order,
-        or a ValueError names the first difference -- scikit-learn's behaviour,
-        hence the default True, where LightGBM's default is False; False
-        predicts by column position.  A model trained without feature names
-        (dgbdt's ``Column_i``) is not checked.  Keyword parameters as
-        LightGBM's ``**kwargs``: ``num_threads`` (or an alias: ``n_jobs``,
-        ``nthread``, ...; <= 0 all cores) threads while predicting; other
-        keyword arguments are a TypeError.
+        ``dgbdt.Dataset``), or the path of a data file (:meth:`_read_data_file`);
+        another width than the model's is LightGBM's error (:meth:`_shaped`).
+        ``validate_features``: a DataFrame's column names must be the model's,
+        in order, else a DGBDTError names the first difference (default True,
+        LightGBM's False; not checked for a model without names).  ``data_has_header``: a data file's header line (read key
+        ``header``).  ``**kwargs``: LightGBM's parameters (:func:`predict_options`).
         """
-        threads = _predict_threads(kwargs)
+        opts = predict_options({"header": True, **kwargs} if data_has_header else kwargs)
+        if isinstance(data, (str, os.PathLike)):
+            data = self._read_data_file(data, opts.read_keys)
+        data = self._shaped(data, opts.disable_shape_check)
         first, end = self._n_trees_for(num_iteration, start_iteration)
         if pred_contrib:
             if pred_leaf:
                 raise ValueError("pred_leaf and pred_contrib cannot both be True: choose one")
-            return self._predict_contrib(data, first, end, threads, validate_features)
+            return self._predict_contrib(data, first, end, opts.threads, validate_features)
         flat, width = None, None
         if is_sparse(data) and self.num_feature() > NARROW_MIN_COLUMNS:
             data, flat = self._narrowed(data)
             width = data.shape[1]
-        chunks = self._map_blocks(
-            data,
-            threads,
-            validate_features,
-            lambda block: self._predict_block(block, first, end, pred_leaf, flat),
-            width,
-        )
+        early = opts.early_stop if self.objective in _EARLY_STOP_OBJECTIVES else None
+
+        def one_block(block: npt.NDArray[np.float64]) -> np.ndarray:
+            if early is None or pred_leaf:
+                return self._predict_block(block, first, end, pred_leaf, flat)
+            return self._early_stopped_block(block, first, end, early, flat)
+
+        chunks = self._map_blocks(data, opts.threads, validate_features, one_block, width)
         if not chunks:
             chunks = [np.zeros((0, end - first if pred_leaf else self.num_class))]
         result = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
         return result if pred_leaf else self._output(result, raw_score)
+
+    def _read_data_file(self, path: str | os.PathLike[str], keys: Mapping[str, object]) -> Any:
+        """The features of the CSV, TSV or LibSVM file ``path`` (told apart by
+        content; LightGBM's predict from a file): read keys ``keys`` (``header``,
+        ``label_column``, ...); the label in column 0 (LightGBM's default)
+        unless a delimited file's lines hold just the model's features
+        (parser.cpp GetLabelIdxForCSV) or ``label_column`` says otherwise."""
+        options = read_options(keys)
+        roles = ("label_column", "weight_column", "group_column", "ignore_column")
+        if not any(k in keys for k in roles):
+            width = first_row_width(path, header=options["header"])
+            if width == self.num_feature():
+                options["label_column"] = None
+        return read_data(path, **options, side_files=False, features_only=True).X
+
+    def _shaped(self, data: Any, disable_shape_check: bool) -> Any:
+        """``data`` of the model's width: another width is LightGBM's error, or
+        with ``disable_shape_check`` extra columns left out and missing ones 0.0."""
+        shape = getattr(data, "shape", None)
+        n = self.num_feature()
+        if shape is None or len(shape) != 2 or shape[1] == n or isinstance(data, Dataset):
+            return data
+        if not disable_shape_check:
+            raise DGBDTError(
+                f"The number of features in data ({shape[1]}) is not the same as it was in "
+                f"training data ({n}).\nYou can set ``predict_disable_shape_check=true`` to "
+                "discard this error, but please be aware what you are doing."
+            )
+        if shape[1] > n:
+            return data.iloc[:, :n] if hasattr(data, "iloc") else data[:, :n]
+        if hasattr(data, "iloc"):  # a DataFrame: the model's names for the columns added
+            return data.assign(**dict.fromkeys(self.feature_name()[shape[1] :], 0.0))
+        if is_sparse(data):
+            data = scipy_sparse().csr_matrix(data, copy=True)
+            data.resize((shape[0], n))
+            return data
+        return np.hstack([np.asarray(data), np.zeros((shape[0], n - shape[1]))])
+
+    def _early_stopped_block(
+        self,
+        block: npt.NDArray[np.float64],
+        first: int,
+        end: int,
+        early: tuple[int, float],
+        flat: dict[str, np.ndarray] | None,
+    ) -> np.ndarray:
+        """Raw scores of trees [first, end) with LightGBM's prediction early
+        stopping (GBDT::PredictRaw, prediction_early_stop.cpp), for binary,
+        multiclass and ranking models (``pred_early_stop=True``): after each
+        ``freq`` iterations (``pred_early_stop_freq``, default 10) a row
+        whose margin (binary: twice the |raw score|; multiclass: the two
+        largest raw scores' difference) exceeds ``margin``
+        (``pred_early_stop_margin``, default 10.0) stops."""
+        freq, margin = early
+        step = freq * self.num_tree_per_iteration
+        out = np.zeros((block.shape[0], self.num_class))
+        active = np.arange(block.shape[0])
+        for start in range(first, end, step):
+            stop = min(end, start + step)
+            out[active] += self._predict_block(block[active], start, stop, False, flat)
+            if stop - start < step or not len(active):
+                break
+            raw = out[active]
+            if self.num_class == 1:
+                done = 2.0 * np.abs(raw[:, 0]) > margin
+            else:
+                top = -np.partition(-raw, 1, axis=1)[:, :2]
+                done = top[:, 0] - top[:, 1] > margin
+            active = active[~done]
+        return out
 
     def _output(self, raw: npt.NDArray[np.float64], raw_score: bool) -> np.ndarray:
         """Raw scores (n, num_class) as predict returns them."""
@@ -676,7 +849,7 @@ class Model:
         wide = mapper is not None and "used" in mapper  # a WideBinMapper's
         params = {
             k: _recorded(v)
-            for k, v in self.params.items()
+            for k, v in self.config.items()
             if isinstance(v, (int, float, str, bool, list, tuple)) or v is None
         }
         header: dict[str, Any] = {
@@ -712,34 +885,60 @@ class Model:
                 header["bin_categories"] = mapper["categories"]
         return header
 
-    def model_to_string(self, num_iteration: int | None = None, *, format: str = "dgbdt") -> str:
-        """The model file's text.
+    def model_to_string(
+        self,
+        num_iteration: int | None = None,
+        start_iteration: int = 0,
+        importance_type: str = "split",
+        *,
+        format: str = "lightgbm",
+    ) -> str:
+        """The model file's text (LightGBM's ``model_to_string``).
 
-        ``format="dgbdt"`` (the default): dgbdt's JSON model, with the first
-        ``num_iteration`` iterations, all of them when None (the best
-        iteration is recorded) or <= 0.  ``format="lightgbm"``: LightGBM's
-        text model (dgbdt.models.lightgbm_export), which LightGBM, treelite,
-        onnxmltools and shap read; as LightGBM, None means the best iteration
-        when early stopping found one, else all.
+        ``format="lightgbm"`` (the default): LightGBM's text model, which
+        LightGBM, treelite, onnxmltools and shap read, with dgbdt's whole model
+        on one line LightGBM skips (dgbdt.models.text_file): loaded by dgbdt,
+        it is the model the JSON file gives.  ``format="json"``: dgbdt's JSON
+        model (dgbdt.models.json_file).  As LightGBM, ``num_iteration`` None
+        means the best iteration when early stopping found one, else all; <= 0
+        all (dgbdt's JSON: None is all, the best iteration recorded).
+        ``start_iteration`` must be 0 (a model's file starts at its first
+        tree) and ``importance_type`` "split" or "gain" (LightGBM writes the
+        split counts either way).
         """
-        if format == "lightgbm":
-            first, end = self._n_trees_for(num_iteration)
-            return to_lightgbm_text(self, first, end)
-        if format != "dgbdt":
-            raise ValueError(f"format must be 'dgbdt' or 'lightgbm', got {format!r}")
-        _, end = self._n_trees_for(num_iteration if num_iteration is not None else -1)
-        return model_to_json(self._header(end // self.num_tree_per_iteration), self.trees[:end])
+        fmt = model_format(format)
+        if _iteration_arg(start_iteration, "start_iteration"):
+            raise ValueError(
+                f"start_iteration={start_iteration}: dgbdt writes a model from its first "
+                "iteration (its starting score is in the first trees); use 0"
+            )
+        if importance_type not in ("split", "gain"):
+            raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
+        if fmt == "json" and num_iteration is None:
+            num_iteration = -1  # dgbdt's JSON: every iteration, the best one recorded
+        _, end = self._n_trees_for(num_iteration)
+        header = self._header(end // self.num_tree_per_iteration)
+        if fmt == "lightgbm":
+            return model_to_text(self, end, header)
+        return model_to_json(header, self.trees[:end])
 
     def save_model(
         self: _M,
         filename: str | os.PathLike[str],
         num_iteration: int | None = None,
+        start_iteration: int = 0,
+        importance_type: str = "split",
         *,
-        format: str = "dgbdt",
+        format: str | None = None,
     ) -> _M:
-        """Write the model (atomically: temp file + rename) in ``format``:
-        dgbdt's JSON or LightGBM's text (see :meth:`model_to_string`)."""
-        write_atomic(filename, self.model_to_string(num_iteration, format=format))
+        """Write the model (atomically: temp file + rename) in ``format`` (see
+        :meth:`model_to_string`): LightGBM's text, or dgbdt's JSON for
+        ``format="json"``; None (the default) is JSON for a ``.json`` file
+        name, else LightGBM's text."""
+        if format is None:
+            format = "json" if os.fspath(filename).lower().endswith(".json") else "lightgbm"
+        text = self.model_to_string(num_iteration, start_iteration, importance_type, format=format)
+        write_atomic(filename, text)
         return self
 
     def dump_model(
@@ -749,27 +948,26 @@ class Model:
         importance_type: str = "split",
         object_hook: Callable[[dict[str, Any]], Any] | None = None,
         *,
-        format: str = "dgbdt",
+        format: str = "lightgbm",
     ) -> dict[str, Any]:
         """The model as a dict.
 
-        ``format="dgbdt"`` (the default): the parsed JSON model document (see
+        ``format="lightgbm"`` (the default): LightGBM's ``dump_model()`` of the
+        exported model (``tree_info`` with nested ``tree_structure`` records,
+        ``feature_infos``, ``feature_importances`` of ``importance_type``
+        "split" or "gain", ...), iterations [start_iteration, start_iteration
+        + num_iteration), None the best iteration if any, <= 0 all.
+        ``format="json"``: the parsed JSON model document (see
         :meth:`model_to_string`; ``start_iteration`` must be 0 and
-        ``importance_type`` does not apply).  ``format="lightgbm"``: LightGBM's
-        ``dump_model()`` of the exported model (``tree_info`` with nested
-        ``tree_structure`` records, ``feature_infos``, ``feature_importances``
-        of ``importance_type`` "split" or "gain", ...), iterations
-        [start_iteration, start_iteration + num_iteration), None the best
-        iteration if any, <= 0 all.  ``object_hook`` as ``json.loads``'s.
+        ``importance_type`` does not apply).  ``object_hook`` as ``json.loads``'s.
         """
         if importance_type not in ("split", "gain"):
             raise ValueError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
-        if format == "dgbdt":
+        if model_format(format) == "json":
             if _iteration_arg(start_iteration, "start_iteration"):
                 raise ValueError("start_iteration applies to format='lightgbm' only")
-            return json.loads(self.model_to_string(num_iteration), object_hook=object_hook)
-        if format != "lightgbm":
-            raise ValueError(f"format must be 'dgbdt' or 'lightgbm', got {format!r}")
+            text = self.model_to_string(num_iteration, format="json")
+            return json.loads(text, object_hook=object_hook)
 
         num_iteration = _iteration_arg(num_iteration, "num_iteration")
         if num_iteration is None:  # LightGBM's dump_model: the best iteration, even from a start
@@ -779,20 +977,43 @@ class Model:
         doc = to_lightgbm_json(self, first, end, importance)
         return doc if object_hook is None else json.loads(json.dumps(doc), object_hook=object_hook)
 
+    def model_from_string(self: _M, model_str: str | bytes | bytearray) -> _M:
+        """Replace this model by the one in ``model_str`` (LightGBM's
+        ``model_from_string``; either format).  Returns self."""
+        if not isinstance(model_str, (str, bytes, bytearray)):
+            raise TypeError(f"model_str must be a str, got {type(model_str).__name__}")
+        header, trees = model_from_text(model_str)
+        self._load(header, trees)
+        return self
+
     # -- pickling: the JSON model is the state --------------------------------
     def __getstate__(self) -> dict[str, Any]:
-        return {"model": self.model_to_string(-1), "best_score": self.best_score}
+        model = self.model_to_string(-1, format="json")
+        # LightGBM pickles the Booster's attributes: its params too
+        return {"model": model, "best_score": self.best_score, "params": self.params}
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         # (a subclass's __init__, Booster's, takes model_str too)
         self.__init__(model_str=state["model"])  # type: ignore[misc]
         self.best_score = state.get("best_score", {})
+        self.params = dict(state.get("params", self.params))
 
     def __copy__(self: _M) -> _M:
-        return type(self)(model_str=self.model_to_string(-1))
+        return type(self)(model_str=self.model_to_string(-1, format="json"))
 
     def __deepcopy__(self: _M, memo: dict[int, Any]) -> _M:
         return self.__copy__()
+
+
+#: the model file formats by the names ``format`` takes ("dgbdt": JSON's older name)
+MODEL_FORMATS = {"lightgbm": "lightgbm", "json": "json", "dgbdt": "json"}
+
+
+def model_format(format: str) -> str:
+    """ "lightgbm" or "json": the model file format ``format`` names."""
+    if format not in MODEL_FORMATS:
+        raise ValueError(f"format must be 'lightgbm' or 'json', got {format!r}")
+    return MODEL_FORMATS[format]
 
 
 def _recorded(value: Any) -> Any:

@@ -278,6 +278,56 @@ def _check_weights(weight: np.ndarray | None, name: str, strict: bool) -> None:
         raise ValueError(f"metric {name} needs {need} weights (as LightGBM)")
 
 
+def _unit_label_lines(name: str, label: np.ndarray, weight: np.ndarray | None) -> list[str]:
+    """The labels-in-[0, 1] line of LightGBM's xentropy metrics, when they are
+    (if not, evaluation raises; no error here, where ranks do not agree)."""
+    label = np.asarray(label, np.float64)
+    if np.any((label < 0.0) | (label > 1.0)):
+        return []
+    return [f"[{name}:Init]: (metric) labels passed interval [0, 1] check"]
+
+
+def _sum_of_weights(label: np.ndarray, weight: np.ndarray | None) -> float:
+    return float(len(label)) if weight is None else float(np.sum(weight, dtype=np.float64))
+
+
+def _cross_entropy_lines(
+    label: np.ndarray, weight: np.ndarray | None, queries: np.ndarray | None
+) -> list[str]:
+    lines = _unit_label_lines("cross_entropy", label, weight)
+    w = _sum_of_weights(label, weight)
+    return lines + [f"[cross_entropy:Init]: sum-of-weights = {w:f}"] if lines else []
+
+
+def _cross_entropy_lambda_lines(
+    label: np.ndarray, weight: np.ndarray | None, queries: np.ndarray | None
+) -> list[str]:
+    return _unit_label_lines("cross_entropy_lambda", label, weight)
+
+
+def _kullback_leibler_lines(
+    label: np.ndarray, weight: np.ndarray | None, queries: np.ndarray | None
+) -> list[str]:
+    lines = _unit_label_lines("kullback_leibler", label, weight)
+    w = _sum_of_weights(label, weight)
+    if not lines or not w > 0:
+        return lines
+    yent = _label_entropy(np.asarray(label, np.float64))
+    offset = float((yent.sum() if weight is None else (yent * weight).sum()) / w)
+    return lines + [
+        f"[kullback_leibler:Init]: sum-of-weights = {w:f}",
+        f"kullback_leibler offset term = {offset:f}",
+    ]
+
+
+def _map_lines(
+    label: np.ndarray, weight: np.ndarray | None, queries: np.ndarray | None
+) -> list[str]:
+    if queries is None:  # (evaluation refuses it)
+        return []
+    return [f"Total groups: {len(queries) - 1}, total data: {len(label)}"]
+
+
 def _xent_loss(label: np.ndarray, prob: np.ndarray) -> np.ndarray:
     """XentLoss: ``-(y log p + (1 - y) log(1 - p))``, each log argument clipped
     below at the double ``1e-12`` (a NaN ``p`` counts as clipped).
@@ -661,6 +711,10 @@ class Metric:
         (``ndcg@k`` for each k of ``eval_at``); ``finalize`` and
         :meth:`compute` then give a list, one value per name (see
         :meth:`result_names`).
+    init_lines : callable or None
+        ``init_lines(label, weight, queries) -> list of str``: the info lines
+        LightGBM's metric logs when it is set up on a data set (see
+        :meth:`init_log`).
     """
 
     name: str
@@ -675,6 +729,15 @@ class Metric:
     name_from: Callable[[Mapping[str, Any]], str] | None = None
     queries: bool = False
     names_from: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
+    init_lines: Callable[..., list[str]] | None = None
+
+    def init_log(
+        self, label: np.ndarray, weight: np.ndarray | None, queries: np.ndarray | None
+    ) -> list[str]:
+        """LightGBM's info lines of this metric's Init on a data set (``label``,
+        ``weight``, query row boundaries ``queries`` of this rank's rows, as each
+        LightGBM machine's): what it checked and the sums it took."""
+        return [] if self.init_lines is None else self.init_lines(label, weight, queries)
 
     def options_from(self, cfg: Mapping[str, Any]) -> dict[str, Any]:
         """The keyword parameters of :meth:`compute` taken from the training params."""
@@ -807,6 +870,7 @@ def _query_metric(
     options: Callable[[Mapping[str, Any]], dict[str, Any]],
     names: Callable[[Mapping[str, Any]], Sequence[str]],
     aliases: tuple[str, ...],
+    init_lines: Callable[..., list[str]] | None = None,
 ) -> Metric:
     """A higher-is-better ranking metric of raw scores with one result per eval_at k."""
     return Metric(
@@ -819,6 +883,7 @@ def _query_metric(
         options=options,
         queries=True,
         names_from=names,
+        init_lines=init_lines,
     )
 
 
@@ -863,13 +928,21 @@ for _metric in (
         multiclass=True,
         options=_auc_mu_options,
     ),
-    Metric("cross_entropy", False, _cross_entropy_partial, _xent_mean, aliases=("xentropy",)),
+    Metric(
+        "cross_entropy",
+        False,
+        _cross_entropy_partial,
+        _xent_mean,
+        aliases=("xentropy",),
+        init_lines=_cross_entropy_lines,
+    ),
     Metric(
         "cross_entropy_lambda",
         False,
         _cross_entropy_lambda_partial,
         _mean,
         aliases=("xentlambda",),
+        init_lines=_cross_entropy_lambda_lines,
     ),
     Metric(
         "kullback_leibler",
@@ -877,6 +950,7 @@ for _metric in (
         _kullback_leibler_partial,
         _kullback_leibler_finalize,
         aliases=("kldiv",),
+        init_lines=_kullback_leibler_lines,
     ),
     _query_metric(
         "ndcg",
@@ -885,7 +959,9 @@ for _metric in (
         _ndcg_names,
         ("lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"),
     ),
-    _query_metric("map", _map_partial, _map_options, _map_names, ("mean_average_precision",)),
+    _query_metric(
+        "map", _map_partial, _map_options, _map_names, ("mean_average_precision",), _map_lines
+    ),
 ):
     _REGISTRY.add(_metric)
 

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..distributed.exact_sum import global_exact_sums
+from ..log import DGBDTError, log_lightgbm_info, log_lightgbm_warning
 from ..native import common
 from ..native import rank as rank_kernels
 from ..native.objective import compute_gradients
@@ -38,6 +39,8 @@ __all__ = [
     "OBJECTIVES",
     "Objective",
     "CustomObjective",
+    "NO_OBJECTIVE_NAMES",
+    "no_objective",
     "make_objective",
     "model_objective",
     "model_objective_names",
@@ -147,6 +150,10 @@ class Objective:
         self.params = self.saved_params(cfg)
         self.label_weights = np.ones(2 * self.num_model_per_iteration)
         self.unit_weights = True  # no weights, or all 1 (set_label_weights decides)
+        self.verbosity: int = cfg["verbosity"]
+        #: LightGBM's "[name:BoostFromScore]: ..." line of each class, set by
+        #: init_score where LightGBM's objective logs one (the loop prints it)
+        self.boost_from_score_notes: list[str] = []
         # (the label array, its fitted labels), computed once per label array
         self._fit_labels: tuple[np.ndarray | None, Any] = (None, None)
 
@@ -243,6 +250,11 @@ class Objective:
                 "The sample weights sum to zero: at least one row needs a positive weight"
             )
         self._set_class_weights(label, comm)
+        self._log_init(label, weight)
+
+    def _log_init(self, label: np.ndarray, weight: np.ndarray | None) -> None:
+        """LightGBM's log lines of its objective's Init, from this rank's rows as
+        each LightGBM machine's (none by default)."""
 
     def _set_class_weights(self, label: np.ndarray, comm: SerialComm) -> None:
         """``label_weights`` (weight of label <= 0, of label > 0): none by default."""
@@ -441,13 +453,12 @@ class Mape(RegressionL1):
     default_metric = "mape"
     model_params = ()
 
-    def _check_label_values(self, label: np.ndarray) -> None:
+    def _log_init(self, label: np.ndarray, weight: np.ndarray | None) -> None:
         if np.any(np.abs(self.fit_label(label)) < 1):
-            warnings.warn(
+            log_lightgbm_warning(
                 "Some label values are < 1 in absolute value. MAPE is unstable with such "
-                "values, so they are taken as 1.0 when computing it (as LightGBM)",
-                UserWarning,
-                stacklevel=4,
+                "values, so LightGBM rounds them to 1.0 when calculating MAPE.",
+                self.verbosity,
             )
 
     def _quantile_weights(self, label: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
@@ -579,6 +590,12 @@ class CrossEntropy(Objective):
     def _check_label_values(self, label: np.ndarray) -> None:
         _check_unit_interval(self.name, label)
 
+    def _log_init(self, label: np.ndarray, weight: np.ndarray | None) -> None:
+        # set_label_weights runs after check_labels: the labels passed it
+        log_lightgbm_info(
+            f"[{self.name}:Init]: (objective) labels passed interval [0, 1] check", self.verbosity
+        )
+
     def _mean_label(self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm) -> float:
         ww = np.ones_like(label) if weight is None else weight
         s_wy, s_w = global_exact_sums(comm, [ww * label, ww])
@@ -588,7 +605,11 @@ class CrossEntropy(Objective):
         self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
     ) -> npt.NDArray[np.float64]:
         p = min(max(self._mean_label(label, weight, comm), _EPSILON), 1.0 - _EPSILON)
-        return np.array([np.log(p / (1.0 - p))])
+        score = np.log(p / (1.0 - p))
+        self.boost_from_score_notes = [
+            f"[{self.name}:BoostFromScore]: pavg = {p:f} -> initscore = {score:f}"
+        ]
+        return np.array([score])
 
 
 @OBJECTIVES.add
@@ -619,11 +640,27 @@ class CrossEntropyLambda(CrossEntropy):
                 f"objective={self.name!r} needs positive weights; row {i} has weight {weight[i]}"
             )
 
+    def _log_init(self, label: np.ndarray, weight: np.ndarray | None) -> None:
+        super()._log_init(label, weight)
+        if weight is not None and not self.unit_weights and len(weight):
+            # (this rank's weights, as LightGBM's line on each machine; its
+            # weights and their ratio are float32)
+            lo, hi = np.float32(weight.min()), np.float32(weight.max())
+            log_lightgbm_info(
+                f"[{self.name}:Init]: min, max weights = {lo:f}, {hi:f}; ratio = {hi / lo:f}",
+                self.verbosity,
+            )
+
     def init_score(
         self, label: np.ndarray, weight: np.ndarray | None, comm: SerialComm
     ) -> npt.NDArray[np.float64]:
+        h = self._mean_label(label, weight, comm)
         with np.errstate(divide="ignore"):
-            return np.array([np.log(np.expm1(self._mean_label(label, weight, comm)))])
+            score = np.log(np.expm1(h))
+        self.boost_from_score_notes = [
+            f"[{self.name}:BoostFromScore]: havg = {h:f} -> initscore = {score:f}"
+        ]
+        return np.array([score])
 
 
 @OBJECTIVES.add
@@ -650,15 +687,15 @@ class Binary(Objective):
         return f"binary sigmoid:{short_number(params.get('sigmoid', 1.0))}"
 
     def _check_label_values(self, label: np.ndarray) -> None:
-        # LightGBM's positive class is label > 0 (binary_objective.hpp), so 0/1 and
-        # -1/+1 give one model.  It takes any other value too (0.3 or 2 is silently
-        # positive, {1, 2} one class); those are refused here: almost always the
-        # wrong objective or an unmapped class.
-        i = _first(~np.isin(label, (-1.0, 0.0, 1.0)))
+        # LightGBM's positive class is label > 0 (binary_objective.hpp): 0/1, -1/+1
+        # and any integers (0/10) train as such.  It silently takes fractions too
+        # (0.3 is positive): refused here, almost always a regression target.
+        i = _first(label != np.round(label))
         if i is not None:
             raise ValueError(
                 f"objective='binary' needs labels 0 or 1 (or -1 and +1); row {i} "
-                f"has label {label[i]}"
+                f"has label {label[i]}, a fraction (integer labels > 0 are the "
+                "positive class, as in LightGBM)"
             )
 
     def _positives(self, label: np.ndarray) -> list[npt.NDArray[np.bool_]]:
@@ -674,6 +711,14 @@ class Binary(Objective):
             [np.ones(int(np.sum(m))) for m in masks] + [np.ones(int(np.sum(~m))) for m in masks],
         )
         k = len(masks)
+        for i in range(k):
+            # LightGBM's BinaryLogloss::Init (one per class of multiclassova)
+            if counts[i] == 0 or counts[k + i] == 0:
+                log_lightgbm_warning("Contains only one class", self.verbosity)
+            log_lightgbm_info(
+                f"Number of positive: {int(counts[i])}, number of negative: {int(counts[k + i])}",
+                self.verbosity,
+            )
         self.label_weights = np.concatenate(
             [self._class_weights(counts[i], counts[k + i]) for i in range(k)]
         )
@@ -698,7 +743,13 @@ class Binary(Objective):
         masks = self._positives(label)
         sums = global_exact_sums(comm, [ww[m] for m in masks] + [ww])
         p = np.clip(np.array(sums[:-1]) / sums[-1], _EPSILON, 1 - _EPSILON)
-        return np.log(p / (1.0 - p)) / self.sigmoid
+        score = np.log(p / (1.0 - p)) / self.sigmoid
+        # the binary objective's name: multiclassova's classes are binary ones
+        self.boost_from_score_notes = [
+            f"[binary:BoostFromScore]: pavg={a:f} -> initscore={b:f}"
+            for a, b in zip(p, score, strict=True)
+        ]
+        return score
 
 
 @OBJECTIVES.add
@@ -954,6 +1005,18 @@ class CustomObjective(Objective):
     @classmethod
     def lightgbm_text(cls, params: Mapping[str, Any], num_class: int) -> str | None:
         return None  # LightGBM writes no objective for a callable one
+
+
+#: LightGBM's spellings of "no objective" (objective=none): the gradients come
+#: from a callable given to Booster.update(fobj=...) instead.
+NO_OBJECTIVE_NAMES = ("none", "null", "custom", "na")
+
+
+def no_objective(preds: Any, train_data: Any) -> Any:
+    """The custom objective of ``objective="none"`` (LightGBM's null objective):
+    training needs a callable from ``Booster.update(fobj=...)``; without one it
+    is LightGBM's error."""
+    raise DGBDTError("Cannot update due to null objective function.")
 
 
 def make_objective(cfg: Mapping[str, Any]) -> Objective | None:

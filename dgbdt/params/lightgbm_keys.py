@@ -23,6 +23,7 @@ import numpy as np
 
 __all__ = [
     "DEFAULTS",
+    "PREDICT_KEYS",
     "HARMLESS",
     "LIGHTGBM_ALIASES",
     "LIGHTGBM_ONLY_METRICS",
@@ -267,8 +268,6 @@ HARMLESS: frozenset[str] = frozenset(
         "uniform_drop",
         "drop_seed",
         "cegb_tradeoff",
-        "pred_early_stop_freq",
-        "pred_early_stop_margin",
         "convert_model_language",
         "convert_model",
     }
@@ -291,9 +290,18 @@ DEFAULTS: dict[str, object] = {
     "use_missing": True,
     "forcedbins_filename": "",
     "parser_config_file": "",
-    "predict_disable_shape_check": False,
-    "pred_early_stop": False,
 }
+
+#: Keys that act at prediction only: Booster.predict (and the estimators'
+#: predict, from their params) reads them; training ignores them, as LightGBM's.
+PREDICT_KEYS: frozenset[str] = frozenset(
+    {
+        "pred_early_stop",
+        "pred_early_stop_freq",
+        "pred_early_stop_margin",
+        "predict_disable_shape_check",
+    }
+)
 
 #: Per-feature list keys whose every entry at this value means "nothing" (a
 #: monotone constraint of 0 constrains nothing), as their empty default does.

@@ -23,14 +23,16 @@ import numba
 import numpy as np
 
 from ..data.categorical import parse_categorical_spec
+from ..log import DGBDTError, log_lightgbm_warning
 from ..objective.metrics import METRIC_ALIASES, METRICS
-from ..objective.objectives import OBJECTIVES
+from ..objective.objectives import NO_OBJECTIVE_NAMES, OBJECTIVES, no_objective
 from ..registry import Registry
 from .lightgbm_keys import DEFAULTS as LIGHTGBM_DEFAULTS
 from .lightgbm_keys import (
     HARMLESS,
     LIGHTGBM_ONLY_METRICS,
     LIGHTGBM_ONLY_OBJECTIVES,
+    PREDICT_KEYS,
     is_lightgbm_default,
     lightgbm_canonical,
     parse_bool,
@@ -149,7 +151,8 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(x)
 
 
-def _error(p: Param, value: object, exc: type[Exception] = ValueError) -> Exception:
+def _error(p: Param, value: object, exc: type[Exception] = DGBDTError) -> Exception:
+    """A bad value: DGBDTError (a ValueError, LightGBM's LightGBMError), or ``exc``."""
     return exc(f"Parameter '{p.name}' must be {p.allowed}, got {value!r}")
 
 
@@ -177,6 +180,8 @@ def _convert_objective(p: Param, value: object) -> object:
     if not isinstance(value, str):
         raise _error(p, value, TypeError)
     assert p.choices is not None  # objective's: the objective registry's spellings
+    if value.strip().lower() in NO_OBJECTIVE_NAMES:
+        return no_objective  # LightGBM's objective=none: Booster.update(fobj=...) trains
     canon = p.choices.get(value.strip().lower())
     if canon is None and value.strip().lower() in LIGHTGBM_ONLY_OBJECTIVES:
         have = ", ".join(repr(c) for c in dict.fromkeys(p.choices.values()))
@@ -301,10 +306,10 @@ def _convert_categorical(p: Param, value: object) -> tuple | str:
 
 
 def _convert_metric(p: Param, value: object) -> list[str] | None:
-    """Parse a metric value; returns None for "use the objective's default"."""
+    """Parse a metric value; returns None for "use the objective's default":
+    as LightGBM, which joins a list with commas, a blank string or an empty
+    list means the default, and "None" (na, null, custom) means no metric."""
     if isinstance(value, str):
-        if value.strip() == "":
-            return None
         tokens = value.split(",")
     elif isinstance(value, (list, tuple)):
         tokens = []
@@ -314,6 +319,8 @@ def _convert_metric(p: Param, value: object) -> list[str] | None:
             tokens.extend(v.split(","))
     else:
         raise _error(p, value, TypeError)
+    if all(t.strip() == "" for t in tokens):
+        return None
     assert p.choices is not None  # metric's: the metric registry's spellings
     out: list[str] = []
     for tok in (t.strip().lower() for t in tokens):
@@ -751,8 +758,8 @@ _ROWS = [
         0,
         int,
         ("early_stopping_rounds", "early_stopping", "n_iter_no_change"),
-        "Stop when no validation metric improved for this many rounds; 0 disables.",
-        lo=0,
+        "Stop when no validation metric improved for this many rounds; 0 or less "
+        "disables (as LightGBM).",
     ),
     Param(
         "early_stopping_min_delta",
@@ -1070,13 +1077,17 @@ def canonical_name(key: str) -> str:
     name = ALIASES.get(key.strip())
     if name is not None:
         return name
+    hint = _closest_name(key) or "See dgbdt.params.table.PARAMS for the parameters."
+    raise DGBDTError(f"Unknown parameter {key!r}. {hint}")
+
+
+def _closest_name(key: str) -> str:
+    """ "Did you mean 'x' (alias of 'y')?" for an unknown parameter name, or ""."""
     close = difflib.get_close_matches(key.strip(), list(ALIASES), n=1)
-    if close:
-        alias_of = f" (alias of {ALIASES[close[0]]!r})" if ALIASES[close[0]] != close[0] else ""
-        hint = f"Did you mean {close[0]!r}{alias_of}?"
-    else:
-        hint = "See dgbdt.params.table.PARAMS for the parameters."
-    raise ValueError(f"Unknown parameter {key!r}. {hint}")
+    if not close:
+        return ""
+    alias_of = f" (alias of {ALIASES[close[0]]!r})" if ALIASES[close[0]] != close[0] else ""
+    return f"Did you mean {close[0]!r}{alias_of}?"
 
 
 def lightgbm_only_key(key: str, value: object) -> str:
@@ -1097,6 +1108,11 @@ def lightgbm_only_key(key: str, value: object) -> str:
             "and it would change the model or its output: remove it (LightGBM's "
             f"default is {LIGHTGBM_DEFAULTS[name]!r})"
         )
+    if name in PREDICT_KEYS:
+        return (
+            f"LightGBM parameter {shown} acts at prediction (Booster.predict and the "
+            "estimators' predict read it); training ignores it"
+        )
     if name in HARMLESS:
         return (
             f"LightGBM parameter {shown} is not supported by dgbdt yet; ignored (it changes "
@@ -1110,6 +1126,15 @@ def lightgbm_only_key(key: str, value: object) -> str:
 # --------------------------------------------------------------------------- #
 #: LightGBM reads integer parameters into C ints.
 _INT32 = (-(2**31), 2**31 - 1)
+
+
+def _not_a_number(p: Param, value: str) -> DGBDTError:
+    """Text that is no number, for a numeric parameter: LightGBM's words (config.h
+    GetInt / GetDouble), then what is allowed."""
+    kind = "int" if p.kind is int else "double"
+    return DGBDTError(
+        f'Parameter {p.name} should be of type {kind}, got "{value}" (it must be {p.allowed})'
+    )
 
 
 def _coerce(p: Param, value: object) -> Any:
@@ -1141,7 +1166,7 @@ def _coerce(p: Param, value: object) -> Any:
                 try:
                     x = float(value)
                 except ValueError:
-                    raise _error(p, value) from None
+                    raise _not_a_number(p, value) from None
         if p.kind is int and isinstance(x, numbers.Integral):
             out = int(x)
             if not _INT32[0] <= out <= _INT32[1]:
@@ -1181,11 +1206,12 @@ def _chosen(name: str, given: list[tuple[str, object]]) -> int:
     return names.index(name) if name in names else 0
 
 
-def _pick(name: str, given: list[tuple[str, object]]) -> object:
-    """Choose among several spellings of one parameter (:func:`_chosen`); warn
-    about differing values."""
+def _pick(name: str, given: list[tuple[str, object]], notes: list[str]) -> object:
+    """Choose among several spellings of one parameter (:func:`_chosen`); a
+    spelling ignored with another value adds LightGBM's warning text to ``notes``."""
     w = _chosen(name, given)
     p = PARAMS[name]
+    (kept, kept_value) = given[w]
 
     def coerce(value: object) -> object:
         return _coerce(p, p.default if value is None else value)
@@ -1194,17 +1220,23 @@ def _pick(name: str, given: list[tuple[str, object]]) -> object:
         if i == w:
             continue
         try:
-            same = coerce(value) == coerce(given[w][1])
+            same = coerce(value) == coerce(kept_value)
         except (TypeError, ValueError):
             same = False
-        if not same:
-            warnings.warn(
-                f"Both '{given[w][0]}'={given[w][1]!r} and '{key}'={value!r} set parameter "
-                f"'{name}'; using '{given[w][0]}'={given[w][1]!r} and ignoring '{key}'.",
-                UserWarning,
-                stacklevel=3,
+        if not same:  # LightGBM's words (config.h KeyAliasTransform)
+            was = "set" if kept == name else f"set with {kept}"
+            notes.append(
+                f"{name} is {was}={_text(kept_value)}, {key}={_text(value)} will be ignored. "
+                f"Current value: {name}={_text(kept_value)}"
             )
-    return given[w][1]
+    return kept_value
+
+
+def _text(value: object) -> str:
+    """A value as LightGBM's python package passes it to its C++ (lists comma-joined)."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
 
 
 def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, Any]:
@@ -1213,29 +1245,38 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, Any]
     Keys may be canonical names or aliases; values may be strings (as the CLI
     gives them) and are coerced to each parameter's kind. ``None`` as a value
     means "use the default", as in LightGBM's Python package. The result is
-    ordered like ``PARAMS`` and resolving it again gives the same dict.
+    ordered like ``PARAMS`` and resolving it again gives the same dict
+    (but a resolved ``metric=[]``: see below).
 
     ``objective`` is a canonical objective name, or the callable as given.
     ``metric`` is always a list of canonical metric names, duplicates removed
-    in order: not given / ``""`` / ``None`` -> ``[default_metric(objective)]``
-    (``[]`` for a callable objective); ``"None"``, ``"na"``, ``"null"``,
-    ``"custom"`` and ``[]`` -> ``[]`` (no metric). LightGBM reads an empty list
-    as "default"; here it means none so that a resolved ``[]`` stays ``[]``.
+    in order: not given / ``""`` / ``[]`` / ``None`` ->
+    ``[default_metric(objective)]`` (``[]`` for a callable objective), as
+    LightGBM; ``"None"``, ``"na"``, ``"null"`` and ``"custom"`` -> ``[]`` (no
+    metric). So a resolved ``[]`` (no metric) must be given again as "None".
     """
     if params is None:
         params = {}
     if not isinstance(params, Mapping):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
     given: dict[str, list[tuple[str, object]]] = {}
+    unknown: list[str] = []
+    notes: list[str] = []  # spellings ignored
     for key, value in params.items():
         if isinstance(key, str) and key.strip() not in ALIASES and lightgbm_canonical(key):
             warnings.warn(lightgbm_only_key(key, value), UserWarning, stacklevel=2)
             continue
-        given.setdefault(canonical_name(key), []).append((key.strip(), value))
+        try:
+            name = canonical_name(key)
+        except DGBDTError:  # (canonical_name: a str key)
+            hint = _closest_name(key)
+            unknown.append(key.strip() + (f" ({hint})" if hint else ""))
+            continue
+        given.setdefault(name, []).append((key.strip(), value))
     out: dict[str, Any] = {}
     boosting_goss = False
     for name, p in PARAMS.items():
-        value = _pick(name, given[name]) if name in given else None
+        value = _pick(name, given[name], notes) if name in given else None
         out[name] = _coerce(p, p.default if value is None else value)
         if name == "boosting":
             boosting_goss = isinstance(value, str) and value.strip().lower() == "goss"
@@ -1249,6 +1290,11 @@ def resolve_params(params: Mapping[str, object] | None = None) -> dict[str, Any]
         obj = out["objective"]
         out["metric"] = [] if callable(obj) else [default_metric(obj)]
     _check_combination(out)
+    for text in unknown:
+        # LightGBM warns and goes on (config.h KeyAliasTransform); the hint is dgbdt's
+        log_lightgbm_warning(f"Unknown parameter: {text}", out["verbosity"])
+    for text in notes:
+        log_lightgbm_warning(text, out["verbosity"])
     return out
 
 
@@ -1322,8 +1368,7 @@ def _check_combination(p: dict[str, Any]) -> None:
         )
     if p["force_col_wise"] and p["force_row_wise"]:
         raise ValueError("Parameters 'force_col_wise' and 'force_row_wise' cannot both be true")
-    if isinstance(p["objective"], str):
-        _check_objective_fit(p)
+    _check_objective_fit(p)
     _check_auc_mu_weights(p)
     _check_sampling(p)
 
@@ -1395,22 +1440,31 @@ def _check_goss(p: dict[str, Any]) -> None:
 
 
 def _check_objective_fit(p: dict[str, Any]) -> None:
-    """num_class and the metrics against the (built-in) objective's class."""
+    """num_class and the metrics against the objective's class (LightGBM's
+    Config::CheckParamConflict): a callable objective counts as multiclass when
+    num_class > 1."""
     obj = p["objective"]
-    spec = OBJECTIVES.entries[obj]
-    spec.check_params(p)
-    rule = spec.num_class_error(p["num_class"])
-    if rule is not None:
-        raise ValueError(
-            f"Parameter 'num_class' {rule} for objective {obj!r}, got num_class={p['num_class']}"
-        )
-    # LightGBM: "Multiclass objective and metrics don't match"
-    bad = sorted(m for m in set(p["metric"]) if METRICS[m].multiclass != spec.multiclass)
+    k = p["num_class"]
+    if callable(obj):
+        multiclass, what = k > 1, f"a callable objective with num_class={k}"
+    else:
+        spec = OBJECTIVES.entries[obj]
+        spec.check_params(p)
+        multiclass, what = spec.multiclass, f"objective {obj!r} with num_class={k}"
+        rule = spec.num_class_error(k)
+        if rule is not None:
+            lead = (
+                "Number of classes should be specified and greater than 1 for multiclass training"
+                if multiclass
+                else "Number of classes must be 1 for non-multiclass training"
+            )
+            raise DGBDTError(f"{lead}: Parameter 'num_class' {rule} for {what}")
+    bad = sorted(m for m in set(p["metric"]) if METRICS[m].multiclass != multiclass)
     if bad:
         multi = " / ".join(name for name, m in METRICS.items() if m.multiclass)
-        raise ValueError(
-            f"metric {bad[0]!r} does not fit objective {obj!r} (multiclass "
-            f"objectives take {multi} only)"
+        raise DGBDTError(
+            f"Multiclass objective and metrics don't match: metric {bad[0]!r} does not fit "
+            f"{what} (multiclass objectives take {multi} only)"
         )
 
 

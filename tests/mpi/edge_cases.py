@@ -68,7 +68,7 @@ elif case == "blocks_tie":
         dgbdt.Dataset(X[:, columns], y, feature_indices=columns),
         2,
     )
-    out = {"model": booster.dump_model()["trees"]}
+    out = {"model": booster.dump_model(format="json")["trees"]}
 elif case == "valid_rows":
     train = dgbdt.Dataset(X, y)
     valid = dgbdt.Dataset(Xv[vlo:vhi], yv[vlo:vhi], reference=train)

@@ -18,7 +18,7 @@ X, y, _, _ = make_data()
 lo, hi = shard_bounds(len(y), k)[comm.rank]
 y = y[lo:hi].copy()
 if mode == "bad_label" and comm.rank == k - 1:
-    y[0] = 2.0
+    y[0] = 0.5
 if mode == "before_train" and comm.rank == k - 1:
     raise RuntimeError("rank script failed before training")
 

@@ -25,6 +25,6 @@ for name in CASES:
         if learner == "voting":
             params["top_k"] = 3
         booster = dgbdt.train(params, dgbdt.Dataset(X[rows], y[rows]), n_rounds)
-        out[f"{name}-{learner}"] = booster.model_to_string()
+        out[f"{name}-{learner}"] = booster.model_to_string(format="json")
 if comm.rank == 0:
     (out_dir / "constraints.json").write_text(json.dumps(out))

@@ -39,6 +39,9 @@ for name in CASES:
                 valid_names=["valid"],
                 callbacks=[dgbdt.record_evaluation(evals)],
             )
-        out[f"{name}-{int(quantized)}"] = {"model": booster.model_to_string(), "evals": evals}
+        out[f"{name}-{int(quantized)}"] = {
+            "model": booster.model_to_string(format="json"),
+            "evals": evals,
+        }
 if comm.rank == 0:
     (out_dir / "objectives.json").write_text(json.dumps(out))

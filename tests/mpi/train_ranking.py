@@ -31,6 +31,6 @@ for name in CASES:
             params, train, n_rounds, valid_sets=[valid], valid_names=["valid"], feval=queries_seen,
             callbacks=[dgbdt.record_evaluation(evals)],
         )  # fmt: skip
-    out[name] = {"model": booster.model_to_string(), "evals": evals}
+    out[name] = {"model": booster.model_to_string(format="json"), "evals": evals}
 if comm.rank == 0:
     (out_dir / "ranking.json").write_text(json.dumps(out))
