@@ -9,6 +9,7 @@ from mpi_launch import run_mpi_file
 
 import dgbdt
 import dgbdt.log
+from dgbdt.params.table import resolve_params
 
 QUIET = {"verbosity": -1}
 
@@ -322,3 +323,10 @@ def test_only_rank_0_logs_in_distributed_training(tmp_path):
         line.startswith("[LightGBM] [Info] Number of data points in the train set: 100,")
         for line in rank0
     )
+
+
+def test_metric_given_as_a_set():
+    """LightGBM: ``metric`` may be a set of names (its params are joined with
+    commas); dgbdt sorts it, so every process (rank) reads one order."""
+    cfg = resolve_params({"objective": "binary", "metric": {"binary_logloss", "auc"}})
+    assert cfg["metric"] == ["auc", "binary_logloss"]

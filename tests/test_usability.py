@@ -160,7 +160,6 @@ def test_train_takes_lightgbms_parameter_order():
     [
         ("cegb_penalty_split", "1"),
         ("feature_contri", "0.5,1,1"),
-        ("pred_early_stop", "true"),
         ("forcedsplits_filename", "s.json"),
         ("linear_tree", "true"),
         ("data_random_seed", "5"),

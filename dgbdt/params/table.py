@@ -309,6 +309,10 @@ def _convert_metric(p: Param, value: object) -> list[str] | None:
     """Parse a metric value; returns None for "use the objective's default":
     as LightGBM, which joins a list with commas, a blank string or an empty
     list means the default, and "None" (na, null, custom) means no metric."""
+    if isinstance(value, (set, frozenset)) and all(isinstance(v, str) for v in value):
+        # LightGBM joins a set in its iteration order, which Python's string
+        # hashing makes differ per process (per rank): sorted here, one order
+        value = sorted(value)
     if isinstance(value, str):
         tokens = value.split(",")
     elif isinstance(value, (list, tuple)):
