@@ -112,6 +112,8 @@ def run_file(test_dir: Path, name: str, keyword: str | None, timeout: int) -> Pa
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(HERE / "lightgbm_suite"), str(HERE.parent)])
     )
+    # files run side by side: one Numba thread each (2 cores, 2 files: about 2 minutes)
+    env.setdefault("NUMBA_NUM_THREADS", "1")
     log = test_dir / f"{name}.log"
     with open(log, "w") as out:
         try:
