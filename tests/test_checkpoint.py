@@ -120,7 +120,8 @@ def test_resume_at_any_point_of_the_bagging_cycle(resume_at, tmp_path):
 
 def test_resume_stops_where_uninterrupted_training_stops(tmp_path):
     # y = x in {0, 1}: one round at learning rate 1 fits it exactly, then no
-    # split gains anything and training stops (LightGBM drops the stump round).
+    # split gains anything: the later rounds add no tree (LightGBM drops the
+    # stump rounds; its Python train goes on trying).
     X = np.repeat([0.0, 1.0], 20).reshape(-1, 1)
     y = X[:, 0].copy()
     params = {

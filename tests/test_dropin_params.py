@@ -11,19 +11,9 @@ import re
 
 import numpy as np
 import pytest
+from test_dropin_training import _data, _l2
 
 import dgbdt
-
-
-def _data(n=200, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    y = X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n)
-    return X, y
-
-
-def _l2(preds, train_data):
-    return preds - train_data.get_label(), np.ones_like(preds)
 
 
 def _both(make):
