@@ -31,6 +31,7 @@ MIRRORED = {
     ("models/model.py", "predict"),
     ("data/dataset.py", "__init__"),
     ("sklearn.py", "fit"),
+    ("dask/estimators.py", "fit"),  # lightgbm.dask's positional order
 }
 
 

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output
+from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output, exit_after_output
 
 KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
 
@@ -191,8 +191,13 @@ class MPIComm(SerialComm):
     in minutes, default 120; longer inside ``slow_phase``): see dgbdt.distributed.deadline.
     """
 
-    def __init__(self, comm: Any = None, watchdog: Watchdog | None = None) -> None:
+    def __init__(
+        self, comm: Any = None, watchdog: Watchdog | None = None, exit_on_abort: bool = False
+    ) -> None:
         super().__init__()
+        # A group joined by a front end (dgbdt.dask): abort ends this process
+        # only; MPI_Abort over connected jobs may wait on a dead peer.
+        self.exit_on_abort = exit_on_abort
         from mpi4py import MPI  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
 
         self._MPI: Any = MPI
@@ -335,6 +340,8 @@ class MPIComm(SerialComm):
         return recv.tobytes()
 
     def abort(self, code: int = 1) -> None:
+        if self.exit_on_abort:
+            exit_after_output(code)
         abort_after_output(self._comm, code)
 
 
@@ -475,6 +482,17 @@ def _wait_for_every_rank_to_start_mpi() -> Any:
 
 
 _WORLD: MPIComm | None = None
+#: The training group a front end (dgbdt.dask) joined and installed, if any.
+_GROUP: MPIComm | None = None
+
+
+def install_world(comm: MPIComm) -> None:
+    """Make ``comm`` the world every training of this process uses: a front end
+    (dgbdt.dask) joined processes started apart into one group; ``engine``,
+    the estimators and the abort paths then use it, not MPI_COMM_WORLD."""
+    global _WORLD, _GROUP
+    _WORLD = _GROUP = comm
+
 
 # What MPI launchers (MPICH/Hydra, Open MPI, Slurm's PMI) tell each process.
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")
@@ -488,7 +506,10 @@ def under_launcher() -> bool:
 
 def launched_size() -> int:
     """Number of ranks an MPI launcher started (1 when not under mpiexec), read from
-    the environment: no MPI is initialised."""
+    the environment: no MPI is initialised.  A group a front end installed
+    (:func:`install_world`) counts instead."""
+    if _GROUP is not None:
+        return _GROUP.size
     for name in _SIZE_VARIABLES:
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])
@@ -496,7 +517,10 @@ def launched_size() -> int:
 
 
 def launched_rank() -> int:
-    """This process's rank as the MPI launcher set it (0 when not under mpiexec)."""
+    """This process's rank as the MPI launcher set it (0 when not under mpiexec),
+    or in the group a front end installed."""
+    if _GROUP is not None:
+        return _GROUP.rank
     for name in _RANK_VARIABLES:
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])

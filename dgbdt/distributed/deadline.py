@@ -73,6 +73,11 @@ class Watchdog:
         self.MPI: Any = None  # mpi4py.MPI (untyped)
         self._thread: threading.Thread | None = None
         self._sent: list[Any] = []  # requests of answers in flight (kept alive)
+        # A group joined by a front end asks no peer (a send to a dead peer can
+        # block) and tells its supervisor where it waits through a file.
+        self.queries = True
+        self.status_path: str | None = None
+        self._reported = 0  # the collective whose status was last written
 
     # -- the main thread's side ----------------------------------------------
     def set_time_out(self, minutes: float) -> None:
@@ -81,7 +86,7 @@ class Watchdog:
     def attach(self, MPI: Any, comm: Any) -> None:
         """MPI is initialised: queries can be exchanged (with full thread support)."""
         self.MPI = MPI
-        if MPI.Query_thread() >= MPI.THREAD_MULTIPLE:
+        if self.queries and MPI.Query_thread() >= MPI.THREAD_MULTIPLE:
             self.probe = comm.Dup()
 
     def enter(self, kind: str) -> None:
@@ -123,7 +128,23 @@ class Watchdog:
                 return
             if waited > ANSWER_AFTER_SECONDS and self.probe is not None:
                 self._answer_queries(self._status(current))
+            if waited > ANSWER_AFTER_SECONDS and self._reported != current[0]:
+                self._report(current)
             time.sleep(0.1 if waited > ANSWER_AFTER_SECONDS else 0.25)
+
+    def _report(self, current: _Current) -> None:
+        """Write where this rank waits to ``status_path`` (atomically), for a
+        supervisor that may have to end it: its message then names the collective."""
+        self._reported = current[0]
+        if self.status_path is None:
+            return
+        status = self._status(current)
+        text = (
+            f"rank {self.rank} waited in {status['kind']} #{status['number']} in {status['where']}"
+        )
+        with open(self.status_path + ".tmp", "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(self.status_path + ".tmp", self.status_path)
 
     def _status(self, current: _Current) -> dict[str, Any]:
         number, kind, entered, _, reason, thread = current
@@ -199,14 +220,26 @@ def _ranks(ranks: Iterable[int]) -> str:
 OUTPUT_GRACE_SECONDS = 0.25
 
 
-def abort_after_output(mpi_comm: Any, code: int) -> None:
-    """Flush stdout and stderr, give the launcher a moment to forward them, then
-    ``MPI_Abort`` every rank of ``mpi_comm``."""
+def _flush_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed or broken stream: nothing to forward
             pass
+
+
+def exit_after_output(code: int) -> None:
+    """Flush stdout and stderr, then end this process at once (no MPI call:
+    a group joined by a front end ends by its processes exiting; its
+    supervisors see that and end the others)."""
+    _flush_output()
+    os._exit(code)
+
+
+def abort_after_output(mpi_comm: Any, code: int) -> None:
+    """Flush stdout and stderr, give the launcher a moment to forward them, then
+    ``MPI_Abort`` every rank of ``mpi_comm``."""
+    _flush_output()
     time.sleep(OUTPUT_GRACE_SECONDS)
     mpi_comm.Abort(code)
 

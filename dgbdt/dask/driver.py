@@ -1,0 +1,336 @@
+"""The client's side of a Dask training: where the ranks run, watching them, and
+going on from a snapshot when a worker is lost.
+
+One training at a time per cluster (a Dask ``Semaphore``): a second waits.
+Before each attempt every worker is pinged; one that does not answer within
+``PING_SECONDS`` (paused, overloaded) takes no part.  The ranks are watched
+until rank 0's result arrives; the training ends with an error naming the
+worker when a rank fails, a worker leaves the cluster, or a rank is still
+silent ``time_out`` after another finished.  With ``snapshot_freq`` a lost or
+silent worker costs a restart from the newest snapshot (up to
+``max_restarts``): the model is the one an uninterrupted training gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from distributed import Event, Semaphore, Variable, wait
+
+from ..log import log_warning
+from ..params.lightgbm_keys import lightgbm_canonical
+from ..params.table import ALIASES, parse_param
+from .collections import bundles
+from .jobs import latest_snapshot, remove_snapshots
+from .placement import assign_partitions, split_runs
+from .task import RankTask
+from .worker import RankFailed, run_rank
+
+#: How long a worker may take to run a no-op before it is left out of a training.
+PING_SECONDS = 5.0
+#: How long a rank's process may take to start and join the group.
+JOIN_SECONDS = 120.0
+#: After one rank fails, how long the others get to report before they are
+#: named as silent.
+REPORT_SECONDS = 5.0
+
+
+class TrainingError(RuntimeError):
+    """A Dask training ended on a failure (a rank's error, a lost or silent worker)."""
+
+
+@dataclasses.dataclass
+class Plan:
+    """One training's fixed parts: the job, the partitions and the rules."""
+
+    job: Callable[..., Any]
+    parts: list[Any]  # futures of the training partitions, in partition order
+    evals: list[list[Any]]  # futures of each validation set's partitions
+    learner: str
+    time_out_minutes: float
+    snapshot_freq: int
+    max_restarts: int
+    training: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+class _Failure(Exception):
+    def __init__(self, message: str, retry: bool, error: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.retry, self.error = retry, error
+
+
+def _ping() -> int:
+    return os.getpid()
+
+
+def responsive_workers(client: Any, seconds: float = PING_SECONDS) -> list[str]:
+    """The workers that run a no-op within ``seconds`` (a paused one stays registered
+    until Dask's worker-ttl, but does not answer)."""
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    pings = {
+        w: client.submit(_ping, workers=[w], allow_other_workers=False, pure=False) for w in workers
+    }
+    with contextlib.suppress(TimeoutError):
+        wait(list(pings.values()), timeout=seconds)
+    late = [f for f in pings.values() if f.status != "finished"]
+    if late:
+        client.cancel(late)
+    return [w for w, f in pings.items() if f.status == "finished"]
+
+
+def _ranks(client: Any, plan: Plan, healthy: list[str]) -> list[tuple[str, list[int]]]:
+    """(worker, training partitions) per rank."""
+    wait(plan.parts)
+    who = client.who_has(plan.parts)
+    holders = [who.get(f.key, ()) for f in plan.parts]
+    runs = assign_partitions(holders, healthy)
+    if plan.learner == "feature":  # every rank needs every row
+        return [(w, list(range(len(plan.parts)))) for w, _ in runs]
+    return runs
+
+
+def _interface() -> str:
+    return os.environ.get("DGBDT_NETWORK_INTERFACE", "")
+
+
+def _submit(
+    client: Any, plan: Plan, attempt: int, ranks: list[tuple[str, list[int]]], resume: Any
+) -> list[Any]:
+    size = len(ranks)
+    eval_runs = [split_runs(len(parts), size) for parts in plan.evals]
+    threads = client.nthreads()
+    futures = []
+    for r, (worker, indices) in enumerate(ranks):
+        evals = [
+            [
+                plan.evals[v][i]
+                for i in (range(len(plan.evals[v])) if plan.learner == "feature" else run[r])
+            ]
+            for v, run in enumerate(eval_runs)
+        ]
+        task = RankTask(
+            training=plan.training,
+            attempt=attempt,
+            rank=r,
+            size=size,
+            job=plan.job,
+            n_parts=len(indices),
+            eval_counts=[len(e) for e in evals],
+            time_out_minutes=plan.time_out_minutes,
+            join_seconds=JOIN_SECONDS,
+            interface=_interface(),
+            threads=int(threads.get(worker, 1)),
+            snapshot_freq=plan.snapshot_freq,
+            resume=resume,
+        )
+        args = [plan.parts[i] for i in indices] + [f for e in evals for f in e]
+        key = f"dgbdt-rank-{plan.training}-{attempt}-{r}"
+        futures.append(
+            client.submit(
+                run_rank, task, *args, workers=[worker], allow_other_workers=False, key=key
+            )
+        )
+    return futures
+
+
+def _describe(ranks: list[tuple[str, list[int]]], r: int) -> str:
+    return f"rank {r} of {len(ranks)} on worker {ranks[r][0]}"
+
+
+def _first_error(futures: list[Any], ranks: list[tuple[str, list[int]]]) -> _Failure | None:
+    for r, future in enumerate(futures):
+        if future.status == "error":
+            error = future.exception()
+            if isinstance(error, RankFailed):
+                return _Failure(str(error), error.retry)
+            return _Failure(f"{_describe(ranks, r)}: {error}", False, error)
+    return None
+
+
+def _lost(client: Any, ranks: list[tuple[str, list[int]]]) -> _Failure | None:
+    alive = set(client.scheduler_info(n_workers=-1)["workers"])
+    gone = [r for r, (worker, _) in enumerate(ranks) if worker not in alive]
+    if not gone:
+        return None
+    names = "; ".join(_describe(ranks, r) for r in gone)
+    return _Failure(f"{names}: the worker left the cluster during training (killed?)", True)
+
+
+def _watch(
+    client: Any, futures: list[Any], ranks: list[tuple[str, list[int]]], limit: float
+) -> Any:
+    """Rank 0's result, or a _Failure."""
+    first_done = None
+    while True:
+        failure = _lost(client, ranks) or _first_error(futures, ranks)
+        if failure is not None:
+            raise failure
+        finished = [f.status == "finished" for f in futures]
+        if all(finished):
+            return futures[0].result()
+        if any(finished):
+            first_done = first_done or time.monotonic()
+            if time.monotonic() - first_done > limit:
+                silent = [r for r, ok in enumerate(finished) if not ok]
+                names = "; ".join(_describe(ranks, r) for r in silent)
+                raise _Failure(f"{names}: silent {limit:.4g} s after another rank finished", True)
+        time.sleep(0.1)
+
+
+def _silent_ranks(
+    client: Any, futures: list[Any], ranks: list[tuple[str, list[int]]], named: str
+) -> str:
+    """After a failure: the ranks still running once the others were told to stop
+    (paused, overloaded or lost workers), but those ``named`` already."""
+    with contextlib.suppress(TimeoutError):
+        wait(futures, timeout=REPORT_SECONDS)
+    alive = set(client.scheduler_info(n_workers=-1)["workers"])
+    lines = []
+    for r, future in enumerate(futures):
+        if future.status == "pending" and f"rank {r} of" not in named:
+            why = (
+                "did not answer (paused or overloaded)"
+                if ranks[r][0] in alive
+                else "left the cluster (killed?)"
+            )
+            lines.append(f"\n{_describe(ranks, r)}: {why}")
+    return "".join(lines)
+
+
+def _attempt(client: Any, plan: Plan, attempt: int, healthy: list[str], resume: Any) -> Any:
+    ranks = _ranks(client, plan, healthy)
+    name = f"dgbdt-{plan.training}-{attempt}"
+    stop, port = Event(f"{name}-stop", client=client), Variable(f"{name}-port", client=client)
+    futures = _submit(client, plan, attempt, ranks, resume)
+    try:
+        return _watch(client, futures, ranks, plan.time_out_minutes * 60.0 + 10.0)
+    except _Failure as failure:
+        stop.set()
+        silent = _silent_ranks(client, futures, ranks, str(failure))
+        raise _Failure(
+            str(failure) + silent, failure.retry or bool(silent), failure.error
+        ) from None
+    finally:
+        stop.set()
+        client.cancel([f for f in futures if f.status == "pending"])
+        with contextlib.suppress(Exception):
+            port.delete()
+
+
+def _resume_point(client: Any, plan: Plan, healthy: list[str]) -> Any:
+    """(model text, rounds done, init model iterations) of the newest snapshot a
+    healthy worker holds, or None."""
+    found = client.run(latest_snapshot, plan.training, workers=healthy, on_error="return")
+    best = max(
+        (s for s in found.values() if isinstance(s, tuple)), key=lambda s: s[0], default=None
+    )
+    return None if best is None else (best[2], best[0], best[1])
+
+
+@contextlib.contextmanager
+def one_training_at_a_time(client: Any) -> Iterator[None]:
+    """Trainings on one cluster run one after another (two groups would compete
+    for the same workers' cores and ports)."""
+    lock = Semaphore(max_leases=1, name="dgbdt-training", scheduler_rpc=None)
+    lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def run(client: Any, plan: Plan) -> Any:
+    """Rank 0's result of the training ``plan`` on ``client``'s cluster."""
+    resume = None
+    with one_training_at_a_time(client):
+        try:
+            for attempt in range(plan.max_restarts + 1):
+                healthy = responsive_workers(client)
+                if not healthy:
+                    raise TrainingError("no Dask worker answers: nothing to train on")
+                try:
+                    return _attempt(client, plan, attempt, healthy, resume)
+                except _Failure as failure:
+                    last = attempt == plan.max_restarts or plan.snapshot_freq <= 0
+                    if not failure.retry or last:
+                        if failure.error is not None:
+                            raise failure.error from None
+                        raise TrainingError(_final_message(failure, plan, attempt)) from None
+                    resume = _resume_point(client, plan, responsive_workers(client)) or resume
+        finally:
+            if plan.snapshot_freq > 0:
+                with contextlib.suppress(Exception):
+                    client.run(remove_snapshots, plan.training, on_error="return")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _final_message(failure: _Failure, plan: Plan, attempt: int) -> str:
+    text = f"dgbdt.dask: training failed: {failure}"
+    if failure.retry and plan.snapshot_freq > 0:
+        text += (
+            f"\n(gave up after {attempt} restarts from snapshots: max_restarts={plan.max_restarts})"
+        )
+    elif failure.retry:
+        text += (
+            "\n(set snapshot_freq in params to resume from a snapshot on the workers that remain)"
+        )
+    return text
+
+
+def compute_parts(
+    client: Any, bundles: Sequence[Any], healthy: list[str] | None = None
+) -> list[Any]:
+    """Futures of the partition bundles, computed on the healthy workers."""
+    workers = healthy if healthy is not None else responsive_workers(client)
+    return list(client.compute(list(bundles), workers=workers))
+
+
+_LEARNERS = {"data", "feature", "voting"}
+
+
+def training_rules(params: dict[str, Any]) -> tuple[dict[str, Any], str, float, int]:
+    """(params for each rank, learner, time_out in minutes, snapshot_freq): the
+    learner defaults to data-parallel (as lightgbm.dask); ``snapshot_freq``
+    (alias ``save_period``) is the front end's and leaves the params."""
+    params = dict(params)
+    learner_keys = [k for k in params if ALIASES.get(str(k).strip()) == "tree_learner"]
+    learner = parse_param("tree_learner", params[learner_keys[-1]]) if learner_keys else "data"
+    for key in learner_keys:
+        del params[key]
+    if learner not in _LEARNERS:
+        log_warning(
+            f'Parameter tree_learner set to {learner}, which is not allowed. Using "data" as default'
+        )
+        learner = "data"
+    params["tree_learner"] = learner
+    time_out = [v for k, v in params.items() if ALIASES.get(str(k).strip()) == "time_out"]
+    minutes = float(parse_param("time_out", time_out[-1])) if time_out else 120.0
+    snapshot_keys = [k for k in params if lightgbm_canonical(str(k)) == "snapshot_freq"]
+    freq = int(params[snapshot_keys[-1]]) if snapshot_keys else 0
+    for key in snapshot_keys:
+        del params[key]
+    return params, learner, minutes, freq
+
+
+def plan_training(
+    client: Any,
+    job: Callable[..., Any],
+    params: dict[str, Any],
+    fields: Sequence[Any],
+    eval_fields: Sequence[Sequence[Any]],
+    max_restarts: int,
+) -> tuple[Plan, dict[str, Any]]:
+    """The partitions computed on the responsive workers and the training's plan;
+    ``job`` is completed with the params each rank trains with."""
+    rank_params, learner, minutes, freq = training_rules(params)
+    healthy = responsive_workers(client)
+    parts = compute_parts(client, bundles(*fields), healthy)
+    evals = [compute_parts(client, bundles(*f), healthy) for f in eval_fields]
+    plan = Plan(job, parts, evals, learner, minutes, freq, max_restarts)
+    return plan, rank_params

@@ -1,0 +1,294 @@
+"""scikit-learn estimators on Dask collections (lightgbm.dask's DaskLGBM*).
+
+``fit`` trains the local estimator's ``fit`` on every rank's partitions (the
+group installed as MPI world); the fitted attributes of rank 0's estimator are
+copied here.  ``predict`` / ``predict_proba`` return dask arrays computed
+partition by partition with the local estimator (``to_local()``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from distributed import default_client
+
+from ..sklearn import DGBDTClassifier, DGBDTModel, DGBDTRanker, DGBDTRegressor
+from .collections import map_predictions
+from .driver import plan_training, run
+from .jobs import fit_job
+
+_LOCAL_ONLY = ("client", "max_restarts")
+
+
+def _first_rows(X: Any) -> Any:
+    """One row of X, computed (to learn a prediction's width and type)."""
+    if hasattr(X, "numblocks"):
+        return X[:1].compute()
+    return X.head(1, npartitions=-1)
+
+
+def _predict_part(part: Any, *, model: DGBDTModel, method: str, kwargs: dict[str, Any]) -> Any:
+    if part.shape[0] == 0:
+        return np.empty((0,))
+    return getattr(model, method)(part, **kwargs)
+
+
+class _DaskModel:
+    """What the three Dask estimators share (mixed in before the local class)."""
+
+    client: Any
+    max_restarts: int
+    _local_class: type[DGBDTModel]
+
+    @property
+    def client_(self) -> Any:
+        """The Dask client the estimator uses (``client``, or the default one)."""
+        if not getattr(self, "fitted_", False):
+            from sklearn.exceptions import NotFittedError  # noqa: PLC0415 - error path only
+
+            raise NotFittedError("Cannot access property client_ before calling fit().")
+        return self.client if self.client is not None else default_client()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["client"] = None  # a client is not picklable
+        return state
+
+    def _local_params(self) -> dict[str, Any]:
+        params = self.get_params()  # type: ignore[attr-defined]
+        for name in _LOCAL_ONLY:
+            params.pop(name, None)
+        return params
+
+    def _copy_fitted(self, source: Any, dest: Any) -> None:
+        names = set(source.get_params()) | set(_LOCAL_ONLY)
+        for name, value in source.__dict__.items():
+            if name not in names and name != "_other_params":
+                setattr(dest, name, value)
+
+    def to_local(self) -> DGBDTModel:
+        """The fitted model as the local estimator (no Dask needed to use it)."""
+        local = self._local_class(**self._local_params())
+        self._copy_fitted(self, local)
+        return local
+
+    def _dask_fit(
+        self, X: Any, y: Any, fields: dict[str, Any], evals: list[tuple], fit_kwargs: dict[str, Any]
+    ) -> Any:
+        client = self.client if self.client is not None else default_client()
+        train_fields = (
+            X,
+            y,
+            fields.get("sample_weight"),
+            fields.get("group"),
+            fields.get("init_score"),
+        )
+        plan, rank_params = plan_training(
+            client, fit_job, self._local_params(), train_fields, evals, self.max_restarts
+        )
+        local = self._local_class(**rank_params)
+        plan.job = functools.partial(
+            fit_job,
+            training=plan.training,
+            estimator=local,
+            fit_kwargs={k: v for k, v in fit_kwargs.items() if v is not None},
+            snapshot_freq=plan.snapshot_freq,
+        )
+        fitted = run(client, plan)
+        self._copy_fitted(fitted, self)
+        return self
+
+    def _dask_predict(self, X: Any, method: str, **kwargs: Any) -> Any:
+        local = self.to_local()
+        predict = functools.partial(_predict_part, model=local, method=method, kwargs=kwargs)
+        sample = predict(_first_rows(X))
+        width = None if np.ndim(sample) == 1 else int(np.shape(sample)[1])
+        return map_predictions(predict, X, width, np.asarray(sample).dtype)
+
+
+def _eval_fields(
+    eval_set: Sequence[tuple[Any, Any]] | None,
+    sample_weight: Sequence[Any] | None,
+    group: Sequence[Any] | None,
+    init_score: Sequence[Any] | None,
+) -> list[tuple]:
+    """(data, label, weight, group, init score) of each validation set."""
+    sets = list(eval_set or [])
+
+    def nth(values: Sequence[Any] | None, i: int) -> Any:
+        return values[i] if values is not None and i < len(values) else None
+
+    return [
+        (X, y, nth(sample_weight, i), nth(group, i), nth(init_score, i))
+        for i, (X, y) in enumerate(sets)
+    ]
+
+
+def _eval_pairs(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:
+    """LightGBM 4.7's eval_X / eval_y as the eval_set pairs."""
+    if eval_X is None:
+        return eval_set
+    xs = eval_X if isinstance(eval_X, tuple) else (eval_X,)
+    ys = eval_y if isinstance(eval_y, tuple) else (eval_y,)
+    return list(zip(xs, ys, strict=True))
+
+
+class DaskDGBDTRegressor(_DaskModel, DGBDTRegressor):
+    """:class:`dgbdt.DGBDTRegressor` on Dask collections (lightgbm.dask's
+    DaskLGBMRegressor).  ``client``: the Dask client (None: the default one,
+    not pickled); ``max_restarts``: restarts from snapshots when a worker is
+    lost (with ``snapshot_freq``); ``tree_learner`` defaults to ``"data"``."""
+
+    _local_class = DGBDTRegressor
+
+    def __init__(
+        self,
+        *,
+        client: Any = None,
+        max_restarts: int = 2,
+        tree_learner: str = "data",
+        **kwargs: Any,
+    ) -> None:
+        self.client = client
+        self.max_restarts = max_restarts
+        super().__init__(tree_learner=tree_learner, **kwargs)
+
+    def fit(  # type: ignore[override]  # (lightgbm.dask's arguments)
+        self,
+        X: Any,
+        y: Any,
+        sample_weight: Any = None,
+        init_score: Any = None,
+        eval_set: Any = None,
+        eval_names: Any = None,
+        eval_sample_weight: Any = None,
+        eval_init_score: Any = None,
+        eval_metric: Any = None,
+        *,
+        eval_X: Any = None,
+        eval_y: Any = None,
+        **kwargs: Any,
+    ) -> DaskDGBDTRegressor:
+        """Fit on dask collections (arguments as :meth:`dgbdt.DGBDTRegressor.fit`)."""
+        evals = _eval_fields(
+            _eval_pairs(eval_set, eval_X, eval_y), eval_sample_weight, None, eval_init_score
+        )
+        fields = {"sample_weight": sample_weight, "init_score": init_score}
+        extra = {"eval_names": eval_names, "eval_metric": eval_metric, **kwargs}
+        return self._dask_fit(X, y, fields, evals, extra)
+
+    def predict(self, X: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Predictions as a dask array, computed partition by partition."""
+        return self._dask_predict(X, "predict", **kwargs)
+
+
+class DaskDGBDTClassifier(_DaskModel, DGBDTClassifier):
+    """:class:`dgbdt.DGBDTClassifier` on Dask collections (lightgbm.dask's
+    DaskLGBMClassifier); ``client``, ``max_restarts`` and ``tree_learner`` as
+    :class:`DaskDGBDTRegressor`."""
+
+    _local_class = DGBDTClassifier
+
+    def __init__(
+        self,
+        *,
+        client: Any = None,
+        max_restarts: int = 2,
+        tree_learner: str = "data",
+        **kwargs: Any,
+    ) -> None:
+        self.client = client
+        self.max_restarts = max_restarts
+        super().__init__(tree_learner=tree_learner, **kwargs)
+
+    def fit(  # type: ignore[override]  # (lightgbm.dask's arguments)
+        self,
+        X: Any,
+        y: Any,
+        sample_weight: Any = None,
+        init_score: Any = None,
+        eval_set: Any = None,
+        eval_names: Any = None,
+        eval_sample_weight: Any = None,
+        eval_class_weight: Any = None,
+        eval_init_score: Any = None,
+        eval_metric: Any = None,
+        *,
+        eval_X: Any = None,
+        eval_y: Any = None,
+        **kwargs: Any,
+    ) -> DaskDGBDTClassifier:
+        """Fit on dask collections (arguments as :meth:`dgbdt.DGBDTClassifier.fit`)."""
+        evals = _eval_fields(
+            _eval_pairs(eval_set, eval_X, eval_y), eval_sample_weight, None, eval_init_score
+        )
+        fields = {"sample_weight": sample_weight, "init_score": init_score}
+        extra = {
+            "eval_names": eval_names,
+            "eval_class_weight": eval_class_weight,
+            "eval_metric": eval_metric,
+            **kwargs,
+        }
+        return self._dask_fit(X, y, fields, evals, extra)
+
+    def predict(self, X: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Predicted classes (or raw scores, leaves, contributions) as a dask array."""
+        return self._dask_predict(X, "predict", **kwargs)
+
+    def predict_proba(self, X: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Class probabilities as a dask array, computed partition by partition."""
+        return self._dask_predict(X, "predict_proba", **kwargs)
+
+
+class DaskDGBDTRanker(_DaskModel, DGBDTRanker):
+    """:class:`dgbdt.DGBDTRanker` on Dask collections (lightgbm.dask's
+    DaskLGBMRanker): ``group`` is a dask array with one chunk of query sizes
+    per partition of X (a query lies in one partition)."""
+
+    _local_class = DGBDTRanker
+
+    def __init__(
+        self,
+        *,
+        client: Any = None,
+        max_restarts: int = 2,
+        tree_learner: str = "data",
+        **kwargs: Any,
+    ) -> None:
+        self.client = client
+        self.max_restarts = max_restarts
+        super().__init__(tree_learner=tree_learner, **kwargs)
+
+    def fit(  # type: ignore[override]  # (lightgbm.dask's arguments)
+        self,
+        X: Any,
+        y: Any,
+        sample_weight: Any = None,
+        init_score: Any = None,
+        group: Any = None,
+        eval_set: Any = None,
+        eval_names: Any = None,
+        eval_sample_weight: Any = None,
+        eval_init_score: Any = None,
+        eval_group: Any = None,
+        eval_metric: Any = None,
+        eval_at: Sequence[int] = (1, 2, 3, 4, 5),
+        *,
+        eval_X: Any = None,
+        eval_y: Any = None,
+        **kwargs: Any,
+    ) -> DaskDGBDTRanker:
+        """Fit on dask collections (arguments as :meth:`dgbdt.DGBDTRanker.fit`)."""
+        evals = _eval_fields(
+            _eval_pairs(eval_set, eval_X, eval_y), eval_sample_weight, eval_group, eval_init_score
+        )
+        fields = {"sample_weight": sample_weight, "init_score": init_score, "group": group}
+        extra = {"eval_names": eval_names, "eval_metric": eval_metric, "eval_at": eval_at, **kwargs}
+        return self._dask_fit(X, y, fields, evals, extra)
+
+    def predict(self, X: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Relevance scores as a dask array, computed partition by partition."""
+        return self._dask_predict(X, "predict", **kwargs)
