@@ -14,9 +14,17 @@ Not applicable, each printed by name with its reason:
   by parameter id, by source where the test is not parametrised over them, or
   by a failure whose message names one (dgbdt refuses them by name today);
 - tests pytest skipped (their own reason) or that LightGBM marks xfail;
+- test_dask.py: tests of LightGBM's socket network (``machines``,
+  ``local_listen_port``, ...; dgbdt's ranks meet over MPI), by source or by a
+  failure whose message names such a parameter, and DEPARTURES (each with its reason);
 - SEED_NOISE: tests failing only a seed-sensitive threshold, with the figures.
 
     python bench/lightgbm_suite.py [--repo GIT_DIR] [--files test_basic.py,...] [-k EXPR]
+    python bench/lightgbm_suite.py --dask        # the files above and test_dask.py
+    python bench/lightgbm_suite.py --files test_dask.py
+
+test_dask.py (388 tests, about 45 minutes on 2 cores: each Dask fit starts its
+ranks' processes) is not in the default list; ``--dask`` adds it.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ FILES = [
 ]
 DEFAULT_REPO = "/work/.mirror/microsoft+LightGBM/repo"
 PRIVATE = re.compile(
-    r"lgb\.(basic|plotting|sklearn|engine|callback)\._(?!TempFile)|_LIB\b|ctypes|c_api|_safe_call|"
+    r"lgb\.(basic|plotting|sklearn|engine|callback|dask)\._(?!TempFile)|_LIB\b|ctypes|c_api|_safe_call|"
     r"\._(dump_text|get_loaded_param|evals_result|handle)\b"
 )
 # Failures caused by this machine, not by dgbdt (LightGBM's tests fail alike here).
@@ -54,6 +62,17 @@ NEXT_ISSUE = re.compile(
     r"\bdart\b|\brf\b|linear_tree|linear_lambda|forcedsplits|forcedbins|forced_split|forced_bins|cegb|"
     r"\badvanced\b|feature_contri|feature_penalty|data_random_seed|saved_feature_importance_type|drop_rate"
 )
+# LightGBM's socket network (its Dask ranks connect over TCP ports it picks);
+# dgbdt's ranks form an MPI group, so these parameters have nothing to set.
+SOCKET = re.compile(r"\b(machines|local_listen_port|listen_time_out)\b")
+SOCKET_SOURCE = re.compile(r"\b(machines|local_listen_port)=")
+# Tests of a LightGBM limitation dgbdt does not share; each with its reason.
+DEPARTURES = {
+    "test_error_on_feature_parallel_tree_learner": (
+        "asserts LightGBM's C-API refusal 'Do not support feature parallel in c api'; "
+        "dgbdt.dask trains tree_learner='feature' (every rank gets every row)"
+    ),
+}
 # Tests that cannot pass through a name-only shim, or need what is not LightGBM's
 # Python API; each with its reason.
 NAME_ONLY = {
@@ -145,6 +164,10 @@ def why_not_applicable(test: str, params: str, functions: dict[str, str]) -> str
         return f"next issue's feature (parameter {params})"
     if not params and NEXT_ISSUE.search(body):
         return f"next issue's feature ({NEXT_ISSUE.search(body).group(0)})"
+    if SOCKET_SOURCE.search(body):
+        return "LightGBM's socket network parameters (machines / local_listen_port)"
+    if test in DEPARTURES:
+        return "departure: " + DEPARTURES[test]
     if test in NAME_ONLY:
         return NAME_ONLY[test]
     if test in SEED_NOISE:
@@ -183,6 +206,8 @@ def tally(test_dir: Path, name: str, verbose: bool) -> tuple[int, int, list[str]
         if kind in ("failure", "error") and NEXT_ISSUE.search(message):
             # e.g. a loop over monotone methods that reaches "advanced" after the others passed
             reason = reason or f"fails on the next issue's feature: {message[:80]}"
+        if kind in ("failure", "error") and SOCKET.search(message):
+            reason = reason or f"LightGBM's socket network parameter: {message[:80]}"
         if kind != "passed" and ENVIRONMENT.search(message):
             reason = (
                 reason or f"environment: Graphviz's dot program is not installed ({message[:60]})"
@@ -203,18 +228,25 @@ def main() -> None:
     )
     ap.add_argument("--repo", default=DEFAULT_REPO, help="LightGBM git directory or checkout")
     ap.add_argument("--files", default=",".join(FILES))
+    ap.add_argument("--dask", action="store_true", help="add test_dask.py (about 45 minutes)")
     ap.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per file")
     ap.add_argument("--keep", help="extract into this folder and keep it")
     ap.add_argument("--verbose", action="store_true", help="list passing tests too")
+    ap.add_argument(
+        "--tally", metavar="DIR", help="only count the results a --keep run left in DIR"
+    )
     args = ap.parse_args()
-    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="lightgbm_suite_"))
-    root.mkdir(parents=True, exist_ok=True)
-    test_dir = extract(args.repo, root)
-    names = args.files.split(",")
-    with ThreadPoolExecutor(args.jobs) as pool:
-        list(pool.map(lambda n: run_file(test_dir, n, args.keyword, args.timeout), names))
+    names = args.files.split(",") + (["test_dask.py"] if args.dask else [])
+    if args.tally:
+        test_dir = Path(args.tally) / "tests" / "python_package_test"
+    else:
+        root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="lightgbm_suite_"))
+        root.mkdir(parents=True, exist_ok=True)
+        test_dir = extract(args.repo, root)
+        with ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(lambda n: run_file(test_dir, n, args.keyword, args.timeout), names))
     total_passed = total_applicable = 0
     for name in names:
         passed, applicable, lines = tally(test_dir, name, args.verbose)

@@ -57,6 +57,18 @@ def _bundle(index: int, data: Any, label: Any, weight: Any, group: Any, init_sco
     return (data, label, weight, group, init_score)
 
 
+def _no_rows(value: Any) -> Any:
+    if value is None:
+        return None
+    return value.iloc[:0] if hasattr(value, "iloc") else value[:0]
+
+
+def no_rows(bundle: tuple) -> tuple:
+    """A partition's fields cut to zero rows: what a rank without a share of a
+    validation set evaluates (its columns and types, no rows)."""
+    return tuple(_no_rows(value) for value in bundle)
+
+
 def bundles(data: Any, label: Any, weight: Any, group: Any, init_score: Any) -> list[Any]:
     """One delayed (data, label, weight, group, init score) per partition."""
     pieces = [data, label, weight, group, init_score]

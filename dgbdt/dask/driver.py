@@ -26,7 +26,7 @@ from distributed import Event, Semaphore, Variable, wait
 from ..log import log_warning
 from ..params.lightgbm_keys import lightgbm_canonical
 from ..params.table import ALIASES, parse_param
-from .collections import bundles
+from .collections import bundles, no_rows
 from .jobs import latest_snapshot, remove_snapshots
 from .placement import assign_partitions, split_runs
 from .task import RankTask
@@ -52,10 +52,12 @@ class Plan:
     job: Callable[..., Any]
     parts: list[Any]  # futures of the training partitions, in partition order
     evals: list[list[Any]]  # futures of each validation set's partitions
+    empty_evals: list[Any]  # a zero-row partition of each validation set
     learner: str
     time_out_minutes: float
     snapshot_freq: int
     max_restarts: int
+    training_at: list[int] = dataclasses.field(default_factory=list)  # evals that are the data
     training: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
@@ -86,7 +88,10 @@ def responsive_workers(client: Any, seconds: float = PING_SECONDS) -> list[str]:
 
 def _ranks(client: Any, plan: Plan, healthy: list[str]) -> list[tuple[str, list[int]]]:
     """(worker, training partitions) per rank."""
-    wait(plan.parts)
+    wait(plan.parts + [f for e in plan.evals for f in e])
+    for future in plan.parts + [f for e in plan.evals for f in e]:
+        if future.status == "error":  # a partition's check failed: its message as it is
+            raise future.exception()
     who = client.who_has(plan.parts)
     holders = [who.get(f.key, ()) for f in plan.parts]
     runs = assign_partitions(holders, healthy)
@@ -107,13 +112,7 @@ def _submit(
     threads = client.nthreads()
     futures = []
     for r, (worker, indices) in enumerate(ranks):
-        evals = [
-            [
-                plan.evals[v][i]
-                for i in (range(len(plan.evals[v])) if plan.learner == "feature" else run[r])
-            ]
-            for v, run in enumerate(eval_runs)
-        ]
+        evals = [_eval_share(plan, v, run[r]) for v, run in enumerate(eval_runs)]
         task = RankTask(
             training=plan.training,
             attempt=attempt,
@@ -137,6 +136,14 @@ def _submit(
             )
         )
     return futures
+
+
+def _eval_share(plan: Plan, v: int, run: list[int]) -> list[Any]:
+    """A rank's partitions of validation set ``v``: every one under feature-parallel
+    (replicated rows), its run otherwise, or a zero-row partition for its columns."""
+    if plan.learner == "feature":
+        return list(plan.evals[v])
+    return [plan.evals[v][i] for i in run] or [plan.empty_evals[v]]
 
 
 def _describe(ranks: list[tuple[str, list[int]]], r: int) -> str:
@@ -318,6 +325,16 @@ def training_rules(params: dict[str, Any]) -> tuple[dict[str, Any], str, float, 
     return params, learner, minutes, freq
 
 
+def training_positions(
+    data: Any, label: Any, evals: Sequence[Sequence[Any]]
+) -> tuple[list[int], list[Sequence[Any]]]:
+    """The validation sets that are the training collections themselves (by
+    identity, as LightGBM: they are evaluated as the training data, "training"),
+    and the others."""
+    at = [i for i, v in enumerate(evals) if v[0] is data and v[1] is label]
+    return at, [v for i, v in enumerate(evals) if i not in at]
+
+
 def plan_training(
     client: Any,
     job: Callable[..., Any],
@@ -331,6 +348,8 @@ def plan_training(
     rank_params, learner, minutes, freq = training_rules(params)
     healthy = responsive_workers(client)
     parts = compute_parts(client, bundles(*fields), healthy)
-    evals = [compute_parts(client, bundles(*f), healthy) for f in eval_fields]
-    plan = Plan(job, parts, evals, learner, minutes, freq, max_restarts)
+    at, others = training_positions(fields[0], fields[1], eval_fields)
+    evals = [compute_parts(client, bundles(*f), healthy) for f in others]
+    empty = [client.submit(no_rows, e[0], pure=False) for e in evals]
+    plan = Plan(job, parts, evals, empty, learner, minutes, freq, max_restarts, at)
     return plan, rank_params

@@ -16,7 +16,7 @@ import numpy as np
 from distributed import default_client
 
 from ..sklearn import DGBDTClassifier, DGBDTModel, DGBDTRanker, DGBDTRegressor
-from .collections import map_predictions
+from .collections import is_dask_collection, map_predictions
 from .driver import plan_training, run
 from .jobs import fit_job
 
@@ -25,6 +25,11 @@ _LOCAL_ONLY = ("client", "max_restarts")
 
 def _first_rows(X: Any) -> Any:
     """One row of X, computed (to learn a prediction's width and type)."""
+    if not is_dask_collection(X):
+        raise TypeError(
+            f"dgbdt.dask: X must be a dask Array or DataFrame, got {type(X).__name__}; "
+            "use to_local() to predict on local data"
+        )
     if hasattr(X, "numblocks"):
         return X[:1].compute()
     return X.head(1, npartitions=-1)
@@ -96,6 +101,7 @@ class _DaskModel:
             estimator=local,
             fit_kwargs={k: v for k, v in fit_kwargs.items() if v is not None},
             snapshot_freq=plan.snapshot_freq,
+            training_at=plan.training_at,
         )
         fitted = run(client, plan)
         self._copy_fitted(fitted, self)

@@ -125,6 +125,18 @@ def _callbacks(
     return out
 
 
+def with_training(
+    evals: Sequence[Sequence[Part]], training_at: Sequence[int], training: Any
+) -> list[Any]:
+    """Each validation set's stacked fields, with ``training`` (the training set
+    itself) at the positions where the user gave the training collections."""
+    out: list[Any] = []
+    others = iter(evals)
+    for i in range(len(evals) + len(training_at)):
+        out.append(training if i in training_at else stack_parts(next(others)))
+    return out
+
+
 def train_job(
     parts: Sequence[Part],
     evals: Sequence[Sequence[Part]],
@@ -139,16 +151,20 @@ def train_job(
     init_model: Any,
     callbacks: Sequence[Callable] | None,
     snapshot_freq: int,
+    training_at: Sequence[int] = (),
 ) -> Any:
-    """``dgbdt.train`` on this rank's rows (and its share of each validation set)."""
+    """``dgbdt.train`` on this rank's rows (and its share of each validation set;
+    the training set itself where ``training_at`` says)."""
     X, y, w, g, s = stack_parts(parts)
     train_set = Dataset(X, y, weight=w, group=g, init_score=s, params=params)
-    valid = []
-    for pieces in evals:
-        vX, vy, vw, vg, vs = stack_parts(pieces)
-        valid.append(
-            Dataset(vX, vy, weight=vw, group=vg, init_score=vs, reference=train_set, params=params)
+    valid = [
+        v
+        if v is train_set
+        else Dataset(
+            v[0], v[1], weight=v[2], group=v[3], init_score=v[4], reference=train_set, params=params
         )
+        for v in with_training(evals, training_at, train_set)
+    ]
     done = 0 if resume is None else resume[1]
     folder = snapshot_folder(training, comm.rank)
     return train(
@@ -173,15 +189,16 @@ def fit_job(
     estimator: Any,
     fit_kwargs: dict[str, Any],
     snapshot_freq: int,
+    training_at: Sequence[int] = (),
 ) -> Any:
     """A scikit-learn estimator's ``fit`` on this rank's rows (rank 0's fitted
-    estimator is the result)."""
+    estimator is the result); the eval sets at ``training_at`` are (X, y) itself."""
     X, y, w, g, s = stack_parts(parts)
     kwargs = dict(fit_kwargs)
     if g is not None:
         kwargs["group"] = g
-    if evals:
-        stacked = [stack_parts(pieces) for pieces in evals]
+    stacked = with_training(evals, training_at, [X, y, None, g, None])
+    if stacked:
         kwargs["eval_set"] = [(e[0], e[1]) for e in stacked]
         kwargs["eval_sample_weight"] = [e[2] for e in stacked]
         kwargs["eval_init_score"] = [e[4] for e in stacked]

@@ -27,6 +27,10 @@ from dgbdt import (
 from . import basic, callback, compat, engine, plotting, sklearn
 from .sklearn import LGBMClassifier, LGBMModel, LGBMRanker, LGBMRegressor
 
+# lightgbm exports its Dask estimators at the top level when dask is installed
+if compat.DASK_INSTALLED:
+    from .dask import DaskLGBMClassifier, DaskLGBMRanker, DaskLGBMRegressor
+
 __version__ = dgbdt.__version__
 
 if hasattr(dgbdt, "register_logger"):
@@ -36,6 +40,9 @@ Sequence = basic.Sequence
 __all__ = [
     "Booster",
     "CVBooster",
+    "DaskLGBMClassifier",
+    "DaskLGBMRanker",
+    "DaskLGBMRegressor",
     "Dataset",
     "EarlyStopException",
     "LGBMClassifier",
