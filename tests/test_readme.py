@@ -35,6 +35,7 @@ def test_the_readme_objective_constraint_sampling_and_ranking_examples_run():
         "## Sampling: GOSS and balanced bagging",
         "## Learning to rank",
         "## Explain and inspect",
+        "## On a Dask cluster",
     ):
         section = text[text.index(title) :]
         section = section[: section.index("\n## ", 1)]

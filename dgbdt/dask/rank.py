@@ -71,6 +71,7 @@ def main(folder: str) -> None:
     _write_atomic(os.path.join(folder, PID), str(os.getpid()).encode())
     with open(os.path.join(folder, TASK), "rb") as source:
         task: RankTask = pickle.load(source)
+    os.unlink(os.path.join(folder, TASK))  # its partitions: in memory now, not twice
     _watch_worker(task.worker_pid)
     # The Dask worker that started this rank (a callback may want it).
     os.environ["DGBDT_DASK_WORKER_PID"] = str(task.worker_pid)

@@ -207,9 +207,35 @@ def _collect(task: RankTask, folder: str, code: int) -> Any:
     raise _failure(task, folder, code, f"raised on this rank:\n{text}")
 
 
+def _alive(pid_text: str) -> bool:
+    try:
+        os.kill(int(pid_text), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep(parent: str) -> None:
+    """Remove the folders of ranks whose worker was killed (nothing was left to
+    remove them): their process is gone and they are over a minute old."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(parent):
+            folder = os.path.join(parent, name)
+            if not name.startswith(_PREFIX) or time.time() - os.path.getmtime(folder) < 60:
+                continue
+            if not _alive(_read(folder, PID).strip()):
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+_PREFIX = "dgbdt-rank-"
+
+
 @contextlib.contextmanager
 def _folder() -> Iterator[str]:
-    folder = tempfile.mkdtemp(prefix="dgbdt-rank-", dir=_scratch())
+    _sweep(_scratch() or tempfile.gettempdir())
+    folder = tempfile.mkdtemp(prefix=_PREFIX, dir=_scratch())
     try:
         yield folder
     finally:
