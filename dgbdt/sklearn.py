@@ -601,7 +601,9 @@ class DGBDTModel(BaseEstimator):
         objective = self.objective if self.objective is not None else "regression"
         return self._fit(args, X=Xv, y=yv, objective=objective, extra_params={}, comm=comm)
 
-    def _validate_X(self, X: Any, reset: bool) -> Any:
+    def _validate_X(self, X: Any, reset: bool, min_rows: int | None = None) -> Any:
+        """X checked (``min_rows``: at least that many rows; by default 2 to fit, 1
+        otherwise)."""
         checked = _validate_data(
             self,
             _category_codes_of(X),
@@ -609,7 +611,7 @@ class DGBDTModel(BaseEstimator):
             accept_sparse=_ACCEPT_SPARSE,
             dtype=_X_DTYPES,
             ensure_all_finite=False,
-            ensure_min_samples=2 if reset else 1,
+            ensure_min_samples=min_rows if min_rows is not None else 2 if reset else 1,
         )
         return X if _has_category_columns(X) else checked
 
@@ -648,7 +650,9 @@ class DGBDTModel(BaseEstimator):
             feature_name=feature_name,
             categorical_feature=args.categorical_feature,
         )
-        valid_sets, valid_names = self._valid_sets(args, train_set, feature_name, encode_y)
+        valid_sets, valid_names = self._valid_sets(
+            args, train_set, feature_name, encode_y, sharded=comm is not None
+        )
         init_model = args.init_model
         if isinstance(init_model, DGBDTModel):
             check_is_fitted(init_model)
@@ -674,10 +678,12 @@ class DGBDTModel(BaseEstimator):
         train_set: Dataset,
         feature_name: Sequence[str] | Literal["auto"] | None,
         encode_y: Callable[[ArrayLike], np.ndarray] | None,
+        sharded: bool = False,
     ) -> tuple[list[Dataset], list[str]]:
         """(valid_sets, valid_names) of ``eval_set``: the training pair itself is
         train_set (evaluated on the training scores, skipped by early stopping,
-        as in LightGBM)."""
+        as in LightGBM).  With rows ``sharded`` over ranks a rank's share of an
+        eval set may have no rows."""
         valid_sets: list[Dataset] = []
         valid_names: list[str] = []
         eval_set = args.eval_set
@@ -698,7 +704,7 @@ class DGBDTModel(BaseEstimator):
             if is_train:
                 valid_sets.append(train_set)
             else:
-                vx = self._validate_X(vx, reset=False)
+                vx = self._validate_X(vx, reset=False, min_rows=0 if sharded else 1)
                 vy = np.asarray(vy).ravel() if encode_y is None else encode_y(vy)
                 vw = weights[i]
                 if vw is not None:

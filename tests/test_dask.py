@@ -11,7 +11,8 @@ import pickle
 
 import numpy as np
 import pytest
-from mpi_launch import mpiexec_path, run_mpi
+from dask_cluster import local_client
+from mpi_launch import run_mpi
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -27,17 +28,7 @@ N, CHUNK = 1800, 300  # six partitions
 
 @pytest.fixture(scope="module")
 def client():
-    mpiexec_path()  # skips without the mpich wheel's mpiexec
-    with (
-        distributed.LocalCluster(
-            n_workers=3,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
+    with local_client(3) as c:
         yield c
 
 
@@ -265,3 +256,41 @@ def test_importing_dgbdt_does_not_import_dask():
     code = "import sys, dgbdt; print('distributed' in sys.modules, 'dask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_one_partition_trains_on_one_rank_and_errors_of_every_rank_come_as_they_are(client):
+    X, y = _data("binary")
+    dX, dy = da.from_array(X, chunks=(N, 6)), da.from_array(y, chunks=N)  # one rank
+    params = {"objective": "binary", "verbosity": -1}
+    booster = dgbdt.dask.train(client, params, dX, dy, num_boost_round=3)
+    single = dgbdt.train(params, dgbdt.Dataset(X, y), 3)
+    assert _trees(booster) == _trees(single)
+    # every rank raises the same error: the user's own, not a TrainingError
+    dX, dy = da.from_array(X, chunks=(CHUNK, 6)), da.from_array(y, chunks=CHUNK)
+    with pytest.raises(ValueError, match="min_data_in_leaf"):
+        dgbdt.dask.train(client, {**params, "min_data_in_leaf": -3}, dX, dy, num_boost_round=2)
+    with pytest.raises(ValueError, match="max_restarts must be an integer >= 0, got -1"):
+        dgbdt.dask.train(client, params, dX, dy, max_restarts=-1)
+
+
+def test_an_eval_set_with_fewer_partitions_than_ranks_an_explicit_client_and_empty_chunks(
+    client,
+):
+    X, y = _data("binary")
+    other = distributed.Client(client.scheduler.address, set_as_default=False)
+    try:
+        dX, dy = da.from_array(X, chunks=(CHUNK, 6)), da.from_array(y, chunks=CHUNK)
+        eX, ey = da.from_array(X[:CHUNK], chunks=(CHUNK, 6)), da.from_array(y[:CHUNK], chunks=CHUNK)
+        model = dgbdt.dask.DaskDGBDTClassifier(n_estimators=4, min_child_samples=5, client=other)
+        model.fit(dX, dy, eval_X=(eX,), eval_y=(ey,))
+        local = dgbdt.DGBDTClassifier(n_estimators=4, min_child_samples=5)
+        local.fit(X, y, eval_X=(X[:CHUNK],), eval_y=(y[:CHUNK],))
+        assert model.evals_result_["valid_0"]["binary_logloss"] == pytest.approx(
+            local.evals_result_["valid_0"]["binary_logloss"], abs=1e-12
+        )
+        gappy = da.from_array(X[:600], chunks=((300, 0, 300), (6,)))  # an empty partition
+        np.testing.assert_array_equal(
+            model.predict_proba(gappy).compute(), local.predict_proba(X[:600])
+        )
+    finally:
+        other.close()

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from mpi_launch import mpiexec_path
+from dask_cluster import local_client
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -36,17 +36,7 @@ PARAMS = {"objective": "binary", "verbosity": -1, "min_data_in_leaf": 5, "time_o
 
 @pytest.fixture(scope="module")
 def client():
-    mpiexec_path()
-    with (
-        distributed.LocalCluster(
-            n_workers=4,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
+    with local_client(4) as c:
         yield c
 
 

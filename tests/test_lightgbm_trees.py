@@ -286,9 +286,16 @@ def compare_trees(folder, case, rounds, monkeypatch, lgb_overrides=None):
     ours_set = dgbdt.Dataset(X, y, weight=w)
     ours_params = {**params, "max_bin": 255, "verbosity": -1}
     stats = {"trees": 0, "identical": 0, "near_ties": [], "other": []}
+    lgb_scores = None
     for t in range(rounds):
-        # LightGBM's scores before round t (its predictions leave the .init scores out)
-        start = None if t == 0 else theirs.predict(X, raw_score=True, num_iteration=t)
+        # LightGBM's scores before round t (its predictions leave the .init scores out):
+        # its round t - 1 added to its first t - 1 rounds, the sum predict(num_iteration=t)
+        # makes in the same order (checked against it below), without predicting every
+        # tree again each round
+        if t > 0:
+            step = theirs.predict(X, raw_score=True, start_iteration=t - 1, num_iteration=1)
+            lgb_scores = step if lgb_scores is None else lgb_scores + step
+        start = lgb_scores
         if init is not None:
             start = init if start is None else init + start
         ours_set.set_init_score(start)
@@ -319,6 +326,10 @@ def compare_trees(folder, case, rounds, monkeypatch, lgb_overrides=None):
             (stats["near_ties"] if gap <= NEAR_TIE else stats["other"]).append(
                 f"{where}: {why} {gap:.3g}"
             )
+    if lgb_scores is not None:  # the running sum is LightGBM's own prediction, bit for bit
+        np.testing.assert_array_equal(
+            lgb_scores, theirs.predict(X, raw_score=True, num_iteration=rounds - 1)
+        )
     return stats
 
 

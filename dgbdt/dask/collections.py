@@ -69,8 +69,11 @@ def no_rows(bundle: tuple) -> tuple:
     return tuple(_no_rows(value) for value in bundle)
 
 
-def bundles(data: Any, label: Any, weight: Any, group: Any, init_score: Any) -> list[Any]:
-    """One delayed (data, label, weight, group, init score) per partition."""
+def bundles(
+    data: Any, label: Any, weight: Any, group: Any, init_score: Any, salt: str = ""
+) -> list[Any]:
+    """One delayed (data, label, weight, group, init score) per partition (its
+    key named by ``salt`` when given: a new salt computes them anew)."""
     pieces = [data, label, weight, group, init_score]
     cut = [None if v is None else _pieces(name, v) for name, v in zip(_FIELDS, pieces, strict=True)]
     n = len(cut[0] or [])

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from distributed import Event, Semaphore, Variable, wait
+from distributed import Event, Semaphore, Variable, fire_and_forget, wait
 
 from ..log import log_warning
 from ..params.lightgbm_keys import lightgbm_canonical
@@ -36,6 +36,8 @@ from .worker import RankFailed, run_rank
 PING_SECONDS = 5.0
 #: How long a rank's process may take to start and join the group.
 JOIN_SECONDS = 120.0
+#: After one rank raised an error, how long the others get to raise it too.
+ALIKE_SECONDS = 1.0
 #: After one rank fails, how long the others get to report before they are
 #: named as silent.
 REPORT_SECONDS = 5.0
@@ -58,32 +60,71 @@ class Plan:
     snapshot_freq: int
     max_restarts: int
     training_at: list[int] = dataclasses.field(default_factory=list)  # evals that are the data
+    fields: Sequence[Any] = ()  # the collections (data, label, ...), to compute parts anew
+    eval_fields: Sequence[Sequence[Any]] = ()
     training: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
 class _Failure(Exception):
-    def __init__(self, message: str, retry: bool, error: BaseException | None = None) -> None:
+    def __init__(
+        self, message: str, retry: bool, error: BaseException | None = None, raised: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry, self.error = retry, error
+        self.raised = raised  # a rank raised an error (the others may raise it too)
 
 
 def _ping() -> int:
     return os.getpid()
 
 
-def responsive_workers(client: Any, seconds: float = PING_SECONDS) -> list[str]:
-    """The workers that run a no-op within ``seconds`` (a paused one stays registered
-    until Dask's worker-ttl, but does not answer)."""
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
-    pings = {
-        w: client.submit(_ping, workers=[w], allow_other_workers=False, pure=False) for w in workers
+def on_each(
+    client: Any, function: Callable[..., Any], *args: Any, workers: Sequence[str], seconds: float
+) -> dict[str, Any]:
+    """``function(*args)`` on each of ``workers``: the results of those that answer
+    within ``seconds`` (a paused worker never does; its task is cancelled)."""
+    futures = {
+        w: client.submit(function, *args, workers=[w], allow_other_workers=False, pure=False)
+        for w in workers
     }
     with contextlib.suppress(TimeoutError):
-        wait(list(pings.values()), timeout=seconds)
-    late = [f for f in pings.values() if f.status != "finished"]
+        wait(list(futures.values()), timeout=seconds)
+    late = [f for f in futures.values() if f.status == "pending"]
     if late:
         client.cancel(late)
-    return [w for w, f in pings.items() if f.status == "finished"]
+    return {w: f.result() for w, f in futures.items() if f.status == "finished"}
+
+
+def responsive_workers(client: Any, seconds: float | None = None) -> list[str]:
+    """The workers that run a no-op within ``seconds`` (PING_SECONDS; a paused one
+    stays registered until Dask's worker-ttl, but does not answer)."""
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    limit = PING_SECONDS if seconds is None else seconds
+    return sorted(on_each(client, _ping, workers=workers, seconds=limit))
+
+
+def _anew(
+    client: Any, futures: list[Any], fields: Sequence[Any], healthy: list[str], salt: str
+) -> list[Any]:
+    """``futures`` with the partitions no healthy worker holds computed anew on
+    the healthy ones (a paused worker keeps its data out of reach)."""
+    who = client.who_has(futures)
+    lost = [i for i, f in enumerate(futures) if not set(who.get(f.key, ())) & set(healthy)]
+    if not lost or not fields:
+        return futures
+    fresh = bundles(fields[0], fields[1], fields[2], fields[3], fields[4], salt=salt)
+    computed = client.compute([fresh[i] for i in lost], workers=healthy)
+    try:
+        wait(computed, timeout=JOIN_SECONDS)
+    except TimeoutError:
+        raise TrainingError(
+            f"dgbdt.dask: partitions {lost} are held by workers that do not answer and could "
+            f"not be computed anew within {JOIN_SECONDS:.0f} s (persisted there?)"
+        ) from None
+    out = list(futures)
+    for i, future in zip(lost, computed, strict=True):
+        out[i] = future
+    return out
 
 
 def _ranks(client: Any, plan: Plan, healthy: list[str]) -> list[tuple[str, list[int]]]:
@@ -92,6 +133,10 @@ def _ranks(client: Any, plan: Plan, healthy: list[str]) -> list[tuple[str, list[
     for future in plan.parts + [f for e in plan.evals for f in e]:
         if future.status == "error":  # a partition's check failed: its message as it is
             raise future.exception()
+    salt = uuid.uuid4().hex[:8]
+    plan.parts = _anew(client, plan.parts, plan.fields, healthy, salt)
+    for v, fields in enumerate(plan.eval_fields):
+        plan.evals[v] = _anew(client, plan.evals[v], fields, healthy, salt)
     who = client.who_has(plan.parts)
     holders = [who.get(f.key, ()) for f in plan.parts]
     runs = assign_partitions(holders, healthy)
@@ -155,7 +200,7 @@ def _first_error(futures: list[Any], ranks: list[tuple[str, list[int]]]) -> _Fai
         if future.status == "error":
             error = future.exception()
             if isinstance(error, RankFailed):
-                return _Failure(str(error), error.retry)
+                return _Failure(str(error), error.retry, raised=error.cause is not None)
             return _Failure(f"{_describe(ranks, r)}: {error}", False, error)
     return None
 
@@ -187,7 +232,9 @@ def _watch(
                 silent = [r for r, ok in enumerate(finished) if not ok]
                 names = "; ".join(_describe(ranks, r) for r in silent)
                 raise _Failure(f"{names}: silent {limit:.4g} s after another rank finished", True)
-        time.sleep(0.1)
+        pending = [f for f in futures if f.status == "pending"]
+        with contextlib.suppress(TimeoutError):  # returns as soon as a rank ends
+            wait(pending, timeout=0.25, return_when="FIRST_COMPLETED")
 
 
 def _silent_ranks(
@@ -210,14 +257,31 @@ def _silent_ranks(
     return "".join(lines)
 
 
+def _alike(futures: list[Any]) -> BaseException | None:
+    """The error every rank raised alike (bad params, bad data: the user's error,
+    given as it is), or None; waits ALIKE_SECONDS for the ranks to report."""
+    with contextlib.suppress(TimeoutError):
+        wait(futures, timeout=ALIKE_SECONDS)
+    causes = [
+        getattr(f.exception(), "cause", None) if f.status == "error" else None for f in futures
+    ]
+    if any(c is None for c in causes) or len({(type(c), str(c)) for c in causes}) != 1:
+        return None
+    return causes[0]
+
+
 def _attempt(client: Any, plan: Plan, attempt: int, healthy: list[str], resume: Any) -> Any:
     ranks = _ranks(client, plan, healthy)
     name = f"dgbdt-{plan.training}-{attempt}"
     stop, port = Event(f"{name}-stop", client=client), Variable(f"{name}-port", client=client)
+    ready = Event(f"{name}-port-ready", client=client)
     futures = _submit(client, plan, attempt, ranks, resume)
     try:
         return _watch(client, futures, ranks, plan.time_out_minutes * 60.0 + 10.0)
     except _Failure as failure:
+        same = _alike(futures) if failure.raised else None
+        if same is not None:
+            raise _Failure(str(same), False, same) from None
         stop.set()
         silent = _silent_ranks(client, futures, ranks, str(failure))
         raise _Failure(
@@ -226,14 +290,16 @@ def _attempt(client: Any, plan: Plan, attempt: int, healthy: list[str], resume: 
     finally:
         stop.set()
         client.cancel([f for f in futures if f.status == "pending"])
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # (clearing an Event nobody waits on deletes it)
             port.delete()
+            stop.clear()
+            ready.clear()
 
 
 def _resume_point(client: Any, plan: Plan, healthy: list[str]) -> Any:
     """(model text, rounds done, init model iterations) of the newest snapshot a
     healthy worker holds, or None."""
-    found = client.run(latest_snapshot, plan.training, workers=healthy, on_error="return")
+    found = on_each(client, latest_snapshot, plan.training, workers=healthy, seconds=PING_SECONDS)
     best = max(
         (s for s in found.values() if isinstance(s, tuple)), key=lambda s: s[0], default=None
     )
@@ -244,7 +310,9 @@ def _resume_point(client: Any, plan: Plan, healthy: list[str]) -> Any:
 def one_training_at_a_time(client: Any) -> Iterator[None]:
     """Trainings on one cluster run one after another (two groups would compete
     for the same workers' cores and ports)."""
-    lock = Semaphore(max_leases=1, name="dgbdt-training", scheduler_rpc=None)
+    lock = Semaphore(
+        max_leases=1, name="dgbdt-training", scheduler_rpc=client.scheduler, loop=client.loop
+    )
     lock.acquire()
     try:
         yield
@@ -271,9 +339,11 @@ def run(client: Any, plan: Plan) -> Any:
                         raise TrainingError(_final_message(failure, plan, attempt)) from None
                     resume = _resume_point(client, plan, responsive_workers(client)) or resume
         finally:
-            if plan.snapshot_freq > 0:
-                with contextlib.suppress(Exception):
-                    client.run(remove_snapshots, plan.training, on_error="return")
+            if plan.snapshot_freq > 0:  # on every worker, without waiting for a paused one
+                for worker in client.scheduler_info(n_workers=-1)["workers"]:
+                    fire_and_forget(
+                        client.submit(remove_snapshots, plan.training, workers=[worker], pure=False)
+                    )
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -345,11 +415,13 @@ def plan_training(
 ) -> tuple[Plan, dict[str, Any]]:
     """The partitions computed on the responsive workers and the training's plan;
     ``job`` is completed with the params each rank trains with."""
+    if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
+        raise ValueError(f"max_restarts must be an integer >= 0, got {max_restarts!r}")
     rank_params, learner, minutes, freq = training_rules(params)
     healthy = responsive_workers(client)
     parts = compute_parts(client, bundles(*fields), healthy)
     at, others = training_positions(fields[0], fields[1], eval_fields)
     evals = [compute_parts(client, bundles(*f), healthy) for f in others]
     empty = [client.submit(no_rows, e[0], pure=False) for e in evals]
-    plan = Plan(job, parts, evals, empty, learner, minutes, freq, max_restarts, at)
+    plan = Plan(job, parts, evals, empty, learner, minutes, freq, max_restarts, at, fields, others)
     return plan, rank_params

@@ -9,12 +9,14 @@ partition by partition with the local estimator (``to_local()``).
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from distributed import default_client
 
+from ..log import DGBDTDeprecationWarning
 from ..sklearn import DGBDTClassifier, DGBDTModel, DGBDTRanker, DGBDTRegressor
 from .collections import is_dask_collection, map_predictions
 from .driver import plan_training, run
@@ -35,18 +37,34 @@ def _first_rows(X: Any) -> Any:
     return X.head(1, npartitions=-1)
 
 
-def _predict_part(part: Any, *, model: DGBDTModel, method: str, kwargs: dict[str, Any]) -> Any:
+def _predict_part(
+    part: Any, *, model: DGBDTModel, method: str, kwargs: dict[str, Any], width: int | None = None
+) -> Any:
+    """Predictions of one partition (an empty one: ``width`` columns, or one value per row)."""
     if part.shape[0] == 0:
-        return np.empty((0,))
+        return np.empty((0,) if width is None else (0, width))
     return getattr(model, method)(part, **kwargs)
 
 
-class _DaskModel:
-    """What the three Dask estimators share (mixed in before the local class)."""
+class _DaskModel(DGBDTModel):
+    """What the three Dask estimators share (first in their bases, before the
+    local class): ``client`` (None: the default client; not pickled),
+    ``max_restarts`` (restarts from snapshots after a lost worker, with
+    ``snapshot_freq``) and ``tree_learner``, ``"data"`` by default."""
 
-    client: Any
-    max_restarts: int
     _local_class: type[DGBDTModel]
+
+    def __init__(
+        self,
+        *,
+        client: Any = None,
+        max_restarts: int = 2,
+        tree_learner: str = "data",
+        **kwargs: Any,
+    ) -> None:
+        self.client = client
+        self.max_restarts = max_restarts
+        super().__init__(tree_learner=tree_learner, **kwargs)
 
     @property
     def client_(self) -> Any:
@@ -63,7 +81,7 @@ class _DaskModel:
         return state
 
     def _local_params(self) -> dict[str, Any]:
-        params = self.get_params()  # type: ignore[attr-defined]
+        params = self.get_params()
         for name in _LOCAL_ONLY:
             params.pop(name, None)
         return params
@@ -112,6 +130,7 @@ class _DaskModel:
         predict = functools.partial(_predict_part, model=local, method=method, kwargs=kwargs)
         sample = predict(_first_rows(X))
         width = None if np.ndim(sample) == 1 else int(np.shape(sample)[1])
+        predict = functools.partial(predict, width=width)
         return map_predictions(predict, X, width, np.asarray(sample).dtype)
 
 
@@ -134,7 +153,14 @@ def _eval_fields(
 
 
 def _eval_pairs(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:
-    """LightGBM 4.7's eval_X / eval_y as the eval_set pairs."""
+    """LightGBM 4.7's eval_X / eval_y as the eval_set pairs (eval_set warns, once
+    here rather than on every rank)."""
+    if eval_set is not None:
+        warnings.warn(
+            "The argument 'eval_set' is deprecated, use 'eval_X' and 'eval_y' instead.",
+            DGBDTDeprecationWarning,
+            stacklevel=3,
+        )
     if eval_X is None:
         return eval_set
     xs = eval_X if isinstance(eval_X, tuple) else (eval_X,)
@@ -149,18 +175,6 @@ class DaskDGBDTRegressor(_DaskModel, DGBDTRegressor):
     lost (with ``snapshot_freq``); ``tree_learner`` defaults to ``"data"``."""
 
     _local_class = DGBDTRegressor
-
-    def __init__(
-        self,
-        *,
-        client: Any = None,
-        max_restarts: int = 2,
-        tree_learner: str = "data",
-        **kwargs: Any,
-    ) -> None:
-        self.client = client
-        self.max_restarts = max_restarts
-        super().__init__(tree_learner=tree_learner, **kwargs)
 
     def fit(  # type: ignore[override]  # (lightgbm.dask's arguments)
         self,
@@ -197,18 +211,6 @@ class DaskDGBDTClassifier(_DaskModel, DGBDTClassifier):
     :class:`DaskDGBDTRegressor`."""
 
     _local_class = DGBDTClassifier
-
-    def __init__(
-        self,
-        *,
-        client: Any = None,
-        max_restarts: int = 2,
-        tree_learner: str = "data",
-        **kwargs: Any,
-    ) -> None:
-        self.client = client
-        self.max_restarts = max_restarts
-        super().__init__(tree_learner=tree_learner, **kwargs)
 
     def fit(  # type: ignore[override]  # (lightgbm.dask's arguments)
         self,
@@ -255,18 +257,6 @@ class DaskDGBDTRanker(_DaskModel, DGBDTRanker):
     per partition of X (a query lies in one partition)."""
 
     _local_class = DGBDTRanker
-
-    def __init__(
-        self,
-        *,
-        client: Any = None,
-        max_restarts: int = 2,
-        tree_learner: str = "data",
-        **kwargs: Any,
-    ) -> None:
-        self.client = client
-        self.max_restarts = max_restarts
-        super().__init__(tree_learner=tree_learner, **kwargs)
 
     def fit(  # type: ignore[override]  # (lightgbm.dask's arguments)
         self,

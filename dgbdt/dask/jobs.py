@@ -69,7 +69,8 @@ class RankSnapshots:
         assert self.base is not None
         done = env.iteration + 1 - self.base
         if self.freq > 0 and done % self.freq == 0:
-            os.makedirs(self.folder, exist_ok=True)
+            os.makedirs(os.path.dirname(self.folder), mode=0o700, exist_ok=True)
+            os.makedirs(self.folder, mode=0o700, exist_ok=True)
             path = os.path.join(self.folder, f"round_{done:09d}")
             with open(path + ".tmp", "w", encoding="utf-8") as out:
                 out.write(f"{self.base}\n" + env.model.model_to_string(num_iteration=-1))
@@ -199,7 +200,8 @@ def fit_job(
         kwargs["group"] = g
     stacked = with_training(evals, training_at, [X, y, None, g, None])
     if stacked:
-        kwargs["eval_set"] = [(e[0], e[1]) for e in stacked]
+        kwargs["eval_X"] = tuple(e[0] for e in stacked)
+        kwargs["eval_y"] = tuple(e[1] for e in stacked)
         kwargs["eval_sample_weight"] = [e[2] for e in stacked]
         kwargs["eval_init_score"] = [e[4] for e in stacked]
         if g is not None:

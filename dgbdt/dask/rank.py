@@ -8,6 +8,7 @@ is collective over every connected process: a dead peer would hold it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -17,8 +18,14 @@ import traceback
 from typing import Any
 
 from ..distributed.comm import AgreedError
-from ..distributed.rendezvous import group_world, join_group, open_port, wait_for_file
-from .task import OUTCOME, PID, PORT, TASK, WHERE, RankTask
+from ..distributed.rendezvous import (
+    group_world,
+    join_group,
+    open_port,
+    shared_memory_files,
+    wait_for_file,
+)
+from .task import OUTCOME, PID, PORT, SHM, TASK, WHERE, RankTask
 
 
 def _write_atomic(path: str, data: bytes) -> None:
@@ -58,7 +65,10 @@ def _join(task: RankTask, folder: str) -> Any:
 
 
 def _outcome(task: RankTask, folder: str) -> tuple[Any, ...]:
-    comm = group_world(_join(task, folder), task.time_out_minutes, os.path.join(folder, WHERE))
+    joined = _join(task, folder)
+    # for the supervisor to remove if this process is killed
+    _write_atomic(os.path.join(folder, SHM), "\n".join(shared_memory_files()).encode())
+    comm = group_world(joined, task.time_out_minutes, os.path.join(folder, WHERE))
     try:
         result = task.job(task.parts, task.evals, comm, task.resume)
         return ("ok", result if task.rank == 0 else None)
@@ -81,6 +91,9 @@ def main(folder: str) -> None:
     except Exception:  # noqa: BLE001 - an unpicklable error: send its text
         data = pickle.dumps(("error", RuntimeError(outcome[2]), outcome[2], outcome[3]))
     _write_atomic(os.path.join(folder, OUTCOME), data)
+    for path in shared_memory_files():  # no MPI_Finalize: MPICH would leave them
+        with contextlib.suppress(OSError):
+            os.unlink(path)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0 if outcome[0] == "ok" else 1)

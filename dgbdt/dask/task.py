@@ -9,6 +9,7 @@ from typing import Any
 #: The files of a rank's folder: the task, rank 0's port, where the rank waits
 #: (written by its deadline thread), its outcome and its output.
 TASK, PORT, WHERE, OUTCOME, PID = "task.pkl", "port", "where", "outcome.pkl", "pid"
+SHM = "shm"  # MPICH's shared-memory files of the rank (removed after it ends)
 STDOUT, STDERR = "stdout.txt", "stderr.txt"
 
 

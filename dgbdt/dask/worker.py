@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .task import OUTCOME, PID, PORT, STDERR, STDOUT, TASK, WHERE, RankTask
+from .task import OUTCOME, PID, PORT, SHM, STDERR, STDOUT, TASK, WHERE, RankTask
 
 
 class RankFailed(RuntimeError):
@@ -33,9 +33,9 @@ class RankFailed(RuntimeError):
     an error on this rank alone).  ``retry``: whether a restart may help (the
     process was killed, or ended by the front end), not when it raised."""
 
-    def __init__(self, message: str, retry: bool = False) -> None:
+    def __init__(self, message: str, retry: bool = False, cause: Any = None) -> None:
         super().__init__(message)
-        self.retry = retry
+        self.retry, self.cause = retry, cause  # cause: the error the rank raised
 
 
 def _scratch() -> str | None:
@@ -141,6 +141,15 @@ def _kill(proc: subprocess.Popen[bytes], folder: str) -> None:
             kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
+    _remove_shared_memory(folder)
+
+
+def _remove_shared_memory(folder: str) -> None:
+    """MPICH's /dev/shm files of a rank that was killed (it could not remove them)."""
+    for path in _read(folder, SHM).split():
+        if os.path.basename(path).startswith("mpich_shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 class _Signals:
@@ -172,7 +181,7 @@ def _pass_port(task: RankTask, folder: str, signals: _Signals, proc: Any) -> Non
                 return
             time.sleep(0.02)
         elif signals.ready.wait(timeout=0.5):
-            port = signals.port.get()
+            port = signals.port.get(timeout=max(1.0, end - time.monotonic()))
             with open(os.path.join(folder, PORT + ".tmp"), "w", encoding="utf-8") as out:
                 out.write(port)
             os.replace(os.path.join(folder, PORT + ".tmp"), os.path.join(folder, PORT))
@@ -204,7 +213,9 @@ def _collect(task: RankTask, folder: str, code: int) -> Any:
     _, error, text, agreed = outcome
     if agreed:  # every rank raises it alike: the user's error, as it is
         raise error
-    raise _failure(task, folder, code, f"raised on this rank:\n{text}")
+    failure = _failure(task, folder, code, f"raised on this rank:\n{text}")
+    failure.cause = error
+    raise failure
 
 
 def _alive(pid_text: str) -> bool:
@@ -226,6 +237,7 @@ def _sweep(parent: str) -> None:
             if not name.startswith(_PREFIX) or time.time() - os.path.getmtime(folder) < 60:
                 continue
             if not _alive(_read(folder, PID).strip()):
+                _remove_shared_memory(folder)
                 shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -265,7 +277,8 @@ def run_rank(task: RankTask, *arguments: Any) -> Any:
                 if _stopped(signals):
                     _kill(proc, folder)
                     raise _failure(task, folder, None, "ended by the front end")
-                time.sleep(0.2)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=0.2)  # returns as soon as the rank ends
             return _collect(task, folder, proc.returncode)
         finally:
             _kill(proc, folder)

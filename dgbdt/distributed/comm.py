@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output, exit_after_output
+from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output
 
 KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
 
@@ -195,8 +195,8 @@ class MPIComm(SerialComm):
         self, comm: Any = None, watchdog: Watchdog | None = None, exit_on_abort: bool = False
     ) -> None:
         super().__init__()
-        # A group joined by a front end (dgbdt.dask): abort ends this process
-        # only; MPI_Abort over connected jobs may wait on a dead peer.
+        # A group joined by a front end (dgbdt.dask): abort leaves the error to
+        # the rank's process (MPI_Abort over connected jobs may wait on a dead peer).
         self.exit_on_abort = exit_on_abort
         from mpi4py import MPI  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
 
@@ -341,7 +341,9 @@ class MPIComm(SerialComm):
 
     def abort(self, code: int = 1) -> None:
         if self.exit_on_abort:
-            exit_after_output(code)
+            # A front end's group: the error goes on up to the rank's process,
+            # which reports it and exits; its supervisors end the other ranks.
+            return
         abort_after_output(self._comm, code)
 
 
@@ -436,6 +438,8 @@ def abort_job(exc: BaseException, with_traceback: bool = True) -> None:
     yet (an error before its first collective while the others wait in theirs):
     the error is printed first, then MPI is initialised just to abort.  Without
     mpi4py, or when the others never start MPI, the others' deadline ends the job."""
+    if _GROUP is not None:  # a front end's group: its supervisors end the ranks
+        return
     code = report_failure(launched_rank(), launched_size(), exc, with_traceback)
     try:
         MPI = start_mpi(ABORT_START_SECONDS)

@@ -228,14 +228,6 @@ def _flush_output() -> None:
             pass
 
 
-def exit_after_output(code: int) -> None:
-    """Flush stdout and stderr, then end this process at once (no MPI call:
-    a group joined by a front end ends by its processes exiting; its
-    supervisors see that and end the others)."""
-    _flush_output()
-    os._exit(code)
-
-
 def abort_after_output(mpi_comm: Any, code: int) -> None:
     """Flush stdout and stderr, give the launcher a moment to forward them, then
     ``MPI_Abort`` every rank of ``mpi_comm``."""

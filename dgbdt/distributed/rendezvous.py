@@ -77,7 +77,8 @@ def join_group(
         if rank == 0 and port is not None:
             MPI.Close_port(port)
         ordered = comm.Split(0, rank)
-        comm.Free()
+        if comm != MPI.COMM_WORLD:  # (one rank: nothing was merged)
+            comm.Free()
         return ordered
     finally:
         faulthandler.cancel_dump_traceback_later()
@@ -89,7 +90,8 @@ def group_world(
     """Install ``comm`` (from :func:`join_group`) as the world of this process's
     trainings: collectives under ``time_out``, a deadline that asks no peer
     (a send to a dead one can block) and writes where it waits to
-    ``status_path``, and an abort that ends this process only."""
+    ``status_path``, and an abort that leaves the error to this process (its
+    front end ends the others)."""
     watch = Watchdog(comm.Get_rank(), comm.Get_size())
     watch.queries = False
     watch.status_path = status_path
@@ -98,6 +100,17 @@ def group_world(
     world = MPIComm(comm, watchdog=watch, exit_on_abort=True)
     install_world(world)
     return world
+
+
+def shared_memory_files() -> list[str]:
+    """The /dev/shm files MPICH mapped into this process: a process that exits
+    without MPI_Finalize (or is killed) leaves them behind unless removed."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {line.split()[-1] for line in maps if "/dev/shm/mpich" in line}
+    except OSError:  # not Linux
+        return []
+    return sorted(paths)
 
 
 def wait_for_file(path: str, limit_seconds: float, what: str) -> str:

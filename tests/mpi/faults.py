@@ -1,6 +1,6 @@
 """Rank script: one rank misbehaves in a given way; every rank must end fast.
 
-argv: K, case, out_dir.  Training uses time_out=0.2 minutes (12 s), so a rank
+argv: K, case, out_dir.  Training uses time_out=0.1 minutes (6 s), so a rank
 left waiting in a collective ends the job with a message naming it.  The
 model is written to out_dir/model.json by rank 0 only when training ends.
 """
@@ -38,7 +38,7 @@ if case == "estimator_rank_away":
     X, y, _, _ = make_data()
     with open(os.path.join(out_dir, "train_time"), "w") as fh:
         fh.write(repr(time.time()))
-    dgbdt.DGBDTClassifier(tree_learner="data", time_out=0.2, n_estimators=5, verbose=-1).fit(X, y)
+    dgbdt.DGBDTClassifier(tree_learner="data", time_out=0.1, n_estimators=5, verbose=-1).fit(X, y)
     sys.exit(0)
 
 k = int(sys.argv[1])
@@ -51,7 +51,7 @@ params = {
     "objective": "binary",
     "tree_learner": "data",
     "verbosity": -1,
-    "time_out": 0.2,
+    "time_out": 0.1,
     "num_leaves": 7,
 }
 kwargs = {}
