@@ -2,8 +2,8 @@
 going on from a snapshot when a worker is lost.
 
 One training at a time per cluster (a Dask ``Semaphore``): a second waits.
-Before each attempt every worker is pinged; one that does not answer within
-``PING_SECONDS`` (paused, overloaded) takes no part.  The ranks are watched
+Before each attempt a worker not heard from (its heartbeat) for
+``PING_SECONDS`` (paused, hung) takes no part.  The ranks are watched
 until rank 0's result arrives; the training ends with an error naming the
 worker when a rank fails, a worker leaves the cluster, or a rank is still
 silent ``time_out`` after another finished.  With ``snapshot_freq`` a lost or
@@ -32,7 +32,7 @@ from .placement import assign_partitions, split_runs
 from .task import RankTask
 from .worker import RankFailed, run_rank
 
-#: How long a worker may take to run a no-op before it is left out of a training.
+#: How long since a worker's last heartbeat before it is left out of a training.
 PING_SECONDS = 5.0
 #: How long a rank's process may take to start and join the group.
 JOIN_SECONDS = 120.0
@@ -74,10 +74,6 @@ class _Failure(Exception):
         self.raised = raised  # a rank raised an error (the others may raise it too)
 
 
-def _ping() -> int:
-    return os.getpid()
-
-
 def on_each(
     client: Any, function: Callable[..., Any], *args: Any, workers: Sequence[str], seconds: float
 ) -> dict[str, Any]:
@@ -95,12 +91,19 @@ def on_each(
     return {w: f.result() for w, f in futures.items() if f.status == "finished"}
 
 
+def _heartbeat_ages(dask_scheduler: Any) -> dict[str, float]:
+    """Seconds since each worker's last heartbeat, on the scheduler's clock."""
+    now = time.time()
+    return {w: now - state.last_seen for w, state in dask_scheduler.workers.items()}
+
+
 def responsive_workers(client: Any, seconds: float | None = None) -> list[str]:
-    """The workers that run a no-op within ``seconds`` (PING_SECONDS; a paused one
-    stays registered until Dask's worker-ttl, but does not answer)."""
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    """The workers heard from within ``seconds`` (PING_SECONDS): a paused worker
+    stays registered until Dask's worker-ttl, but its heartbeats stop.  (Read
+    on the scheduler: a worker whose threads are all busy still counts.)"""
     limit = PING_SECONDS if seconds is None else seconds
-    return sorted(on_each(client, _ping, workers=workers, seconds=limit))
+    ages = client.run_on_scheduler(_heartbeat_ages)
+    return sorted(w for w, age in ages.items() if age < limit)
 
 
 def _anew(
