@@ -194,7 +194,7 @@ class Watchdog:
         answers = self._ask_everyone(status) if self.probe is not None else None
         if self.current is not entered:
             return False
-        message = expiry_message(status, answers, self.size, current[3])
+        message = expiry_message(status, answers, self.size, current[3], self.queries)
         if answers is None or self.rank == min([self.rank, *answers]):
             sys.stderr.write(message + "\n")
         else:
@@ -241,9 +241,11 @@ def expiry_message(
     answers: Mapping[int, Mapping[str, Any]] | None,
     size: int,
     limit: float,
+    queries: bool = True,
 ) -> str:
     """The one message a timed-out collective prints (``answers``: the statuses of
-    the ranks that answered, or None when no rank could be asked)."""
+    the ranks that answered, or None when no rank could be asked; ``queries``
+    False: a front end's group, whose ranks are not asked)."""
     head = (
         f"dgbdt: error: MPI collective {status['kind']} #{status['number']} in "
         f"{status['where']} did not complete within {limit:.4g} s"
@@ -253,6 +255,12 @@ def expiry_message(
         if status["phase"]
         else " (time_out; LightGBM's key, in minutes)"
     )
+    if answers is None and not queries:
+        return (
+            head + f" on rank {status['rank']} of {size}; a rank did not join (the front end "
+            "names the workers that did not answer). If a rank is legitimately slower, "
+            "raise time_out (minutes)."
+        )
     if answers is None:
         return (
             head + f" on rank {status['rank']} of {size}; the other ranks could not be "
