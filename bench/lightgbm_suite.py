@@ -14,9 +14,9 @@ Not applicable, each printed by name with its reason:
   by parameter id, by source where the test is not parametrised over them, or
   by a failure whose message names one (dgbdt refuses them by name today);
 - tests pytest skipped (their own reason) or that LightGBM marks xfail;
-- test_dask.py: tests of LightGBM's socket network (``machines``,
-  ``local_listen_port``, ...; dgbdt's ranks meet over MPI), by source or by a
-  failure whose message names such a parameter, and DEPARTURES (each with its reason);
+- test_dask.py: failures naming LightGBM's socket network parameters
+  (``machines``, ``local_listen_port``, ...; dgbdt's ranks meet over MPI), and
+  DEPARTURES / PARAM_DEPARTURES (LightGBM limitations dgbdt lacks, each with its reason);
 - SEED_NOISE: tests failing only a seed-sensitive threshold, with the figures.
 
     python bench/lightgbm_suite.py [--repo GIT_DIR] [--files test_basic.py,...] [-k EXPR]
@@ -65,13 +65,24 @@ NEXT_ISSUE = re.compile(
 # LightGBM's socket network (its Dask ranks connect over TCP ports it picks);
 # dgbdt's ranks form an MPI group, so these parameters have nothing to set.
 SOCKET = re.compile(r"\b(machines|local_listen_port|listen_time_out)\b")
-SOCKET_SOURCE = re.compile(r"\b(machines|local_listen_port)=")
 # Tests of a LightGBM limitation dgbdt does not share; each with its reason.
 DEPARTURES = {
     "test_error_on_feature_parallel_tree_learner": (
         "asserts LightGBM's C-API refusal 'Do not support feature parallel in c api'; "
         "dgbdt.dask trains tree_learner='feature' (every rank gets every row)"
     ),
+}
+# Parametrisations of a LightGBM limitation dgbdt does not share, by (test, id).
+_NO_EVAL_ROWS = (
+    "asserts LightGBM's warning that a worker given no eval_set rows makes evals_result_ "
+    "unreliable; dgbdt allreduces each metric over every rank's rows "
+    "(boosting/evaluation.py global_metric), so there is nothing to warn about"
+)
+PARAM_DEPARTURES = {
+    ("test_eval_set_no_early_stopping", f"{prefix}-eval_sizes1-{output}-{task}"): _NO_EVAL_ROWS
+    for prefix in ("specified", "None")
+    for output in ("array", "scipy_csr_matrix", "dataframe", "dataframe-with-categorical")
+    for task in ("binary-classification", "multiclass-classification", "regression", "ranking")
 }
 # Tests that cannot pass through a name-only shim, or need what is not LightGBM's
 # Python API; each with its reason.
@@ -164,10 +175,10 @@ def why_not_applicable(test: str, params: str, functions: dict[str, str]) -> str
         return f"next issue's feature (parameter {params})"
     if not params and NEXT_ISSUE.search(body):
         return f"next issue's feature ({NEXT_ISSUE.search(body).group(0)})"
-    if SOCKET_SOURCE.search(body):
-        return "LightGBM's socket network parameters (machines / local_listen_port)"
     if test in DEPARTURES:
         return "departure: " + DEPARTURES[test]
+    if (test, params) in PARAM_DEPARTURES:
+        return "departure: " + PARAM_DEPARTURES[test, params]
     if test in NAME_ONLY:
         return NAME_ONLY[test]
     if test in SEED_NOISE:

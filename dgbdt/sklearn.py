@@ -844,6 +844,12 @@ class DGBDTModel(BaseEstimator):
         return self.booster_.feature_importance(importance_type=self.importance_type)
 
     @property
+    def n_features_(self) -> int:
+        """The number of features of the fitted model (LightGBM's ``n_features_``)."""
+        check_is_fitted(self, msg="No n_features found. Need to call fit beforehand.")
+        return int(self.n_features_in_)
+
+    @property
     def feature_name_(self) -> list[str]:
         """Feature names of the fitted model (``Column_i`` when X had none)."""
         check_is_fitted(self)

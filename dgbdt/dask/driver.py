@@ -25,7 +25,7 @@ from distributed import Event, Semaphore, Variable, fire_and_forget, wait
 
 from ..log import log_warning
 from ..params.lightgbm_keys import lightgbm_canonical
-from ..params.table import ALIASES, parse_param
+from ..params.table import ALIASES, PARAMS, parse_param
 from .collections import bundles, no_rows
 from .jobs import latest_snapshot, remove_snapshots
 from .placement import assign_partitions, split_runs
@@ -374,21 +374,35 @@ def compute_parts(
 _LEARNERS = {"data", "feature", "voting"}
 
 
-def training_rules(params: dict[str, Any]) -> tuple[dict[str, Any], str, float, int]:
-    """(params for each rank, learner, time_out in minutes, snapshot_freq): the
-    learner defaults to data-parallel (as lightgbm.dask); ``snapshot_freq``
-    (alias ``save_period``) is the front end's and leaves the params."""
-    params = dict(params)
-    learner_keys = [k for k in params if ALIASES.get(str(k).strip()) == "tree_learner"]
-    learner = parse_param("tree_learner", params[learner_keys[-1]]) if learner_keys else "data"
-    for key in learner_keys:
+def _learner(params: dict[str, Any], serial_means_data: bool) -> str:
+    """The distributed learner of ``params`` (their tree_learner keys removed):
+    data-parallel unless data, feature or voting is named (as lightgbm.dask:
+    another value warns; ``serial_means_data``: the estimators' default
+    "serial" means data, quietly)."""
+    keys = [k for k in params if ALIASES.get(str(k).strip()) == "tree_learner"]
+    raw = params[keys[-1]] if keys else "data"
+    for key in keys:
         del params[key]
-    if learner not in _LEARNERS:
+    choices = PARAMS["tree_learner"].choices
+    assert choices is not None  # tree_learner is a choice parameter
+    learner = choices.get(str(raw).strip().lower())
+    if learner in _LEARNERS:
+        return str(learner)
+    if not (serial_means_data and learner == "serial"):
         log_warning(
-            f'Parameter tree_learner set to {learner}, which is not allowed. Using "data" as default'
+            f'Parameter tree_learner set to {raw}, which is not allowed. Using "data" as default'
         )
-        learner = "data"
-    params["tree_learner"] = learner
+    return "data"
+
+
+def training_rules(
+    params: dict[str, Any], serial_means_data: bool = False
+) -> tuple[dict[str, Any], str, float, int]:
+    """(params for each rank, learner, time_out in minutes, snapshot_freq): the
+    learner as :func:`_learner` says; ``snapshot_freq`` (alias ``save_period``)
+    is the front end's and leaves the params."""
+    params = dict(params)
+    learner = params["tree_learner"] = _learner(params, serial_means_data)
     time_out = [v for k, v in params.items() if ALIASES.get(str(k).strip()) == "time_out"]
     minutes = float(parse_param("time_out", time_out[-1])) if time_out else 120.0
     snapshot_keys = [k for k in params if lightgbm_canonical(str(k)) == "snapshot_freq"]
@@ -415,12 +429,13 @@ def plan_training(
     fields: Sequence[Any],
     eval_fields: Sequence[Sequence[Any]],
     max_restarts: int,
+    serial_means_data: bool = False,
 ) -> tuple[Plan, dict[str, Any]]:
     """The partitions computed on the responsive workers and the training's plan;
     ``job`` is completed with the params each rank trains with."""
     if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
         raise ValueError(f"max_restarts must be an integer >= 0, got {max_restarts!r}")
-    rank_params, learner, minutes, freq = training_rules(params)
+    rank_params, learner, minutes, freq = training_rules(params, serial_means_data)
     healthy = responsive_workers(client)
     parts = compute_parts(client, bundles(*fields), healthy)
     at, others = training_positions(fields[0], fields[1], eval_fields)

@@ -38,33 +38,68 @@ def _first_rows(X: Any) -> Any:
 
 
 def _predict_part(
-    part: Any, *, model: DGBDTModel, method: str, kwargs: dict[str, Any], width: int | None = None
+    part: Any,
+    *,
+    model: DGBDTModel,
+    method: str,
+    kwargs: dict[str, Any],
+    width: int | None = None,
+    dtype: Any = np.float64,
 ) -> Any:
-    """Predictions of one partition (an empty one: ``width`` columns, or one value per row)."""
+    """Predictions of one partition (an empty one: ``width`` columns, or one value
+    per row, of the predictions' ``dtype``)."""
     if part.shape[0] == 0:
-        return np.empty((0,) if width is None else (0, width))
+        return np.empty((0,) if width is None else (0, width), dtype=dtype)
     return getattr(model, method)(part, **kwargs)
 
 
 class _DaskModel(DGBDTModel):
     """What the three Dask estimators share (first in their bases, before the
-    local class): ``client`` (None: the default client; not pickled),
-    ``max_restarts`` (restarts from snapshots after a lost worker, with
-    ``snapshot_freq``) and ``tree_learner``, ``"data"`` by default."""
+    local class): the local estimator's arguments and ``client`` (None: the
+    default client; not pickled); the keyword ``max_restarts`` (restarts from
+    snapshots after a lost worker, with ``snapshot_freq``; 2 by default);
+    ``tree_learner`` "serial", the default, means "data"."""
 
     _local_class: type[DGBDTModel]
 
     def __init__(
         self,
         *,
+        boosting_type: str = "gbdt",
+        num_leaves: int = 31,
+        max_depth: int = -1,
+        learning_rate: float = 0.1,
+        n_estimators: int = 100,
+        subsample_for_bin: int = 200000,
+        objective: Any = None,
+        class_weight: Any = None,
+        min_split_gain: float = 0.0,
+        min_child_weight: float = 1e-3,
+        min_child_samples: int = 20,
+        subsample: float = 1.0,
+        subsample_freq: int = 0,
+        colsample_bytree: float = 1.0,
+        reg_alpha: float = 0.0,
+        reg_lambda: float = 0.0,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        max_bin: int = 255,
+        tree_learner: str = "serial",
+        verbosity: int = -1,
+        importance_type: str = "split",
         client: Any = None,
-        max_restarts: int = 2,
-        tree_learner: str = "data",
         **kwargs: Any,
     ) -> None:
+        # the local estimator's arguments, then client (as lightgbm.dask)
         self.client = client
-        self.max_restarts = max_restarts
-        super().__init__(tree_learner=tree_learner, **kwargs)
+        given = {k: v for k, v in locals().items() if k not in ("self", "client", "kwargs")}
+        given.pop("__class__", None)
+        super().__init__(**given, **kwargs)
+
+    def _max_restarts(self) -> int:
+        """Restarts from snapshots after a lost worker (``snapshot_freq``): the
+        ``max_restarts`` keyword, 2 by default."""
+        return int(self._other_params.get("max_restarts", 2))
 
     @property
     def client_(self) -> Any:
@@ -110,7 +145,13 @@ class _DaskModel(DGBDTModel):
             fields.get("init_score"),
         )
         plan, rank_params = plan_training(
-            client, fit_job, self._local_params(), train_fields, evals, self.max_restarts
+            client,
+            fit_job,
+            self._local_params(),
+            train_fields,
+            evals,
+            self._max_restarts(),
+            serial_means_data=True,
         )
         local = self._local_class(**rank_params)
         plan.job = functools.partial(
@@ -130,8 +171,9 @@ class _DaskModel(DGBDTModel):
         predict = functools.partial(_predict_part, model=local, method=method, kwargs=kwargs)
         sample = predict(_first_rows(X))
         width = None if np.ndim(sample) == 1 else int(np.shape(sample)[1])
-        predict = functools.partial(predict, width=width)
-        return map_predictions(predict, X, width, np.asarray(sample).dtype)
+        dtype = np.asarray(sample).dtype
+        predict = functools.partial(predict, width=width, dtype=dtype)
+        return map_predictions(predict, X, width, dtype)
 
 
 def _eval_fields(
@@ -171,8 +213,9 @@ def _eval_pairs(eval_set: Any, eval_X: Any, eval_y: Any) -> Any:
 class DaskDGBDTRegressor(_DaskModel, DGBDTRegressor):
     """:class:`dgbdt.DGBDTRegressor` on Dask collections (lightgbm.dask's
     DaskLGBMRegressor).  ``client``: the Dask client (None: the default one,
-    not pickled); ``max_restarts``: restarts from snapshots when a worker is
-    lost (with ``snapshot_freq``); ``tree_learner`` defaults to ``"data"``."""
+    not pickled); the keyword ``max_restarts``: restarts from snapshots when a
+    worker is lost (with ``snapshot_freq``); ``tree_learner``: "serial" (the
+    default) means "data"."""
 
     _local_class = DGBDTRegressor
 

@@ -86,6 +86,12 @@ def _environment(task: RankTask) -> dict[str, str]:
         DGBDT_NO_ABORT_HOOK="1",
         PYTHONUNBUFFERED="1",
     )
+    # The worker's import path first: the user's callables (objectives, callbacks)
+    # pickled by name must import in the rank's process as in the worker.
+    paths = [p for p in sys.path if p] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p
+    ]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
 
 
