@@ -43,14 +43,13 @@ order beside them; the sides alternate, after one untimed warm-up each):
 The ratios: end to end (dask train() wall / mpiexec wall; the target) and
 train only (ranks' boosting / ranks' boosting).  ``--tcp`` adds a third side:
 ``mpiexec -n 2`` with shared memory off (``MPIR_CVAR_NOLOCAL=1``, ofi's tcp
-provider on ``lo``), the transport dgbdt.dask's ranks use (each is its own MPI
-job, so MPICH connects them over the network even on one machine): it tells
-the cost of the transport from that of Dask itself.
+provider on ``lo``), the transport dgbdt.dask's ranks use when their workers
+are on several machines (on one machine they use libfabric's shm provider).
 
 Rendezvous.  dgbdt.dask's rank process does not report its join time, so it
 is measured apart: two ``mpiexec -n 1`` processes with dgbdt.dask's rank
-environment (``MPIR_CVAR_CH4_NETMOD=ofi``, ``FI_PROVIDER=tcp``,
-``FI_TCP_IFACE=lo``) join with ``dgbdt.distributed.rendezvous`` as
+environment on one machine (``MPIR_CVAR_CH4_NETMOD=ofi``, ``FI_PROVIDER=shm``)
+join with ``dgbdt.distributed.rendezvous`` as
 dgbdt/dask/rank.py does (rank 0 ``open_port`` and writes the port to a file,
 rank 1 reads it; dgbdt.dask passes it through a Dask Variable instead, which
 adds a poll of up to about 0.02 s + the Variable's round trip).  Printed:
@@ -225,7 +224,7 @@ def join_worker(cfg, result):
 
 
 #: ``--tcp``: mpiexec -n 2 with shared memory off, the ranks talking over TCP on
-#: the loopback as dgbdt.dask's ranks do (separate MPI jobs share no memory segment).
+#: the loopback as dgbdt.dask's ranks do when their workers are on several machines.
 TCP_ENV = {
     "MPIR_CVAR_NOLOCAL": "1",
     "MPIR_CVAR_CH4_NETMOD": "ofi",
@@ -294,7 +293,7 @@ def join_env():
     """The environment dgbdt.dask's worker gives a rank (dgbdt/dask/worker.py)."""
     env = rank_env()
     env = {k: v for k, v in env.items() if not k.startswith(("PMI_", "PMIX_", "HYDRA_"))}
-    env.update(MPIR_CVAR_CH4_NETMOD="ofi", FI_PROVIDER="tcp", FI_TCP_IFACE="lo")
+    env.update(MPIR_CVAR_CH4_NETMOD="ofi", FI_PROVIDER="shm", FI_TCP_IFACE="lo")
     env.update(DGBDT_NO_ABORT_HOOK="1")
     return env
 
@@ -427,7 +426,7 @@ def report(runs):
         summary["ratio_boosting_tcp"] = med["dask"]["boost"] / med["tcp"]["boost"]
         print(
             "ratio train only  dask boosting / mpiexec --tcp boosting: "
-            f"{summary['ratio_boosting_tcp']:.3f}  (the same transport as dask's ranks)"
+            f"{summary['ratio_boosting_tcp']:.3f}  (TCP: dask's ranks' transport when their workers are on several machines)"
         )
     join = med["join"]["join"]
     print(

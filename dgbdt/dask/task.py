@@ -36,6 +36,7 @@ class RankTask:
     join_seconds: float
     interface: str
     threads: int
+    provider: str = "tcp"  # libfabric's: "shm" when every rank shares one machine
     snapshot_freq: int = 0
     resume: tuple[str, int] | None = None  # (snapshot text, rounds done)
     worker: str = ""

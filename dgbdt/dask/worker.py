@@ -79,7 +79,7 @@ def _environment(task: RankTask) -> dict[str, str]:
     }
     env.update(
         MPIR_CVAR_CH4_NETMOD="ofi",
-        FI_PROVIDER="tcp",
+        FI_PROVIDER=task.provider,
         FI_TCP_IFACE=task.interface,
         NUMBA_NUM_THREADS=str(task.threads),
         OMP_NUM_THREADS=str(task.threads),
@@ -153,7 +153,7 @@ def _kill(proc: subprocess.Popen[bytes], folder: str) -> None:
 def _remove_shared_memory(folder: str) -> None:
     """MPICH's /dev/shm files of a rank that was killed (it could not remove them)."""
     for path in _read(folder, SHM).split():
-        if os.path.basename(path).startswith("mpich_shm"):
+        if path.startswith("/dev/shm/"):
             with contextlib.suppress(OSError):
                 os.unlink(path)
 

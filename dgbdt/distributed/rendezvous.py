@@ -17,6 +17,7 @@ C thread: MPI calls hold the GIL) with the stack naming the call.
 from __future__ import annotations
 
 import faulthandler
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -103,11 +104,13 @@ def group_world(
 
 
 def shared_memory_files() -> list[str]:
-    """The /dev/shm files MPICH mapped into this process: a process that exits
-    without MPI_Finalize (or is killed) leaves them behind unless removed."""
+    """The /dev/shm files MPICH and libfabric's shm provider made for this process
+    (``mpich_shm_*``, ``<pid>:*``): a process that exits without MPI_Finalize (or
+    is killed) leaves them behind unless removed."""
+    own = (f"/dev/shm/{os.getpid()}:", "/dev/shm/mpich_shm")
     try:
         with open("/proc/self/maps", encoding="utf-8") as maps:
-            paths = {line.split()[-1] for line in maps if "/dev/shm/mpich" in line}
+            paths = {line.split()[-1] for line in maps if line.split()[-1].startswith(own)}
     except OSError:  # not Linux
         return []
     return sorted(paths)
