@@ -215,7 +215,9 @@ def join_worker(cfg, result):
     times = {"import": t_import, "join": t_join, "joined": t_joined}
     write_result(result, times)
     sys.stdout.flush()
-    os._exit(0)  # as rank.py: no MPI_Finalize (collective over the connected group)
+    for path in rv.shared_memory_files():  # as rank.py: removed, no MPI_Finalize
+        os.unlink(path)
+    os._exit(0)  # (MPI_Finalize is collective over the connected group)
 
 
 # ---------------------------------------------------------------------------
