@@ -169,6 +169,10 @@ def test_the_classifier_fits_and_predicts_dask_collections(client):
     contrib = model.predict(dX, pred_contrib=True).compute()
     np.testing.assert_allclose(contrib, local.predict(X, pred_contrib=True), atol=1e-12)
     assert list(model.classes_) == list(local.classes_)
+    sparse = pytest.importorskip("scipy.sparse")
+    sparse_dX = dX.map_blocks(sparse.csr_matrix)
+    with pytest.raises(NotImplementedError, match="pred_contrib on sparse input with several"):
+        model.predict(sparse_dX, pred_contrib=True)
     assert type(model.to_local()) is dgbdt.DGBDTClassifier
     restored = pickle.loads(pickle.dumps(model))
     assert restored.client is None  # a client is not pickled

@@ -169,7 +169,17 @@ class _DaskModel(DGBDTModel):
     def _dask_predict(self, X: Any, method: str, **kwargs: Any) -> Any:
         local = self.to_local()
         predict = functools.partial(_predict_part, model=local, method=method, kwargs=kwargs)
-        sample = predict(_first_rows(X))
+        rows = _first_rows(X)
+        if rows.shape[0] == 0:  # no row at all: a row of zeros tells the width and type
+            rows = np.zeros((1, local.n_features_in_))
+            predict = functools.partial(predict, kwargs={**kwargs, "validate_features": False})
+        sample = predict(rows)
+        predict = functools.partial(predict, kwargs=kwargs)
+        if isinstance(sample, list):  # sparse contributions, one matrix per class
+            raise NotImplementedError(
+                "dgbdt.dask: pred_contrib on sparse input with several classes (one sparse "
+                "matrix per class) is not supported; predict with to_local() or on dense input"
+            )
         width = None if np.ndim(sample) == 1 else int(np.shape(sample)[1])
         dtype = np.asarray(sample).dtype
         predict = functools.partial(predict, width=width, dtype=dtype)
