@@ -23,7 +23,7 @@ Not applicable, each printed by name with its reason:
     python bench/lightgbm_suite.py --dask        # the files above and test_dask.py
     python bench/lightgbm_suite.py --files test_dask.py
 
-test_dask.py (388 tests, about 45 minutes on 2 cores: each Dask fit starts its
+test_dask.py (388 tests, 24-55 minutes on 2 cores: each Dask fit starts its
 ranks' processes) is not in the default list; ``--dask`` adds it.
 """
 
