@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import dask.array as da
 import numpy as np
 from dask import delayed
 
@@ -103,8 +104,6 @@ def map_predictions(
         if n_columns is None:
             return data.map_blocks(predict, dtype=dtype, drop_axis=1)
         return data.map_blocks(predict, dtype=dtype, chunks=(data.chunks[0], (n_columns,)))
-    import dask.array as da  # noqa: PLC0415 - dask's array module only for dataframes
-
     blocks = [
         da.from_delayed(
             delayed(predict)(piece),

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from distributed import Event, Semaphore, Variable, fire_and_forget, wait
+from distributed import Semaphore, fire_and_forget, wait
 
 from ..log import log_warning
 from ..params.lightgbm_keys import lightgbm_canonical
@@ -30,7 +30,7 @@ from .collections import bundles, no_rows
 from .jobs import latest_snapshot, remove_snapshots
 from .placement import assign_partitions, split_runs
 from .task import RankTask
-from .worker import RankFailed, run_rank
+from .worker import RankFailed, Signals, run_rank
 
 #: How long since a worker's last heartbeat before it is left out of a training.
 PING_SECONDS = 5.0
@@ -287,9 +287,7 @@ def _alike(futures: list[Any]) -> BaseException | None:
 
 def _attempt(client: Any, plan: Plan, attempt: int, healthy: list[str], resume: Any) -> Any:
     ranks = _ranks(client, plan, healthy)
-    name = f"dgbdt-{plan.training}-{attempt}"
-    stop, port = Event(f"{name}-stop", client=client), Variable(f"{name}-port", client=client)
-    ready = Event(f"{name}-port-ready", client=client)
+    signals = Signals(plan.training, attempt, client)
     futures = _submit(client, plan, attempt, ranks, resume)
     try:
         return _watch(client, futures, ranks, plan.time_out_minutes * 60.0 + 10.0)
@@ -297,18 +295,18 @@ def _attempt(client: Any, plan: Plan, attempt: int, healthy: list[str], resume: 
         same = _alike(futures) if failure.raised else None
         if same is not None:
             raise _Failure(str(same), False, same) from None
-        stop.set()
+        signals.stop.set()
         silent = _silent_ranks(client, futures, ranks, str(failure))
         raise _Failure(
             str(failure) + silent, failure.retry or bool(silent), failure.error
         ) from None
     finally:
-        stop.set()
+        signals.stop.set()
         client.cancel([f for f in futures if f.status == "pending"])
         with contextlib.suppress(Exception):  # (clearing an Event nobody waits on deletes it)
-            port.delete()
-            stop.clear()
-            ready.clear()
+            signals.port.delete()
+            signals.stop.clear()
+            signals.ready.clear()
 
 
 def _resume_point(client: Any, plan: Plan, healthy: list[str]) -> Any:
@@ -375,12 +373,9 @@ def _final_message(failure: _Failure, plan: Plan, attempt: int) -> str:
     return text
 
 
-def compute_parts(
-    client: Any, bundles: Sequence[Any], healthy: list[str] | None = None
-) -> list[Any]:
+def compute_parts(client: Any, bundles: Sequence[Any], healthy: list[str]) -> list[Any]:
     """Futures of the partition bundles, computed on the healthy workers."""
-    workers = healthy if healthy is not None else responsive_workers(client)
-    return list(client.compute(list(bundles), workers=workers))
+    return list(client.compute(list(bundles), workers=healthy))
 
 
 _LEARNERS = {"data", "feature", "voting"}

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from distributed import default_client
+from sklearn.exceptions import NotFittedError
 
 from ..log import DGBDTDeprecationWarning
 from ..sklearn import DGBDTClassifier, DGBDTModel, DGBDTRanker, DGBDTRegressor
@@ -105,8 +106,6 @@ class _DaskModel(DGBDTModel):
     def client_(self) -> Any:
         """The Dask client the estimator uses (``client``, or the default one)."""
         if not getattr(self, "fitted_", False):
-            from sklearn.exceptions import NotFittedError  # noqa: PLC0415 - error path only
-
             raise NotFittedError("Cannot access property client_ before calling fit().")
         return self.client if self.client is not None else default_client()
 

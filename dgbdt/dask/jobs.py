@@ -11,6 +11,7 @@ newest one it can still reach.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,7 +33,7 @@ def stack(pieces: Sequence[Any]) -> Any:
     if len(pieces) == 1:
         return first
     if hasattr(first, "iloc"):
-        import pandas as pd  # noqa: PLC0415 - pandas is optional
+        import pandas as pd  # noqa: PLC0415 - only for DataFrame partitions (a rank's start)
 
         return pd.concat(list(pieces), axis=0)
     if hasattr(first, "tocsr"):
@@ -96,8 +97,6 @@ def latest_snapshot(training: str) -> tuple[int, int, str] | None:
 
 
 def remove_snapshots(training: str) -> None:
-    import shutil  # noqa: PLC0415 - only at the end of a training with snapshots
-
     shutil.rmtree(os.path.dirname(snapshot_folder(training, 0)), ignore_errors=True)
 
 

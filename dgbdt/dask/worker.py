@@ -14,16 +14,22 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ipaddress
 import os
 import pickle
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from typing import Any
+
+import cloudpickle
+import psutil
+from distributed import Event, Variable, get_worker
 
 from .task import OUTCOME, PID, PORT, SHM, STDERR, STDOUT, TASK, WHERE, RankTask
 
@@ -53,11 +59,6 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 def interface_of(address: str) -> str:
     """The network interface holding ``address``'s IP (the one the Dask worker
     listens on): the ranks talk over it.  ``lo`` for loopback."""
-    import ipaddress  # noqa: PLC0415 - only when a rank starts
-    import socket  # noqa: PLC0415 - only when a rank starts
-
-    import psutil  # noqa: PLC0415 - a dependency of distributed
-
     host = address.split("://")[-1].rsplit(":", 1)[0].strip("[]")
     ip = socket.gethostbyname(host) if not host.replace(".", "").isdigit() else host
     for name, addresses in psutil.net_if_addrs().items():
@@ -107,8 +108,6 @@ def mpiexec_path() -> str:
 
 
 def _start(task: RankTask, folder: str) -> subprocess.Popen[bytes]:
-    import cloudpickle  # noqa: PLC0415 - a dependency of distributed
-
     with open(os.path.join(folder, TASK), "wb") as out:
         cloudpickle.dump(task, out, protocol=5)  # the user's callbacks, by value if need be
     cmd = [mpiexec_path(), "-n", "1", sys.executable, "-m", "dgbdt.dask.rank", folder]
@@ -158,23 +157,23 @@ def _remove_shared_memory(folder: str) -> None:
                 os.unlink(path)
 
 
-class _Signals:
-    """The training's Dask Variable (rank 0's port) and stop Event."""
+class Signals:
+    """One attempt's Dask Variable (rank 0's port) and Events, by the one naming
+    rule the front end and the ranks' supervisors share (``client``: the front
+    end's; None in a task, which uses its worker's)."""
 
-    def __init__(self, task: RankTask) -> None:
-        from distributed import Event, Variable  # noqa: PLC0415 - dask is optional
-
-        name = f"dgbdt-{task.training}-{task.attempt}"
-        self.port = Variable(f"{name}-port")
-        self.ready = Event(f"{name}-port-ready")  # set once ``port`` holds rank 0's
-        self.stop = Event(f"{name}-stop")
+    def __init__(self, training: str, attempt: int, client: Any = None) -> None:
+        name = f"dgbdt-{training}-{attempt}"
+        self.port = Variable(f"{name}-port", client=client)
+        self.ready = Event(f"{name}-port-ready", client=client)  # set once ``port`` holds rank 0's
+        self.stop = Event(f"{name}-stop", client=client)
 
 
-def _stopped(signals: _Signals) -> bool:
+def _stopped(signals: Signals) -> bool:
     return bool(signals.stop.is_set())
 
 
-def _pass_port(task: RankTask, folder: str, signals: _Signals, proc: Any) -> None:
+def _pass_port(task: RankTask, folder: str, signals: Signals, proc: Any) -> None:
     """Rank 0's port name from its folder to the Variable, and from there into
     the other ranks' folders."""
     end = time.monotonic() + task.join_seconds
@@ -263,8 +262,6 @@ def _folder() -> Iterator[str]:
 def run_rank(task: RankTask, *arguments: Any) -> Any:
     """The Dask task of one rank: ``arguments`` are its training partitions, then
     each validation set's (``task.n_parts``, ``task.eval_counts``)."""
-    from distributed import get_worker  # noqa: PLC0415 - dask is optional
-
     worker = get_worker()
     task.worker, task.worker_pid = worker.address, os.getpid()
     task.interface = task.interface or interface_of(worker.address)
@@ -273,7 +270,7 @@ def run_rank(task: RankTask, *arguments: Any) -> Any:
     for count in task.eval_counts:
         task.evals.append(rest[:count])
         rest = rest[count:]
-    signals = _Signals(task)
+    signals = Signals(task.training, task.attempt)
     with _folder() as folder:
         proc = _start(task, folder)
         task.parts, task.evals = [], []  # written: not kept twice in memory
