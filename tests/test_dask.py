@@ -21,6 +21,7 @@ pd = pytest.importorskip("pandas")
 
 import dgbdt  # noqa: E402
 import dgbdt.dask  # noqa: E402
+from dgbdt.dask.collections import bundles  # noqa: E402
 from dgbdt.dask.placement import assign_partitions, split_runs  # noqa: E402
 
 N, CHUNK = 1800, 300  # six partitions
@@ -251,6 +252,16 @@ def test_placement_errors_and_validation_runs():
         assign_partitions([["c"]], ["a"])
     assert split_runs(5, 2) == [[0, 1], [2, 3, 4]]
     assert split_runs(1, 3) == [[], [0], []]
+
+
+def test_a_salt_gives_partitions_keys_of_their_own():
+    # a training's partitions never reuse an earlier training's results (which
+    # Dask would hand back from a worker that may no longer answer)
+    X = da.from_array(np.arange(20.0).reshape(10, 2), chunks=(5, 2))
+    y = da.from_array(np.arange(10.0), chunks=5)
+    keys = {salt: [b.key for b in bundles([X, y, None, None, None], salt=salt)] for salt in "ab"}
+    assert keys["a"] == [b.key for b in bundles([X, y, None, None, None], salt="a")]
+    assert not set(keys["a"]) & set(keys["b"])
 
 
 def test_importing_dgbdt_does_not_import_dask():

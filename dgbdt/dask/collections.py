@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dask.array as da
 import numpy as np
 from dask import delayed
+from dask.base import tokenize
 
 from ..log import DGBDTError
 
@@ -70,12 +71,10 @@ def no_rows(bundle: tuple) -> tuple:
     return tuple(_no_rows(value) for value in bundle)
 
 
-def bundles(
-    data: Any, label: Any, weight: Any, group: Any, init_score: Any, salt: str = ""
-) -> list[Any]:
-    """One delayed (data, label, weight, group, init score) per partition (its
-    key named by ``salt`` when given: a new salt computes them anew)."""
-    pieces = [data, label, weight, group, init_score]
+def bundles(pieces: Sequence[Any], salt: str = "") -> list[Any]:
+    """One delayed (data, label, weight, group, init score) per partition of
+    ``pieces`` (those five collections, or None), its key named by ``salt`` (a
+    new salt computes them anew)."""
     cut = [None if v is None else _pieces(name, v) for name, v in zip(_FIELDS, pieces, strict=True)]
     n = len(cut[0] or [])
     for name, parts in zip(_FIELDS, cut, strict=True):
@@ -85,7 +84,14 @@ def bundles(
                 "give every collection the same partitions (chunks)"
             )
     fields = [parts if parts is not None else [None] * n for parts in cut]
-    return [delayed(_bundle, pure=True)(i, *(f[i] for f in fields)) for i in range(n)]
+    # The salt in the key: the same inputs would otherwise give the same key, and
+    # Dask would hand back the existing result (on a worker that may not answer).
+    out = []
+    for i in range(n):
+        args = [f[i] for f in fields]
+        key = f"dgbdt-partition-{i}-{tokenize(*args, salt)}"
+        out.append(delayed(_bundle, pure=True)(i, *args, dask_key_name=key))
+    return out
 
 
 def map_predictions(

@@ -115,7 +115,7 @@ def _anew(
     lost = [i for i, f in enumerate(futures) if not set(who.get(f.key, ())) & set(healthy)]
     if not lost or not fields:
         return futures
-    fresh = bundles(fields[0], fields[1], fields[2], fields[3], fields[4], salt=salt)
+    fresh = bundles(fields, salt=salt)
     computed = client.compute([fresh[i] for i in lost], workers=healthy)
     try:
         wait(computed, timeout=JOIN_SECONDS)
@@ -444,9 +444,12 @@ def plan_training(
         raise ValueError(f"max_restarts must be an integer >= 0, got {max_restarts!r}")
     rank_params, learner, minutes, freq = training_rules(params, serial_means_data)
     healthy = responsive_workers(client)
-    parts = compute_parts(client, bundles(*fields), healthy)
+    # keys of this training's own (salted): an earlier training's partitions, on
+    # a worker that no longer answers, are never handed back
+    salt = uuid.uuid4().hex[:12]
+    parts = compute_parts(client, bundles(fields, salt=salt), healthy)
     at, others = training_positions(fields[0], fields[1], eval_fields)
-    evals = [compute_parts(client, bundles(*f), healthy) for f in others]
+    evals = [compute_parts(client, bundles(f, salt=salt), healthy) for f in others]
     empty = [client.submit(no_rows, e[0], pure=False) for e in evals]
     plan = Plan(job, parts, evals, empty, learner, minutes, freq, max_restarts, at, fields, others)
     return plan, rank_params

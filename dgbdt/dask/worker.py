@@ -193,8 +193,11 @@ def _pass_port(task: RankTask, folder: str, signals: Signals, proc: Any) -> None
             return
 
 
-def _failure(task: RankTask, folder: str, code: int | None, why: str) -> RankFailed:
-    where = _read(folder, WHERE)
+def _failure(
+    task: RankTask, folder: str, code: int | None, why: str, raised: bool = False
+) -> RankFailed:
+    # (a rank that raised: its traceback says where; its last wait may be long past)
+    where = "" if raised else _read(folder, WHERE)
     tail = "\n".join(_read(folder, STDERR).strip().splitlines()[-25:])
     message = f"rank {task.rank} of {task.size} on worker {task.worker}: {why}"
     if code is not None:
@@ -218,7 +221,7 @@ def _collect(task: RankTask, folder: str, code: int) -> Any:
     _, error, text, agreed = outcome
     if agreed:  # every rank raises it alike: the user's error, as it is
         raise error
-    failure = _failure(task, folder, code, f"raised on this rank:\n{text}")
+    failure = _failure(task, folder, code, f"raised on this rank:\n{text}", raised=True)
     failure.cause = error
     raise failure
 
