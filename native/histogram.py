@@ -20,6 +20,10 @@ kernels read each row's gradients once, so they read them by row index beside
 the row's bins, with no gather pass (the same values added in the same order:
 the same sums).  Rows are prefetched ahead (see ``prefetch``): a leaf's rows
 are scattered over the whole data set.
+
+The builders a data-parallel pipeline calls (column-wise, blocked, and the
+gathers) release the GIL (``nogil``): the communication thread sends one
+piece of a histogram while the next is built.
 """
 
 import numpy as np
@@ -85,7 +89,7 @@ def _gather_parallel(gradients, hessians, sample_indices, ordered_gradients, ord
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_gradients(gradients, hessians, sample_indices, ordered_gradients, ordered_hessians):
     """ordered_*[i] = *[sample_indices[i]].
 
@@ -146,7 +150,7 @@ def _colwise_parallel(
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_histogram_colwise(
     binned_cols,
     sample_indices,
@@ -388,7 +392,7 @@ def _subtract_parallel(parent, child, out):
 BLOCK_FEATURES = 64
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def build_histogram_blocks(
     blocks, sample_indices, ordered_gradients, ordered_hessians, block_ids, feature_offsets, hist
 ):

@@ -199,7 +199,7 @@ def _pack_parallel(q_g, q_h, sample_indices, shift, out):
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_packed(q_g, q_h, sample_indices, shift, out):
     """out[i] = q_g[r] * 2**shift + q_h[r] for r = sample_indices[i]: one word per row.
 
@@ -417,7 +417,7 @@ def _colwise_parallel_int(
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_int_histogram_colwise(
     binned_cols, sample_indices, ordered_words, feature_indices, feature_offsets, hist
 ):

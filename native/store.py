@@ -274,7 +274,7 @@ def _columns_and_sparse(
             _add_sparse(indptr, entries, rows, og, oh, hist)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_store_histogram(
     dense, indptr, entries, col_start, col_map, cols, sparse, rows, og, oh, row_layout,
     n_threads, chunks, hist,
@@ -373,7 +373,7 @@ def _rows_chunked_int(
         hist[b] = total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_store_int_histogram(
     dense, indptr, entries, col_start, col_map, cols, sparse, rows, words, chunks, hist
 ):

@@ -9,6 +9,7 @@ DGBDT_ONLY = {
     "voting_rule",
     "check_consistency",
     "cat_high_cardinality_rows",
+    "comm_pipeline",
 }  # as in test_params.py
 #: dgbdt's aliases LightGBM 4.7 no longer knows (max_position: LightGBM 2's name)
 DGBDT_ALIASES = {"max_position"}

@@ -496,6 +496,7 @@ REBUILT_KEYS = (
     "max_delta_step",
     "top_k",
     "voting_rule",
+    "comm_pipeline",
     "use_quantized_grad",
     "num_grad_quant_bins",
     "quant_train_renew_leaf",

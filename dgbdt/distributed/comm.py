@@ -23,7 +23,10 @@ import contextlib
 import faulthandler
 import hashlib
 import os
+import queue
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
@@ -37,25 +40,35 @@ from .deadline import SLOW_PHASE_SECONDS, Watchdog, abort_after_output
 KINDS = ("allreduce", "reduce_scatter", "allgather", "bcast", "scatter")
 
 _T = TypeVar("_T")
+_clock = time.perf_counter
 
 
 class CommStats:
-    """Calls and bytes per collective kind, in total and per tree."""
+    """Calls, bytes and seconds per collective kind, in total and per tree.
+
+    Seconds are wall time inside the collective on this rank (waiting for the
+    slowest rank included); a pipelined exchange counts the time its
+    communication thread spent, which overlaps computation."""
 
     def __init__(self) -> None:
         self.calls = dict.fromkeys(KINDS, 0)
         self.bytes = dict.fromkeys(KINDS, 0)
+        self.seconds = dict.fromkeys(KINDS, 0.0)
         self.bytes_per_tree: list[int] = []
+        self.seconds_per_tree: list[float] = []
         self._in_tree = False
 
-    def add(self, kind: str, nbytes: int) -> None:
+    def add(self, kind: str, nbytes: int, seconds: float = 0.0) -> None:
         self.calls[kind] += 1
         self.bytes[kind] += int(nbytes)
+        self.seconds[kind] += seconds
         if self._in_tree:
             self.bytes_per_tree[-1] += int(nbytes)
+            self.seconds_per_tree[-1] += seconds
 
     def begin_tree(self) -> None:
         self.bytes_per_tree.append(0)
+        self.seconds_per_tree.append(0.0)
         self._in_tree = True
 
     def end_tree(self) -> None:
@@ -68,6 +81,9 @@ class CommStats:
             "bytes": dict(self.bytes),
             "total_bytes": sum(self.bytes.values()),
             "bytes_per_tree": list(self.bytes_per_tree),
+            "seconds": dict(self.seconds),
+            "total_seconds": sum(self.seconds.values()),
+            "seconds_per_tree": list(self.seconds_per_tree),
         }
 
 
@@ -86,6 +102,13 @@ class SerialComm:
 
     def reduce_scatter(self, values: np.ndarray, counts: Sequence[int] | np.ndarray) -> np.ndarray:
         return np.array(values[: counts[0]], copy=True)
+
+    def reduce_scatter_start(self, values: np.ndarray, counts: Sequence[int]) -> Pending:
+        """A :meth:`reduce_scatter` started on the communication thread, which
+        runs the started ones in order while the caller computes; ``wait()``
+        gives its result.  Until every started one is waited for, the caller
+        enters no other collective (every rank must see the same order)."""
+        return Pending(self.reduce_scatter(values, counts))
 
     def allgather(self, values: npt.ArrayLike) -> np.ndarray:
         """(size, *shape) array of every rank's ``values`` (same shape on all ranks)."""
@@ -184,6 +207,91 @@ class SerialComm:
         return [r for r in range(self.size) if not np.array_equal(digests[r], digests[0])]
 
 
+class Pending:
+    """A collective started on the communication thread (``result`` once done)."""
+
+    def __init__(self, result: np.ndarray | None = None) -> None:
+        self.result = result
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        if result is not None:
+            self.done.set()
+        self.on_wait: Callable[[bool], None] | None = None  # told while the caller waits
+
+    def wait(self) -> np.ndarray:
+        """The result, once the communication thread has it (its errors raised here)."""
+        if not self.done.is_set() and self.on_wait is not None:
+            self.on_wait(True)  # the caller idles: the thread may spin in MPI
+            try:
+                self.done.wait()
+            finally:
+                self.on_wait(False)
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+# The communication thread polls a started collective at most this often while
+# the caller computes: MPICH progresses it only inside MPI calls, and a thread
+# spinning in one would take the core the computation runs on.
+_POLL_SECONDS = (2e-5, 2e-4)
+
+
+class _CommThread:
+    """One thread that runs started collectives in the order they were started
+    (the seed's communication thread: the compute side hands it one piece while
+    it builds the next).  Between polls it sleeps, leaving the core to the
+    computation; while the caller waits it blocks in MPI."""
+
+    def __init__(self, owner: MPIComm) -> None:
+        self.owner = owner
+        self.jobs: queue.SimpleQueue[tuple[Pending, np.ndarray, list[int]]] = queue.SimpleQueue()
+        self.caller_waits = False
+        self.thread = threading.Thread(target=self._loop, name="dgbdt-comm", daemon=True)
+        self.thread.start()
+
+    def _set_waiting(self, waiting: bool) -> None:
+        self.caller_waits = waiting
+
+    def start(self, send: np.ndarray, counts: list[int]) -> Pending:
+        pending = Pending()
+        pending.on_wait = self._set_waiting
+        self.jobs.put((pending, send, counts))
+        return pending
+
+    def _loop(self) -> None:
+        while True:
+            pending, send, counts = self.jobs.get()
+            try:
+                pending.result = self._reduce_scatter(send, counts)
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's wait
+                pending.error = exc
+            finally:
+                pending.done.set()
+
+    def _reduce_scatter(self, send: np.ndarray, counts: list[int]) -> np.ndarray:
+        owner = self.owner
+        recv = np.empty(counts[owner.rank], dtype=send.dtype)
+        watch = owner._watch
+        watch.enter("reduce_scatter (pipelined)")
+        start = _clock()
+        try:
+            request = owner._comm.Ireduce_scatter(send, recv, counts, op=owner._ops["sum"])
+            pause = _POLL_SECONDS[0]
+            while not request.Test():
+                if self.caller_waits:
+                    request.Wait()
+                    break
+                time.sleep(pause)
+                pause = min(2.0 * pause, _POLL_SECONDS[1])
+        finally:
+            watch.current = None
+        owner.stats.add("reduce_scatter", send.nbytes, _clock() - start)
+        return recv
+
+
 class MPIComm(SerialComm):
     """MPI_COMM_WORLD through mpi4py (imported only when this is created).
 
@@ -201,6 +309,8 @@ class MPIComm(SerialComm):
         from mpi4py import MPI  # noqa: PLC0415 - MPI starts only when a distributed training asks for it
 
         self._MPI: Any = MPI
+        self.elapsed = 0.0  # seconds in the last collective run by _run
+        self._comm_thread: _CommThread | None = None  # started by the first pipelined call
         self._comm: Any = comm if comm is not None else MPI.COMM_WORLD
         self.rank = self._comm.Get_rank()
         self.size = self._comm.Get_size()
@@ -219,10 +329,12 @@ class MPIComm(SerialComm):
         collectives below inline this: it runs thousands of times per tree)."""
         watch = self._watch
         watch.enter(kind)
+        start = _clock()
         try:
             return call(*args, **kwargs)
         finally:
             watch.current = None
+            self.elapsed = _clock() - start
 
     def set_time_out(self, minutes: float) -> None:
         self._watch.set_time_out(minutes)
@@ -245,11 +357,13 @@ class MPIComm(SerialComm):
         recv = np.empty_like(send)
         watch = self._watch
         watch.enter("allreduce")
+        start = _clock()
         try:
             self._comm.Allreduce(send, recv, op=self._ops[op])
         finally:
             watch.current = None
-        self.stats.add("allreduce", send.nbytes)
+        seconds = _clock() - start
+        self.stats.add("allreduce", send.nbytes, seconds)
         return recv
 
     def reduce_scatter(self, values: np.ndarray, counts: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -258,25 +372,33 @@ class MPIComm(SerialComm):
         recv = np.empty(int(counts[self.rank]), dtype=send.dtype)
         watch = self._watch
         watch.enter("reduce_scatter")
+        start = _clock()
         try:
             self._comm.Reduce_scatter(
                 send, recv, recvcounts=[int(c) for c in counts], op=self._ops["sum"]
             )
         finally:
             watch.current = None
-        self.stats.add("reduce_scatter", send.nbytes)
+        self.stats.add("reduce_scatter", send.nbytes, _clock() - start)
         return recv
+
+    def reduce_scatter_start(self, values: np.ndarray, counts: Sequence[int]) -> Pending:
+        if self._comm_thread is None:
+            self._comm_thread = _CommThread(self)
+        return self._comm_thread.start(np.ascontiguousarray(values), [int(c) for c in counts])
 
     def allgather(self, values: npt.ArrayLike) -> np.ndarray:
         send = np.ascontiguousarray(values)
         recv = np.empty((self.size,) + send.shape, dtype=send.dtype)
         watch = self._watch
         watch.enter("allgather")
+        start = _clock()
         try:
             self._comm.Allgather(send, recv)
         finally:
             watch.current = None
-        self.stats.add("allgather", send.nbytes)
+        seconds = _clock() - start
+        self.stats.add("allgather", send.nbytes, seconds)
         return recv
 
     def allgatherv(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -290,7 +412,7 @@ class MPIComm(SerialComm):
             send,
             [recv, counts.tolist(), displs.tolist(), self._mpi_type(send)],
         )
-        self.stats.add("allgather", send.nbytes)
+        self.stats.add("allgather", send.nbytes, self.elapsed)
         return recv, counts
 
     def _mpi_type(self, arr: np.ndarray) -> Any:
@@ -300,11 +422,13 @@ class MPIComm(SerialComm):
         buf = np.array(values, copy=True)
         watch = self._watch
         watch.enter("bcast")
+        start = _clock()
         try:
             self._comm.Bcast(buf, root=root)
         finally:
             watch.current = None
-        self.stats.add("bcast", buf.nbytes if self.rank == root else 0)
+        seconds = _clock() - start
+        self.stats.add("bcast", buf.nbytes if self.rank == root else 0, seconds)
         return buf
 
     def bcast_bytes(self, data: bytes, root: int = 0) -> bytes:
@@ -335,8 +459,9 @@ class MPIComm(SerialComm):
             flat = np.frombuffer(b"".join(parts), np.uint8)
             displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
             send = [flat, counts.tolist(), displs.tolist(), self._MPI.BYTE]
-            self.stats.add("scatter", flat.nbytes)
         self._run("scatterv", self._comm.Scatterv, send, [recv, self._MPI.BYTE], root=root)
+        if send is not None:
+            self.stats.add("scatter", send[0].nbytes, self.elapsed)
         return recv.tobytes()
 
     def abort(self, code: int = 1) -> None:

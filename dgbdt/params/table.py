@@ -1050,6 +1050,18 @@ _ROWS = [
         lo=1,
     ),
     Param(
+        "comm_pipeline",
+        -1,
+        int,
+        (),
+        "Data-parallel: build the histogram of a leaf in this many pieces of features, "
+        "each piece's reduce-scatter sent by a communication thread while the next is "
+        "built (the same sums and bytes). -1 chooses: 4 pieces when the ranks span "
+        "machines and a histogram is at least 256 KiB; 0 or 1 turns it off.",
+        lo=-1,
+        hi=64,
+    ),
+    Param(
         "time_out",
         120.0,
         float,

@@ -42,7 +42,7 @@ def make_learner(
     if name == "serial":
         return SerialLearner(data, split_params)
     if name == "data":
-        return DataParallelLearner(data, split_params, comm)
+        return DataParallelLearner(data, split_params, comm, cfg["comm_pipeline"])
     if name == "voting":
         return VotingParallelLearner(data, split_params, comm, cfg["top_k"], cfg["voting_rule"])
     if data.owner_of is not None:

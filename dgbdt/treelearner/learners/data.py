@@ -16,6 +16,14 @@ src/treelearner/data_parallel_tree_learner.cpp):
    is applied as on one process);
 5. rows are partitioned locally; child counts are summed globally.
 
+Pipelined (``comm_pipeline``; the seed's compute/communication pipeline): the
+smaller child's histogram is built in pieces of features, each piece holding a
+slice of every owner's block, and each piece's reduce-scatter runs on the
+communication thread (dgbdt.distributed.comm) while the next piece is built.
+The sums are those of the one-piece exchange (integers exactly; float pairs
+exactly on two ranks, and up to the reduction's order on more), and the bytes
+are the same: only the calls are more.
+
 A rank with no rows still takes part in every collective with zeros (LightGBM
 #4026: stale buffers on empty ranks gave huge leaf values).  The reduce-scatter
 sends every feature's bins, also those ``feature_fraction`` left out of this
@@ -25,11 +33,11 @@ do not fall with ``feature_fraction``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ...native.histogram import put_bins, take_bins
+from ...native.histogram import BLOCK_FEATURES, put_bins, take_bins
 from .base import ShardedRows, agree_best_splits, as_2d, owner_blocks, reduce_scatter_bins
 from .serial import SerialLearner
 
@@ -42,8 +50,49 @@ if TYPE_CHECKING:
     from .base import LeafScan
 
 
+#: Histogram bytes (float pairs) from which pipelining pays by default, and its pieces.
+PIPELINE_MIN_BYTES = 256 * 1024
+PIPELINE_PIECES = 4
+
+
+class Piece(NamedTuple):
+    """One piece of a pipelined histogram: a slice of every owner's block."""
+
+    features: np.ndarray  # bool per feature: built for this piece
+    ranges: list[tuple[int, int]]  # each owner's bins in it, in owner order
+    counts: list[int]  # bins per owner
+    own: slice  # this rank's bins, received summed
+
+
+def pipeline_pieces(
+    offsets: np.ndarray, bounds: np.ndarray, rank: int, n_pieces: int, align: int = 1
+) -> list[Piece]:
+    """Each owner's features (``bounds``) cut into ``n_pieces`` runs of about
+    equal bins, cuts on multiples of ``align`` features where they fall inside
+    (the blocked builder builds 64 features at a time); piece j = every owner's
+    run j."""
+    cuts = []
+    for r in range(len(bounds) - 1):
+        lo, hi = int(bounds[r]), int(bounds[r + 1])
+        targets = offsets[lo] + (offsets[hi] - offsets[lo]) * np.arange(1, n_pieces) / n_pieces
+        inner = np.searchsorted(offsets[lo : hi + 1], targets) + lo
+        inner = np.clip(np.round(inner / align) * align, lo, hi).astype(np.int64)
+        cuts.append(np.concatenate([[lo], inner, [hi]]))
+    pieces = []
+    for j in range(n_pieces):
+        mask = np.zeros(len(offsets) - 1, bool)
+        ranges = []
+        for c in cuts:
+            mask[c[j] : c[j + 1]] = True
+            ranges.append((int(offsets[c[j]]), int(offsets[c[j + 1]])))
+        pieces.append(Piece(mask, ranges, [b - a for a, b in ranges], slice(*ranges[rank])))
+    return pieces
+
+
 class DataParallelLearner(ShardedRows, SerialLearner):
-    def __init__(self, data: TrainingData, split_params: np.ndarray, comm: SerialComm) -> None:
+    def __init__(
+        self, data: TrainingData, split_params: np.ndarray, comm: SerialComm, pipeline: int = 0
+    ) -> None:
         self.comm = comm  # before SerialLearner's init: it sums bin counts over ranks
         super().__init__(data, split_params)
         offsets = data.feature_offsets
@@ -60,7 +109,26 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             for r in range(comm.size)
         ]
         self.wire = self._wire(data, comm)
-        self._packed: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
+        self._packed: dict[tuple[str, tuple[int, ...], int], np.ndarray] = {}
+        self.pieces = self._pieces(data, comm, pipeline)
+
+    def _pieces(self, data: TrainingData, comm: SerialComm, pipeline: int) -> list[Piece]:
+        """The pipeline's pieces, or [] (one exchange): ``pipeline`` pieces when
+        >= 2; by default (< 0) PIPELINE_PIECES when ranks span machines and the
+        histogram is large.  Only where a histogram can be built a piece of
+        features at a time and every bin travels (no EFB wire packing)."""
+        if comm.size == 1 or self.wire is not None or (data.store.plain and self.row_wise):
+            return []
+        if pipeline < 0:
+            spans = comm.local_size < comm.size
+            large = data.total_bins * 16 >= PIPELINE_MIN_BYTES
+            pipeline = PIPELINE_PIECES if spans and large else 0
+        if pipeline < 2:
+            return []
+        align = BLOCK_FEATURES if data.blocks is not None else 1
+        return pipeline_pieces(
+            data.feature_offsets, self.feature_bounds, comm.rank, pipeline, align
+        )
 
     def _wire(
         self, data: TrainingData, comm: SerialComm
@@ -91,6 +159,9 @@ class DataParallelLearner(ShardedRows, SerialLearner):
     ) -> None:
         # The local histogram, in the width the leaf's global count allows
         # (narrow integer words for small quantized leaves), summed to its owners.
+        if self.pieces:
+            self._pipelined_histogram(rows, kind, feature_indices, totals, hist)
+            return
         local = kind.build_local(self, rows, feature_indices, totals[2], hist)
         lo, hi = self.own_bins
         # Only the owned bins are global; the rest of ``hist`` is never scanned.
@@ -104,12 +175,35 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             put_bins(as_2d(received), own, as_2d(hist))
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
 
-    def _scratch(self, like: np.ndarray, n: int) -> np.ndarray:
+    def _pipelined_histogram(
+        self,
+        rows: np.ndarray,
+        kind: HistogramKind,
+        feature_indices: np.ndarray,
+        totals: tuple[float, float, float],
+        hist: np.ndarray,
+    ) -> None:
+        """leaf_histogram in pieces: piece j's exchange runs while j+1 is built."""
+        count, started = totals[2], []
+        for j, piece in enumerate(self.pieces):
+            features = feature_indices[piece.features[feature_indices]]
+            local = kind.build_local(self, rows, features, count, hist)
+            bins = self._scratch(local, sum(piece.counts), key=j)  # one buffer per piece
+            np.concatenate([local[a:b] for a, b in piece.ranges], out=bins)
+            send, per_bin = kind.to_wire(bins, count)
+            started.append(
+                self.comm.reduce_scatter_start(send, [per_bin * c for c in piece.counts])
+            )
+        for piece, pending in zip(self.pieces, started, strict=True):
+            kind.from_wire(pending.wait(), count, hist[piece.own])
+        kind.fix(self, hist, self.scanned_features(feature_indices), totals)
+
+    def _scratch(self, like: np.ndarray, n: int, key: int = -1) -> np.ndarray:
         """A reused buffer of ``n`` bins shaped and typed as ``like``'s."""
-        key = (like.dtype.str, like.shape[1:])
-        buf = self._packed.get(key)
+        name = (like.dtype.str, like.shape[1:], key)
+        buf = self._packed.get(name)
         if buf is None or len(buf) != n:
-            buf = self._packed[key] = np.empty((n,) + like.shape[1:], like.dtype)
+            buf = self._packed[name] = np.empty((n,) + like.shape[1:], like.dtype)
         return buf
 
     def scanned_features(self, feature_indices: np.ndarray) -> np.ndarray:
