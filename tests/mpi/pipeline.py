@@ -38,7 +38,7 @@ def trees(booster):
 
 
 for quantized in (False, True):
-    base = dict(objective="binary", verbosity=-1, num_leaves=15, min_data_in_leaf=5)
+    base = {"objective": "binary", "verbosity": -1, "num_leaves": 15, "min_data_in_leaf": 5}
     base.update(force_col_wise=True, use_quantized_grad=quantized, seed=3)
     single = dgbdt.train({**base, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 6)
     seen, calls, sent = {}, {}, {}
