@@ -167,6 +167,7 @@ class Cluster:
     tmpdir: str = ""
     procs: list[subprocess.Popen[str]] = dataclasses.field(default_factory=list)
     ready: bool = False  # set-up complete
+    mtu: int = 1500
     torn_down: bool = False
 
     @property
@@ -283,7 +284,7 @@ def _new_cluster(k: int, rate: str, prefix: str) -> Cluster:
         Host(f"{run_id}h{i}", str(subnet.network_address + i), f"{run_id}v{i}")
         for i in range(1, k + 1)
     ]
-    return Cluster(run_id, rate, subnet, hosts)
+    return Cluster(run_id, rate, subnet, hosts, mtu=int(os.environ.get("NETCLUSTER_MTU", "1500")))
 
 
 # ---------------------------------------------------------------------------
@@ -310,9 +311,9 @@ def _make_network(cl: Cluster) -> None:
         _setup(
             ["ip", "link", "add", h.veth, "type", "veth", "peer", "name", IFACE, "netns", h.name]
         )
-        _setup(["ip", "link", "set", h.veth, "master", cl.bridge, "up"])
+        _setup(["ip", "link", "set", h.veth, "mtu", str(cl.mtu), "master", cl.bridge, "up"])
         _setup(["ip", *ns, "addr", "add", f"{h.ip}/24", "dev", IFACE])
-        _setup(["ip", *ns, "link", "set", IFACE, "up"])
+        _setup(["ip", *ns, "link", "set", IFACE, "mtu", str(cl.mtu), "up"])
         _setup(_tbf([], h.veth, cl.rate))
         _setup(_tbf(ns, IFACE, cl.rate))
 

@@ -241,8 +241,11 @@ class FloatHistograms(_Kind):
         feature_indices: np.ndarray,
         count: float,
         into: np.ndarray,
+        gathered: bool = False,
     ) -> np.ndarray:
-        """This rank's histogram of the rows, built into ``into``."""
+        """This rank's histogram of the rows, built into ``into`` (``gathered``:
+        the previous build was of the same rows, whose gradients it gathered:
+        a pipeline's next piece of features)."""
         data = learner.data
         if data.store.plain and data.blocks is None and learner.row_wise:
             chunks = self.scratch("chunks", (MAX_CHUNKS, self.total_bins, HIST_WIDTH), HIST_DTYPE)
@@ -257,7 +260,8 @@ class FloatHistograms(_Kind):
                 into,
             )
             return into
-        self.gather(rows)
+        if not gathered:
+            self.gather(rows)
         if not data.store.plain:
             self._build_store(learner, rows, feature_indices, into)
         elif data.blocks is not None:
@@ -377,14 +381,20 @@ class QuantizedHistograms(_Kind):
         feature_indices: np.ndarray,
         count: float,
         into: np.ndarray,
+        gathered: bool = False,
     ) -> np.ndarray:
         """This rank's integer histogram in the leaf's width: narrow int32 words,
         wide int64 words or int64 pairs (a scratch buffer, valid until the next
-        build)."""
-        return self._build(learner, rows, feature_indices, self.width(count))
+        build); ``gathered`` as FloatHistograms.build_local's."""
+        return self._build(learner, rows, feature_indices, self.width(count), gathered)
 
     def _build(
-        self, learner: SerialLearner, rows: np.ndarray, feature_indices: np.ndarray, shift: int
+        self,
+        learner: SerialLearner,
+        rows: np.ndarray,
+        feature_indices: np.ndarray,
+        shift: int,
+        gathered: bool = False,
     ) -> np.ndarray:
         if shift == PAIRS:
             # Wide words of pieces that fit them, added up as pairs.
@@ -400,11 +410,11 @@ class QuantizedHistograms(_Kind):
             "narrow" if narrow else "wide", self.total_bins, NARROW_DTYPE if narrow else WIDE_DTYPE
         )
         if not learner.data.store.plain:
-            self._build_store(learner, rows, feature_indices, shift, hist)
+            self._build_store(learner, rows, feature_indices, shift, hist, gathered)
         elif learner.row_wise:
             self._build_rowwise(learner.data, rows, narrow, hist)
         else:
-            self._build_colwise(learner, rows, feature_indices, shift, hist)
+            self._build_colwise(learner, rows, feature_indices, shift, hist, gathered)
         return hist
 
     def _build_rowwise(
@@ -457,6 +467,7 @@ class QuantizedHistograms(_Kind):
         feature_indices: np.ndarray,
         shift: int,
         hist: np.ndarray,
+        gathered: bool = False,
     ) -> None:
         # Words gathered in row order, in the leaf's width (exact in any order).
         data = learner.data
@@ -464,7 +475,8 @@ class QuantizedHistograms(_Kind):
         narrow = shift == NARROW_SHIFT
         words = self.scratch("narrow_words" if narrow else "wide_words", data.n_samples, hist.dtype)
         words = words[: len(rows)]
-        gather_packed(q.q_g, q.q_h, rows, shift, words)
+        if not gathered:
+            gather_packed(q.q_g, q.q_h, rows, shift, words)
         chunks = self.scratch(
             "narrow_chunks" if narrow else "wide_chunks", (MAX_CHUNKS, self.total_bins), hist.dtype
         )
@@ -490,11 +502,13 @@ class QuantizedHistograms(_Kind):
         feature_indices: np.ndarray,
         shift: int,
         hist: np.ndarray,
+        gathered: bool = False,
     ) -> None:
         data, q = learner.data, self.quant
         name = "narrow_words" if shift == NARROW_SHIFT else "wide_words"
         words = self.scratch(name, data.n_samples, hist.dtype)[: len(rows)]
-        gather_packed(q.q_g, q.q_h, rows, shift, words)
+        if not gathered:
+            gather_packed(q.q_g, q.q_h, rows, shift, words)
         build_int_histogram_colwise(
             data.columns.T,
             rows,

@@ -89,6 +89,13 @@ def pipeline_pieces(
     return pieces
 
 
+def _recovered(data: TrainingData) -> np.ndarray:
+    """The features (with bins) whose most frequent bin the store does not keep:
+    not sent, recovered by their owner from the leaf's totals."""
+    recovered = np.flatnonzero(data.recovered)
+    return recovered[np.diff(data.feature_offsets)[recovered] > 0]
+
+
 class DataParallelLearner(ShardedRows, SerialLearner):
     def __init__(
         self, data: TrainingData, split_params: np.ndarray, comm: SerialComm, pipeline: int = 0
@@ -96,7 +103,13 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         self.comm = comm  # before SerialLearner's init: it sums bin counts over ranks
         super().__init__(data, split_params)
         offsets = data.feature_offsets
+        n_pieces = self._n_pieces(data, comm, pipeline)
         self.feature_bounds = owner_blocks(np.diff(offsets), comm.size)
+        align = BLOCK_FEATURES if n_pieces and data.blocks is not None else 1
+        if align > 1:  # owners of whole blocks: no block is built for two pieces
+            aligned = np.round(self.feature_bounds / align) * align
+            self.feature_bounds = np.clip(aligned, 0, data.n_features).astype(np.int64)
+            self.feature_bounds[-1] = data.n_features
         lo, hi = self.feature_bounds[comm.rank], self.feature_bounds[comm.rank + 1]
         self.owned = np.arange(lo, hi, dtype=np.int32)
         self.owned_mask = np.zeros(data.n_features, bool)
@@ -110,25 +123,24 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         ]
         self.wire = self._wire(data, comm)
         self._packed: dict[tuple[str, tuple[int, ...], int], np.ndarray] = {}
-        self.pieces = self._pieces(data, comm, pipeline)
+        self.pieces = (
+            pipeline_pieces(offsets, self.feature_bounds, comm.rank, n_pieces, align)
+            if n_pieces
+            else []
+        )
 
-    def _pieces(self, data: TrainingData, comm: SerialComm, pipeline: int) -> list[Piece]:
-        """The pipeline's pieces, or [] (one exchange): ``pipeline`` pieces when
+    def _n_pieces(self, data: TrainingData, comm: SerialComm, pipeline: int) -> int:
+        """The pipeline's pieces, or 0 (one exchange): ``pipeline`` pieces when
         >= 2; by default (< 0) PIPELINE_PIECES when ranks span machines and the
         histogram is large.  Only where a histogram can be built a piece of
         features at a time and every bin travels (no EFB wire packing)."""
-        if comm.size == 1 or self.wire is not None or (data.store.plain and self.row_wise):
-            return []
+        if comm.size == 1 or len(_recovered(data)) or (data.store.plain and self.row_wise):
+            return 0
         if pipeline < 0:
             spans = comm.local_size < comm.size
             large = data.total_bins * 16 >= PIPELINE_MIN_BYTES
             pipeline = PIPELINE_PIECES if spans and large else 0
-        if pipeline < 2:
-            return []
-        align = BLOCK_FEATURES if data.blocks is not None else 1
-        return pipeline_pieces(
-            data.feature_offsets, self.feature_bounds, comm.rank, pipeline, align
-        )
+        return pipeline if pipeline >= 2 else 0
 
     def _wire(
         self, data: TrainingData, comm: SerialComm
@@ -137,8 +149,7 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         keeps no most frequent bins for some features: those bins are not sent
         (the owner recovers them from the leaf's totals), which is what an EFB
         bundle's histogram saves.  None: every bin travels."""
-        offsets, recovered = data.feature_offsets, np.flatnonzero(data.recovered)
-        recovered = recovered[np.diff(offsets)[recovered] > 0]
+        offsets, recovered = data.feature_offsets, _recovered(data)
         if not len(recovered):
             return None
         keep = np.ones(data.total_bins, bool)
@@ -187,7 +198,7 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         count, started = totals[2], []
         for j, piece in enumerate(self.pieces):
             features = feature_indices[piece.features[feature_indices]]
-            local = kind.build_local(self, rows, features, count, hist)
+            local = kind.build_local(self, rows, features, count, hist, gathered=j > 0)
             bins = self._scratch(local, sum(piece.counts), key=j)  # one buffer per piece
             np.concatenate([local[a:b] for a, b in piece.ranges], out=bins)
             send, per_bin = kind.to_wire(bins, count)
