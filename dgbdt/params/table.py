@@ -1056,8 +1056,9 @@ _ROWS = [
         (),
         "Data-parallel: build the histogram of a leaf in this many pieces of features, "
         "each piece's reduce-scatter sent by a communication thread while the next is "
-        "built (the same sums and bytes). -1 chooses: 4 pieces when the ranks span "
-        "machines and a histogram is at least 256 KiB; 0 or 1 turns it off.",
+        "built (the same sums and bytes). -1 chooses: when the ranks span machines and a "
+        "histogram is at least 256 KiB, the first 32 histograms are timed and 4 pieces "
+        "are used if their exchanges took longer than their builds; 0 or 1 turns it off.",
         lo=-1,
         hi=64,
     ),

@@ -3,12 +3,14 @@ communication thread) gives the model of the one-exchange learner, with the
 same bytes; it also equals the one-process model on the same rows.
 
 argv: K, layout   (layout: col | blocks | sparse)
-  col     40 features, column-wise builder
-  blocks  200 features, the blocked builder (cuts on its 64-feature blocks)
+  col     80 features, column-wise builder
+  blocks  300 features, the blocked builder (cuts on its 64-feature blocks)
   sparse  EFB-packed sparse columns: no pipeline (every bin of the wire is not
           sent), the model as without it
-Prints one line per (quantized, pieces): the trees' digest, reduce-scatter
-calls and bytes.
+Pieces -1 (auto) is run as if the ranks spanned machines: the first 32
+histograms are timed, one allreduce agrees on the pipeline (either way: the
+same model and bytes).  Prints one line per (quantized, pieces): the trees'
+digest, reduce-scatter calls and bytes.
 """
 
 import hashlib
@@ -23,7 +25,7 @@ k, layout = int(sys.argv[1]), sys.argv[2]
 comm = world_comm()
 assert comm.size == k
 rng = np.random.default_rng(0)
-n, f = 3000, {"col": 40, "blocks": 200, "sparse": 60}[layout]
+n, f = 3000, {"col": 80, "blocks": 300, "sparse": 60}[layout]
 X = rng.normal(size=(n, f))
 X[rng.random(X.shape) < 0.05] = np.nan
 if layout == "sparse":
@@ -41,11 +43,13 @@ for quantized in (False, True):
     base = {"objective": "binary", "verbosity": -1, "num_leaves": 15, "min_data_in_leaf": 5}
     base.update(force_col_wise=True, use_quantized_grad=quantized, seed=3)
     single = dgbdt.train({**base, "tree_learner": "serial"}, dgbdt.Dataset(X, y), 6)
-    seen, calls, sent = {}, {}, {}
-    for pieces in (0, 3, 5):
+    seen, calls, sent, allreduces = {}, {}, {}, {}
+    for pieces in (0, 3, 5, -1):
         params = {**base, "tree_learner": "data", "comm_pipeline": pieces}
+        comm.local_size = 1 if pieces == -1 else k  # -1: as on k machines
         booster = dgbdt.train(params, dgbdt.Dataset(X[lo:hi], y[lo:hi]), 6)
         stats = booster.comm_stats()
+        allreduces[pieces] = stats["calls"]["allreduce"]
         seen[pieces] = trees(booster).hexdigest()
         calls[pieces] = stats["calls"]["reduce_scatter"]
         sent[pieces] = stats["bytes"]["reduce_scatter"]
@@ -55,9 +59,12 @@ for quantized in (False, True):
     assert len(set(seen.values())) == 1, seen
     assert len(set(sent.values())) == 1, sent  # the same bytes, in more calls
     if layout == "sparse":
-        assert calls[3] == calls[0], calls
+        assert calls[3] == calls[0] == calls[-1], calls
+        assert allreduces[-1] == allreduces[0]
     else:
         assert calls[3] == 3 * calls[0] and calls[5] == 5 * calls[0], calls
+        assert allreduces[-1] == allreduces[0] + 1  # the decision's, once
+        assert calls[-1] in (calls[0], calls[0] + 3 * (calls[0] - 32)), calls
     if quantized or k == 2:  # float sums in another order may differ in the last bits
         assert seen[0] == trees(single).hexdigest()
 print("finished", flush=True)

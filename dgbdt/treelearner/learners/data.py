@@ -22,7 +22,10 @@ slice of every owner's block, and each piece's reduce-scatter runs on the
 communication thread (dgbdt.distributed.comm) while the next piece is built.
 The sums are those of the one-piece exchange (integers exactly; float pairs
 exactly on two ranks, and up to the reduction's order on more), and the bytes
-are the same: only the calls are more.
+are the same: only the calls are more.  It hides at most, per leaf, the
+smaller of its build and its exchange (a leaf's exchange cannot overlap the
+next leaf's work, which waits for its split), so by default it is taken only
+where the exchanges outlast the builds (``PIPELINE_TRIAL``).
 
 A rank with no rows still takes part in every collective with zeros (LightGBM
 #4026: stale buffers on empty ranks gave huge leaf values).  The reduce-scatter
@@ -33,6 +36,7 @@ do not fall with ``feature_fraction``.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -50,9 +54,15 @@ if TYPE_CHECKING:
     from .base import LeafScan
 
 
-#: Histogram bytes (float pairs) from which pipelining pays by default, and its pieces.
+#: Histogram bytes (float pairs) from which pipelining may pay, and its pieces.
 PIPELINE_MIN_BYTES = 256 * 1024
 PIPELINE_PIECES = 4
+#: By default the first histograms are timed unpipelined; the pipeline is then
+#: used when their exchanges took longer than their builds (on the slowest
+#: rank): measured on emulated links (bench/bench_network.py), it saved 7.5% at
+#: 100 Mbit/s, where exchanges took 10x the builds, and nothing at 1 Gbit/s
+#: (0.6x), where the link's own CPU work competes with the builds.
+PIPELINE_TRIAL = 32
 
 
 class Piece(NamedTuple):
@@ -104,6 +114,8 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         super().__init__(data, split_params)
         offsets = data.feature_offsets
         n_pieces = self._n_pieces(data, comm, pipeline)
+        # [histograms timed, build seconds, exchange seconds] until auto decides
+        self._trial = [0, 0.0, 0.0] if n_pieces and pipeline < 0 else None
         self.feature_bounds = owner_blocks(np.diff(offsets), comm.size)
         align = BLOCK_FEATURES if n_pieces and data.blocks is not None else 1
         if align > 1:  # owners of whole blocks: no block is built for two pieces
@@ -123,11 +135,9 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         ]
         self.wire = self._wire(data, comm)
         self._packed: dict[tuple[str, tuple[int, ...], int], np.ndarray] = {}
-        self.pieces = (
-            pipeline_pieces(offsets, self.feature_bounds, comm.rank, n_pieces, align)
-            if n_pieces
-            else []
-        )
+        pieces = pipeline_pieces(offsets, self.feature_bounds, comm.rank, n_pieces, align)
+        self._trial_pieces = pieces if n_pieces else []
+        self.pieces = [] if self._trial is not None else self._trial_pieces
 
     def _n_pieces(self, data: TrainingData, comm: SerialComm, pipeline: int) -> int:
         """The pipeline's pieces, or 0 (one exchange): ``pipeline`` pieces when
@@ -173,11 +183,15 @@ class DataParallelLearner(ShardedRows, SerialLearner):
         if self.pieces:
             self._pipelined_histogram(rows, kind, feature_indices, totals, hist)
             return
+        start = time.perf_counter()
         local = kind.build_local(self, rows, feature_indices, totals[2], hist)
         lo, hi = self.own_bins
         # Only the owned bins are global; the rest of ``hist`` is never scanned.
         if self.wire is None:
+            built = time.perf_counter()
             reduce_scatter_bins(self.comm, kind, local, self.bin_counts, totals[2], hist[lo:hi])
+            if self._trial is not None:
+                self._time_trial(built - start, time.perf_counter() - built)
         else:
             sent, counts, own = self.wire
             packed = self._scratch(local, len(sent))
@@ -185,6 +199,20 @@ class DataParallelLearner(ShardedRows, SerialLearner):
             received = reduce_scatter_bins(self.comm, kind, packed, counts, totals[2])
             put_bins(as_2d(received), own, as_2d(hist))
         kind.fix(self, hist, self.scanned_features(feature_indices), totals)
+
+    def _time_trial(self, build: float, exchange: float) -> None:
+        """Count one unpipelined histogram; after PIPELINE_TRIAL of them, every
+        rank takes the pipeline when the slowest rank's exchanges outlasted its
+        builds (one small allreduce, at the same call on every rank)."""
+        trial = self._trial
+        assert trial is not None
+        trial[0] += 1
+        trial[1] += build
+        trial[2] += exchange
+        if trial[0] == PIPELINE_TRIAL:
+            builds, exchanges = self.comm.greatest(np.array(trial[1:]))
+            self.pieces = self._trial_pieces if exchanges > builds else []
+            self._trial = None
 
     def _pipelined_histogram(
         self,
