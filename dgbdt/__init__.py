@@ -42,6 +42,7 @@ from .plotting import (  # noqa: E402
     plot_split_value_histogram,
     plot_tree,
 )
+from .treelearner.choice import suggest_tree_learner  # noqa: E402
 
 __all__ = [
     "Booster",
@@ -69,6 +70,7 @@ __all__ = [
     "plot_split_value_histogram",
     "plot_tree",
     "create_tree_digraph",
+    "suggest_tree_learner",
     "__version__",
 ]
 

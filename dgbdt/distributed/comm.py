@@ -56,6 +56,9 @@ class CommStats:
         self.seconds = dict.fromkeys(KINDS, 0.0)
         self.bytes_per_tree: list[int] = []
         self.seconds_per_tree: list[float] = []
+        # per kind, inside trees only (what a tree costs, without set-up and evaluation)
+        self.tree_calls = dict.fromkeys(KINDS, 0)
+        self.tree_bytes = dict.fromkeys(KINDS, 0)
         self._in_tree = False
 
     def add(self, kind: str, nbytes: int, seconds: float = 0.0) -> None:
@@ -65,6 +68,8 @@ class CommStats:
         if self._in_tree:
             self.bytes_per_tree[-1] += int(nbytes)
             self.seconds_per_tree[-1] += seconds
+            self.tree_calls[kind] += 1
+            self.tree_bytes[kind] += int(nbytes)
 
     def begin_tree(self) -> None:
         self.bytes_per_tree.append(0)
@@ -84,6 +89,8 @@ class CommStats:
             "seconds": dict(self.seconds),
             "total_seconds": sum(self.seconds.values()),
             "seconds_per_tree": list(self.seconds_per_tree),
+            "tree_calls": dict(self.tree_calls),
+            "tree_bytes": dict(self.tree_bytes),
         }
 
 
