@@ -449,6 +449,43 @@ def build_int_histogram_colwise(
         )
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def build_int_histogram_blocks(
+    blocks, sample_indices, ordered_words, block_ids, feature_offsets, hist
+):
+    """Integer histogram of the rows ``sample_indices`` for every feature of the
+    blocks ``block_ids``, one block per thread (native.histogram's blocked
+    layout: one cache line per row and block on wide data); integer sums, so
+    the column-wise kernel's exactly.
+
+    Parameters
+    ----------
+    blocks : uint8|uint16[n_blocks, n_samples, BLOCK_FEATURES]  # IN
+    sample_indices : uint32[n_rows]                     # IN
+    ordered_words : int32|int64[>= n_rows]              # IN  packed (g, h) per row
+    block_ids : int64[n_built]                          # IN  blocks to build
+    feature_offsets : int64[n_features + 1]             # IN
+    hist : int32|int64[total_bins]                      # OUT the built blocks' bins
+    """
+    width = blocks.shape[2]
+    n_features = feature_offsets.shape[0] - 1
+    n = sample_indices.shape[0]
+    for k in prange(block_ids.shape[0]):
+        blk = block_ids[k]
+        f0 = blk * width
+        f1 = min(n_features, f0 + width)
+        for b in range(feature_offsets[f0], feature_offsets[f1]):
+            hist[b] = 0
+        data = blocks[blk]
+        for i in range(n):
+            if i + PREFETCH_DISTANCE < n:
+                prefetch_row(data, sample_indices[i + PREFETCH_DISTANCE])
+            row = data[sample_indices[i]]
+            w = ordered_words[i]
+            for f in range(f0, f1):
+                hist[np.uint64(feature_offsets[f]) + np.uint64(row[f - f0])] += w
+
+
 # -- conversions --------------------------------------------------------------------
 
 

@@ -207,4 +207,4 @@ def test_bad_rate_names_the_rate():
     with pytest.raises(ValueError, match="rate '100 megabit'"):
         netcluster.burst_bytes("100 megabit")
     assert netcluster.burst_bytes("10mbit") == 32 * 1024
-    assert netcluster.burst_bytes("10gbit") == 5_000_000  # 1.25e9 B/s over 250 ticks
+    assert netcluster.burst_bytes("10gbit") == 1_250_000  # 1 ms of 1.25e9 B/s

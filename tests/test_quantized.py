@@ -5,12 +5,13 @@ import sys
 
 import numpy as np
 import pytest
-from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS
+from dgbdt.native.histogram import MAX_CHUNKS, PARALLEL_MIN_ROWS, feature_blocks
 from dgbdt.native.quantize import (
     NARROW_SHIFT,
     PAIRS,
     WIDE_SHIFT,
     add_words_to_pairs,
+    build_int_histogram_blocks,
     build_int_histogram_colwise,
     build_int_histogram_rowwise,
     build_wide_histogram_rowwise,
@@ -222,9 +223,13 @@ def test_int_histograms_equal_the_naive_twin(n_rows, bin_dtype, shift):
     expected = naive_int_histogram(binned, rows, q_g, q_h, offsets, range(n_features))
     features = np.arange(n_features, dtype=np.int32)
     total = offsets[-1]
-    for layout in ("row", "col"):
+    for layout in ("row", "col", "blocks"):
         hist = np.full(total, 99, dtype)
-        if layout == "col":
+        if layout == "blocks":
+            blocks = feature_blocks(np.ascontiguousarray(binned))
+            ids = np.arange(len(blocks), dtype=np.int64)
+            build_int_histogram_blocks(blocks, rows, words, ids, offsets, hist)
+        elif layout == "col":
             build_int_histogram_colwise(
                 np.asfortranarray(binned).T, rows, words, features, offsets, hist
             )

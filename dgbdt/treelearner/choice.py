@@ -15,9 +15,9 @@ kept simple enough to state in a sentence per learner:
   emulated links add no latency: the per-message costs of a real network
   make the many small messages of voting and feature-parallel dearer);
 * quantized gradients send 4-byte integer words instead of 16-byte float
-  pairs on most leaves (about a quarter of the bytes), at a test AUC within
-  0.001 of float in the table, so they are advised when communication would
-  take more than a tenth of the time.
+  pairs on most leaves (a third of the bytes in the table) and build faster
+  on wide data, at a test AUC within 0.001 of float there: they are advised
+  where they save at least a tenth of the time.
 
 Feature-parallel needs every row on every rank (LightGBM's rule), so it is
 only advised when the caller says the ranks hold the same rows.
@@ -32,10 +32,19 @@ from typing import Any
 #: work, and the share of a row-sharded fit's compute that is not histograms
 #: (scans, partitions, gradients): measured on the wide set of the table.
 SECONDS_PER_ROW_FEATURE = 8.7e-10
-#: Bytes per histogram bin on the wire: float pairs, quantized words.
-FLOAT_BIN_BYTES, QUANTIZED_BIN_BYTES = 16.0, 4.0
-#: Advise quantized gradients when communication takes more than this share.
-QUANTIZE_ABOVE = 0.1
+#: Bytes per histogram bin on the wire (float pairs).
+FLOAT_BIN_BYTES = 16.0
+#: Quantized against float, measured on the table's wide set (1 Gbit/s): a
+#: third of the bytes (4-byte words on most leaves, 8 on the largest) and three
+#: quarters of the compute (integer words in the blocked layout, which data
+#: of BLOCKED_FEATURES features or more gets; narrower data is not measured
+#: here, and is taken as no faster).
+QUANTIZED_BYTES, QUANTIZED_COMPUTE, BLOCKED_FEATURES = 1.0 / 3.0, 0.75, 256
+#: Voting's compute against data-parallel's (it scans every feature to vote).
+VOTING_COMPUTE = 1.15
+#: Advise quantized gradients when they save at least this share of the time
+#: (their models differ a little: test AUC within 0.001 of float in the table).
+QUANTIZE_SAVING = 0.1
 
 
 def _estimates(
@@ -51,7 +60,7 @@ def _estimates(
     elected = min(features, 2 * top_k) * bins * FLOAT_BIN_BYTES
     return {
         "data": (sharded, leaves * histogram * share / bytes_per_s),
-        "voting": (sharded, leaves * elected * share / bytes_per_s),
+        "voting": (sharded * VOTING_COMPUTE, leaves * elected * share / bytes_per_s),
         "feature": (replicated, 0.0),
     }
 
@@ -107,23 +116,28 @@ def suggest_tree_learner(
     )
     if not same_rows_on_every_rank:
         del found["feature"]
+    if num_features <= 2 * top_k:  # no vote is held: voting trains as data-parallel
+        del found["voting"]
+    faster = QUANTIZED_COMPUTE if num_features >= BLOCKED_FEATURES else 1.0
+    for name, (compute, comm) in list(found.items()):
+        found[f"{name}+quantized"] = (compute * faster, comm * QUANTIZED_BYTES)
     totals = {name: compute + comm for name, (compute, comm) in found.items()}
-    best = min(totals, key=lambda name: (totals[name], name != "data"))
+    floats = [name for name in totals if "+" not in name]
+    best = min(floats, key=lambda name: (totals[name], name != "data"))
+    if totals[f"{best}+quantized"] < (1.0 - QUANTIZE_SAVING) * totals[best]:
+        best = f"{best}+quantized"
     return _advice(best, *found[best], {name: round(t, 6) for name, t in totals.items()})
 
 
 def _advice(best: str, compute: float, comm: float, estimates: dict[str, float]) -> dict[str, Any]:
-    quantize = comm > QUANTIZE_ABOVE * (compute + comm)
-    if quantize:
-        comm *= QUANTIZED_BIN_BYTES / FLOAT_BIN_BYTES
-    share = comm / (compute + comm)
+    learner, _, quantized = best.partition("+")
     return {
-        "tree_learner": best,
-        "use_quantized_grad": quantize,
+        "tree_learner": learner,
+        "use_quantized_grad": bool(quantized),
         "estimates": estimates,
         "reason": (
-            f"{best}-parallel: about {compute + comm:.3g} s per tree per rank, "
-            f"{share:.0%} of it communicating"
-            + (" (quantized: a quarter of the float bytes)" if quantize else "")
+            f"{learner}-parallel{' with quantized gradients' if quantized else ''}: about "
+            f"{compute + comm:.3g} s per tree per rank, "
+            f"{comm / (compute + comm):.0%} of it communicating"
         ),
     }

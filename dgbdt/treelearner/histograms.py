@@ -45,6 +45,7 @@ from ..native.quantize import (
     WIDE_DTYPE,
     WIDE_SHIFT,
     add_words_to_pairs,
+    build_int_histogram_blocks,
     build_int_histogram_colwise,
     build_int_histogram_rowwise,
     build_wide_histogram_rowwise,
@@ -509,6 +510,11 @@ class QuantizedHistograms(_Kind):
         words = self.scratch(name, data.n_samples, hist.dtype)[: len(rows)]
         if not gathered:
             gather_packed(q.q_g, q.q_h, rows, shift, words)
+        if data.blocks is not None:  # wide data: the blocked copy (one line per row and block)
+            features = learner.histogram_features(feature_indices)
+            blocks = np.unique(features // BLOCK_FEATURES).astype(np.int64)
+            build_int_histogram_blocks(data.blocks, rows, words, blocks, data.feature_offsets, hist)
+            return
         build_int_histogram_colwise(
             data.columns.T,
             rows,
