@@ -145,6 +145,19 @@ def _warm_store(dgbdt, sp, rng, base, y):
             dgbdt.train(params, train, num_boost_round=2, valid_sets=[valid])
 
 
+def _warm_blocks(histogram, binned_rows, rows, g, offsets, hist):
+    """The blocked builders (wide data, >= 256 features), float and integer
+    words, reached in MPI ranks by tests/mpi/pipeline.py."""
+    from dgbdt.native import quantize
+
+    blocks = histogram.feature_blocks(binned_rows)
+    ids = np.arange(len(blocks), dtype=np.int64)
+    histogram.build_histogram_blocks(blocks, rows, g, g, ids, offsets, hist)
+    for words in (np.ones(10, np.int32), np.ones(10, np.int64)):
+        int_hist = np.zeros(8, words.dtype)
+        quantize.build_int_histogram_blocks(blocks, rows, words, ids, offsets, int_hist)
+
+
 def _warm_direct_calls():
     from dgbdt.native import binning, common, histogram, random, split
 
@@ -166,6 +179,7 @@ def _warm_direct_calls():
         histogram.build_histogram_colwise(
             np.ascontiguousarray(binned_rows.T), rows, g, g, features, offsets, hist
         )
+        _warm_blocks(histogram, binned_rows, rows, g, offsets, hist)
 
 
 def _warm_voting_scans(split, features, offsets):
