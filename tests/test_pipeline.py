@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from mpi_launch import run_mpi_file
 
+import dgbdt
 from dgbdt.distributed.comm import SerialComm
 from dgbdt.treelearner.learners.data import pipeline_pieces
 
@@ -48,3 +49,10 @@ def test_a_started_reduce_scatter_on_one_process_is_its_own_block():
 def test_pipelined_data_parallel_gives_the_one_exchange_model(k, layout):
     out = run_mpi_file(k, SCRIPT, k, layout, timeout=240)
     assert out.stdout.count("finished") == k
+
+
+@pytest.mark.parametrize("value", [-2, 65, 1.5, "four"])
+def test_a_bad_comm_pipeline_is_named(value):
+    X, y = np.arange(40.0).reshape(20, 2), np.arange(20.0)
+    with pytest.raises((ValueError, TypeError), match="comm_pipeline"):
+        dgbdt.train({"comm_pipeline": value, "verbosity": -1}, dgbdt.Dataset(X, y), 1)
